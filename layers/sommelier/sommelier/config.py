@@ -40,9 +40,6 @@ def env_flag(name: str) -> bool:
 
 def project_root() -> Path:
     """The repository root in a checkout; the current directory elsewhere (Lambda)."""
-    override = env("SOMMELIER_HOME")
-    if override:
-        return Path(override)
     here = Path(__file__).resolve()
     for parent in here.parents:
         if (parent / "pyproject.toml").exists() and (parent / "layers").is_dir():
@@ -68,7 +65,7 @@ class Settings:
     queue_url: str | None
     idempotency_table: str | None
     offline_forced: bool
-    state_dir: Path = field(default_factory=lambda: project_root() / ".sommelier")
+    state_dir: Path = field(default_factory=lambda: Path(env("SOMMELIER_STATE_DIR") or project_root() / ".sommelier"))
 
     @property
     def offline(self) -> bool:

@@ -86,7 +86,10 @@ class WineRecord(BaseModel):
 
     def embedding_text(self) -> str:
         """The text that an embedding of this wine is computed from."""
+        from sommelier.catalog.labels import SWEETNESS_RU, WINE_TYPE_RU
+
         parts = [
+            f"{WINE_TYPE_RU[self.wine_type]} {SWEETNESS_RU[self.sweetness]} вино",
             self.name,
             self.producer,
             f"{self.country}, {self.region}".strip(", "),

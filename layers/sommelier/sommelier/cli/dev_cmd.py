@@ -1,0 +1,76 @@
+"""`sommelier dev up|down`: the embedded database, migrations and the shipped catalogue."""
+
+from __future__ import annotations
+
+import argparse
+
+from sommelier.cli.output import console, fail
+from sommelier.config import load_settings, project_root
+
+SHIPPED_CATALOG = "data/catalog/wines.json"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("dev", help="local environment: embedded PostgreSQL, migrations, shipped catalogue")
+    actions = parser.add_subparsers(dest="action", required=True)
+    up = actions.add_parser("up", help="start (or reuse) the database, migrate, seed the catalogue if empty")
+    up.set_defaults(run=run_up)
+    down = actions.add_parser("down", help="stop the embedded database")
+    down.set_defaults(run=run_down)
+
+
+def ensure_ready(quiet: bool = False) -> dict:
+    """Migrate and seed; returns catalogue stats. Idempotent, used by `dev up`, `chat` and tests."""
+    from sommelier.catalog.importer import import_catalog
+    from sommelier.db.migrations import apply_migrations
+    from sommelier.db.pool import default_database
+    from sommelier.embeddings import provider_from_settings
+    from sommelier.storage.photos import photo_store_from_settings
+    from sommelier.tools.client import InProcessTools
+
+    settings = load_settings()
+    database = default_database()
+    applied = apply_migrations(database.conninfo)
+    if applied and not quiet:
+        console.print(f"migrations applied: {', '.join(applied)}")
+    tools = InProcessTools(database)
+    stats = tools.call("catalog_stats", {})
+    if "error" in stats:
+        raise RuntimeError(stats["error"])
+    if stats["wines"] == 0:
+        catalog = project_root() / SHIPPED_CATALOG
+        if not quiet:
+            console.print(f"seeding the shipped catalogue from {SHIPPED_CATALOG} …")
+        report = import_catalog(
+            catalog,
+            tools=tools,
+            embedder=provider_from_settings(settings),
+            photos=photo_store_from_settings(settings),
+        )
+        if not quiet:
+            console.print(f"imported {report.inserted} wines (embeddings: {report.embedding_model})")
+        stats = tools.call("catalog_stats", {})
+    return stats
+
+
+def run_up(args: argparse.Namespace) -> int:
+    try:
+        stats = ensure_ready()
+    except Exception as exc:  # shown as one clear line, not a traceback
+        return fail(f"dev up failed: {exc}")
+    settings = load_settings()
+    where = "DATABASE_URL" if settings.database_url else f"embedded PostgreSQL in {settings.state_dir / 'pgdata'}"
+    console.print(f"[green]ready[/]: {where}; {stats['wines']} wines; embeddings {stats['embedding_models']}")
+    return 0
+
+
+def run_down(args: argparse.Namespace) -> int:
+    from sommelier.db.embedded import stop_embedded_database
+
+    settings = load_settings()
+    if settings.database_url:
+        console.print("DATABASE_URL is set: nothing embedded to stop")
+        return 0
+    stopped = stop_embedded_database(settings.state_dir / "pgdata")
+    console.print("embedded PostgreSQL stopped" if stopped else "embedded PostgreSQL was not running")
+    return 0

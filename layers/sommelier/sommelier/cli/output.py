@@ -1,0 +1,21 @@
+"""Printing helpers shared by the CLI commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+console = Console(stderr=True, highlight=False)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def fail(message: str, code: int = 1) -> int:
+    console.print(f"[bold red]error:[/] {message}")
+    return code

@@ -1,0 +1,84 @@
+"""One lazily opened psycopg connection pool per process, with the pgvector adapter registered."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg_pool import ConnectionPool
+
+from sommelier.config import env_int
+
+_lock = threading.Lock()
+_pools: dict[str, ConnectionPool] = {}
+
+
+def _configure(conn: psycopg.Connection) -> None:
+    register_vector(conn)
+    # A stuck query must not eat the whole Lambda timeout.
+    conn.execute("SELECT set_config('statement_timeout', %s, false)", (f"{env_int('DATABASE_STATEMENT_TIMEOUT_MS', 5000)}ms",))
+    conn.commit()
+
+
+def get_pool(conninfo: str) -> ConnectionPool:
+    with _lock:
+        pool = _pools.get(conninfo)
+        if pool is None:
+            pool = ConnectionPool(
+                conninfo,
+                min_size=1,
+                max_size=env_int("DATABASE_POOL_SIZE", 4),
+                configure=_configure,
+                timeout=env_int("DATABASE_CONNECT_TIMEOUT_S", 10),
+                kwargs={"connect_timeout": env_int("DATABASE_CONNECT_TIMEOUT_S", 10)},
+                open=True,
+                name="sommelier",
+            )
+            _pools[conninfo] = pool
+        return pool
+
+
+def close_pools() -> None:
+    with _lock:
+        for pool in _pools.values():
+            pool.close()
+        _pools.clear()
+
+
+class Database:
+    """The database port: a pool plus the URL it came from."""
+
+    def __init__(self, conninfo: str):
+        self.conninfo = conninfo
+        self.pool = get_pool(conninfo)
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        with self.pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection]:
+        with self.pool.connection() as conn, conn.transaction():
+            yield conn
+
+
+_default: Database | None = None
+
+
+def default_database() -> Database:
+    """The process-wide database, resolved from the environment on first use."""
+    global _default
+    if _default is None:
+        from sommelier.db.url import resolve_database_url
+
+        _default = Database(resolve_database_url())
+    return _default
+
+
+def reset_default_database() -> None:
+    global _default
+    _default = None

@@ -1,0 +1,38 @@
+"""Where the database is: DATABASE_URL, else the Lambda's RDS-managed secret, else the embedded server."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from sommelier.config import env, load_settings
+
+SECRET_CACHE_SECONDS = 300
+
+
+def url_from_secret(secret_arn: str) -> str:
+    """Build a URL from an RDS-managed secret (username/password) and the host env vars."""
+    from aws_lambda_powertools.utilities import parameters
+
+    secret = parameters.get_secret(secret_arn, transform="json", max_age=SECRET_CACHE_SECONDS)
+    if not isinstance(secret, dict) or "username" not in secret or "password" not in secret:
+        raise RuntimeError("the database secret must be JSON with 'username' and 'password'")
+    host = env("DATABASE_HOST") or secret.get("host")
+    if not host:
+        raise RuntimeError("DATABASE_HOST is not set and the secret has no 'host'")
+    port = env("DATABASE_PORT") or str(secret.get("port") or 5432)
+    name = env("DATABASE_NAME") or secret.get("dbname") or "sommelier"
+    user = quote(str(secret["username"]), safe="")
+    password = quote(str(secret["password"]), safe="")
+    return f"postgresql://{user}:{password}@{host}:{port}/{name}?sslmode=require"
+
+
+def resolve_database_url() -> str:
+    explicit = env("DATABASE_URL")
+    if explicit:
+        return explicit
+    secret_arn = env("DATABASE_SECRET_ARN")
+    if secret_arn:
+        return url_from_secret(secret_arn)
+    from sommelier.db.embedded import ensure_embedded_database
+
+    return ensure_embedded_database(load_settings().state_dir / "pgdata")

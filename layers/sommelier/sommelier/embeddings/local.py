@@ -1,0 +1,119 @@
+"""Offline embeddings: feature hashing of stems, character n-grams and wine concepts.
+
+No model download, deterministic, 1536 dimensions like text-embedding-3-small (but never
+comparable with it: rows record the model name). Three kinds of features:
+
+- word stems, so "лёгкое"/"лёгкого"/"легкий" meet;
+- character 3–5-grams of each word, for spelling variants and compounds;
+- concepts from a small wine thesaurus, so paraphrases meet: "согреться у камина" and
+  "зимний вечер" share the concept *winter*, "отметить повышение" and "для праздника"
+  share *celebration*.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections import Counter
+from collections.abc import Sequence
+
+from sommelier.config import EMBEDDING_DIMENSIONS
+from sommelier.text import stem, words
+
+LOCAL_MODEL_NAME = "local-ngram-hash-v1"
+
+_STEM_WEIGHT = 1.0
+_NGRAM_WEIGHT = 0.35
+_CONCEPT_WEIGHT = 2.2
+
+# Words that say nothing about which wine fits.
+STOPWORDS = frozenset(
+    """и в во на с со к ко по для за из от до о об а но или что чтобы как так же ли бы не ни
+    это этот эта эти то тот та те мне меня мой моя нам нас вы вас я ты он она они его ее их
+    нибудь что-нибудь чего какое какой какую какие посоветуй посоветуйте подскажи подскажите
+    порекомендуй хочу хочется хотелось нужно нужен нужна надо можно пожалуйста вино вина вином
+    вин бутылка бутылку есть будет очень самое самый более менее еще уже the a an of for with
+    and or to in""".split()
+)
+
+# concept -> stem prefixes that evoke it (normalised: lower case, ё→е).
+CONCEPTS: dict[str, tuple[str, ...]] = {
+    "light": ("легк", "свеж", "освеж", "воздушн", "прохладн", "бодр", "невесом", "питк", "изящн"),
+    "summer": ("летн", "лето", "жар", "зной", "солнц", "солнеч", "пляж", "террас", "веранд"),
+    "winter": ("зим", "камин", "согре", "холод", "мороз", "уют", "плед", "глинтв", "осен"),
+    "romance": ("романт", "свидан", "любим", "влюб", "двоих", "свеч", "валентин", "нежн"),
+    "celebration": (
+        "праздн", "отмет", "торжеств", "юбил", "свадьб", "повышен", "рожден", "новогод", "тост",
+        "фуршет", "вечеринк", "событ", "успех", "побед",
+    ),
+    "gift": ("подар", "солидн", "статус", "престиж", "коллекц", "редк", "начальн", "благородн", "роскош", "культов"),
+    "elegant": ("элегант", "изыскан", "утончен", "аристократ", "тонк", "сложн"),
+    "rich": ("насыщ", "плотн", "мощн", "полнотел", "густ", "концентр", "танин", "структур", "бархат", "терпк"),
+    "fruity": ("фрукт", "ягод", "вишн", "череш", "малин", "клубник", "смородин", "персик", "абрикос", "цитрус", "яблок", "груш", "слив"),
+    "mineral": ("минерал", "кремн", "солон", "морск", "йод"),
+    "oak": ("ваниль", "дуб", "бочк", "карамел", "шоколад", "табак", "кож", "кофе"),
+    "spicy": ("пряност", "пряны", "перец", "перечн", "специ", "гвоздик"),
+    "meat": ("шашлык", "барбекю", "гриль", "мангал", "стейк", "мяс", "говядин", "баранин", "ягнят", "дич", "бургер"),
+    "fish": ("рыб", "морепрод", "устриц", "мид", "кревет", "суши", "лосос", "форел", "краб", "гребеш"),
+    "cheese": ("сыр",),
+    "dessert": ("десерт", "торт", "пирож", "выпечк", "сладост", "мороженое", "штрудел", "фуа"),
+    "sweet": ("сладк", "полуслад", "медов", "мед", "сахар"),
+    "bubbles": ("игрист", "пузыр", "шампан", "брют", "шипуч", "просекко", "кава", "креман"),
+    "picnic": ("пикник", "дач", "природ", "прогулк"),
+    "aperitif": ("аперитив", "закуск", "канапе", "фуршет"),
+    "everyday": ("повседнев", "недорог", "бюджет", "каждый", "простое", "доступн"),
+    "south": ("юг", "южн", "средиземн", "солнечн"),
+}
+
+
+def _concepts_of(token: str) -> list[str]:
+    return [name for name, prefixes in CONCEPTS.items() if token.startswith(prefixes)]
+
+
+def _bucket(feature: str) -> tuple[int, float]:
+    digest = zlib.crc32(feature.encode("utf-8"))
+    return digest % EMBEDDING_DIMENSIONS, (1.0 if (digest >> 31) & 1 else -1.0)
+
+
+def features(text: str) -> Counter[str]:
+    """Weighted features of a text (public for tests and for explaining a match)."""
+    weights: Counter[str] = Counter()
+    for word in words(text):
+        if word in STOPWORDS or len(word) < 2:
+            continue
+        token = stem(word)
+        weights["w:" + token] += _STEM_WEIGHT
+        padded = f"<{word}>"
+        grams = [padded[i : i + n] for n in (3, 4, 5) for i in range(len(padded) - n + 1)]
+        for gram in grams:
+            weights["g:" + gram] += _NGRAM_WEIGHT / max(len(grams), 1) * 4
+        for concept in _concepts_of(token) or _concepts_of(word):
+            weights["c:" + concept] += _CONCEPT_WEIGHT
+    return weights
+
+
+def embed_text(text: str) -> list[float]:
+    vector = [0.0] * EMBEDDING_DIMENSIONS
+    for feature, weight in features(text).items():
+        index, sign = _bucket(feature)
+        # Sublinear term frequency: a word repeated in a long description must not dominate.
+        vector[index] += sign * math.log1p(weight)
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0.0:
+        # An empty or stopword-only text still needs a valid unit vector.
+        index, sign = _bucket("empty")
+        vector[index] = sign
+        return vector
+    return [v / norm for v in vector]
+
+
+class LocalHashingEmbeddings:
+    """The `local` provider: offline and deterministic."""
+
+    dimensions = EMBEDDING_DIMENSIONS
+
+    def __init__(self, model: str = LOCAL_MODEL_NAME):
+        self.model = model
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [embed_text(text) for text in texts]

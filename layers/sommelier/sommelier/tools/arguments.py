@@ -1,0 +1,196 @@
+"""Validation of tool arguments, per DESIGN.md §5 and the seeds/002 rules.
+
+- A value of the wrong type is a clear error (the model can correct its call).
+- An enum value outside the enum is ignored and left out of `filters_applied`.
+- A price that is not positive is ignored; price_min > price_max → price_min is ignored.
+- Empty strings count as absent.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from sommelier.catalog.models import SWEETNESS_LEVELS, WINE_TYPES
+from sommelier.config import EMBEDDING_DIMENSIONS
+
+MAX_FILTER_TEXT = 200
+MAX_QUERY_TEXT = 1000
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 20
+MAX_IDS = 200
+
+# Lenient spellings a model or a person may send for the enums.
+_WINE_TYPE_SYNONYMS = {
+    "красное": "red", "белое": "white", "розовое": "rose", "rosé": "rose", "игристое": "sparkling",
+    "шампанское": "sparkling",
+}
+_SWEETNESS_SYNONYMS = {
+    "сухое": "dry", "полусухое": "semi_dry", "полусладкое": "semi_sweet", "сладкое": "sweet",
+    "semi-dry": "semi_dry", "semi-sweet": "semi_sweet", "off-dry": "semi_dry", "brut": "dry", "брют": "dry",
+}
+
+
+class ArgumentError(ValueError):
+    """The arguments can't be used; the message is shown to the caller as {"error": ...}."""
+
+
+@dataclass
+class SearchFilters:
+    wine_type: str | None = None
+    sweetness: str | None = None
+    grape_variety: str | None = None
+    price_min: float | None = None
+    price_max: float | None = None
+    country: str | None = None
+    region: str | None = None
+    food_pairing: str | None = None
+    limit: int = DEFAULT_LIMIT
+    exclude_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SemanticRequest:
+    query: str
+    embedding: list[float]
+    embedding_model: str
+    filters: SearchFilters
+
+
+def require_object(arguments: Any) -> dict[str, Any]:
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict):
+        raise ArgumentError("arguments must be a JSON object")
+    return arguments
+
+
+def optional_text(args: dict[str, Any], name: str, max_length: int = MAX_FILTER_TEXT) -> str | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ArgumentError(f"{name} must be a string")
+    value = " ".join(value.split())
+    if not value:
+        return None
+    if len(value) > max_length:
+        raise ArgumentError(f"{name} is too long (at most {max_length} characters)")
+    if "\x00" in value:
+        raise ArgumentError(f"{name} contains a NUL character")
+    return value
+
+
+def _enum(args: dict[str, Any], name: str, allowed: tuple[str, ...], synonyms: dict[str, str]) -> str | None:
+    value = args.get(name)
+    if value is None or not isinstance(value, str):
+        return None  # invalid enum values are ignored, not errors (seeds/002 rule 2)
+    key = value.strip().lower()
+    key = synonyms.get(key, key)
+    return key if key in allowed else None
+
+
+def optional_price(args: dict[str, Any], name: str) -> float | None:
+    value = args.get(name)
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ArgumentError(f"{name} must be a number of roubles")
+    if isinstance(value, str):
+        cleaned = value.replace(" ", "").replace("\u00a0", "").replace("₽", "").replace(",", ".")
+        try:
+            value = float(cleaned)
+        except ValueError as exc:
+            raise ArgumentError(f"{name} must be a number of roubles") from exc
+    if not isinstance(value, (int, float)):
+        raise ArgumentError(f"{name} must be a number of roubles")
+    number = float(value)
+    if not math.isfinite(number) or number <= 0:
+        return None  # a non-positive or infinite price filters nothing sensible
+    return min(number, 1e9)
+
+
+def optional_limit(args: dict[str, Any], default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> int:
+    value = args.get("limit")
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ArgumentError("limit must be a whole number")
+    return max(1, min(int(value), maximum))
+
+
+def uuid_list(args: dict[str, Any], name: str, *, required: bool = False) -> list[str]:
+    value = args.get(name)
+    if value is None:
+        if required:
+            raise ArgumentError(f"{name} is required")
+        return []
+    if not isinstance(value, list):
+        raise ArgumentError(f"{name} must be a list of wine ids")
+    if len(value) > MAX_IDS:
+        raise ArgumentError(f"{name} has too many ids (at most {MAX_IDS})")
+    ids: list[str] = []
+    for item in value:
+        if not isinstance(item, str):
+            raise ArgumentError(f"{name} must contain wine ids (strings)")
+        try:
+            ids.append(str(uuid.UUID(item)))
+        except ValueError as exc:
+            raise ArgumentError(f"{name} contains an invalid wine id: {item[:60]!r}") from exc
+    return list(dict.fromkeys(ids))
+
+
+def search_filters(arguments: Any) -> SearchFilters:
+    args = require_object(arguments)
+    filters = SearchFilters(
+        wine_type=_enum(args, "wine_type", WINE_TYPES, _WINE_TYPE_SYNONYMS),
+        sweetness=_enum(args, "sweetness", SWEETNESS_LEVELS, _SWEETNESS_SYNONYMS),
+        grape_variety=optional_text(args, "grape_variety"),
+        price_min=optional_price(args, "price_min"),
+        price_max=optional_price(args, "price_max"),
+        country=optional_text(args, "country"),
+        region=optional_text(args, "region"),
+        food_pairing=optional_text(args, "food_pairing"),
+        limit=optional_limit(args),
+        exclude_ids=uuid_list(args, "exclude_ids"),
+    )
+    if filters.price_min is not None and filters.price_max is not None and filters.price_min > filters.price_max:
+        filters.price_min = None  # seeds/002 rule 3
+    return filters
+
+
+def semantic_request(arguments: Any) -> SemanticRequest:
+    args = require_object(arguments)
+    query = optional_text(args, "query", MAX_QUERY_TEXT)
+    if not query:
+        raise ArgumentError("query is required: describe the wine in words")
+    embedding = args.get("embedding")
+    if embedding is None:
+        raise ArgumentError("embedding is required: the caller embeds the query and passes the vector")
+    if not isinstance(embedding, list) or len(embedding) != EMBEDDING_DIMENSIONS:
+        raise ArgumentError(f"embedding must be a list of {EMBEDDING_DIMENSIONS} numbers")
+    vector: list[float] = []
+    for item in embedding:
+        if isinstance(item, bool) or not isinstance(item, (int, float)) or not math.isfinite(item):
+            raise ArgumentError("embedding must contain only finite numbers")
+        vector.append(float(item))
+    if not any(vector):
+        raise ArgumentError("embedding must not be all zeros")
+    model = optional_text(args, "embedding_model")
+    if not model:
+        raise ArgumentError("embedding_model is required: the name of the model that made the embedding")
+    # semantic_search's schema has only wine_type and price_max; the rest are ignored.
+    narrowed = {key: args[key] for key in ("wine_type", "price_max", "limit", "exclude_ids") if key in args}
+    return SemanticRequest(query=query, embedding=vector, embedding_model=model, filters=search_filters(narrowed))
+
+
+def single_uuid(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = args.get(name)
+    if value is None:
+        if required:
+            raise ArgumentError(f"{name} is required")
+        return None
+    (wine_id,) = uuid_list({name: [value]}, name)
+    return wine_id

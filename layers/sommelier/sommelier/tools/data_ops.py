@@ -1,0 +1,388 @@
+"""Data operations the agent needs besides the two LLM tools (DESIGN.md §5).
+
+Each takes validated-on-entry JSON arguments and returns a JSON-ready dict.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.rows import dict_row
+from pydantic import ValidationError
+
+from sommelier.catalog.models import WineRecord
+from sommelier.config import EMBEDDING_DIMENSIONS
+from sommelier.tools.arguments import (
+    ArgumentError,
+    optional_limit,
+    optional_text,
+    require_object,
+    search_filters,
+    single_uuid,
+    uuid_list,
+)
+from sommelier.tools.search import WINE_COLUMNS, money, wine_for_tool
+
+MAX_MESSAGE_CHARS = 2000
+MAX_HISTORY = 50
+MAX_IMPORT_ROWS = 5000
+_TELEGRAM_ID_LIMIT = 2**53  # Telegram ids fit in 52 bits
+
+
+def _telegram_id(args: dict[str, Any], name: str, *, required: bool = True) -> int | None:
+    value = args.get(name)
+    if value is None:
+        if required:
+            raise ArgumentError(f"{name} is required")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= _TELEGRAM_ID_LIMIT:
+        raise ArgumentError(f"{name} must be a Telegram id (an integer)")
+    return value
+
+
+def _full_wine(row: dict[str, Any]) -> dict[str, Any]:
+    wine = wine_for_tool(row)
+    wine.update(
+        country=row["country"],
+        region_name=row["region"],
+        appellation=row["appellation"],
+        image_key=row["image_key"],
+        telegram_file_id=row["telegram_file_id"],
+    )
+    return wine
+
+
+def get_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    """Wines by id, in the order asked; unknown ids are listed in `missing`."""
+    ids = uuid_list(require_object(arguments), "ids", required=True)
+    if not ids:
+        return {"wines": [], "missing": []}
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.id = ANY(%s::uuid[])", (ids,)).fetchall()
+    by_id = {str(row["id"]): row for row in rows}
+    return {
+        "wines": [_full_wine(by_id[i]) for i in ids if i in by_id],
+        "missing": [i for i in ids if i not in by_id],
+    }
+
+
+def get_list(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    """A varied slice of the catalogue for the no-tools fallback prompt: types interleaved, typical prices first."""
+    args = require_object(arguments)
+    limit = optional_limit(args, default=20, maximum=50)
+    filters = search_filters({k: v for k, v in args.items() if k in ("wine_type", "price_max", "exclude_ids")})
+    conditions = ["TRUE"]
+    params: dict[str, Any] = {"limit": limit}
+    if filters.wine_type:
+        conditions.append("w.wine_type = %(wine_type)s")
+        params["wine_type"] = filters.wine_type
+    if filters.price_max is not None:
+        conditions.append("w.price_rub <= %(price_max)s")
+        params["price_max"] = filters.price_max
+    if filters.exclude_ids:
+        conditions.append("NOT (w.id = ANY(%(exclude_ids)s::uuid[]))")
+        params["exclude_ids"] = filters.exclude_ids
+    sql = (
+        f"SELECT * FROM (SELECT {WINE_COLUMNS}, row_number() OVER ("
+        " PARTITION BY w.wine_type ORDER BY abs(ln(w.price_rub) - ln(2000)), w.id) AS rank_in_type"
+        f" FROM wines w WHERE {' AND '.join(conditions)}) ranked"
+        " ORDER BY rank_in_type, wine_type, id LIMIT %(limit)s"
+    )
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(sql, params).fetchall()
+    wines = [wine_for_tool(row) for row in rows]
+    return {"found": len(wines), "wines": wines}
+
+
+def load_history(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    args = require_object(arguments)
+    chat_id = _telegram_id(args, "chat_id")
+    limit = optional_limit(args, default=10, maximum=MAX_HISTORY)
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(
+            "SELECT id, role, content, wine_ids, response_type, created_at FROM messages"
+            " WHERE chat_id = %s AND NOT archived ORDER BY id DESC LIMIT %s",
+            (chat_id, limit),
+        ).fetchall()
+    rows.reverse()
+    return {
+        "messages": [
+            {
+                "id": row["id"],
+                "role": row["role"],
+                "content": row["content"],
+                "wine_ids": [str(w) for w in row["wine_ids"]],
+                "response_type": row["response_type"],
+                "created_at": row["created_at"].isoformat(),
+            }
+            for row in rows
+        ]
+    }
+
+
+def save_turn(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    """Save a successful turn (the user's text and the rendered answer) atomically, once per update."""
+    args = require_object(arguments)
+    chat_id = _telegram_id(args, "chat_id")
+    user_id = _telegram_id(args, "user_id", required=False)
+    update_id = _telegram_id(args, "update_id", required=False)
+    user_text = optional_text(args, "user_text", MAX_MESSAGE_CHARS)
+    answer_text = optional_text(args, "answer_text", MAX_MESSAGE_CHARS)
+    if not user_text or not answer_text:
+        raise ArgumentError("user_text and answer_text are required (at most 2000 characters each)")
+    # optional_text folds whitespace; keep the paragraphs of the answer as written.
+    answer_text = str(args["answer_text"]).strip()
+    user_text = str(args["user_text"]).strip()
+    wine_ids = uuid_list(args, "wine_ids")
+    response_type = args.get("response_type")
+    if response_type not in (None, "recommendation", "informational", "off_topic"):
+        raise ArgumentError("response_type must be recommendation, informational or off_topic")
+    with conn.transaction(), conn.cursor() as cur:
+        ids = []
+        for role, content, wines, rtype in (
+            ("user", user_text, [], None),
+            ("assistant", answer_text, wine_ids, response_type),
+        ):
+            cur.execute(
+                "INSERT INTO messages (chat_id, user_id, role, content, wine_ids, response_type, update_id)"
+                " VALUES (%s, %s, %s, %s, %s::uuid[], %s, %s)"
+                " ON CONFLICT (chat_id, update_id, role) WHERE update_id IS NOT NULL DO NOTHING RETURNING id",
+                (chat_id, user_id, role, content, wines, rtype, update_id),
+            )
+            row = cur.fetchone()
+            if row is None:  # already saved by an earlier delivery of the same update
+                row = cur.execute(
+                    "SELECT id FROM messages WHERE chat_id = %s AND update_id = %s AND role = %s",
+                    (chat_id, update_id, role),
+                ).fetchone()
+            ids.append(row[0])
+    return {"saved": True, "user_message_id": ids[0], "assistant_message_id": ids[1]}
+
+
+def reset_history(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    """Forget the conversation (kept in the table, archived, so nothing is lost)."""
+    chat_id = _telegram_id(require_object(arguments), "chat_id")
+    with conn.transaction():
+        count = conn.execute(
+            "UPDATE messages SET archived = true WHERE chat_id = %s AND NOT archived", (chat_id,)
+        ).rowcount
+    return {"archived": count}
+
+
+def upsert_user(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    args = require_object(arguments)
+    user_id = _telegram_id(args, "telegram_user_id")
+    chat_id = _telegram_id(args, "chat_id")
+    fields = {name: optional_text(args, name, 256) for name in ("username", "first_name", "last_name")}
+    language = optional_text(args, "language_code", 16)
+    profile = args.get("profile")
+    if profile is not None and not isinstance(profile, dict):
+        raise ArgumentError("profile must be a JSON object")
+    from psycopg.types.json import Jsonb
+
+    with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(
+            "INSERT INTO users (telegram_user_id, chat_id, username, first_name, last_name, language_code, profile)"
+            " VALUES (%(uid)s, %(chat)s, %(username)s, %(first_name)s, %(last_name)s, %(lang)s, %(profile)s)"
+            " ON CONFLICT (telegram_user_id) DO UPDATE SET chat_id = EXCLUDED.chat_id,"
+            " username = EXCLUDED.username, first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,"
+            " language_code = EXCLUDED.language_code, last_seen_at = now(), is_active = true,"
+            " profile = users.profile || EXCLUDED.profile"
+            " RETURNING telegram_user_id, chat_id, username, first_name, profile, is_active,"
+            " (xmax = 0) AS created",
+            {"uid": user_id, "chat": chat_id, **fields, "lang": language, "profile": Jsonb(profile or {})},
+        ).fetchone()
+    return {"user": {k: row[k] for k in ("telegram_user_id", "chat_id", "username", "first_name", "profile", "is_active")},
+            "created": row["created"]}
+
+
+def set_user_active(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    args = require_object(arguments)
+    user_id = _telegram_id(args, "telegram_user_id", required=False)
+    chat_id = _telegram_id(args, "chat_id", required=False)
+    active = args.get("active")
+    if not isinstance(active, bool):
+        raise ArgumentError("active must be true or false")
+    if user_id is None and chat_id is None:
+        raise ArgumentError("telegram_user_id or chat_id is required")
+    column, value = ("telegram_user_id", user_id) if user_id is not None else ("chat_id", chat_id)
+    with conn.transaction():
+        count = conn.execute(f"UPDATE users SET is_active = %s WHERE {column} = %s", (active, value)).rowcount
+    return {"updated": count}
+
+
+def cache_photo(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    args = require_object(arguments)
+    wine_id = single_uuid(args, "wine_id")
+    file_id = optional_text(args, "file_id", 256)
+    if not file_id:
+        raise ArgumentError("file_id is required")
+    with conn.transaction():
+        count = conn.execute("UPDATE wines SET telegram_file_id = %s WHERE id = %s", (file_id, wine_id)).rowcount
+    return {"updated": count}
+
+
+def save_feedback(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    args = require_object(arguments)
+    chat_id = _telegram_id(args, "chat_id")
+    user_id = _telegram_id(args, "user_id")
+    message_id = args.get("message_id")
+    if message_id is not None and (isinstance(message_id, bool) or not isinstance(message_id, int) or message_id < 1):
+        raise ArgumentError("message_id must be a positive integer")
+    rating = args.get("rating")
+    if rating not in (-1, 1) or isinstance(rating, bool):
+        raise ArgumentError("rating must be 1 (👍) or -1 (👎)")
+    wine_id = single_uuid(args, "wine_id", required=False)
+    with conn.transaction(), conn.cursor() as cur:
+        if message_id is not None:
+            exists = cur.execute("SELECT 1 FROM messages WHERE id = %s AND chat_id = %s", (message_id, chat_id)).fetchone()
+            if not exists:
+                message_id = None  # a stale button: keep the vote, drop the link
+        if message_id is not None:
+            cur.execute(
+                "INSERT INTO feedback (chat_id, user_id, message_id, wine_id, rating) VALUES (%s, %s, %s, %s, %s)"
+                " ON CONFLICT (user_id, message_id) WHERE message_id IS NOT NULL"
+                " DO UPDATE SET rating = EXCLUDED.rating, created_at = now()",
+                (chat_id, user_id, message_id, wine_id, rating),
+            )
+        else:
+            cur.execute(
+                "INSERT INTO feedback (chat_id, user_id, wine_id, rating) VALUES (%s, %s, %s, %s)",
+                (chat_id, user_id, wine_id, rating),
+            )
+    return {"saved": True}
+
+
+def catalog_stats(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    require_object(arguments)
+    total = conn.execute("SELECT count(*) FROM wines").fetchone()[0]
+    models = {
+        (model or "none"): count
+        for model, count in conn.execute("SELECT embedding_model, count(*) FROM wines GROUP BY 1").fetchall()
+    }
+    return {"wines": total, "embedding_models": models}
+
+
+def export_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    """Every wine as an import row (the `sommelier catalog export` format)."""
+    require_object(arguments)
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(f"SELECT {WINE_COLUMNS}, w.country FROM wines w ORDER BY w.producer, w.name, w.vintage_year").fetchall()
+    wines = []
+    for row in rows:
+        wines.append({
+            "name": row["name"], "producer": row["producer"], "country": row["country"], "region": row["region"],
+            "appellation": row["appellation"], "vintage_year": row["vintage_year"],
+            "grape_varieties": list(row["grape_varieties"]), "wine_type": row["wine_type"],
+            "sweetness": row["sweetness"], "body": row["body"], "tannins": row["tannins"],
+            "acidity": row["acidity"], "price_rub": money(row["price_rub"]), "description": row["description"],
+            "tasting_notes": row["tasting_notes"], "food_pairings": list(row["food_pairings"]),
+            "image_key": row["image_key"],
+        })
+    return {"wines": wines}
+
+
+def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    """Upsert validated rows with their embeddings, all or nothing, by (name, producer, vintage_year)."""
+    args = require_object(arguments)
+    rows = args.get("wines")
+    if not isinstance(rows, list) or not rows:
+        raise ArgumentError("wines must be a non-empty list")
+    if len(rows) > MAX_IMPORT_ROWS:
+        raise ArgumentError(f"at most {MAX_IMPORT_ROWS} wines per import call")
+    prepared = []
+    errors = []
+    for index, raw in enumerate(rows):
+        if not isinstance(raw, dict):
+            errors.append(f"row {index + 1}: must be an object")
+            continue
+        data = dict(raw)
+        embedding = data.pop("embedding", None)
+        model = data.pop("embedding_model", None)
+        try:
+            record = WineRecord.model_validate(data)
+        except ValidationError as exc:
+            errors.append(f"row {index + 1}: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}")
+            continue
+        if embedding is not None:
+            if (not isinstance(embedding, list) or len(embedding) != EMBEDDING_DIMENSIONS
+                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in embedding)):
+                errors.append(f"row {index + 1}: embedding must be {EMBEDDING_DIMENSIONS} finite numbers")
+                continue
+            if not isinstance(model, str) or not model:
+                errors.append(f"row {index + 1}: embedding_model is required with an embedding")
+                continue
+        prepared.append((record, embedding, model))
+    if errors:
+        raise ArgumentError("nothing imported; " + "; ".join(errors[:20]))
+    inserted = updated = 0
+    with conn.transaction(), conn.cursor() as cur:
+        for record, embedding, model in prepared:
+            vector = np.asarray(embedding, dtype=np.float32) if embedding is not None else None
+            cur.execute(
+                "INSERT INTO wines (name, producer, country, region, appellation, vintage_year, grape_varieties,"
+                " wine_type, sweetness, body, tannins, acidity, price_rub, description, tasting_notes,"
+                " food_pairings, image_key, embedding, embedding_model)"
+                " VALUES (%(name)s, %(producer)s, %(country)s, %(region)s, %(appellation)s, %(vintage_year)s,"
+                " %(grape_varieties)s, %(wine_type)s, %(sweetness)s, %(body)s, %(tannins)s, %(acidity)s,"
+                " %(price_rub)s, %(description)s, %(tasting_notes)s, %(food_pairings)s, %(image_key)s,"
+                " %(embedding)s, %(embedding_model)s)"
+                " ON CONFLICT ON CONSTRAINT uq_wines_name_producer_vintage DO UPDATE SET"
+                " country = EXCLUDED.country, region = EXCLUDED.region, appellation = EXCLUDED.appellation,"
+                " grape_varieties = EXCLUDED.grape_varieties, wine_type = EXCLUDED.wine_type,"
+                " sweetness = EXCLUDED.sweetness, body = EXCLUDED.body, tannins = EXCLUDED.tannins,"
+                " acidity = EXCLUDED.acidity, price_rub = EXCLUDED.price_rub, description = EXCLUDED.description,"
+                " tasting_notes = EXCLUDED.tasting_notes, food_pairings = EXCLUDED.food_pairings,"
+                " image_key = COALESCE(EXCLUDED.image_key, wines.image_key),"
+                # a new photo invalidates the cached Telegram file_id
+                " telegram_file_id = CASE WHEN EXCLUDED.image_key IS DISTINCT FROM wines.image_key"
+                "   AND EXCLUDED.image_key IS NOT NULL THEN NULL ELSE wines.telegram_file_id END,"
+                " embedding = COALESCE(EXCLUDED.embedding, wines.embedding),"
+                " embedding_model = CASE WHEN EXCLUDED.embedding IS NULL THEN wines.embedding_model"
+                "   ELSE EXCLUDED.embedding_model END,"
+                " updated_at = now()"
+                " RETURNING (xmax = 0) AS inserted",
+                {
+                    **record.model_dump(exclude={"image"}),
+                    "image_key": record.image_key,
+                    "embedding": vector,
+                    "embedding_model": model if embedding is not None else None,
+                },
+            )
+            if cur.fetchone()[0]:
+                inserted += 1
+            else:
+                updated += 1
+    return {"inserted": inserted, "updated": updated, "total": inserted + updated}
+
+
+def update_embeddings(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    """Store new vectors for existing wines (re-embedding after a change of model)."""
+    args = require_object(arguments)
+    items = args.get("items")
+    model = optional_text(args, "embedding_model")
+    if not model or not isinstance(items, list) or not items:
+        raise ArgumentError("embedding_model and a non-empty items list are required")
+    rows = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise ArgumentError("each item must be {id, embedding}")
+        wine_id = single_uuid(item, "id")
+        embedding = item.get("embedding")
+        if not isinstance(embedding, list) or len(embedding) != EMBEDDING_DIMENSIONS:
+            raise ArgumentError(f"embedding must be {EMBEDDING_DIMENSIONS} numbers")
+        rows.append((np.asarray(embedding, dtype=np.float32), model, wine_id))
+    with conn.transaction(), conn.cursor() as cur:
+        cur.executemany("UPDATE wines SET embedding = %s, embedding_model = %s, updated_at = now() WHERE id = %s", rows)
+    return {"updated": len(rows)}
+
+
+def embedding_texts(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    """Ids and catalogue rows needed to recompute embeddings."""
+    export = export_wines(conn, arguments)
+    with conn.cursor() as cur:
+        ids = cur.execute("SELECT id FROM wines ORDER BY producer, name, vintage_year").fetchall()
+    return {"items": [{"id": str(row[0]), "wine": wine} for row, wine in zip(ids, export["wines"], strict=True)]}

@@ -1,0 +1,174 @@
+"""The two LLM tools, `search_wines` and `semantic_search`, as parameterised SQL."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.rows import dict_row
+
+from sommelier.embeddings.port import ModelMismatchError
+from sommelier.text import escape_like
+from sommelier.tools import matching
+from sommelier.tools.arguments import SearchFilters, SemanticRequest
+
+# Normalise a column the way sommelier.text.normalize normalises the customer's words.
+_NORM = "lower(translate({col}, 'Ёё-', 'Ее '))"
+
+# Without a price filter, list wines nearest a typical shop price first, so a default list
+# is neither the cheapest nor the most expensive shelf.
+_TYPICAL_PRICE_RUB = 2000
+
+WINE_COLUMNS = (
+    "w.id, w.name, w.producer, w.country, w.region, w.appellation, w.vintage_year, w.grape_varieties, "
+    "w.wine_type, w.sweetness, w.body, w.tannins, w.acidity, w.price_rub, w.description, "
+    "w.tasting_notes, w.food_pairings, w.image_key, w.telegram_file_id"
+)
+
+
+def money(value: Decimal | float | int) -> int | float:
+    number = float(value)
+    return int(number) if number.is_integer() else round(number, 2)
+
+
+def wine_for_tool(row: dict[str, Any]) -> dict[str, Any]:
+    """A wine in the seeds/002 response format, plus its id."""
+    region = ", ".join(part for part in (row["region"], row["country"]) if part)
+    return {
+        "id": str(row["id"]),
+        "name": row["name"],
+        "producer": row["producer"],
+        "region": region,
+        "vintage_year": row["vintage_year"],
+        "grape_varieties": list(row["grape_varieties"]),
+        "wine_type": row["wine_type"],
+        "sweetness": row["sweetness"],
+        "body": row["body"],
+        "tannins": row["tannins"],
+        "acidity": row["acidity"],
+        "price_rub": money(row["price_rub"]),
+        "description": row["description"],
+        "tasting_notes": row["tasting_notes"],
+        "food_pairings": list(row["food_pairings"]),
+    }
+
+
+def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+    """SQL conditions, their parameters, and the filters_applied report."""
+    conditions: list[str] = []
+    params: dict[str, Any] = {}
+    applied: dict[str, Any] = {}
+
+    if filters.wine_type:
+        conditions.append("w.wine_type = %(wine_type)s")
+        params["wine_type"] = applied["wine_type"] = filters.wine_type
+    if filters.sweetness:
+        conditions.append("w.sweetness = %(sweetness)s")
+        params["sweetness"] = applied["sweetness"] = filters.sweetness
+    if filters.price_min is not None:
+        conditions.append("w.price_rub >= %(price_min)s")
+        params["price_min"] = filters.price_min
+        applied["price_min"] = money(filters.price_min)
+    if filters.price_max is not None:
+        conditions.append("w.price_rub <= %(price_max)s")
+        params["price_max"] = filters.price_max
+        applied["price_max"] = money(filters.price_max)
+    if filters.grape_variety:
+        keys = matching.grape_keys(filters.grape_variety)
+        conditions.append(
+            "EXISTS (SELECT 1 FROM unnest(w.grape_varieties) AS g(v) WHERE "
+            f"{_NORM.format(col='g.v')} = ANY(%(grape_keys)s) "
+            f"OR {_NORM.format(col='g.v')} LIKE ANY(%(grape_prefixes)s))"
+        )
+        params["grape_keys"] = keys
+        params["grape_prefixes"] = [escape_like(k) + " %" for k in keys]
+        applied["grape_variety"] = filters.grape_variety
+    if filters.country:
+        conditions.append(f"{_NORM.format(col='w.country')} = ANY(%(country_keys)s)")
+        params["country_keys"] = matching.country_keys(filters.country)
+        applied["country"] = matching.canonical_country(filters.country)
+    if filters.region:
+        key = "%" + escape_like(matching.region_key(filters.region)) + "%"
+        conditions.append(
+            f"({_NORM.format(col='w.region')} LIKE %(region_like)s "
+            f"OR {_NORM.format(col='coalesce(w.appellation, %(empty)s)')} LIKE %(region_like)s)"
+        )
+        params["region_like"] = key
+        params["empty"] = ""
+        applied["region"] = filters.region
+    if filters.food_pairing:
+        alternatives = matching.food_patterns(filters.food_pairing)
+        if alternatives:
+            clauses = []
+            for index, stems in enumerate(alternatives):
+                name = f"food_{index}"
+                params[name] = ["%" + escape_like(s) + "%" for s in stems]
+                clauses.append(f"{_NORM.format(col='f.v')} LIKE ALL(%({name})s)")
+            conditions.append(
+                "EXISTS (SELECT 1 FROM unnest(w.food_pairings) AS f(v) WHERE " + " OR ".join(clauses) + ")"
+            )
+            applied["food_pairing"] = filters.food_pairing
+    if filters.exclude_ids:
+        conditions.append("NOT (w.id = ANY(%(exclude_ids)s::uuid[]))")
+        params["exclude_ids"] = filters.exclude_ids
+    return conditions, params, applied
+
+
+def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> dict[str, Any]:
+    conditions, params, applied = _where(filters)
+    if filters.price_max is not None:
+        order = "w.price_rub DESC"  # the best the budget buys
+    elif filters.price_min is not None:
+        order = "w.price_rub ASC"
+    else:
+        order = "abs(ln(w.price_rub) - ln(%(typical)s))"
+        params["typical"] = _TYPICAL_PRICE_RUB
+    where = " AND ".join(conditions) or "TRUE"
+    params["limit"] = filters.limit
+    sql = f"SELECT {WINE_COLUMNS} FROM wines w WHERE {where} ORDER BY {order}, w.id LIMIT %(limit)s"
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(sql, params).fetchall()
+    wines = [wine_for_tool(row) for row in rows]
+    return {"found": len(wines), "wines": wines, "filters_applied": applied}
+
+
+def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> dict[str, Any]:
+    conditions, params, applied = _where(request.filters)
+    conditions.append("w.embedding_model = %(model)s")
+    params["model"] = request.embedding_model
+    params["query_vector"] = np.asarray(request.embedding, dtype=np.float32)
+    params["limit"] = request.filters.limit
+    where = " AND ".join(conditions)
+    sql = (
+        f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance "
+        f"FROM wines w WHERE {where} ORDER BY w.embedding <=> %(query_vector)s LIMIT %(limit)s"
+    )
+    with conn.transaction():
+        # Keep scanning the HNSW graph until enough rows pass the filters (pgvector ≥ 0.8).
+        conn.execute("SET LOCAL hnsw.iterative_scan = 'relaxed_order'")
+        with conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(sql, params).fetchall()
+    if not rows:
+        _refuse_model_mismatch(conn, request.embedding_model)
+    rows.sort(key=lambda row: row["distance"])  # relaxed order may be slightly off
+    wines = []
+    for row in rows:
+        wine = wine_for_tool(row)
+        wine["similarity_score"] = round(max(0.0, min(1.0, 1.0 - float(row["distance"]))), 4)
+        wines.append(wine)
+    return {"found": len(wines), "wines": wines, "filters_applied": applied}
+
+
+def _refuse_model_mismatch(conn: psycopg.Connection, model: str) -> None:
+    """No row matched: if the catalogue is embedded with other models only, say so."""
+    models = [r[0] for r in conn.execute(
+        "SELECT DISTINCT embedding_model FROM wines WHERE embedding_model IS NOT NULL"
+    ).fetchall()]
+    if models and model not in models:
+        raise ModelMismatchError(
+            f"the query was embedded with '{model}' but the catalogue is embedded with "
+            f"{', '.join(repr(m) for m in sorted(models))}; vectors of different models are not comparable. "
+            "Re-embed the catalogue (sommelier catalog reembed) or use the same EMBEDDING_PROVIDER/EMBEDDING_MODEL."
+        )

@@ -1,0 +1,366 @@
+"""template.yaml: cfn-lint is clean, and the security/cost properties the design relies on hold.
+
+The template is parsed with cfn-lint's own loader, so `!Ref`/`!GetAtt`/`!Sub` come back as
+`{"Ref": ...}`, `{"Fn::GetAtt": [...]}`, `{"Fn::Sub": ...}`.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+cfnlint_decode = pytest.importorskip("cfnlint.decode")
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "template.yaml"
+SECRET_ARN = {"Fn::GetAtt": ["DatabaseCluster", "MasterUserSecret.SecretArn"]}
+PSEUDO_PARAMETERS = {
+    "AWS::AccountId",
+    "AWS::NotificationARNs",
+    "AWS::NoValue",
+    "AWS::Partition",
+    "AWS::Region",
+    "AWS::StackId",
+    "AWS::StackName",
+    "AWS::URLSuffix",
+}
+
+
+@pytest.fixture(scope="module")
+def template() -> dict:
+    parsed, matches = cfnlint_decode.decode_str(TEMPLATE.read_text(encoding="utf-8"))
+    assert not matches, [str(m) for m in matches]
+    return parsed
+
+
+@pytest.fixture(scope="module")
+def resources(template) -> dict:
+    return template["Resources"]
+
+
+def _of_type(resources: dict, type_: str) -> dict:
+    return {name: res for name, res in resources.items() if res["Type"] == type_}
+
+
+def _functions(resources: dict) -> dict:
+    return _of_type(resources, "AWS::Serverless::Function")
+
+
+def _as_list(value) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def _cfn_lint_command() -> list[str]:
+    script = Path(sys.executable).with_name("cfn-lint")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("cfn-lint")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "import sys; from cfnlint.runner import main; sys.exit(main())"]
+
+
+# ------------------------------------------------------------------------------ lint ------
+
+
+def test_cfn_lint_is_clean():
+    result = subprocess.run(
+        [*_cfn_lint_command(), "--", str(TEMPLATE)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_reference_points_at_something_that_exists(template):
+    """cfn-lint validates SAM resources by schema only; catch a dangling !Ref/!GetAtt/${} here."""
+    known = set(template["Resources"]) | set(template.get("Parameters", {})) | PSEUDO_PARAMETERS
+    dangling: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "Ref" and isinstance(value, str) and value not in known:
+                    dangling.append(f"Ref {value}")
+                elif key == "Fn::GetAtt":
+                    target = value[0] if isinstance(value, list) else str(value).split(".")[0]
+                    if target not in known:
+                        dangling.append(f"GetAtt {target}")
+                elif key == "Fn::Sub":
+                    text = value[0] if isinstance(value, list) else value
+                    local = set(value[1]) if isinstance(value, list) and len(value) > 1 else set()
+                    for name in re.findall(r"\$\{([^!}][^}]*)\}", text):
+                        base = name.split(".")[0]
+                        if base not in known and base not in local:
+                            dangling.append(f"Sub ${{{name}}}")
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk({k: v for k, v in template.items() if k in ("Globals", "Resources", "Outputs")})
+    for resource in template["Resources"].values():
+        for dependency in _as_list(resource.get("DependsOn", [])):
+            if dependency not in template["Resources"]:
+                dangling.append(f"DependsOn {dependency}")
+    assert not dangling
+
+
+# ------------------------------------------------------------------------------ shape -----
+
+
+def test_is_a_sam_template_with_the_python_globals(template):
+    assert template["Transform"] == "AWS::Serverless-2016-10-31"
+    function_globals = template["Globals"]["Function"]
+    assert function_globals["Runtime"] == "python3.12"
+    assert function_globals["Tracing"] == "Active"
+    assert function_globals["Architectures"] in (["arm64"], ["x86_64"])
+    variables = function_globals["Environment"]["Variables"]
+    assert variables["POWERTOOLS_SERVICE_NAME"] == "sommelier"
+    assert {"POWERTOOLS_LOG_LEVEL", "LOG_LEVEL"} <= set(variables)
+
+
+def test_parameters_have_descriptions_and_sane_defaults(template):
+    parameters = template["Parameters"]
+    for name in ("Stage", "DatabaseName", "AuroraMaxCapacity", "EmbeddingModel"):
+        assert name in parameters
+    for name, parameter in parameters.items():
+        assert parameter.get("Description"), f"parameter {name} has no description"
+        assert "Default" in parameter, f"parameter {name} has no default"
+    assert parameters["Stage"]["Default"] == "prod"
+    assert parameters["DatabaseName"]["Default"] == "sommelier"
+    assert str(parameters["AuroraMaxCapacity"]["Default"]) == "2"
+    assert parameters["EmbeddingModel"]["Default"] == "text-embedding-3-small"
+    # Secrets are never template parameters in plain text (DESIGN.md section 3).
+    assert not [n for n in parameters if re.search(r"(password|token|api_?key)$", n, re.I)]
+
+
+def test_outputs(template):
+    expected = {
+        "WineToolsFunctionName",
+        "WineToolsFunctionArn",
+        "ImagesBucketName",
+        "DatabaseEndpoint",
+        "DatabaseSecretArn",
+        "VpcId",
+    }
+    assert expected <= set(template["Outputs"])
+    assert template["Outputs"]["DatabaseSecretArn"]["Value"] == SECRET_ARN
+
+
+# ------------------------------------------------------------------------------ storage ---
+
+
+def test_images_bucket_is_private_and_encrypted(resources):
+    bucket = resources["ImagesBucket"]
+    assert bucket["Type"] == "AWS::S3::Bucket"
+    properties = bucket["Properties"]
+    assert "BucketName" not in properties  # let CloudFormation name it
+    block = properties["PublicAccessBlockConfiguration"]
+    for flag in ("BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"):
+        assert block[flag] is True, flag
+    rules = properties["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert rules[0]["ServerSideEncryptionByDefault"]["SSEAlgorithm"] in ("AES256", "aws:kms")
+    assert properties["OwnershipControls"]["Rules"][0]["ObjectOwnership"] == "BucketOwnerEnforced"
+    assert "AccessControl" not in properties
+
+
+def test_images_bucket_policy_denies_plain_http(resources):
+    policies = [
+        p for p in _of_type(resources, "AWS::S3::BucketPolicy").values()
+        if p["Properties"]["Bucket"] == {"Ref": "ImagesBucket"}
+    ]
+    assert len(policies) == 1
+    statements = policies[0]["Properties"]["PolicyDocument"]["Statement"]
+    tls = [
+        s for s in statements
+        if s["Effect"] == "Deny"
+        and s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") in ("false", False)
+    ]
+    assert tls, statements
+    statement = tls[0]
+    assert statement["Principal"] in ("*", {"AWS": "*"})
+    assert statement["Action"] in ("s3:*", ["s3:*"])
+    targets = _as_list(statement["Resource"])
+    assert {"Fn::GetAtt": ["ImagesBucket", "Arn"]} in targets  # the bucket itself
+    assert any("/*" in str(t) for t in targets)  # and its objects
+    assert not [s for s in statements if s["Effect"] == "Allow" and s.get("Principal") in ("*", {"AWS": "*"})]
+
+
+# ------------------------------------------------------------------------------ network ---
+
+
+def test_no_internet_gateway_and_no_nat(resources):
+    forbidden = {
+        "AWS::EC2::NatGateway",
+        "AWS::EC2::InternetGateway",
+        "AWS::EC2::VPCGatewayAttachment",
+        "AWS::EC2::EgressOnlyInternetGateway",
+        "AWS::EC2::EIP",
+    }
+    assert not [name for name, r in resources.items() if r["Type"] in forbidden]
+    for name, route in _of_type(resources, "AWS::EC2::Route").items():
+        assert "GatewayId" not in route["Properties"] and "NatGatewayId" not in route["Properties"], name
+
+
+def test_vpc_has_two_private_subnets_in_two_azs(resources):
+    vpc = resources["Vpc"]["Properties"]
+    assert vpc["CidrBlock"] == "10.20.0.0/16"
+    assert vpc["EnableDnsSupport"] is True and vpc["EnableDnsHostnames"] is True
+    subnets = _of_type(resources, "AWS::EC2::Subnet")
+    assert len(subnets) == 2
+    zones = sorted(s["Properties"]["AvailabilityZone"]["Fn::Select"][0] for s in subnets.values())
+    assert zones == [0, 1]
+    for subnet in subnets.values():
+        assert subnet["Properties"].get("MapPublicIpOnLaunch", False) is False
+
+
+def test_database_accepts_postgres_only_from_the_function_security_group(resources):
+    group = resources["DatabaseSecurityGroup"]["Properties"]
+    assert group["SecurityGroupIngress"] == [
+        {
+            "Description": group["SecurityGroupIngress"][0]["Description"],
+            "IpProtocol": "tcp",
+            "FromPort": 5432,
+            "ToPort": 5432,
+            "SourceSecurityGroupId": {"Ref": "FunctionSecurityGroup"},
+        }
+    ]
+    standalone = _of_type(resources, "AWS::EC2::SecurityGroupIngress")
+    assert not [r for r in standalone.values() if r["Properties"].get("GroupId") == {"Ref": "DatabaseSecurityGroup"}]
+
+
+def test_secrets_manager_interface_endpoint(resources):
+    endpoints = [
+        e["Properties"] for e in _of_type(resources, "AWS::EC2::VPCEndpoint").values()
+        if "secretsmanager" in str(e["Properties"]["ServiceName"])
+    ]
+    assert len(endpoints) == 1
+    endpoint = endpoints[0]
+    assert endpoint["VpcEndpointType"] == "Interface"
+    assert endpoint["PrivateDnsEnabled"] is True
+    assert endpoint["SubnetIds"] == [{"Ref": "PrivateSubnetA"}, {"Ref": "PrivateSubnetB"}]
+    group_ref = endpoint["SecurityGroupIds"][0]["Ref"]
+    ingress = resources[group_ref]["Properties"]["SecurityGroupIngress"]
+    assert [(r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]) for r in ingress] == [
+        (443, 443, {"Ref": "FunctionSecurityGroup"})
+    ]
+
+
+def test_s3_gateway_endpoint_lets_the_custom_resource_answer(resources):
+    """A VPC function with no NAT can reach CloudFormation's pre-signed S3 URL only this way."""
+    gateways = [
+        e["Properties"] for e in _of_type(resources, "AWS::EC2::VPCEndpoint").values()
+        if e["Properties"].get("VpcEndpointType") == "Gateway"
+    ]
+    assert any(".s3" in str(g["ServiceName"]) for g in gateways)
+    associations = _of_type(resources, "AWS::EC2::SubnetRouteTableAssociation")
+    assert {a["Properties"]["SubnetId"]["Ref"] for a in associations.values()} == {"PrivateSubnetA", "PrivateSubnetB"}
+
+
+# ------------------------------------------------------------------------------ database --
+
+
+def test_aurora_serverless_v2_scales_to_zero_with_a_managed_secret(resources):
+    cluster = resources["DatabaseCluster"]
+    assert cluster["DeletionPolicy"] == "Snapshot"
+    assert cluster["UpdateReplacePolicy"] == "Snapshot"
+    properties = cluster["Properties"]
+    assert properties["Engine"] == "aurora-postgresql"
+    major, minor = (int(x) for x in str(properties["EngineVersion"]).split(".")[:2])
+    assert (major, minor) >= (16, 3)  # scaling to 0 ACU needs 16.3+
+    scaling = properties["ServerlessV2ScalingConfiguration"]
+    assert scaling["MinCapacity"] == 0
+    assert scaling["MaxCapacity"] == {"Ref": "AuroraMaxCapacity"}
+    assert properties["ManageMasterUserPassword"] is True
+    assert "MasterUserPassword" not in properties
+    assert properties["StorageEncrypted"] is True
+    assert properties["EnableHttpEndpoint"] is False
+    assert properties["DeletionProtection"] == {"Ref": "DatabaseDeletionProtection"}
+    instances = _of_type(resources, "AWS::RDS::DBInstance")
+    assert [i["Properties"]["DBInstanceClass"] for i in instances.values()] == ["db.serverless"]
+    for instance in instances.values():
+        assert instance["Properties"]["DBClusterIdentifier"] == {"Ref": "DatabaseCluster"}
+        assert instance["Properties"].get("PubliclyAccessible") is False
+
+
+def test_migrations_custom_resource(resources):
+    migrations = resources["DatabaseMigrations"]
+    assert migrations["Type"] == "Custom::DatabaseMigrations"
+    assert migrations["Properties"]["ServiceToken"] == {"Fn::GetAtt": ["MigrateFunction", "Arn"]}
+    assert "SchemaVersion" in migrations["Properties"]
+    assert {"DatabaseInstance", "SecretsManagerEndpoint"} <= set(_as_list(migrations["DependsOn"]))
+    migrate = resources["MigrateFunction"]["Properties"]
+    assert migrate["Handler"] == "app.handler"
+    assert migrate["Timeout"] == 300
+
+
+# ------------------------------------------------------------------------------ functions -
+
+
+def test_every_function_uses_the_shared_layer(resources):
+    layer = resources["SommelierLayer"]
+    assert layer["Type"] == "AWS::Serverless::LayerVersion"
+    assert layer["Properties"]["ContentUri"] == "layers/sommelier"
+    assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
+    assert layer["Metadata"]["BuildMethod"] == "python3.12"
+    functions = _functions(resources)
+    assert {"WineToolsFunction", "MigrateFunction"} <= set(functions)
+    for name, function in functions.items():
+        assert {"Ref": "SommelierLayer"} in function["Properties"].get("Layers", []), name
+
+
+def test_database_functions_run_in_the_private_subnets(resources):
+    for name, function in _functions(resources).items():
+        variables = function["Properties"].get("Environment", {}).get("Variables", {})
+        if "DATABASE_SECRET_ARN" not in variables:
+            continue
+        vpc = function["Properties"].get("VpcConfig")
+        assert vpc, f"{name} reads the database secret but is not in the VPC"
+        assert vpc["SubnetIds"] == [{"Ref": "PrivateSubnetA"}, {"Ref": "PrivateSubnetB"}]
+        assert vpc["SecurityGroupIds"] == [{"Ref": "FunctionSecurityGroup"}]
+
+
+def test_wine_tools_function_environment_and_vpc(resources):
+    properties = resources["WineToolsFunction"]["Properties"]
+    assert properties["CodeUri"] == "functions/wine_tools"
+    assert properties["Handler"] == "app.handler"
+    assert properties["Timeout"] == 15
+    assert properties["MemorySize"] == 512
+    assert "VpcConfig" in properties
+    assert properties["Environment"]["Variables"] == {
+        "DATABASE_URL": "",  # empty = unset in AWS; overridable by `sam local invoke --env-vars`
+        "DATABASE_SECRET_ARN": SECRET_ARN,
+        "DATABASE_HOST": {"Fn::GetAtt": ["DatabaseCluster", "Endpoint.Address"]},
+        "DATABASE_PORT": {"Fn::GetAtt": ["DatabaseCluster", "Endpoint.Port"]},
+        "DATABASE_NAME": {"Ref": "DatabaseName"},
+    }
+
+
+def test_secret_access_is_scoped_to_the_one_database_secret(resources):
+    for name in ("WineToolsFunction", "MigrateFunction"):
+        policies = resources[name]["Properties"]["Policies"]
+        statements = [s for p in policies for s in p["Statement"]]
+        assert statements, name
+        for statement in statements:
+            assert statement["Effect"] == "Allow"
+            assert _as_list(statement["Action"]) == ["secretsmanager:GetSecretValue"], name
+            assert _as_list(statement["Resource"]) == [SECRET_ARN], name
+
+
+def test_no_function_is_granted_wildcards(resources):
+    for name, function in _functions(resources).items():
+        for policy in function["Properties"].get("Policies", []):
+            if isinstance(policy, str):  # an AWS managed policy by name
+                assert "FullAccess" not in policy, (name, policy)
+                continue
+            for statement in policy.get("Statement", []):
+                assert "*" not in _as_list(statement.get("Action")), name
+                assert "*" not in _as_list(statement.get("Resource")), name
