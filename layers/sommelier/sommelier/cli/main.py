@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from sommelier.cli import catalog_cmd, dev_cmd, tool_cmd
+from sommelier.cli import catalog_cmd, chat_cmd, dev_cmd, tool_cmd
 
-COMMANDS = (dev_cmd, tool_cmd, catalog_cmd)
+COMMANDS = (dev_cmd, tool_cmd, catalog_cmd, chat_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,6 +20,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # EMF metrics are for Lambda; printed in a terminal they would garble the chat.
+    if not os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+        os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

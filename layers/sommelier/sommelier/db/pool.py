@@ -55,6 +55,12 @@ class Database:
         self.conninfo = conninfo
         self.pool = get_pool(conninfo)
 
+    def close(self) -> None:
+        with _lock:
+            pool = _pools.pop(self.conninfo, None)
+        if pool is not None:
+            pool.close()
+
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection]:
         with self.pool.connection() as conn:

@@ -1,0 +1,40 @@
+# Two commands do all the set-up (README): `make chat` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install chat dev-up dev-down test lint bench eval clean
+
+$(STAMP): pyproject.toml layers/sommelier/requirements.txt scripts/bootstrap.sh
+	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/bootstrap.sh
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Creates the venv, installs, starts the embedded PostgreSQL, migrates, seeds, opens the chat.
+chat: $(STAMP)
+	@$(BIN)/sommelier dev up
+	@$(BIN)/sommelier chat
+
+dev-up: $(STAMP)
+	$(BIN)/sommelier dev up
+
+dev-down: $(STAMP)
+	$(BIN)/sommelier dev down
+
+# The full test suite; .ci/run calls exactly this.
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/cfn-lint template.yaml
+
+bench: $(STAMP)
+	$(BIN)/python -m bench $(if $(QUICK),--quick,)
+
+eval: $(STAMP)
+	$(BIN)/sommelier eval
+
+clean:
+	rm -rf $(VENV) .pytest_cache .aws-sam

@@ -1,0 +1,371 @@
+"""One conversation turn: guards, history, the tool-calling loop (seeds/002), validation and retries
+(seeds/001), and the fallback chain (seeds/004 R-007): tool failure → catalogue in the prompt;
+LLM failure → the offline responder.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from sommelier.agent import prompts
+from sommelier.agent.context import moment_context
+from sommelier.agent.guards import guard_response, precheck
+from sommelier.agent.llm import ChatLLM, LLMError, LLMReply, LLMRequestRejected, ToolCall, Usage, response_format_mode
+from sommelier.agent.models import RESPONSE_JSON_SCHEMA, ParseResult, SommelierResponse, WineRecommendation
+from sommelier.agent.offline import OfflineResponder
+from sommelier.agent.parsing import parse_final_response, render_text, truncate_for_storage
+from sommelier.observability import record_turn
+from sommelier.embeddings import EmbeddingError, EmbeddingProvider, embed_one
+from sommelier.tools.client import ToolClient
+from sommelier.tools.schemas import LLM_TOOL_NAMES, TOOLS
+
+logger = logging.getLogger(__name__)
+
+HISTORY_MESSAGES = 10
+CATALOG_FALLBACK_SIZE = 20
+MAX_USER_TEXT = 2000
+
+
+class ToolUseFailure(RuntimeError):
+    """Tool calling can't work this turn (the endpoint rejects tools, or every tool call failed)."""
+
+
+@dataclass
+class TurnRequest:
+    text: str
+    chat_id: int
+    user_id: int | None = None
+    update_id: int | None = None
+    profile: dict[str, Any] | None = None
+    exclude_ids: list[str] = field(default_factory=list)
+    save: bool = True
+
+
+@dataclass
+class TurnResult:
+    response: SommelierResponse
+    text: str
+    found_wines: dict[str, dict[str, Any]]
+    metadata: dict[str, Any]
+    saved: dict[str, Any] | None = None
+
+    @property
+    def assistant_message_id(self) -> int | None:
+        return (self.saved or {}).get("assistant_message_id")
+
+
+@dataclass
+class _Trace:
+    """What one turn did, for metadata and metrics."""
+
+    started: float = field(default_factory=time.perf_counter)
+    mode: str = "llm"
+    model: str | None = None
+    llm_calls: int = 0
+    tool_rounds: int = 0
+    tools_used: list[str] = field(default_factory=list)
+    tool_errors: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    retries: int = 0
+    errors: list[str] = field(default_factory=list)
+    stages_ms: dict[str, float] = field(default_factory=dict)
+
+    def add_stage(self, name: str, since: float) -> None:
+        self.stages_ms[name] = round(self.stages_ms.get(name, 0.0) + (time.perf_counter() - since) * 1000, 2)
+
+
+class SommelierAgent:
+    def __init__(
+        self,
+        *,
+        tools: ToolClient,
+        embedder: EmbeddingProvider,
+        llm: ChatLLM | None,
+        max_tool_rounds: int = 2,
+        max_retries: int = 2,
+        history_messages: int = HISTORY_MESSAGES,
+    ):
+        self.tools = tools
+        self.embedder = embedder
+        self.llm = llm
+        self.max_tool_rounds = max_tool_rounds
+        self.max_retries = max_retries
+        self.history_messages = history_messages
+        self.offline = OfflineResponder(tools, embedder)
+
+    # ------------------------------------------------------------------ entry point
+    def run(self, request: TurnRequest) -> TurnResult:
+        trace = _Trace(model=self.llm.model if self.llm else None)
+        text = request.text.strip()[:MAX_USER_TEXT * 2]
+        verdict = precheck(text)
+        history = self._history(request, trace) if verdict is None else []
+        found: dict[str, dict[str, Any]] = {}
+        save = request.save
+
+        if verdict is not None:
+            trace.mode = "guard"
+            response = guard_response(verdict)
+            save = False  # an attack must not be replayed to the model as history
+        elif self.llm is None:
+            trace.mode = "offline"
+            response, found = self._offline(text, history, request, trace)
+        else:
+            try:
+                response, found, save_ok = self._online(text, history, request, trace)
+                save = save and save_ok
+            except LLMError as exc:
+                logger.warning("LLM failed, using the offline responder: %s", exc)
+                trace.errors.append(str(exc)[:300])
+                trace.mode = "offline_fallback"
+                response, found = self._offline(text, history, request, trace)
+
+        rendered = render_text(response)
+        saved = None
+        if save and trace.mode != "unavailable":
+            saved = self._save(request, text, rendered, response, trace)
+        metadata = self._metadata(request, response, found, history, trace)
+        record_turn(metadata)
+        return TurnResult(response=response, text=rendered, found_wines=found, metadata=metadata, saved=saved)
+
+    # ------------------------------------------------------------------ the LLM path
+    def _online(self, text, history, request, trace) -> tuple[SommelierResponse, dict, bool]:
+        moment = moment_context()
+        user_prompt = prompts.build_user_prompt(text, moment=moment, history=history, profile=request.profile)
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": prompts.SYSTEM_PROMPT},
+            {"role": "user", "content": user_prompt},
+        ]
+        found: dict[str, dict[str, Any]] = {}
+        try:
+            reply = self._tool_loop(messages, found, request, trace)
+        except ToolUseFailure as exc:
+            logger.warning("tool use failed, falling back to the catalogue in the prompt: %s", exc)
+            trace.errors.append(str(exc)[:300])
+            trace.mode = "catalog_fallback"
+            catalog = self.tools.call(
+                "get_list", {"limit": CATALOG_FALLBACK_SIZE, "exclude_ids": request.exclude_ids}
+            )
+            if "error" in catalog:
+                raise LLMError(f"the catalogue is unavailable too: {catalog['error']}") from exc
+            found = {w["id"]: {**w, "source_tool": "get_list"} for w in catalog["wines"]}
+            messages = [
+                {"role": "system", "content": prompts.SYSTEM_PROMPT},
+                {"role": "user", "content": prompts.build_user_prompt(
+                    text, moment=moment, history=history, profile=request.profile, catalog=catalog["wines"])},
+            ]
+            reply = self._call(messages, None, trace)
+        result = self._validated(reply, messages, found, trace)
+        if result.ok:
+            return result.response, found, True
+        trace.mode = "degraded"
+        return degraded_response(found), found, False
+
+    def _tool_loop(self, messages, found, request, trace) -> LLMReply:
+        """seeds/002: at most `max_tool_rounds` rounds with tools, then a final call without tools."""
+        attempted = failed = 0
+        while True:
+            final = trace.tool_rounds >= self.max_tool_rounds
+            try:
+                reply = self._call(messages, None if final else TOOLS, trace)
+            except LLMRequestRejected as exc:
+                if final:
+                    raise
+                raise ToolUseFailure(str(exc)) from exc
+            if not reply.tool_calls or final:
+                return reply
+            messages.append(reply.assistant_message())
+            for call in reply.tool_calls:
+                result = self._execute(call, request, found, trace)
+                attempted += 1
+                failed += bool(result.get("retryable"))
+                messages.append({
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": json.dumps(result, ensure_ascii=False),
+                })
+            trace.tool_rounds += 1
+            if attempted and failed == attempted and not found:
+                raise ToolUseFailure("every tool call failed: the wine database is unreachable")
+
+    def _call(self, messages, tools, trace) -> LLMReply:
+        mode = response_format_mode()
+        response_format = None
+        if mode == "json_schema":
+            response_format = {"type": "json_schema", "json_schema": RESPONSE_JSON_SCHEMA}
+        elif mode == "json_object":
+            response_format = {"type": "json_object"}
+        started = time.perf_counter()
+        try:
+            reply = self.llm.complete(messages, tools=tools, response_format=response_format)
+        finally:
+            trace.llm_calls += 1
+            trace.add_stage("llm", started)
+        trace.usage.add(reply.usage)
+        trace.model = reply.model or trace.model
+        return reply
+
+    def _execute(self, call: ToolCall, request: TurnRequest, found, trace) -> dict[str, Any]:
+        """Run one tool call. Every failure becomes a tool result the model can read."""
+        trace.tools_used.append(call.name)
+        if call.name not in LLM_TOOL_NAMES:
+            trace.tool_errors.append(f"unknown tool {call.name[:40]}")
+            return {"error": f"неизвестный инструмент {call.name[:40]!r}; доступны search_wines и semantic_search"}
+        try:
+            arguments = json.loads(call.arguments) if call.arguments.strip() else {}
+        except ValueError:
+            trace.tool_errors.append(f"{call.name}: invalid JSON arguments")
+            return {"error": "аргументы должны быть корректным JSON-объектом"}
+        if not isinstance(arguments, dict):
+            return {"error": "аргументы должны быть JSON-объектом"}
+        arguments = {k: v for k, v in arguments.items() if k not in ("embedding", "embedding_model", "limit")}
+        if request.exclude_ids:
+            arguments["exclude_ids"] = request.exclude_ids
+        if call.name == "semantic_search" and isinstance(arguments.get("query"), str) and arguments["query"].strip():
+            started = time.perf_counter()
+            try:
+                arguments["embedding"] = embed_one(self.embedder, arguments["query"])
+                arguments["embedding_model"] = self.embedder.model
+            except EmbeddingError as exc:
+                trace.tool_errors.append(f"embedding: {exc}")
+                return {"error": "семантический поиск сейчас недоступен; используй search_wines", "retryable": True}
+            finally:
+                trace.add_stage("embedding", started)
+        started = time.perf_counter()
+        result = self.tools.call(call.name, arguments)
+        trace.add_stage("tools", started)
+        if "error" in result:
+            trace.tool_errors.append(f"{call.name}: {str(result['error'])[:200]}")
+            return result
+        for wine in result.get("wines", []):
+            found.setdefault(wine["id"], {**wine, "source_tool": call.name})
+        return result
+
+    def _validated(self, reply: LLMReply, messages, found, trace) -> ParseResult:
+        """seeds/001: parse; on error feed it back and ask again, at most `max_retries` times."""
+        result = parse_final_response(reply.content, found)
+        while not result.ok and trace.retries < self.max_retries:
+            trace.errors.append(result.error)
+            messages.append({"role": "assistant", "content": reply.content or ""})
+            messages.append({"role": "user", "content": prompts.RETRY_INSTRUCTION.format(error=result.error)})
+            trace.retries += 1
+            reply = self._call(messages, None, trace)
+            result = parse_final_response(reply.content, found)
+        if not result.ok:
+            trace.errors.append(result.error)
+        return result
+
+    # ------------------------------------------------------------------ offline and plumbing
+    def _offline(self, text, history, request, trace) -> tuple[SommelierResponse, dict]:
+        started = time.perf_counter()
+        try:
+            answer = self.offline.respond(text, history, exclude_ids=request.exclude_ids)
+        except Exception as exc:  # the last link of the chain: an apology, never a traceback
+            logger.exception("offline responder failed")
+            trace.errors.append(f"offline: {type(exc).__name__}")
+            trace.mode = "unavailable"
+            return apology_response(), {}
+        finally:
+            trace.add_stage("offline", started)
+        trace.tools_used += [c["name"] for c in answer.tool_calls]
+        found = {w["id"]: w for w in answer.found_wines}
+        return answer.response, found
+
+    def _history(self, request: TurnRequest, trace) -> list[dict[str, Any]]:
+        started = time.perf_counter()
+        result = self.tools.call("load_history", {"chat_id": request.chat_id, "limit": self.history_messages})
+        trace.add_stage("history", started)
+        if "error" in result:
+            trace.errors.append(f"history: {result['error']}")
+            return []
+        return result["messages"]
+
+    def _save(self, request, text, rendered, response, trace) -> dict[str, Any] | None:
+        started = time.perf_counter()
+        result = self.tools.call("save_turn", {
+            "chat_id": request.chat_id,
+            "user_id": request.user_id,
+            "update_id": request.update_id,
+            "user_text": truncate_for_storage(text),
+            "answer_text": truncate_for_storage(rendered),
+            "wine_ids": response.wine_ids(),
+            "response_type": response.response_type,
+        })
+        trace.add_stage("save", started)
+        if "error" in result:
+            logger.warning("could not save the turn: %s", result["error"])
+            trace.errors.append(f"save: {result['error']}")
+            return None
+        return result
+
+    def _metadata(self, request, response, found, history, trace: _Trace) -> dict[str, Any]:
+        elapsed = round((time.perf_counter() - trace.started) * 1000, 2)
+        return {
+            "response_id": str(uuid.uuid4()),
+            "generated_at": datetime.now(timezone.utc).isoformat(),
+            "model": trace.model if trace.mode not in ("offline", "guard") else "offline-rules",
+            "mode": trace.mode,
+            "offline": trace.mode in ("offline", "offline_fallback"),
+            "generation_time_ms": elapsed,
+            "candidates_retrieved": len(found),
+            "conversation_turn": sum(1 for m in history if m.get("role") == "user") + 1,
+            "response_type": response.response_type,
+            "guard_type": response.guard_type,
+            "tools_used": trace.tools_used,
+            "tool_errors": trace.tool_errors,
+            "iterations": trace.tool_rounds,
+            "llm_calls": trace.llm_calls,
+            "tokens": {"prompt": trace.usage.prompt_tokens, "completion": trace.usage.completion_tokens},
+            "structured_output_retries": trace.retries,
+            "structured_output_errors": trace.errors,
+            "latency_ms": {**trace.stages_ms, "total": elapsed},
+            "recommendations": [_grounding(rec, found) for rec in response.wines],
+        }
+
+
+def _grounding(rec: WineRecommendation, found: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    wine = found.get(rec.wine_id or "", {})
+    source = wine.get("source_tool")
+    score = wine.get("similarity_score")
+    if score is None and source == "search_wines":
+        score = 1.0  # every structured filter matched
+    return {"wine_id": rec.wine_id, "wine_name": rec.wine_name, "relevance_score": score, "source_tool": source}
+
+
+def degraded_response(found: dict[str, dict[str, Any]]) -> SommelierResponse:
+    """Retries ran out: answer from what the tools found, or say honestly that nothing fits."""
+    ranked = sorted(found.values(), key=lambda w: -(w.get("similarity_score") or 1.0))[:3]
+    if not ranked:
+        return SommelierResponse(
+            response_type="informational",
+            intro="К сожалению, сейчас не получилось подобрать вино по вашему запросу.",
+            closing="Попробуете описать, что хочется, чуть иначе — например, тип вина, бюджет или блюдо?",
+        )
+    wines = [
+        WineRecommendation(wine_id=w["id"], wine_name=w["name"], description=_short_description(w)) for w in ranked
+    ]
+    return SommelierResponse(
+        response_type="recommendation",
+        intro="Вот что я нашёл в каталоге по вашему запросу.",
+        wines=wines,
+        closing="Рассказать подробнее о каком-нибудь из них или подобрать другие варианты?",
+    )
+
+
+def _short_description(wine: dict[str, Any]) -> str:
+    price = f"{int(wine['price_rub']):,}".replace(",", " ")
+    text = f"{wine['producer']}, {wine['region']}. {wine['description']} Цена: {price} ₽."
+    return text if len(text) <= 780 else text[:777].rsplit(" ", 1)[0] + "…"
+
+
+def apology_response() -> SommelierResponse:
+    return SommelierResponse(
+        response_type="informational",
+        intro="Простите, у меня сейчас технические трудности и я не могу заглянуть в каталог.",
+        closing="Напишите мне, пожалуйста, через пару минут — я обязательно подберу вино.",
+    )

@@ -1,0 +1,135 @@
+"""The structured answer (seeds/000) and the parse result (seeds/001)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+ResponseType = Literal["recommendation", "informational", "off_topic"]
+GuardType = Literal["off_topic", "prompt_injection", "social_engineering"]
+
+MAX_WINES = 3
+MAX_INTRO = 1000
+MAX_DESCRIPTION = 800  # leaves room for the name line within Telegram's 1024-character caption
+MAX_CLOSING = 500
+
+
+class WineRecommendation(BaseModel):
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    wine_name: str = Field(min_length=1, max_length=300, description="Имя вина точно как в каталоге")
+    description: str = Field(min_length=1, max_length=MAX_DESCRIPTION, description="Почему это вино подходит, 2-3 предложения")
+    wine_id: str | None = Field(default=None, description="id вина из результатов инструмента")
+
+    @field_validator("wine_id")
+    @classmethod
+    def _uuid_or_none(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        try:
+            return str(uuid.UUID(value))
+        except ValueError as exc:
+            raise ValueError("wine_id must be the id of a wine from the tool results") from exc
+
+
+class SommelierResponse(BaseModel):
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    response_type: ResponseType
+    intro: str = Field(min_length=1, max_length=MAX_INTRO)
+    wines: list[WineRecommendation] = Field(default_factory=list, max_length=MAX_WINES)
+    closing: str = Field(min_length=1, max_length=MAX_CLOSING)
+    guard_type: GuardType | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "SommelierResponse":
+        if self.response_type == "recommendation" and not self.wines:
+            raise ValueError("a recommendation must contain at least one wine")
+        if self.response_type != "recommendation" and self.wines:
+            raise ValueError(f"a {self.response_type} answer must not contain wines")
+        if self.response_type == "off_topic" and self.guard_type is None:
+            raise ValueError("guard_type is required when response_type is off_topic")
+        if self.guard_type is not None and self.response_type != "off_topic":
+            raise ValueError("guard_type is only allowed with response_type off_topic")
+        names = [w.wine_name.casefold() for w in self.wines]
+        if len(set(names)) != len(names):
+            raise ValueError("the same wine is recommended twice")
+        return self
+
+    def wine_ids(self) -> list[str]:
+        return [w.wine_id for w in self.wines if w.wine_id]
+
+
+# The schema sent as response_format (strict mode: every key required, nulls explicit).
+RESPONSE_JSON_SCHEMA = {
+    "name": "SommelierResponse",
+    "strict": True,
+    "schema": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["response_type", "intro", "wines", "closing", "guard_type"],
+        "properties": {
+            "response_type": {"type": "string", "enum": ["recommendation", "informational", "off_topic"]},
+            "intro": {"type": "string", "description": "1-2 предложения"},
+            "wines": {
+                "type": "array",
+                "maxItems": MAX_WINES,
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["wine_id", "wine_name", "description"],
+                    "properties": {
+                        "wine_id": {"type": ["string", "null"], "description": "id из результатов инструмента"},
+                        "wine_name": {"type": "string", "description": "имя вина точно как в каталоге"},
+                        "description": {"type": "string", "description": "2-3 предложения, почему подходит"},
+                    },
+                },
+            },
+            "closing": {"type": "string", "description": "вопрос или фраза для продолжения диалога"},
+            "guard_type": {
+                "type": ["string", "null"],
+                "enum": ["off_topic", "prompt_injection", "social_engineering", None],
+            },
+        },
+    },
+}
+
+
+@dataclass
+class ParsedResponse:
+    """seeds/000: what the renderer consumes, from structured JSON or the legacy text format."""
+
+    intro: str = ""
+    wines: list[str] = field(default_factory=list)
+    wine_names: list[str] = field(default_factory=list)
+    closing: str = ""
+    is_structured: bool = False
+    guard_type: str | None = None
+
+    @classmethod
+    def from_response(cls, response: SommelierResponse) -> "ParsedResponse":
+        return cls(
+            intro=response.intro,
+            wines=[w.description for w in response.wines],
+            wine_names=[w.wine_name for w in response.wines],
+            closing=response.closing,
+            is_structured=True,
+            guard_type=response.guard_type,
+        )
+
+
+@dataclass
+class ParseResult:
+    """seeds/001: rendered text and wine ids on success, or an error to feed back to the model."""
+
+    text: str = ""
+    wine_ids: list[str] = field(default_factory=list)
+    error: str | None = None
+    response: SommelierResponse | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None

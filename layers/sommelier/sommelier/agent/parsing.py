@@ -1,0 +1,160 @@
+"""From the model's final text to a validated, grounded SommelierResponse (seeds/000, seeds/001)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from sommelier.agent.models import ParsedResponse, ParseResult, SommelierResponse, WineRecommendation
+from sommelier.text import normalize
+
+MAX_STORED_CHARS = 2000
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_LEGACY_BLOCK = re.compile(r"\[(INTRO|WINE:\d+|CLOSING)\]", re.IGNORECASE)
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON object in the text: bare, in a code fence, or with prose around it."""
+    stripped = text.strip()
+    candidates = [stripped]
+    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            pass
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise ValueError("в ответе нет корректного JSON-объекта")
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(p) for p in error["loc"]) or "ответ"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+def wine_key(name: str) -> str:
+    """Names compare without case, ё, punctuation or a trailing vintage."""
+    key = re.sub(r"[^\w ]+", " ", normalize(name))
+    key = re.sub(r"\b(19|20)\d{2}\b", " ", key)
+    return " ".join(key.split())
+
+
+def ground(response: SommelierResponse, found_wines: dict[str, dict[str, Any]]) -> SommelierResponse:
+    """Every recommended wine must be one the tools returned this turn; fill in wine_id. Raises ValueError."""
+    by_name: dict[str, list[str]] = {}
+    for wine_id, wine in found_wines.items():
+        by_name.setdefault(wine_key(wine["name"]), []).append(wine_id)
+        by_name.setdefault(wine_key(f"{wine['producer']} {wine['name']}"), []).append(wine_id)
+        by_name.setdefault(wine_key(f"{wine['name']} {wine['producer']}"), []).append(wine_id)
+    grounded: list[WineRecommendation] = []
+    for rec in response.wines:
+        wine_id = rec.wine_id if rec.wine_id in found_wines else None
+        if wine_id is None:
+            matches = by_name.get(wine_key(rec.wine_name), [])
+            if len(set(matches)) == 1:
+                wine_id = matches[0]
+        if wine_id is None:
+            raise ValueError(
+                f"вино «{rec.wine_name[:80]}» не найдено в результатах инструментов этого хода; "
+                "рекомендуй только вина из результатов и копируй их wine_id"
+            )
+        grounded.append(rec.model_copy(update={"wine_id": wine_id, "wine_name": found_wines[wine_id]["name"]}))
+    ids = [r.wine_id for r in grounded]
+    if len(set(ids)) != len(ids):
+        raise ValueError("одно и то же вино рекомендовано дважды")
+    return response.model_copy(update={"wines": grounded})
+
+
+def render_text(response: SommelierResponse) -> str:
+    """The answer as history text (seeds/000): intro, each wine, closing, separated by blank lines."""
+    blocks = [response.intro]
+    blocks += [f"{w.wine_name}: {w.description}" for w in response.wines]
+    blocks.append(response.closing)
+    return "\n\n".join(b.strip() for b in blocks if b.strip())
+
+
+def truncate_for_storage(text: str, limit: int = MAX_STORED_CHARS) -> str:
+    """seeds/001: cut at the last blank line within the limit, else the last '. ', else hard."""
+    if len(text) <= limit:
+        return text
+    window = text[:limit]
+    cut = window.rfind("\n\n")
+    if cut > 0:
+        return window[:cut].rstrip()
+    cut = window.rfind(". ")
+    if cut > 0:
+        return window[: cut + 1]
+    return window
+
+
+def parse_final_response(content: str | None, found_wines: dict[str, dict[str, Any]]) -> ParseResult:
+    """Validate and ground the model's final answer. Errors are Russian sentences fed back to the model."""
+    if content is None or not content.strip():
+        return ParseResult(error="ответ пустой; нужен JSON-объект")
+    try:
+        data = extract_json(content)
+    except ValueError as exc:
+        if not _LEGACY_BLOCK.search(content):
+            return ParseResult(error=str(exc))
+        data = _legacy_as_response(parse_legacy(content))
+    if not isinstance(data, dict):
+        return ParseResult(error="ответ должен быть JSON-объектом")
+    try:
+        response = SommelierResponse.model_validate(data)
+    except ValidationError as exc:
+        return ParseResult(error=_validation_message(exc))
+    try:
+        response = ground(response, found_wines)
+    except ValueError as exc:
+        return ParseResult(error=str(exc))
+    return ParseResult(text=render_text(response), wine_ids=response.wine_ids(), response=response)
+
+
+def _legacy_as_response(parsed: ParsedResponse) -> dict[str, Any]:
+    """A model that answered in the old [INTRO][WINE:n][CLOSING] format still gets validated and grounded."""
+    wines = [{"wine_name": name, "description": body} for name, body in zip(parsed.wine_names, parsed.wines, strict=False)]
+    return {
+        "response_type": "recommendation" if wines else "informational",
+        "intro": parsed.intro,
+        "wines": wines,
+        "closing": parsed.closing or "Подобрать что-нибудь ещё?",
+        "guard_type": None,
+    }
+
+
+def parse_legacy(text: str) -> ParsedResponse:
+    """The old plain-text format `[INTRO] … [WINE:1] … [CLOSING] …`, or a heuristic split of paragraphs."""
+    parts = _LEGACY_BLOCK.split(text)
+    if len(parts) > 1:
+        parsed = ParsedResponse(is_structured=True)
+        for tag, body in zip(parts[1::2], parts[2::2], strict=False):
+            body = body.strip()
+            tag = tag.upper()
+            if tag == "INTRO":
+                parsed.intro = body
+            elif tag == "CLOSING":
+                parsed.closing = body
+            elif body:
+                parsed.wines.append(body)
+                first_line = body.splitlines()[0]
+                parsed.wine_names.append(re.sub(r"[*_#]+", "", first_line.split("—")[0].split(":")[0]).strip())
+        return parsed
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+    if not paragraphs:
+        return ParsedResponse()
+    if len(paragraphs) == 1:
+        return ParsedResponse(intro=paragraphs[0])
+    return ParsedResponse(intro=paragraphs[0], wines=paragraphs[1:-1], closing=paragraphs[-1])

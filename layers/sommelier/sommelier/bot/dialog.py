@@ -1,0 +1,147 @@
+"""What the bot says to each kind of input, independent of transport.
+
+The Telegram consumer and the terminal chat both call this, so the terminal shows exactly
+what Telegram would: the same parts, captions and buttons.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from sommelier.agent.context import moment_context
+from sommelier.agent.loop import SommelierAgent, TurnRequest, TurnResult
+from sommelier.telegram.render import Outgoing, render_answer, render_text
+from sommelier.tools.client import ToolClient
+
+logger = logging.getLogger(__name__)
+
+WELCOME = (
+    "Здравствуйте! Я сомелье нашего магазина 🍷\n"
+    "Напишите, к какому блюду или поводу нужно вино, какой бюджет и что вы любите, — "
+    "и я подберу до трёх бутылок из нашего каталога. Например: «красное сухое к стейку до 2000 ₽» "
+    "или «что-нибудь лёгкое на летний вечер»."
+)
+HELP = (
+    "Как со мной говорить:\n"
+    "• опишите блюдо, повод или настроение: «к утке», «на день рождения», «лёгкое белое»;\n"
+    "• добавьте бюджет: «до 1500», «около 3 тысяч»;\n"
+    "• уточняйте: «а подешевле?», «а белое?», «ещё варианты»;\n"
+    "• спрашивайте о вине: «что такое танины?».\n\n"
+    "Команды: /start — начать заново, /help — эта подсказка, /reset — забыть наш разговор.\n"
+    "Под подборкой есть кнопки 👍 / 👎 и «Ещё варианты»."
+)
+RESET_DONE = "Готово, я забыл наш разговор. С чего начнём?"
+FEEDBACK_THANKS = {1: "Спасибо! Рад, что понравилось 🍷", -1: "Спасибо за честность — учту и подберу лучше."}
+MORE_REQUEST = "Покажи другие варианты по моему предыдущему запросу"
+
+# /start picks: a query for the season, read by the offline responder (no LLM spend on a welcome).
+SEASON_QUERIES = {
+    "зима": "насыщенное согревающее вино для зимнего вечера у камина",
+    "весна": "свежее фруктовое вино для весеннего ужина",
+    "лето": "лёгкое освежающее вино на летний вечер",
+    "осень": "бархатное вино для осеннего ужина",
+}
+
+
+@dataclass
+class Reply:
+    parts: list[Outgoing] = field(default_factory=list)
+    turn: TurnResult | None = None
+    callback_text: str | None = None  # the toast for answerCallbackQuery
+
+
+@dataclass
+class Sender:
+    """Who wrote: enough to keep the users table current."""
+
+    user_id: int
+    chat_id: int
+    username: str | None = None
+    first_name: str | None = None
+    last_name: str | None = None
+    language_code: str | None = None
+
+
+class Dialog:
+    def __init__(self, agent: SommelierAgent, tools: ToolClient):
+        self.agent = agent
+        self.tools = tools
+
+    # -- commands -------------------------------------------------------------
+    def start(self, sender: Sender) -> Reply:
+        self._remember(sender)
+        season = moment_context().season
+        answer = self.agent.offline.respond(SEASON_QUERIES[season], [])
+        parts = render_text(WELCOME)
+        if answer.response.wines:
+            parts += self._render(answer.response, answer_ref="start")
+        return Reply(parts=parts)
+
+    def help(self) -> Reply:
+        return Reply(parts=render_text(HELP))
+
+    def reset(self, sender: Sender) -> Reply:
+        result = self.tools.call("reset_history", {"chat_id": sender.chat_id})
+        if "error" in result:
+            return Reply(parts=render_text("Не получилось очистить историю, попробуйте чуть позже."))
+        return Reply(parts=render_text(RESET_DONE))
+
+    # -- messages -------------------------------------------------------------
+    def message(self, sender: Sender, text: str, *, update_id: int | None = None,
+                exclude_ids: list[str] | None = None) -> Reply:
+        profile = self._remember(sender)
+        turn = self.agent.run(TurnRequest(
+            text=text, chat_id=sender.chat_id, user_id=sender.user_id, update_id=update_id,
+            profile=profile, exclude_ids=exclude_ids or [],
+        ))
+        ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
+        return Reply(parts=self._render(turn.response, answer_ref=ref), turn=turn)
+
+    def callback(self, sender: Sender, data: str, *, update_id: int | None = None) -> Reply:
+        kind, _, rest = (data or "").partition(":")
+        if kind == "fb":
+            rating_text, _, ref = rest.partition(":")
+            rating = 1 if rating_text == "1" else -1
+            message_id = int(ref) if ref.isdigit() and int(ref) > 0 else None
+            self.tools.call("save_feedback", {
+                "chat_id": sender.chat_id, "user_id": sender.user_id, "message_id": message_id, "rating": rating,
+            })
+            return Reply(callback_text=FEEDBACK_THANKS[rating])
+        if kind == "more":
+            query, shown = self._last_query_and_shown(sender.chat_id)
+            reply = self.message(sender, query or MORE_REQUEST, update_id=update_id, exclude_ids=shown)
+            reply.callback_text = "Ищу другие варианты…"
+            return reply
+        return Reply(callback_text="Эта кнопка устарела")
+
+    # -- helpers --------------------------------------------------------------
+    def _render(self, response, answer_ref: str) -> list[Outgoing]:
+        ids = response.wine_ids()
+        wines: dict[str, dict[str, Any]] = {}
+        if ids:
+            result = self.tools.call("get_wines", {"ids": ids})
+            wines = {w["id"]: w for w in result.get("wines", [])}
+        return render_answer(response, wines, answer_ref)
+
+    def _remember(self, sender: Sender) -> dict[str, Any] | None:
+        result = self.tools.call("upsert_user", {
+            "telegram_user_id": sender.user_id, "chat_id": sender.chat_id, "username": sender.username,
+            "first_name": sender.first_name, "last_name": sender.last_name, "language_code": sender.language_code,
+        })
+        if "error" in result:
+            logger.warning("user not saved: %s", result["error"])
+            return {"name": sender.first_name} if sender.first_name else None
+        user = result["user"]
+        profile = dict(user.get("profile") or {})
+        if user.get("first_name"):
+            profile.setdefault("имя", user["first_name"])
+        return profile
+
+    def _last_query_and_shown(self, chat_id: int) -> tuple[str | None, list[str]]:
+        history = self.tools.call("load_history", {"chat_id": chat_id, "limit": 10}).get("messages", [])
+        query = next((m["content"] for m in reversed(history) if m["role"] == "user"
+                      and m["content"] != MORE_REQUEST), None)
+        shown = [wid for m in history if m["role"] == "assistant" for wid in m.get("wine_ids", [])]
+        return query, shown

@@ -1,0 +1,40 @@
+"""The composition root: real adapters chosen from the environment (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sommelier.agent.llm import llm_from_settings
+from sommelier.agent.loop import SommelierAgent
+from sommelier.bot.dialog import Dialog
+from sommelier.config import Settings, env_int, load_settings
+from sommelier.embeddings import provider_from_settings
+from sommelier.storage.photos import PhotoStore, photo_store_from_settings
+from sommelier.tools.client import ToolClient, tools_from_settings
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    tools: ToolClient
+    agent: SommelierAgent
+    dialog: Dialog
+    photos: PhotoStore
+
+    @property
+    def offline(self) -> bool:
+        return self.agent.llm is None
+
+
+def build_runtime(settings: Settings | None = None, *, tools: ToolClient | None = None) -> Runtime:
+    settings = settings or load_settings()
+    tools = tools or tools_from_settings(settings)
+    agent = SommelierAgent(
+        tools=tools,
+        embedder=provider_from_settings(settings),
+        llm=llm_from_settings(settings),
+        max_tool_rounds=env_int("AGENT_MAX_TOOL_ROUNDS", 2),
+        max_retries=env_int("AGENT_MAX_RETRIES", 2),
+    )
+    return Runtime(settings=settings, tools=tools, agent=agent, dialog=Dialog(agent, tools),
+                   photos=photo_store_from_settings(settings))

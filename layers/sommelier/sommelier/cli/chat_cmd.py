@@ -1,0 +1,171 @@
+"""`sommelier chat`: the bot in the terminal, showing what Telegram would show."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.text import Text
+
+from sommelier.cli.output import fail, print_json
+
+QUIT_WORDS = {"/quit", "/exit", "выход"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("chat", help="chat with the sommelier in the terminal")
+    parser.add_argument("--once", metavar="TEXT", help="answer one message and exit")
+    parser.add_argument("--json", action="store_true", help="with --once: print response, metadata and Telegram calls")
+    parser.add_argument("--chat-id", type=int, default=1, help="the chat to talk in (history is per chat)")
+    parser.set_defaults(run=run)
+
+
+def telegram_calls(chat_id: int, parts, photos) -> list[dict[str, Any]]:
+    """The Bot API calls the Telegram consumer would make for these parts."""
+    calls = []
+    for part in parts:
+        markup = {"reply_markup": part.reply_markup} if part.reply_markup else {}
+        if part.kind == "photo":
+            photo = part.file_id or (photos.presigned_url(part.image_key) if part.image_key else None)
+            if not photo and part.image_key:
+                photo = f"upload:{photos.describe(part.image_key)}"
+            calls.append({"method": "sendPhoto", "params": {
+                "chat_id": chat_id, "photo": photo, "caption": part.html, "parse_mode": "HTML", **markup}})
+        else:
+            calls.append({"method": "sendMessage", "params": {
+                "chat_id": chat_id, "text": part.html, "parse_mode": "HTML", **markup}})
+    return calls
+
+
+class TerminalChat:
+    def __init__(self, runtime, chat_id: int, console: Console):
+        from sommelier.bot.dialog import Sender
+
+        self.runtime = runtime
+        self.console = console
+        self.sender = Sender(user_id=chat_id, chat_id=chat_id, first_name=None)
+        self.buttons: list[tuple[str, str]] = []  # (label, callback data) of the last keyboard
+        self.update_id = 0
+
+    def banner(self) -> None:
+        settings = self.runtime.settings
+        if self.runtime.offline:
+            mode = "офлайн-режим: правила без LLM (задайте OPENAI_API_KEY, чтобы подключить модель)"
+        else:
+            mode = f"LLM {settings.llm_model}"
+        self.console.print(Panel(Text(f"Сомелье · {mode}\nКоманды: /start /help /reset, цифра — нажать кнопку, "
+                                      "/quit — выход"), style="bold magenta"))
+
+    def handle(self, line: str) -> None:
+        from sommelier.bot.dialog import Reply
+
+        text = line.strip()
+        if not text:
+            return
+        self.update_id += 1
+        if text.isdigit() and self.buttons and 1 <= int(text) <= len(self.buttons):
+            label, data = self.buttons[int(text) - 1]
+            self.console.print(Text(f"[нажата кнопка {label}]", style="dim"))
+            reply = self._busy(lambda: self.runtime.dialog.callback(self.sender, data, update_id=self.update_id))
+        elif text.split()[0] in ("/start", "/help", "/reset"):
+            command = text.split()[0]
+            dialog = self.runtime.dialog
+            reply: Reply = {"/start": lambda: self._busy(lambda: dialog.start(self.sender)),
+                            "/help": dialog.help, "/reset": lambda: dialog.reset(self.sender)}[command]()
+        else:
+            reply = self._busy(lambda: self.runtime.dialog.message(self.sender, text, update_id=self.update_id))
+        self.show(reply)
+
+    def _busy(self, work):
+        if self.console.is_terminal:
+            with self.console.status("Сомелье подбирает вино…", spinner="dots"):
+                return work()
+        return work()
+
+    def show(self, reply) -> None:
+        if reply.callback_text:
+            self.console.print(Text(f"🔔 {reply.callback_text}", style="italic"))
+        for part in reply.parts:
+            if part.kind == "photo":
+                where = part.file_id and f"telegram file_id {part.file_id}" or (
+                    self.runtime.photos.describe(part.image_key) if part.image_key else "")
+                self.console.print(Panel(Text(part.plain), title="📷 фото", subtitle=where, title_align="left",
+                                         subtitle_align="left", border_style="red"))
+            else:
+                self.console.print(Text("🍷 " + part.plain))
+            if part.reply_markup:
+                self.buttons = [(b["text"], b["callback_data"]) for row in part.reply_markup["inline_keyboard"]
+                                for b in row]
+                labels = "   ".join(f"[{i}] {label}" for i, (label, _) in enumerate(self.buttons, 1))
+                self.console.print(Text(labels, style="bold cyan"))
+        self.console.print()
+
+
+def _prepare():
+    from sommelier.bot.runtime import build_runtime
+    from sommelier.cli.dev_cmd import ensure_ready
+    from sommelier.config import load_settings
+
+    if not load_settings().tool_function_name:
+        ensure_ready(quiet=True)
+    return build_runtime()
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        runtime = _prepare()
+    except Exception as exc:
+        return fail(f"the sommelier could not start: {exc}")
+    if args.once is not None:
+        return _once(runtime, args)
+    console = Console(highlight=False, soft_wrap=False)
+    chat = TerminalChat(runtime, args.chat_id, console)
+    chat.banner()
+    interactive = sys.stdin.isatty()
+    while True:
+        try:
+            line = console.input("[bold green]Вы:[/] ") if interactive else sys.stdin.readline()
+        except EOFError:
+            break
+        if not interactive:
+            if line == "":
+                break
+            if line.strip():
+                console.print(Text(f"Вы: {line.strip()}", style="bold green"))
+        if line.strip().lower() in QUIT_WORDS:
+            break
+        try:
+            chat.handle(line)
+        except Exception as exc:  # keep the conversation going
+            console.print(Text(f"Что-то пошло не так: {type(exc).__name__}. Попробуйте ещё раз.", style="red"))
+    return 0
+
+
+def _once(runtime, args: argparse.Namespace) -> int:
+    from sommelier.bot.dialog import Sender
+
+    sender = Sender(user_id=args.chat_id, chat_id=args.chat_id)
+    text = args.once.strip()
+    dialog = runtime.dialog
+    command = text.split()[0] if text else ""
+    if command == "/start":
+        reply = dialog.start(sender)
+    elif command == "/help":
+        reply = dialog.help()
+    elif command == "/reset":
+        reply = dialog.reset(sender)
+    else:
+        reply = dialog.message(sender, text or "?")
+    if args.json:
+        print_json({
+            "response": reply.turn.response.model_dump(mode="json") if reply.turn else None,
+            "metadata": reply.turn.metadata if reply.turn else {"mode": "command", "command": command},
+            "telegram": telegram_calls(args.chat_id, reply.parts, runtime.photos),
+        })
+        return 0
+    chat = TerminalChat(runtime, args.chat_id, Console(highlight=False))
+    chat.show(reply)
+    return 0

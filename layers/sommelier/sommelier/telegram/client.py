@@ -1,0 +1,459 @@
+"""A small typed, synchronous Telegram Bot API client on httpx2.
+
+Only the methods the bot uses. Answers are parsed into small pydantic models that
+ignore unknown fields; failures become exceptions that carry Telegram's own fields:
+
+* ``TelegramError(error_code, description)`` — any ``{"ok": false}`` answer
+* ``RetryAfter`` (429, ``retry_after`` seconds), ``Forbidden`` (403), ``BadRequest`` (400,
+  with ``is_parse_error`` / ``is_bad_file``), ``ServerError`` (5xx)
+* ``NetworkError(request_sent)`` — no answer at all. ``request_sent`` is False when the
+  request never fully reached the server (connect error or timeout, write error, pool
+  timeout: safe to retry), True when it may have been processed (read timeout, connection
+  reset, remote protocol error: the message may already be in the chat).
+
+The bot token is part of every URL. It never appears in an exception message or a repr,
+and the httpx2 request log line is redacted as well.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import mimetypes
+import re
+from typing import Any
+
+import httpx2
+from pydantic import BaseModel, ConfigDict, Field
+
+from sommelier.config import DEFAULT_TELEGRAM_API_BASE_URL, Settings
+
+__all__ = [
+    "BadRequest",
+    "Chat",
+    "Forbidden",
+    "Message",
+    "NetworkError",
+    "PhotoSize",
+    "RetryAfter",
+    "ServerError",
+    "TelegramClient",
+    "TelegramError",
+    "User",
+    "WebhookInfo",
+    "mask_token",
+]
+
+logger = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT = 5.0
+READ_TIMEOUT = 15.0
+WRITE_TIMEOUT = 15.0
+POOL_TIMEOUT = 5.0
+
+# A bot token as it appears in URLs: "<digits>:<35-ish url-safe chars>".
+_TOKEN_RE = re.compile(r"\b\d{3,}:[A-Za-z0-9_-]{20,}")
+_MASK = "***"
+
+
+def mask_token(text: str, token: str | None = None) -> str:
+    """Remove a bot token (the given one, and anything shaped like one) from text."""
+    if token:
+        text = text.replace(token, _MASK)
+    return _TOKEN_RE.sub(_MASK, text)
+
+
+class _RedactTokens(logging.Filter):
+    """httpx2 logs every request URL (with the token in it) at INFO: redact it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            if record.args:
+                record.msg = record.getMessage()
+                record.args = None
+            record.msg = mask_token(str(record.msg))
+        except Exception:  # never break logging
+            pass
+        return True
+
+
+_httpx_logger = logging.getLogger("httpx2")
+if not any(isinstance(f, _RedactTokens) for f in _httpx_logger.filters):
+    _httpx_logger.addFilter(_RedactTokens())
+
+
+# --------------------------------------------------------------------------- #
+# Errors
+# --------------------------------------------------------------------------- #
+class TelegramError(Exception):
+    """An error answer from the Bot API (or, for NetworkError, no answer)."""
+
+    def __init__(self, error_code: int, description: str, *, method: str | None = None,
+                 parameters: dict[str, Any] | None = None):
+        self.error_code = error_code
+        self.description = description
+        self.method = method
+        self.parameters = parameters or {}
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        where = f"{self.method}: " if self.method else ""
+        return f"{where}{self.error_code} {self.description}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(error_code={self.error_code!r}, description={self.description!r}, method={self.method!r})"
+
+
+class RetryAfter(TelegramError):
+    """429 Too Many Requests: wait ``retry_after`` seconds."""
+
+    def __init__(self, error_code: int, description: str, *, retry_after: float, method: str | None = None,
+                 parameters: dict[str, Any] | None = None):
+        self.retry_after = retry_after
+        super().__init__(error_code, description, method=method, parameters=parameters)
+
+
+class Forbidden(TelegramError):
+    """403: the bot was blocked, kicked, or the user is deactivated. Don't retry."""
+
+
+_BAD_FILE_MARKERS = (
+    "wrong file identifier/http url specified",
+    "failed to get http url content",
+    "wrong type of the web page content",
+    "wrong remote file identifier",
+    "wrong file_id",
+    "file must be non-empty",
+    "image_process_failed",
+    "photo_invalid_dimensions",
+    "photo_save_file_invalid",
+    "photo_ext_invalid",
+    "wrong padding in the string",
+)
+
+
+class BadRequest(TelegramError):
+    """400 Bad Request."""
+
+    @property
+    def is_parse_error(self) -> bool:
+        return self.description.startswith("Bad Request: can't parse entities")
+
+    @property
+    def is_bad_file(self) -> bool:
+        """The photo reference (file_id, URL or upload) is unusable; another source may work."""
+        low = self.description.lower()
+        return any(marker in low for marker in _BAD_FILE_MARKERS)
+
+    @property
+    def is_not_modified(self) -> bool:
+        return "message is not modified" in self.description
+
+    @property
+    def is_too_long(self) -> bool:
+        low = self.description.lower()
+        return "too long" in low or "message_too_long" in low
+
+
+class ServerError(TelegramError):
+    """5xx from Telegram (or a proxy in front of it). Retry later."""
+
+
+class NetworkError(TelegramError):
+    """No answer. ``request_sent`` tells whether Telegram may have processed the request."""
+
+    def __init__(self, description: str, *, request_sent: bool, method: str | None = None):
+        self.request_sent = request_sent
+        super().__init__(0, description, method=method)
+
+    def _message(self) -> str:
+        where = f"{self.method}: " if self.method else ""
+        state = "request may have been delivered" if self.request_sent else "request not sent"
+        return f"{where}network error ({state}): {self.description}"
+
+    def __repr__(self) -> str:
+        return f"NetworkError(description={self.description!r}, request_sent={self.request_sent!r}, method={self.method!r})"
+
+
+# --------------------------------------------------------------------------- #
+# Response models (unknown fields ignored)
+# --------------------------------------------------------------------------- #
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class User(_Model):
+    id: int
+    is_bot: bool = False
+    first_name: str = ""
+    last_name: str | None = None
+    username: str | None = None
+    language_code: str | None = None
+
+
+class Chat(_Model):
+    id: int | str
+    type: str = "private"
+    title: str | None = None
+    username: str | None = None
+    first_name: str | None = None
+
+
+class PhotoSize(_Model):
+    file_id: str
+    file_unique_id: str = ""
+    width: int = 0
+    height: int = 0
+    file_size: int | None = None
+
+
+class Message(_Model):
+    message_id: int
+    chat: Chat
+    date: int = 0
+    from_user: User | None = Field(default=None, alias="from")
+    text: str | None = None
+    caption: str | None = None
+    photo: list[PhotoSize] | None = None
+    reply_markup: dict[str, Any] | None = None
+
+    @property
+    def largest_file_id(self) -> str | None:
+        """The file_id of the biggest photo size (the one to cache and resend)."""
+        if not self.photo:
+            return None
+        best = max(self.photo, key=lambda s: (s.width * s.height, s.file_size or 0))
+        return best.file_id
+
+
+class WebhookInfo(_Model):
+    url: str = ""
+    has_custom_certificate: bool = False
+    pending_update_count: int = 0
+    ip_address: str | None = None
+    last_error_date: int | None = None
+    last_error_message: str | None = None
+    max_connections: int | None = None
+    allowed_updates: list[str] | None = None
+
+
+# --------------------------------------------------------------------------- #
+# The client
+# --------------------------------------------------------------------------- #
+def _default_timeout(read: float = READ_TIMEOUT) -> httpx2.Timeout:
+    return httpx2.Timeout(connect=CONNECT_TIMEOUT, read=read, write=WRITE_TIMEOUT, pool=POOL_TIMEOUT)
+
+
+# Failures before the request fully left this process: the server cannot have acted on it.
+_NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout, httpx2.WriteError,
+             httpx2.WriteTimeout, httpx2.LocalProtocolError, httpx2.UnsupportedProtocol, httpx2.ProxyError)
+
+
+class TelegramClient:
+    """Synchronous Bot API client. Thread-safe (one httpx2 connection pool); close() when done."""
+
+    def __init__(
+        self,
+        token: str,
+        base_url: str | None = None,
+        *,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        read_timeout: float = READ_TIMEOUT,
+        transport: httpx2.BaseTransport | None = None,
+    ):
+        if not token:
+            raise ValueError("a Telegram bot token is required")
+        self._token = token
+        self.base_url = (base_url or DEFAULT_TELEGRAM_API_BASE_URL).rstrip("/")
+        self._read_timeout = read_timeout
+        self._timeout = httpx2.Timeout(connect=connect_timeout, read=read_timeout, write=WRITE_TIMEOUT,
+                                       pool=POOL_TIMEOUT)
+        self._http = httpx2.Client(timeout=self._timeout, transport=transport, trust_env=True)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "TelegramClient":
+        if not settings.telegram_bot_token:
+            raise ValueError("TELEGRAM_BOT_TOKEN is not set")
+        return cls(settings.telegram_bot_token, settings.telegram_api_base_url)
+
+    def __repr__(self) -> str:
+        return f"TelegramClient(base_url={self.base_url!r}, token={_MASK!r})"
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "TelegramClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---------------- transport ----------------
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        files: dict[str, tuple[str, bytes, str]] | None = None,
+        read_timeout: float | None = None,
+    ) -> Any:
+        """Call a Bot API method and return its ``result`` (raises TelegramError subclasses)."""
+        url = f"{self.base_url}/bot{self._token}/{method}"
+        clean = {k: v for k, v in (params or {}).items() if v is not None}
+        timeout = self._timeout if read_timeout is None else httpx2.Timeout(
+            connect=self._timeout.connect, read=read_timeout, write=WRITE_TIMEOUT, pool=POOL_TIMEOUT)
+        try:
+            if files:
+                form = {k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k, v in clean.items()}
+                response = self._http.post(url, data=form, files=files, timeout=timeout)
+            else:
+                response = self._http.post(url, json=clean, timeout=timeout)
+        except httpx2.TransportError as exc:
+            sent = not isinstance(exc, _NOT_SENT)
+            detail = mask_token(f"{type(exc).__name__}: {exc}", self._token)
+            logger.debug("telegram %s failed: %s", method, detail)
+            raise NetworkError(detail, request_sent=sent, method=method) from None
+        except httpx2.HTTPError as exc:  # decoding errors and the like: an answer came back
+            detail = mask_token(f"{type(exc).__name__}: {exc}", self._token)
+            raise NetworkError(detail, request_sent=True, method=method) from None
+        return self._result(method, response)
+
+    def _result(self, method: str, response: httpx2.Response) -> Any:
+        status = response.status_code
+        try:
+            payload = response.json()
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict) or "ok" not in payload:
+            description = mask_token(f"{response.reason_phrase or 'invalid response'} (not a Bot API answer)",
+                                     self._token)
+            if status >= 500:
+                raise ServerError(status, description, method=method)
+            raise TelegramError(status, description, method=method)
+        if payload.get("ok"):
+            return payload.get("result")
+        code = payload.get("error_code")
+        code = code if isinstance(code, int) else status
+        description = mask_token(str(payload.get("description") or ""), self._token)
+        parameters = payload.get("parameters") if isinstance(payload.get("parameters"), dict) else {}
+        if code == 429 or "retry_after" in parameters:
+            retry = parameters.get("retry_after")
+            retry = float(retry) if isinstance(retry, (int, float)) and not isinstance(retry, bool) else 1.0
+            raise RetryAfter(code, description, retry_after=retry, method=method, parameters=parameters)
+        if code == 403:
+            raise Forbidden(code, description, method=method, parameters=parameters)
+        if code == 400:
+            raise BadRequest(code, description, method=method, parameters=parameters)
+        if code >= 500:
+            raise ServerError(code, description, method=method, parameters=parameters)
+        raise TelegramError(code, description, method=method, parameters=parameters)
+
+    # ---------------- methods ----------------
+    def get_me(self) -> User:
+        return User.model_validate(self.call("getMe"))
+
+    def send_message(
+        self,
+        chat_id: int | str,
+        text: str,
+        parse_mode: str | None = None,
+        reply_markup: dict[str, Any] | None = None,
+        reply_to_message_id: int | None = None,
+    ) -> Message:
+        params: dict[str, Any] = {
+            "chat_id": chat_id,
+            "text": text,
+            "parse_mode": parse_mode,
+            "reply_markup": reply_markup,
+            "link_preview_options": {"is_disabled": True},
+        }
+        if reply_to_message_id is not None:
+            params["reply_parameters"] = {"message_id": reply_to_message_id, "allow_sending_without_reply": True}
+        return Message.model_validate(self.call("sendMessage", params))
+
+    def send_photo(
+        self,
+        chat_id: int | str,
+        photo: str | bytes,
+        caption: str | None = None,
+        parse_mode: str | None = None,
+        reply_markup: dict[str, Any] | None = None,
+        filename: str = "wine.png",
+    ) -> Message:
+        """``photo``: a file_id or an HTTP(S) URL (str), or the image bytes (multipart upload)."""
+        params: dict[str, Any] = {
+            "chat_id": chat_id,
+            "caption": caption,
+            "parse_mode": parse_mode if caption else None,
+            "reply_markup": reply_markup,
+        }
+        if isinstance(photo, (bytes, bytearray, memoryview)):
+            data = bytes(photo)
+            ctype = _image_type(data) or mimetypes.guess_type(filename)[0] or "application/octet-stream"
+            result = self.call("sendPhoto", params, files={"photo": (filename, data, ctype)})
+        else:
+            params["photo"] = photo
+            result = self.call("sendPhoto", params)
+        return Message.model_validate(result)
+
+    def send_chat_action(self, chat_id: int | str, action: str = "typing") -> bool:
+        return bool(self.call("sendChatAction", {"chat_id": chat_id, "action": action}))
+
+    def answer_callback_query(self, callback_query_id: str, text: str | None = None) -> bool:
+        return bool(self.call("answerCallbackQuery", {"callback_query_id": callback_query_id, "text": text}))
+
+    def edit_message_reply_markup(
+        self, chat_id: int | str, message_id: int, reply_markup: dict[str, Any] | None = None
+    ) -> Message | bool:
+        """Replace (or, with None, remove) a message's inline keyboard."""
+        result = self.call(
+            "editMessageReplyMarkup",
+            {"chat_id": chat_id, "message_id": message_id, "reply_markup": reply_markup or {"inline_keyboard": []}},
+        )
+        return Message.model_validate(result) if isinstance(result, dict) else bool(result)
+
+    def set_webhook(
+        self,
+        url: str,
+        secret_token: str,
+        allowed_updates: list[str] | None = None,
+        drop_pending_updates: bool = False,
+    ) -> bool:
+        return bool(
+            self.call(
+                "setWebhook",
+                {
+                    "url": url,
+                    "secret_token": secret_token,
+                    "allowed_updates": allowed_updates,
+                    "drop_pending_updates": drop_pending_updates,
+                },
+            )
+        )
+
+    def get_webhook_info(self) -> WebhookInfo:
+        return WebhookInfo.model_validate(self.call("getWebhookInfo"))
+
+    def delete_webhook(self, drop_pending_updates: bool = False) -> bool:
+        return bool(self.call("deleteWebhook", {"drop_pending_updates": drop_pending_updates}))
+
+    def get_updates(
+        self, offset: int | None = None, timeout: int = 0, allowed_updates: list[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Long polling. Updates come back as raw dicts: the same shape the webhook receives."""
+        result = self.call(
+            "getUpdates",
+            {"offset": offset, "timeout": timeout, "allowed_updates": allowed_updates},
+            read_timeout=max(float(timeout), 0.0) + self._read_timeout,
+        )
+        return [u for u in (result or []) if isinstance(u, dict)]
+
+
+def _image_type(data: bytes) -> str | None:
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None

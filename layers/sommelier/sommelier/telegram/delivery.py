@@ -1,0 +1,353 @@
+"""Idempotent sending of one turn's messages.
+
+An SQS message (one Telegram update) may be processed more than once: a turn that failed
+half-way is retried, and a redelivery must not resend what already reached the chat. The
+``DeliveryLog`` records, per update key and part index, what was delivered; ``Sender`` skips
+those parts and marks each new part right after Telegram accepts it.
+
+Policy (DESIGN §10):
+
+* HTML first; on "can't parse entities" the same part is resent as plain text.
+* Photos: cached file_id → presigned URL → upload of the bytes → a text message. A bad file
+  reference falls through to the next option. A new file_id is reported via ``on_file_id``.
+* 429: sleep ``retry_after`` and retry the part (give up with RetryAfter past ``max_retry_wait``).
+* 403: raise Forbidden at once (the caller marks the user inactive).
+* 5xx and network errors before the request was sent: re-raise (the turn is retried; the log
+  prevents duplicates).
+* A network error after the request was sent: the part may be in the chat. It is marked
+  delivered ``{"uncertain": true}`` and the turn goes on: a lost part beats a duplicate photo.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Protocol
+
+from sommelier.storage.photos import PhotoStore
+from sommelier.telegram.client import BadRequest, Message, NetworkError, RetryAfter, TelegramClient
+from sommelier.telegram.render import Outgoing
+
+__all__ = [
+    "DELIVERY_TTL_SECONDS",
+    "DeliveryLog",
+    "DeliveryResult",
+    "DynamoDeliveryLog",
+    "InMemoryDeliveryLog",
+    "Sender",
+]
+
+logger = logging.getLogger(__name__)
+
+DELIVERY_TTL_SECONDS = 24 * 3600
+HTML = "HTML"
+
+
+# --------------------------------------------------------------------------- #
+# Delivery logs
+# --------------------------------------------------------------------------- #
+class DeliveryLog(Protocol):
+    """Which parts of an update's reply were already delivered."""
+
+    def delivered(self, key: str) -> dict[int, dict]: ...  # index -> {"message_id": ..., "file_id": ...}
+
+    def mark(self, key: str, index: int, info: dict) -> None: ...
+
+
+class InMemoryDeliveryLog:
+    def __init__(self) -> None:
+        self._parts: dict[str, dict[int, dict]] = {}
+
+    def delivered(self, key: str) -> dict[int, dict]:
+        return {i: dict(info) for i, info in self._parts.get(key, {}).items()}
+
+    def mark(self, key: str, index: int, info: dict) -> None:
+        self._parts.setdefault(key, {})[int(index)] = dict(info)
+
+
+def _to_dynamo(value: Any) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, (str, int, Decimal)):
+        return value
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, dict):
+        return {str(k): _to_dynamo(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_to_dynamo(v) for v in value]
+    return str(value)
+
+
+def _from_dynamo(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _from_dynamo(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_dynamo(v) for v in value]
+    return value
+
+
+class DynamoDeliveryLog:
+    """The log in DynamoDB: the Powertools idempotency table (string hash key ``id``) is reused.
+
+    One item per update: ``id = "delivery#<key>"``, a map ``parts`` (index → info) and a numeric
+    ``expiration`` TTL about a day ahead.
+    """
+
+    def __init__(self, table_name: str, client: Any = None, *, ttl_seconds: int = DELIVERY_TTL_SECONDS,
+                 clock: Callable[[], float] = time.time):
+        import boto3
+        from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+        self.table_name = table_name
+        self._client = client or boto3.client("dynamodb")
+        self._ttl = ttl_seconds
+        self._clock = clock
+        self._ser = TypeSerializer()
+        self._de = TypeDeserializer()
+
+    @staticmethod
+    def item_id(key: str) -> str:
+        return f"delivery#{key}"
+
+    def _key(self, key: str) -> dict[str, Any]:
+        return {"id": {"S": self.item_id(key)}}
+
+    def delivered(self, key: str) -> dict[int, dict]:
+        answer = self._client.get_item(TableName=self.table_name, Key=self._key(key), ConsistentRead=True,
+                                       ProjectionExpression="parts")
+        raw = answer.get("Item", {}).get("parts")
+        if not raw:
+            return {}
+        parts = _from_dynamo(self._de.deserialize(raw))
+        out: dict[int, dict] = {}
+        for index, info in (parts or {}).items():
+            try:
+                out[int(index)] = dict(info) if isinstance(info, dict) else {}
+            except ValueError:
+                continue
+        return out
+
+    def mark(self, key: str, index: int, info: dict) -> None:
+        from botocore.exceptions import ClientError
+
+        value = self._ser.serialize(_to_dynamo(dict(info)))
+        expiration = {"N": str(int(self._clock()) + self._ttl)}
+        for _attempt in range(3):
+            try:
+                # The usual case: the item and its map exist; set one entry.
+                self._client.update_item(
+                    TableName=self.table_name,
+                    Key=self._key(key),
+                    UpdateExpression="SET parts.#i = :info, expiration = :exp",
+                    ExpressionAttributeNames={"#i": str(int(index))},
+                    ExpressionAttributeValues={":info": value, ":exp": expiration},
+                )
+                return
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "ValidationException":
+                    raise
+            # "The document path provided in the update expression is invalid for update": no map yet.
+            try:
+                self._client.update_item(
+                    TableName=self.table_name,
+                    Key=self._key(key),
+                    UpdateExpression="SET parts = :parts, expiration = :exp",
+                    ConditionExpression="attribute_not_exists(parts)",
+                    ExpressionAttributeValues={":parts": {"M": {str(int(index)): value}}, ":exp": expiration},
+                )
+                return
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                    raise
+                # Someone created the map in between: set the entry again.
+        raise RuntimeError(f"could not record delivery of part {index} for {key!r}")
+
+
+# --------------------------------------------------------------------------- #
+# The sender
+# --------------------------------------------------------------------------- #
+@dataclass
+class DeliveryResult:
+    message_ids: list[int] = field(default_factory=list)  # messages sent by this call, in order
+    by_index: dict[int, int] = field(default_factory=dict)  # part index -> message_id, earlier calls included
+    sent: list[int] = field(default_factory=list)  # part indexes sent now
+    skipped: list[int] = field(default_factory=list)  # part indexes already delivered earlier
+    plain_fallbacks: list[int] = field(default_factory=list)  # parts resent as plain text (parse error)
+    text_fallbacks: list[int] = field(default_factory=list)  # photo parts sent as text (no usable photo)
+    uncertain: list[int] = field(default_factory=list)  # parts that may or may not have arrived
+    photo_sources: dict[int, str] = field(default_factory=dict)  # index -> "file_id" | "url" | "upload"
+    new_file_ids: dict[str, str] = field(default_factory=dict)  # wine id -> file_id reported via on_file_id
+    waited: float = 0.0  # seconds slept on 429s
+
+    @property
+    def count(self) -> int:
+        return len(self.sent) + len(self.skipped) + len(self.uncertain)
+
+
+class _Uncertain(Exception):
+    """Internal: a request may have been delivered; stop trying this part."""
+
+    def __init__(self, error: NetworkError):
+        self.error = error
+
+
+class Sender:
+    def __init__(
+        self,
+        client: TelegramClient,
+        photos: PhotoStore,
+        log: DeliveryLog,
+        *,
+        on_file_id: Callable[[str, str], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        max_retry_wait: float = 30.0,
+    ):
+        self.client = client
+        self.photos = photos
+        self.log = log
+        self.on_file_id = on_file_id
+        self.sleep = sleep
+        self.max_retry_wait = max_retry_wait
+
+    def deliver(self, chat_id: int, key: str, parts: list[Outgoing]) -> DeliveryResult:
+        """Send the parts not yet delivered for ``key``, in order. See the module doc for the error policy."""
+        result = DeliveryResult()
+        done = self.log.delivered(key)
+        budget = _Budget(self.max_retry_wait)
+        for index, part in enumerate(parts):
+            if index in done:
+                result.skipped.append(index)
+                if isinstance(done[index].get("message_id"), int):
+                    result.by_index[index] = done[index]["message_id"]
+                continue
+            try:
+                message, info = self._send_part(chat_id, index, part, result, budget)
+            except _Uncertain as unc:
+                logger.warning(
+                    "telegram part %d of %s may have been delivered (%s); not resending it",
+                    index, key, unc.error.description,
+                )
+                self.log.mark(key, index, {"uncertain": True})
+                result.uncertain.append(index)
+                continue
+            self.log.mark(key, index, info)
+            result.sent.append(index)
+            result.message_ids.append(message.message_id)
+            result.by_index[index] = message.message_id
+            self._report_file_id(part, message, result)
+        return result
+
+    # ---------------- one part ----------------
+    def _send_part(self, chat_id: int, index: int, part: Outgoing, result: DeliveryResult,
+                   budget: "_Budget") -> tuple[Message, dict]:
+        if part.kind == "photo":
+            sent = self._send_photo(chat_id, index, part, result, budget)
+            if sent is not None:
+                return sent, {"message_id": sent.message_id, "file_id": sent.largest_file_id}
+            result.text_fallbacks.append(index)
+        message = self._formatted(
+            index, result, budget,
+            lambda text, mode: self.client.send_message(chat_id, text, parse_mode=mode,
+                                                        reply_markup=part.reply_markup),
+            part,
+        )
+        return message, {"message_id": message.message_id}
+
+    def _send_photo(self, chat_id: int, index: int, part: Outgoing, result: DeliveryResult,
+                    budget: "_Budget") -> Message | None:
+        for source, photo in self._photo_sources(part):
+            try:
+                message = self._formatted(
+                    index, result, budget,
+                    lambda text, mode, photo=photo: self.client.send_photo(
+                        chat_id, photo, caption=text, parse_mode=mode, reply_markup=part.reply_markup),
+                    part,
+                )
+            except BadRequest as exc:
+                if exc.is_bad_file:
+                    logger.info("photo source %s unusable for wine %s: %s", source, part.wine_id, exc.description)
+                    continue
+                raise
+            result.photo_sources[index] = source
+            return message
+        return None
+
+    def _photo_sources(self, part: Outgoing) -> Iterator[tuple[str, str | bytes]]:
+        """Lazily: the cached file_id, a presigned URL, then the bytes."""
+        if part.file_id:
+            yield "file_id", part.file_id
+        if not part.image_key:
+            return
+        url = self._store_call("presigned_url", part.image_key)
+        if url:
+            yield "url", url
+        data = self._store_call("get", part.image_key)
+        if data:
+            yield "upload", data
+
+    def _store_call(self, name: str, key: str) -> Any:
+        try:
+            return getattr(self.photos, name)(key)
+        except Exception as exc:  # a broken store must not lose the answer: fall through to the next option
+            logger.warning("photo store %s(%s) failed: %s", name, key, exc)
+            return None
+
+    def _formatted(self, index: int, result: DeliveryResult, budget: "_Budget",
+                   send: Callable[[str, str | None], Message], part: Outgoing) -> Message:
+        """HTML first; on a parse error the same part as plain text."""
+        try:
+            return self._with_retry(lambda: send(part.html, HTML), budget, result)
+        except BadRequest as exc:
+            if not exc.is_parse_error:
+                raise
+            logger.warning("HTML rejected for part %d (%s); resending as plain text", index, exc.description)
+        message = self._with_retry(lambda: send(part.plain, None), budget, result)
+        if index not in result.plain_fallbacks:
+            result.plain_fallbacks.append(index)
+        return message
+
+    def _with_retry(self, call: Callable[[], Message], budget: "_Budget", result: DeliveryResult) -> Message:
+        while True:
+            try:
+                return call()
+            except RetryAfter as exc:
+                wait = max(float(exc.retry_after), 0.0)
+                if not budget.take(wait):
+                    raise
+                logger.info("telegram 429: waiting %.1f s", wait)
+                self.sleep(wait)
+                result.waited += wait
+            except NetworkError as exc:
+                if exc.request_sent:
+                    raise _Uncertain(exc) from None
+                raise
+
+    def _report_file_id(self, part: Outgoing, message: Message, result: DeliveryResult) -> None:
+        new = message.largest_file_id
+        if not (part.kind == "photo" and part.wine_id and new and new != part.file_id):
+            return
+        result.new_file_ids[part.wine_id] = new
+        if self.on_file_id is None:
+            return
+        try:
+            self.on_file_id(part.wine_id, new)
+        except Exception:  # the photo is already in the chat: caching is best effort
+            logger.exception("could not store the file_id of wine %s", part.wine_id)
+
+
+class _Budget:
+    """The total time one deliver() call may sleep on 429s."""
+
+    def __init__(self, limit: float):
+        self.limit = limit
+        self.used = 0.0
+
+    def take(self, seconds: float) -> bool:
+        if self.used + seconds > self.limit:
+            return False
+        self.used += seconds
+        return True

@@ -1,0 +1,135 @@
+"""Shared fixtures: a real PostgreSQL + pgvector (embedded, or DATABASE_URL), seeded with the shipped catalogue."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOG_FILE = ROOT / "data" / "catalog" / "wines.json"
+
+# Keys and endpoints from the developer's shell must not leak into tests.
+for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "EMBEDDING_PROVIDER", "EMBEDDING_MODEL", "EMBEDDING_API_KEY",
+              "EMBEDDING_BASE_URL", "TOOL_FUNCTION_NAME", "IMAGES_BUCKET", "TELEGRAM_BOT_TOKEN", "QUEUE_URL",
+              "IDEMPOTENCY_TABLE", "SOMMELIER_OFFLINE", "LLM_MODEL"):
+    os.environ.pop(_name, None)
+
+
+@pytest.fixture(scope="session")
+def state_dir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("sommelier-state")
+    os.environ["SOMMELIER_STATE_DIR"] = str(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def admin_url(state_dir):
+    """A server URL with rights to create databases: DATABASE_URL, else a fresh embedded server."""
+    external = os.environ.pop("DATABASE_URL", None)
+    if external:
+        yield external
+        return
+    from sommelier.db.embedded import ensure_embedded_database, stop_embedded_database
+
+    url = ensure_embedded_database(state_dir / "pgdata", database="postgres")
+    yield url
+    from sommelier.db.pool import close_pools
+
+    close_pools()
+    stop_embedded_database(state_dir / "pgdata")
+
+
+def _database_url(admin_url: str, name: str) -> str:
+    info = psycopg.conninfo.conninfo_to_dict(admin_url)
+    info["dbname"] = name
+    return psycopg.conninfo.make_conninfo(**info)
+
+
+def _create_database(admin_url: str, name: str, template: str | None = None) -> str:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        suffix = f' TEMPLATE "{template}"' if template else ""
+        conn.execute(f'CREATE DATABASE "{name}"{suffix}')
+    return _database_url(admin_url, name)
+
+
+def _drop_database(admin_url: str, name: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def empty_template(admin_url):
+    """A migrated database with no wines, used as a template."""
+    from sommelier.db.migrations import apply_migrations
+
+    name = f"som_empty_{uuid.uuid4().hex[:8]}"
+    url = _create_database(admin_url, name)
+    apply_migrations(url)
+    yield name
+    _drop_database(admin_url, name)
+
+
+@pytest.fixture(scope="session")
+def catalog_template(admin_url, state_dir):
+    """A migrated database holding the shipped catalogue with local embeddings."""
+    from sommelier.catalog.importer import import_catalog
+    from sommelier.db.migrations import apply_migrations
+    from sommelier.db.pool import Database
+    from sommelier.embeddings.local import LocalHashingEmbeddings
+    from sommelier.storage.photos import LocalPhotoStore
+    from sommelier.tools.client import InProcessTools
+
+    name = f"som_catalog_{uuid.uuid4().hex[:8]}"
+    url = _create_database(admin_url, name)
+    apply_migrations(url)
+    database = Database(url)
+    import_catalog(CATALOG_FILE, tools=InProcessTools(database), embedder=LocalHashingEmbeddings(),
+                   photos=LocalPhotoStore(state_dir / "photos"))
+    database.close()  # a template must have no open connections
+    yield name
+    _drop_database(admin_url, name)
+
+
+def _clone(admin_url: str, template: str):
+    from sommelier.db.pool import Database
+
+    name = f"som_test_{uuid.uuid4().hex[:10]}"
+    database = Database(_create_database(admin_url, name, template=template))
+    return name, database
+
+
+@pytest.fixture(scope="session")
+def catalog_db(admin_url, catalog_template):
+    """The shipped catalogue, shared by read-only tests. Tests must not write to it."""
+    name, database = _clone(admin_url, catalog_template)
+    yield database
+    database.close()
+    _drop_database(admin_url, name)
+
+
+@pytest.fixture
+def fresh_db(admin_url, catalog_template):
+    """A private copy of the catalogue database for a test that writes."""
+    name, database = _clone(admin_url, catalog_template)
+    yield database
+    database.close()
+    _drop_database(admin_url, name)
+
+
+@pytest.fixture
+def empty_db(admin_url, empty_template):
+    name, database = _clone(admin_url, empty_template)
+    yield database
+    database.close()
+    _drop_database(admin_url, name)
+
+
+@pytest.fixture(scope="session")
+def shipped_wines() -> list[dict]:
+    """The shipped catalogue as plain dicts, for computing expectations independently of SQL."""
+    return json.loads(CATALOG_FILE.read_text("utf-8"))["wines"]
