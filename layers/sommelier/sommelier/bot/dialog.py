@@ -12,7 +12,7 @@ from typing import Any
 
 from sommelier.agent.context import moment_context
 from sommelier.agent.loop import SommelierAgent, TurnRequest, TurnResult
-from sommelier.telegram.render import Outgoing, render_answer, render_text
+from sommelier.telegram.render import Outgoing, parse_callback_data, render_answer, render_text
 from sommelier.tools.client import ToolClient
 
 logger = logging.getLogger(__name__)
@@ -100,21 +100,21 @@ class Dialog:
         return Reply(parts=self._render(turn.response, answer_ref=ref), turn=turn)
 
     def callback(self, sender: Sender, data: str, *, update_id: int | None = None) -> Reply:
-        kind, _, rest = (data or "").partition(":")
-        if kind == "fb":
-            rating_text, _, ref = rest.partition(":")
-            rating = 1 if rating_text == "1" else -1
+        pressed = parse_callback_data(data)
+        if pressed is None:
+            return Reply(callback_text="Эта кнопка устарела")
+        if pressed.action == "feedback":
+            ref = pressed.answer_ref
             message_id = int(ref) if ref.isdigit() and int(ref) > 0 else None
             self.tools.call("save_feedback", {
-                "chat_id": sender.chat_id, "user_id": sender.user_id, "message_id": message_id, "rating": rating,
+                "chat_id": sender.chat_id, "user_id": sender.user_id, "message_id": message_id,
+                "rating": pressed.rating,
             })
-            return Reply(callback_text=FEEDBACK_THANKS[rating])
-        if kind == "more":
-            query, shown = self._last_query_and_shown(sender.chat_id)
-            reply = self.message(sender, query or MORE_REQUEST, update_id=update_id, exclude_ids=shown)
-            reply.callback_text = "Ищу другие варианты…"
-            return reply
-        return Reply(callback_text="Эта кнопка устарела")
+            return Reply(callback_text=FEEDBACK_THANKS[pressed.rating])
+        query, shown = self._last_query_and_shown(sender.chat_id)
+        reply = self.message(sender, query or MORE_REQUEST, update_id=update_id, exclude_ids=shown)
+        reply.callback_text = "Ищу другие варианты…"
+        return reply
 
     # -- helpers --------------------------------------------------------------
     def _render(self, response, answer_ref: str) -> list[Outgoing]:

@@ -52,8 +52,9 @@ WRITE_TIMEOUT = 15.0
 POOL_TIMEOUT = 5.0
 
 # A bot token as it appears in URLs: "<digits>:<35-ish url-safe chars>".
-_TOKEN_RE = re.compile(r"\b\d{3,}:[A-Za-z0-9_-]{20,}")
+_TOKEN_RE = re.compile(r"(?<![0-9])\d{3,}:[A-Za-z0-9_-]{20,}")
 _MASK = "***"
+_KNOWN_TOKENS: set[str] = set()  # tokens of clients created in this process, masked in httpx2 log lines
 
 
 def mask_token(text: str, token: str | None = None) -> str:
@@ -71,7 +72,10 @@ class _RedactTokens(logging.Filter):
             if record.args:
                 record.msg = record.getMessage()
                 record.args = None
-            record.msg = mask_token(str(record.msg))
+            message = str(record.msg)
+            for token in tuple(_KNOWN_TOKENS):
+                message = message.replace(token, _MASK)
+            record.msg = mask_token(message)
         except Exception:  # never break logging
             pass
         return True
@@ -264,6 +268,7 @@ class TelegramClient:
         if not token:
             raise ValueError("a Telegram bot token is required")
         self._token = token
+        _KNOWN_TOKENS.add(token)
         self.base_url = (base_url or DEFAULT_TELEGRAM_API_BASE_URL).rstrip("/")
         self._read_timeout = read_timeout
         self._timeout = httpx2.Timeout(connect=connect_timeout, read=read_timeout, write=WRITE_TIMEOUT,
@@ -313,6 +318,8 @@ class TelegramClient:
             detail = mask_token(f"{type(exc).__name__}: {exc}", self._token)
             logger.debug("telegram %s failed: %s", method, detail)
             raise NetworkError(detail, request_sent=sent, method=method) from None
+        except httpx2.InvalidURL as exc:  # a misconfigured TELEGRAM_API_BASE_URL; the URL holds the token
+            raise ValueError(mask_token(f"invalid Telegram API URL: {exc}", self._token)) from None
         except httpx2.HTTPError as exc:  # decoding errors and the like: an answer came back
             detail = mask_token(f"{type(exc).__name__}: {exc}", self._token)
             raise NetworkError(detail, request_sent=True, method=method) from None

@@ -118,7 +118,7 @@ class DynamoDeliveryLog:
 
     def delivered(self, key: str) -> dict[int, dict]:
         answer = self._client.get_item(TableName=self.table_name, Key=self._key(key), ConsistentRead=True,
-                                       ProjectionExpression="parts")
+                                       ProjectionExpression="#p", ExpressionAttributeNames={"#p": "parts"})
         raw = answer.get("Item", {}).get("parts")
         if not raw:
             return {}
@@ -142,21 +142,23 @@ class DynamoDeliveryLog:
                 self._client.update_item(
                     TableName=self.table_name,
                     Key=self._key(key),
-                    UpdateExpression="SET parts.#i = :info, expiration = :exp",
-                    ExpressionAttributeNames={"#i": str(int(index))},
+                    UpdateExpression="SET #p.#i = :info, #e = :exp",
+                    ExpressionAttributeNames={"#p": "parts", "#i": str(int(index)), "#e": "expiration"},
                     ExpressionAttributeValues={":info": value, ":exp": expiration},
                 )
                 return
             except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") != "ValidationException":
+                error = exc.response.get("Error", {})
+                if error.get("Code") != "ValidationException" or "document path" not in str(error.get("Message", "")):
                     raise
             # "The document path provided in the update expression is invalid for update": no map yet.
             try:
                 self._client.update_item(
                     TableName=self.table_name,
                     Key=self._key(key),
-                    UpdateExpression="SET parts = :parts, expiration = :exp",
-                    ConditionExpression="attribute_not_exists(parts)",
+                    UpdateExpression="SET #p = :parts, #e = :exp",
+                    ConditionExpression="attribute_not_exists(#p)",
+                    ExpressionAttributeNames={"#p": "parts", "#e": "expiration"},
                     ExpressionAttributeValues={":parts": {"M": {str(int(index)): value}}, ":exp": expiration},
                 )
                 return
@@ -182,10 +184,6 @@ class DeliveryResult:
     photo_sources: dict[int, str] = field(default_factory=dict)  # index -> "file_id" | "url" | "upload"
     new_file_ids: dict[str, str] = field(default_factory=dict)  # wine id -> file_id reported via on_file_id
     waited: float = 0.0  # seconds slept on 429s
-
-    @property
-    def count(self) -> int:
-        return len(self.sent) + len(self.skipped) + len(self.uncertain)
 
 
 class _Uncertain(Exception):
@@ -298,17 +296,16 @@ class Sender:
 
     def _formatted(self, index: int, result: DeliveryResult, budget: "_Budget",
                    send: Callable[[str, str | None], Message], part: Outgoing) -> Message:
-        """HTML first; on a parse error the same part as plain text."""
-        try:
-            return self._with_retry(lambda: send(part.html, HTML), budget, result)
-        except BadRequest as exc:
-            if not exc.is_parse_error:
-                raise
-            logger.warning("HTML rejected for part %d (%s); resending as plain text", index, exc.description)
-        message = self._with_retry(lambda: send(part.plain, None), budget, result)
+        """HTML first; on a parse error the same part as plain text (and plain for the rest of this part)."""
         if index not in result.plain_fallbacks:
-            result.plain_fallbacks.append(index)
-        return message
+            try:
+                return self._with_retry(lambda: send(part.html, HTML), budget, result)
+            except BadRequest as exc:
+                if not exc.is_parse_error:
+                    raise
+                logger.warning("HTML rejected for part %d (%s); resending as plain text", index, exc.description)
+                result.plain_fallbacks.append(index)
+        return self._with_retry(lambda: send(part.plain, None), budget, result)
 
     def _with_retry(self, call: Callable[[], Message], budget: "_Budget", result: DeliveryResult) -> Message:
         while True:
