@@ -1,0 +1,479 @@
+"""End to end: API Gateway event → ingress → (queue) → agent consumer → recorded Telegram calls.
+
+Real adapters everywhere: the fake Bot API and the fake OpenAI server over loopback, a real
+PostgreSQL, moto for SQS and DynamoDB.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx2
+import pytest
+
+from sommelier.bot.runtime import build_runtime
+from sommelier.db.pool import reset_default_database
+from sommelier.devtools.local_api import ChatOrderedWorkers, LocalApi
+from sommelier.telegram.client import TelegramClient
+from sommelier.telegram.consumer import TelegramBot
+from sommelier.telegram.delivery import InMemoryDeliveryLog
+from sommelier.telegram.ingress import handle_http
+from sommelier.telegram.state import InMemoryRateLimiter, InMemoryTurnPlans
+from sommelier.tools.client import InProcessTools
+from tests.fakes.openai_server import FakeOpenAI, reply
+from tests.fakes.telegram_server import FakeTelegram
+
+SECRET = "e2e-webhook-secret"
+BOT = "sommelier_test_bot"
+PRIVATE_CHAT = 5551001
+
+
+def user(uid: int = PRIVATE_CHAT) -> dict:
+    return {"id": uid, "is_bot": False, "first_name": "Анна", "username": "anna", "language_code": "ru"}
+
+
+def private_chat(cid: int = PRIVATE_CHAT) -> dict:
+    return {"id": cid, "type": "private", "first_name": "Анна"}
+
+
+def text_update(update_id: int, text: str, chat_id: int = PRIVATE_CHAT, **extra) -> dict:
+    message = {"message_id": update_id, "date": 1763800000, "chat": private_chat(chat_id), "from": user(chat_id),
+               "text": text}
+    if text.startswith("/"):
+        message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
+    message.update(extra)
+    return {"update_id": update_id, "message": message}
+
+
+def webhook_event(update: dict | str, secret: str | None = SECRET) -> dict:
+    headers = {"content-type": "application/json"}
+    if secret is not None:
+        headers["x-telegram-bot-api-secret-token"] = secret
+    body = update if isinstance(update, str) else json.dumps(update, ensure_ascii=False)
+    return {"version": "2.0", "routeKey": "POST /telegram/webhook", "rawPath": "/telegram/webhook",
+            "headers": headers, "body": body, "isBase64Encoded": False,
+            "requestContext": {"http": {"method": "POST", "path": "/telegram/webhook"}}}
+
+
+class ListSink:
+    def __init__(self):
+        self.items: list[tuple[dict, int]] = []
+
+    def enqueue(self, update, chat_id):
+        self.items.append((update, chat_id))
+
+
+@pytest.fixture
+def telegram():
+    with FakeTelegram(bot_username=BOT) as fake:
+        yield fake
+
+
+@pytest.fixture
+def llm():
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+def echo_answer(body: dict):
+    """Fake LLM: an informational answer quoting the customer's message (shows order and content)."""
+    prompt = body["messages"][1]["content"]
+    said = prompt.rsplit("<<<\n", 1)[1].split("\n>>>", 1)[0]
+    return reply(json.dumps({"response_type": "informational", "intro": f"Ответ на: {said}", "wines": [],
+                             "closing": "Что-нибудь ещё?", "guard_type": None}, ensure_ascii=False))
+
+
+@pytest.fixture
+def environment(monkeypatch, telegram, llm, fresh_db, state_dir):
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
+    monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    monkeypatch.delenv("QUEUE_URL", raising=False)
+    monkeypatch.delenv("IDEMPOTENCY_TABLE", raising=False)
+    import sommelier.telegram.ingress as ingress
+
+    monkeypatch.setattr(ingress, "_recent", ingress._RecentUpdates())  # update ids repeat across tests
+    reset_default_database()
+    yield
+    reset_default_database()
+
+
+def make_bot(fresh_db, telegram, *, llm: FakeOpenAI | None = None, rate: int = 10, monkeypatch=None):
+    if llm is not None:
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        monkeypatch.setenv("LLM_MODEL", "test-model")
+        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+    runtime = build_runtime(tools=InProcessTools(fresh_db))
+    client = TelegramClient(telegram.token, telegram.base_url)
+    sleeps: list[float] = []
+    bot = TelegramBot(runtime, client, delivery_log=InMemoryDeliveryLog(), plans=InMemoryTurnPlans(),
+                      limiter=InMemoryRateLimiter(rate), bot_username=BOT, sleep=sleeps.append)
+    bot.sleeps = sleeps
+    return bot
+
+
+def deliver(bot: TelegramBot, update: dict, attempt: int = 1) -> dict:
+    """Through the real ingress (secret check, parsing) into the bot, like the queue would."""
+    sink = ListSink()
+    response = handle_http(webhook_event(update), None, sink=sink)
+    for item, _ in sink.items:
+        bot.process(item, attempt)
+    return response
+
+
+def texts(telegram: FakeTelegram, chat_id: int = PRIVATE_CHAT) -> list[str]:
+    out = []
+    for call in telegram.sent_messages(chat_id):
+        out.append(call.params.get("text") or call.params.get("caption") or "")
+    return out
+
+
+# ---------------------------------------------------------------- ingress
+
+def test_bad_secret_is_rejected_without_any_work(environment, fresh_db, telegram):
+    sink = ListSink()
+    for secret in ("wrong", "", None, SECRET + "x"):
+        response = handle_http(webhook_event(text_update(1, "привет"), secret=secret), None, sink=sink)
+        assert response["statusCode"] == 401
+    assert sink.items == [] and telegram.calls == []
+
+
+@pytest.mark.parametrize("body,status", [
+    ("", 400), ("not json", 400), ("[1,2]", 400), ('{"no_update_id": 1}', 400), ('{"update_id": "7"}', 400),
+    ('{"update_id": 7, "message": {"chat": 5}}', 200), ('{"update_id": 8, "channel_post": {}}', 200),
+])
+def test_bad_bodies_get_a_4xx_or_are_dropped(environment, body, status):
+    sink = ListSink()
+    assert handle_http(webhook_event(body), None, sink=sink)["statusCode"] == status
+    assert sink.items == []
+
+
+def test_duplicate_delivery_gets_exactly_one_reply(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    update = text_update(100, "что такое танины?")
+    assert deliver(bot, update)["statusCode"] == 200
+    replies = len(telegram.sent_messages(PRIVATE_CHAT))
+    second = deliver(bot, update)
+    assert second["statusCode"] == 200 and json.loads(second["body"]).get("duplicate") is True
+    assert len(telegram.sent_messages(PRIVATE_CHAT)) == replies > 0
+
+
+def test_ingress_enqueues_to_sqs_fifo_and_dedupes_with_dynamodb(environment, monkeypatch):
+    import boto3
+    from moto import mock_aws
+
+    with mock_aws():
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
+        sqs = boto3.client("sqs", region_name="eu-central-1")
+        queue = sqs.create_queue(QueueName="turns.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+        dynamo = boto3.client("dynamodb", region_name="eu-central-1")
+        dynamo.create_table(TableName="idem", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                            BillingMode="PAY_PER_REQUEST")
+        monkeypatch.setenv("QUEUE_URL", queue)
+        monkeypatch.setenv("IDEMPOTENCY_TABLE", "idem")
+        import sommelier.telegram.ingress as ingress
+
+        monkeypatch.setattr(ingress, "_idempotent_enqueue", None)
+        update = text_update(200, "красное к пицце")
+        for _ in range(3):
+            assert handle_http(webhook_event(update), None)["statusCode"] == 200
+        messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10,
+                                       AttributeNames=["All"]).get("Messages", [])
+        assert len(messages) == 1
+        assert messages[0]["Attributes"]["MessageGroupId"] == str(PRIVATE_CHAT)
+        assert messages[0]["Attributes"]["MessageDeduplicationId"] == "200"
+        assert json.loads(messages[0]["Body"])["update_id"] == 200
+
+
+def test_ingress_module_does_not_import_the_llm_stack():
+    import subprocess
+    import sys
+
+    code = ("import sys, importlib.util; spec = importlib.util.spec_from_file_location('ingress', "
+            "'functions/webhook/ingress.py'); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
+            "bad = [n for n in ('openai', 'sommelier.agent.loop', 'numpy', 'psycopg') if n in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ---------------------------------------------------------------- update types
+
+def test_text_turn_renders_intro_photos_and_buttons(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    deliver(bot, text_update(300, "красное сухое к стейку до 3000"))
+    calls = telegram.sent_messages(PRIVATE_CHAT)
+    methods = [c.method for c in calls]
+    assert methods[0] == "sendMessage" and methods[-1] == "sendMessage"
+    photos = [c for c in calls if c.method == "sendPhoto"]
+    assert 1 <= len(photos) <= 3
+    assert all(len(c.files.get("photo", b"")) > 1000 for c in photos), "local photos are uploaded as bytes"
+    keyboard = calls[-1].params["reply_markup"]["inline_keyboard"]
+    labels = [b["text"] for row in keyboard for b in row]
+    assert labels == ["👍", "👎", "Ещё варианты"]
+    assert telegram.calls_of("sendChatAction")[0].params["action"] == "typing"
+    # the file_ids Telegram returned are cached for the next time
+    ids = [w["id"] for w in InProcessTools(fresh_db).call("search_wines", {"limit": 20})["wines"]]
+    cached = InProcessTools(fresh_db).call("get_wines", {"ids": ids})["wines"]
+    assert sum(1 for w in cached if w["telegram_file_id"]) >= len(photos)
+
+
+def test_second_turn_reuses_cached_file_ids(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    deliver(bot, text_update(310, "красное сухое к стейку до 3000"))
+    first = [c for c in telegram.sent_messages(PRIVATE_CHAT) if c.method == "sendPhoto"]
+    deliver(bot, text_update(311, "красное сухое к стейку до 3000"))
+    later = [c for c in telegram.sent_messages(PRIVATE_CHAT) if c.method == "sendPhoto"][len(first):]
+    assert later and all(isinstance(c.params.get("photo"), str) and not c.files for c in later)
+
+
+def test_start_help_reset(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    deliver(bot, text_update(400, "/start"))
+    start = telegram.sent_messages(PRIVATE_CHAT)
+    assert "сомелье" in start[0].params["text"].lower()
+    assert sum(1 for c in start if c.method == "sendPhoto") == 3, "a welcome plus 3 seasonal picks"
+    deliver(bot, text_update(401, "/help"))
+    assert "/reset" in texts(telegram)[-1]
+    deliver(bot, text_update(402, "что такое танины?"))
+    assert InProcessTools(fresh_db).call("load_history", {"chat_id": PRIVATE_CHAT})["messages"]
+    deliver(bot, text_update(403, "/reset"))
+    assert "забыл" in texts(telegram)[-1]
+    assert InProcessTools(fresh_db).call("load_history", {"chat_id": PRIVATE_CHAT})["messages"] == []
+
+
+def test_feedback_button_is_stored_and_buttons_updated(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    deliver(bot, text_update(500, "белое сухое к рыбе"))
+    closing = telegram.sent_messages(PRIVATE_CHAT)[-1]
+    data = closing.params["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+    callback = {"update_id": 501, "callback_query": {
+        "id": "cbq-1", "from": user(), "chat_instance": "ci", "data": data,
+        "message": {"message_id": closing.response["result"]["message_id"], "date": 1, "chat": private_chat()}}}
+    deliver(bot, callback)
+    answered = telegram.calls_of("answerCallbackQuery")
+    assert answered and answered[0].params["callback_query_id"] == "cbq-1"
+    edit = telegram.calls_of("editMessageReplyMarkup")[0].params["reply_markup"]["inline_keyboard"]
+    assert [b["text"] for row in edit for b in row] == ["Ещё варианты"]
+    with fresh_db.connection() as conn:
+        assert conn.execute("SELECT rating FROM feedback WHERE user_id = %s", (PRIVATE_CHAT,)).fetchone()[0] == 1
+
+
+def test_more_button_excludes_wines_already_shown(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    deliver(bot, text_update(600, "красное сухое до 5000"))
+    first = [c.params.get("caption", "") for c in telegram.sent_messages(PRIVATE_CHAT) if c.method == "sendPhoto"]
+    closing = telegram.sent_messages(PRIVATE_CHAT)[-1]
+    more = closing.params["reply_markup"]["inline_keyboard"][1][0]["callback_data"]
+    deliver(bot, {"update_id": 601, "callback_query": {
+        "id": "cbq-2", "from": user(), "chat_instance": "ci", "data": more,
+        "message": {"message_id": closing.response["result"]["message_id"], "date": 1, "chat": private_chat()}}})
+    captions = [c.params.get("caption", "") for c in telegram.sent_messages(PRIVATE_CHAT) if c.method == "sendPhoto"]
+    second = captions[len(first):]
+    assert second, "«Ещё варианты» shows new wines"
+    first_names = {c.split("\n")[0] for c in first}
+    assert not first_names & {c.split("\n")[0] for c in second}
+
+
+@pytest.mark.parametrize("payload", [
+    {"photo": [{"file_id": "AgAD", "file_unique_id": "u1", "width": 90, "height": 90}]},
+    {"sticker": {"file_id": "CAAD", "file_unique_id": "u2", "width": 512, "height": 512, "type": "regular",
+                 "is_animated": False, "is_video": False}},
+    {"voice": {"file_id": "AwAD", "file_unique_id": "u3", "duration": 3}},
+])
+def test_non_text_messages_get_a_polite_reply(environment, fresh_db, telegram, payload):
+    bot = make_bot(fresh_db, telegram)
+    update = {"update_id": 700, "message": {"message_id": 7, "date": 1, "chat": private_chat(), "from": user(),
+                                            **payload}}
+    deliver(bot, update)
+    assert "только текст" in texts(telegram)[-1]
+
+
+def test_edited_message_is_answered(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    update = {"update_id": 710, "edited_message": {"message_id": 9, "date": 1, "edit_date": 2,
+                                                   "chat": private_chat(), "from": user(), "text": "что такое танины"}}
+    deliver(bot, update)
+    assert any("танин" in t.lower() for t in texts(telegram))
+
+
+def test_groups_answer_only_when_addressed(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    group = {"id": -100123, "type": "supergroup", "title": "Винный клуб"}
+    chatter = {"update_id": 720, "message": {"message_id": 1, "date": 1, "chat": group, "from": user(1),
+                                             "text": "кто придёт в субботу?"}}
+    deliver(bot, chatter)
+    assert telegram.sent_messages(-100123) == []
+    text = f"@{BOT} что такое танины?"
+    mention = {"update_id": 721, "message": {"message_id": 2, "date": 1, "chat": group, "from": user(1), "text": text,
+                                             "entities": [{"type": "mention", "offset": 0, "length": len(BOT) + 1}]}}
+    deliver(bot, mention)
+    assert telegram.sent_messages(-100123)
+
+
+def test_blocked_bot_marks_the_user_inactive(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    deliver(bot, text_update(730, "привет"))
+    member = {"update_id": 731, "my_chat_member": {
+        "chat": private_chat(), "from": user(), "date": 2,
+        "old_chat_member": {"status": "member", "user": {"id": 1, "is_bot": True, "first_name": "S"}},
+        "new_chat_member": {"status": "kicked", "user": {"id": 1, "is_bot": True, "first_name": "S"},
+                            "until_date": 0}}}
+    calls_before = len(telegram.calls)
+    deliver(bot, member)
+    assert len(telegram.calls) == calls_before
+    with fresh_db.connection() as conn:
+        assert conn.execute("SELECT is_active FROM users WHERE chat_id = %s", (PRIVATE_CHAT,)).fetchone()[0] is False
+
+
+def test_unknown_update_types_get_200_and_are_ignored(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    for update in ({"update_id": 740, "channel_post": {"message_id": 1, "date": 1, "chat": {"id": -1, "type": "channel"}}},
+                   {"update_id": 741, "poll": {"id": "p"}}, {"update_id": 742}):
+        assert deliver(bot, update)["statusCode"] == 200
+    assert telegram.calls == []
+
+
+# ---------------------------------------------------------------- Telegram errors
+
+LONG_ANSWER = {
+    "response_type": "informational",
+    "intro": ("Вино & <b>сыр</b> — «классика» <script>alert(1)</script>. " * 24).strip(),
+    "wines": [], "closing": "Ещё вопрос? <i>да</i> & нет", "guard_type": None,
+}
+
+
+def test_long_russian_text_with_html_specials_is_escaped_and_fits(environment, fresh_db, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    llm.script(reply(json.dumps(LONG_ANSWER, ensure_ascii=False)))
+    deliver(bot, text_update(800, "расскажи про сыр"))
+    sent = telegram.sent_messages(PRIVATE_CHAT)
+    assert all(c.http_status == 200 for c in telegram.calls_of("sendMessage"))
+    joined = "".join(texts(telegram))
+    assert "<script>" in joined, "model markup arrives as literal text"
+
+
+def test_parse_error_leads_to_a_plain_resend(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    telegram.fail_next("sendMessage", status=400, description="Bad Request: can't parse entities: unexpected tag")
+    deliver(bot, text_update(810, "что такое танины?"))
+    first, resend = telegram.calls_of("sendMessage")[:2]
+    assert first.http_status == 400 and resend.http_status == 200
+    assert "parse_mode" not in resend.params
+
+
+def test_429_waits_retry_after_then_succeeds(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    telegram.fail_next("sendMessage", status=429, retry_after=3)
+    deliver(bot, text_update(820, "что такое танины?"))
+    assert bot.sleeps and bot.sleeps[0] >= 3
+    assert telegram.sent_messages(PRIVATE_CHAT)
+
+
+def test_403_marks_inactive_and_stops(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    deliver(bot, text_update(830, "привет"))
+    telegram.fail_when(lambda call: call.method in ("sendMessage", "sendChatAction", "sendPhoto"), status=403,
+                       times=100)
+    deliver(bot, text_update(831, "что такое танины?"))  # no exception: nothing to retry
+    with fresh_db.connection() as conn:
+        assert conn.execute("SELECT is_active FROM users WHERE chat_id = %s", (PRIVATE_CHAT,)).fetchone()[0] is False
+
+
+def test_crash_mid_send_then_redelivery_sends_no_duplicate_photos(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    telegram.fail_when(lambda call: call.method == "sendPhoto" and len(telegram.calls_of("sendPhoto")) >= 2,
+                       status=500, times=1)
+    update = text_update(840, "красное сухое к стейку до 3000")
+    sink = ListSink()
+    handle_http(webhook_event(update), None, sink=sink)
+    with pytest.raises(Exception):
+        bot.process(sink.items[0][0], attempt=1)
+    bot.process(sink.items[0][0], attempt=2)  # SQS redelivers the same message
+    photos = [c for c in telegram.sent_messages(PRIVATE_CHAT) if c.method == "sendPhoto"]
+    captions = [c.params["caption"] for c in photos]
+    assert len(captions) == len(set(captions)) and 1 <= len(photos) <= 3
+    assert texts(telegram)[-1], "the closing message was delivered"
+    history = InProcessTools(fresh_db).call("load_history", {"chat_id": PRIVATE_CHAT})["messages"]
+    assert [m["role"] for m in history] == ["user", "assistant"], "the turn is saved once"
+
+
+def test_last_attempt_failure_apologises_once(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram)
+    telegram.fail_when(lambda call: call.method == "sendPhoto", status=502, times=100)
+    update = text_update(850, "красное сухое к стейку до 3000")
+    for attempt in (1, 2, 3):
+        with pytest.raises(Exception):
+            bot.process(update, attempt=attempt)
+    apologies = [t for t in texts(telegram) if "Простите" in t]
+    assert len(apologies) == 1
+
+
+def test_rate_limit_sends_one_notice_and_spends_no_llm(environment, fresh_db, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, rate=3)
+    llm.default = echo_answer
+    for i in range(6):
+        deliver(bot, text_update(900 + i, f"вопрос {i}"))
+    assert len(llm.chat_requests) == 3
+    notices = [t for t in texts(telegram) if "очень быстро" in t]
+    assert len(notices) == 1
+
+
+def test_sqs_batch_handler_reports_partial_failures(environment, fresh_db, telegram, monkeypatch):
+    import sommelier.telegram.consumer as consumer
+
+    bot = make_bot(fresh_db, telegram)
+    monkeypatch.setattr(consumer, "_default_bot", bot)
+    telegram.fail_when(lambda call: call.params.get("chat_id") == 42, status=500, times=100)
+
+    def record(i: int, update: dict) -> dict:
+        return {"messageId": f"m{i}", "receiptHandle": f"r{i}", "body": json.dumps(update),
+                "attributes": {"ApproximateReceiveCount": "1", "MessageGroupId": str(update["message"]["chat"]["id"]),
+                               "MessageDeduplicationId": str(update["update_id"]), "SequenceNumber": str(i),
+                               "SentTimestamp": "1", "SenderId": "x", "ApproximateFirstReceiveTimestamp": "1"},
+                "messageAttributes": {}, "md5OfBody": "x", "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:eu-central-1:123456789012:turns.fifo", "awsRegion": "eu-central-1"}
+
+    event = {"Records": [record(1, text_update(950, "что такое танины?")),
+                         record(2, text_update(951, "что такое танины?", chat_id=42)),
+                         record(3, text_update(952, "что такое танины?"))]}
+    result = consumer.handle_sqs(event)
+    failed = [item["itemIdentifier"] for item in result["batchItemFailures"]]
+    assert failed == ["m2", "m3"], "FIFO: the failed record and everything after it come back, in order"
+
+
+# ---------------------------------------------------------------- ordering under concurrency
+
+def test_per_chat_order_under_concurrency(environment, fresh_db, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, rate=100)
+    llm.default = echo_answer
+    workers = ChatOrderedWorkers(bot.process, workers=6)
+    api = LocalApi({("POST", "/telegram/webhook"): lambda event: handle_http(event, None, sink=workers)}).start()
+    chats = [7000 + i for i in range(5)]
+    try:
+        def send_chat(chat_id: int) -> None:
+            with httpx2.Client(timeout=10) as http:
+                for n in range(4):
+                    update = text_update(chat_id * 10 + n, f"сообщение {n}", chat_id=chat_id)
+                    response = http.post(f"{api.url}/telegram/webhook", json=update,
+                                         headers={"X-Telegram-Bot-Api-Secret-Token": SECRET})
+                    assert response.status_code == 200
+
+        with ThreadPoolExecutor(max_workers=5) as pool:
+            list(pool.map(send_chat, chats))
+        assert workers.wait_idle(timeout=60)
+    finally:
+        api.stop()
+        workers.shutdown()
+    assert workers.dead_letters == []
+    for chat_id in chats:
+        intros = [t for t in texts(telegram, chat_id) if t.startswith("Ответ на:")]
+        assert [re.search(r"сообщение (\d)", t).group(1) for t in intros] == ["0", "1", "2", "3"]
