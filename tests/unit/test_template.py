@@ -6,6 +6,7 @@ The template is parsed with cfn-lint's own loader, so `!Ref`/`!GetAtt`/`!Sub` co
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -19,6 +20,11 @@ cfnlint_decode = pytest.importorskip("cfnlint.decode")
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
 SECRET_ARN = {"Fn::GetAtt": ["DatabaseCluster", "MasterUserSecret.SecretArn"]}
+SECRET_NAME = re.compile(r"(password|token|api_?key)$", re.I)
+SECRET_PARAMETERS = {"TelegramBotToken", "OpenAIApiKey", "EmbeddingApiKey"}
+BOT_SECRETS = {"Ref": "BotSecrets"}
+TABLE_ARN = {"Fn::GetAtt": ["IdempotencyTable", "Arn"]}
+TELEGRAM_FUNCTIONS = ("WebhookFunction", "AgentFunction", "SetWebhookFunction")
 PSEUDO_PARAMETERS = {
     "AWS::AccountId",
     "AWS::NotificationARNs",
@@ -133,13 +139,22 @@ def test_parameters_have_descriptions_and_sane_defaults(template):
         assert name in parameters
     for name, parameter in parameters.items():
         assert parameter.get("Description"), f"parameter {name} has no description"
-        assert "Default" in parameter, f"parameter {name} has no default"
     assert parameters["Stage"]["Default"] == "prod"
     assert parameters["DatabaseName"]["Default"] == "sommelier"
     assert str(parameters["AuroraMaxCapacity"]["Default"]) == "2"
     assert parameters["EmbeddingModel"]["Default"] == "text-embedding-3-small"
-    # Secrets are never template parameters in plain text (DESIGN.md section 3).
-    assert not [n for n in parameters if re.search(r"(password|token|api_?key)$", n, re.I)]
+    # Secrets are never template parameters in plain text (DESIGN.md section 3): a parameter
+    # named like a secret is NoEcho, has no non-empty default, and feeds only the BotSecrets
+    # secret (test_secret_parameters_feed_only_the_bot_secret).
+    secret_like = {n for n in parameters if SECRET_NAME.search(n)}
+    assert secret_like == SECRET_PARAMETERS
+    for name in secret_like:
+        assert parameters[name].get("NoEcho") in (True, "true"), name
+        assert parameters[name].get("Default", "") == "", name
+    # Only the required secrets have no default (`sam deploy --guided` asks for them).
+    for name, parameter in parameters.items():
+        if name not in ("TelegramBotToken", "OpenAIApiKey"):
+            assert "Default" in parameter, f"parameter {name} has no default"
 
 
 def test_outputs(template):
@@ -150,9 +165,20 @@ def test_outputs(template):
         "DatabaseEndpoint",
         "DatabaseSecretArn",
         "VpcId",
+        "WebhookUrl",
+        "TurnQueueUrl",
+        "DeadLetterQueueUrl",
+        "BotSecretsArn",
     }
     assert expected <= set(template["Outputs"])
-    assert template["Outputs"]["DatabaseSecretArn"]["Value"] == SECRET_ARN
+    outputs = template["Outputs"]
+    assert outputs["DatabaseSecretArn"]["Value"] == SECRET_ARN
+    assert outputs["WebhookUrl"]["Value"] == {
+        "Fn::Sub": "https://${WebhookApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}/telegram/webhook"
+    }
+    assert outputs["TurnQueueUrl"]["Value"] == {"Ref": "TurnQueue"}
+    assert outputs["DeadLetterQueueUrl"]["Value"] == {"Ref": "TurnDeadLetterQueue"}
+    assert outputs["BotSecretsArn"]["Value"] == BOT_SECRETS  # the ARN, never the value
 
 
 # ------------------------------------------------------------------------------ storage ---
@@ -312,7 +338,7 @@ def test_every_function_uses_the_shared_layer(resources):
     assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
     assert layer["Metadata"]["BuildMethod"] == "python3.12"
     functions = _functions(resources)
-    assert {"WineToolsFunction", "MigrateFunction"} <= set(functions)
+    assert {"WineToolsFunction", "MigrateFunction", *TELEGRAM_FUNCTIONS} <= set(functions)
     for name, function in functions.items():
         assert {"Ref": "SommelierLayer"} in function["Properties"].get("Layers", []), name
 
@@ -364,3 +390,264 @@ def test_no_function_is_granted_wildcards(resources):
             for statement in policy.get("Statement", []):
                 assert "*" not in _as_list(statement.get("Action")), name
                 assert "*" not in _as_list(statement.get("Resource")), name
+
+
+# ------------------------------------------------------------------------------ telegram --
+
+
+def _variables(resources: dict, name: str) -> dict:
+    return resources[name]["Properties"].get("Environment", {}).get("Variables", {})
+
+
+def _statements(resources: dict, name: str) -> list[dict]:
+    policies = resources[name]["Properties"].get("Policies", [])
+    return [s for p in policies if isinstance(p, dict) for s in p.get("Statement", [])]
+
+
+def _refs(node) -> set[str]:
+    """Every name a node refers to: Ref, GetAtt and ${...} inside Sub."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "Ref" and isinstance(value, str):
+                found.add(value)
+            elif key == "Fn::GetAtt":
+                found.add(value[0] if isinstance(value, list) else str(value).split(".")[0])
+            elif key == "Fn::Sub":
+                text = value[0] if isinstance(value, list) else value
+                found |= {n.split(".")[0] for n in re.findall(r"\$\{([^!}][^}]*)\}", text)}
+            found |= _refs(value)
+    elif isinstance(node, list):
+        for item in node:
+            found |= _refs(item)
+    return found
+
+
+def _strings(node):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield str(key)
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _strings(item)
+    elif isinstance(node, str):
+        yield node
+
+
+def test_telegram_functions_run_outside_the_vpc(resources):
+    """They reach Telegram and the LLM without a NAT gateway (DESIGN.md section 1)."""
+    for name in TELEGRAM_FUNCTIONS:
+        assert "VpcConfig" not in resources[name]["Properties"], name
+        assert "DATABASE_SECRET_ARN" not in _variables(resources, name), name
+
+
+def test_webhook_function(resources):
+    properties = resources["WebhookFunction"]["Properties"]
+    assert properties["CodeUri"] == "functions/webhook"
+    assert properties["Handler"] == "ingress.handler"
+    assert properties["MemorySize"] == 256
+    assert properties["Timeout"] == 10
+    assert _variables(resources, "WebhookFunction") == {
+        "QUEUE_URL": {"Ref": "TurnQueue"},
+        "IDEMPOTENCY_TABLE": {"Ref": "IdempotencyTable"},
+        "SOMMELIER_SECRETS_ARN": BOT_SECRETS,
+        "TELEGRAM_WEBHOOK_SECRET": "",  # empty = read from the secret
+    }
+    events = properties["Events"]
+    assert len(events) == 1
+    event = next(iter(events.values()))
+    assert event["Type"] == "HttpApi"
+    assert event["Properties"]["ApiId"] == {"Ref": "WebhookApi"}
+    assert event["Properties"]["Method"] == "POST"
+    assert event["Properties"]["Path"] == "/telegram/webhook"
+    assert str(event["Properties"].get("PayloadFormatVersion", "2.0")) == "2.0"
+
+
+def test_webhook_api_uses_the_default_stage(resources):
+    api = resources["WebhookApi"]
+    assert api["Type"] == "AWS::Serverless::HttpApi"
+    # WebhookUrl has no stage prefix: only the $default stage serves it.
+    assert api["Properties"].get("StageName", "$default") == "$default"
+
+
+def test_agent_function(resources, template):
+    properties = resources["AgentFunction"]["Properties"]
+    assert properties["CodeUri"] == "functions/webhook"
+    assert properties["Handler"] == "agent.handler"
+    assert properties["Timeout"] == {"Ref": "AgentTimeoutSeconds"}
+    assert properties["MemorySize"] == 1024
+    variables = _variables(resources, "AgentFunction")
+    assert variables["TOOL_FUNCTION_NAME"] == {"Ref": "WineToolsFunction"}
+    assert variables["IDEMPOTENCY_TABLE"] == {"Ref": "IdempotencyTable"}
+    assert variables["IMAGES_BUCKET"] == {"Ref": "ImagesBucket"}
+    assert variables["SOMMELIER_SECRETS_ARN"] == BOT_SECRETS
+    assert variables["OPENAI_BASE_URL"] == {"Ref": "OpenAIBaseUrl"}
+    assert variables["LLM_MODEL"] == {"Ref": "LLMModel"}
+    assert variables["EMBEDDING_PROVIDER"] == "openai"
+    assert variables["EMBEDDING_MODEL"] == {"Ref": "EmbeddingModel"}
+    assert variables["EMBEDDING_BASE_URL"] == {"Ref": "EmbeddingBaseUrl"}
+    assert variables["RATE_LIMIT_PER_MINUTE"] == {"Ref": "RatePerMinute"}
+    assert variables["DEAD_LETTER_QUEUE_URL"] == {"Ref": "TurnDeadLetterQueue"}
+    max_receives = resources["TurnQueue"]["Properties"]["RedrivePolicy"]["maxReceiveCount"]
+    assert int(variables["SQS_MAX_RECEIVES"]) == int(max_receives) == 3
+    parameters = template["Parameters"]
+    assert parameters["LLMModel"]["Default"] == "anthropic/claude-sonnet-4"
+    assert parameters["OpenAIBaseUrl"]["Default"] == "https://openrouter.ai/api/v1"
+    assert parameters["EmbeddingBaseUrl"]["Default"] == "https://api.openai.com/v1"
+    assert str(parameters["RatePerMinute"]["Default"]) == "10"
+    assert str(parameters["AgentTimeoutSeconds"]["Default"]) == "120"
+    assert parameters["SetWebhookOnDeploy"]["Default"] == "false"
+    events = list(properties["Events"].values())
+    assert len(events) == 1
+    sqs = events[0]
+    assert sqs["Type"] == "SQS"
+    assert sqs["Properties"]["Queue"] == {"Fn::GetAtt": ["TurnQueue", "Arn"]}
+    assert sqs["Properties"]["BatchSize"] == 1
+    assert sqs["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_turn_queue_is_fifo_with_a_dead_letter_queue(resources, template):
+    queue = resources["TurnQueue"]["Properties"]
+    assert queue["FifoQueue"] is True
+    assert queue["ContentBasedDeduplication"] is False  # the dedup id is the update_id
+    assert queue["SqsManagedSseEnabled"] is True
+    assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {"Fn::GetAtt": ["TurnDeadLetterQueue", "Arn"]}
+    assert int(queue["RedrivePolicy"]["maxReceiveCount"]) == 3
+    dlq = resources["TurnDeadLetterQueue"]["Properties"]
+    assert dlq["FifoQueue"] is True  # a FIFO queue's DLQ must be FIFO too
+    assert dlq["SqsManagedSseEnabled"] is True
+    assert int(dlq["MessageRetentionPeriod"]) == 14 * 24 * 3600
+    assert "QueueName" not in queue and "QueueName" not in dlq  # CloudFormation adds ".fifo"
+
+
+def test_visibility_timeout_is_at_least_six_times_the_agent_timeout(resources, template):
+    """AWS: a queue's visibility timeout should be >= 6x the timeout of the function it feeds."""
+    visibility = int(resources["TurnQueue"]["Properties"]["VisibilityTimeout"])
+    timeout = resources["AgentFunction"]["Properties"]["Timeout"]
+    if isinstance(timeout, dict):  # !Ref AgentTimeoutSeconds: every allowed value must fit
+        parameter = template["Parameters"][timeout["Ref"]]
+        assert "MaxValue" in parameter, "the agent timeout parameter needs a MaxValue"
+        worst = max(int(parameter["MaxValue"]), int(parameter["Default"]))
+    else:
+        worst = int(timeout)
+    assert visibility >= 6 * worst, (visibility, worst)
+
+
+def test_idempotency_table(resources):
+    table = resources["IdempotencyTable"]["Properties"]
+    assert table["BillingMode"] == "PAY_PER_REQUEST"
+    assert table["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"}]
+    assert table["AttributeDefinitions"] == [{"AttributeName": "id", "AttributeType": "S"}]
+    assert table["TimeToLiveSpecification"] == {"AttributeName": "expiration", "Enabled": True}
+    assert table["SSESpecification"]["SSEEnabled"] is True
+    assert table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+    assert "TableName" not in table
+
+
+def test_bot_secret_is_generated_from_noecho_parameters(resources):
+    secret = resources["BotSecrets"]
+    assert secret["Type"] == "AWS::SecretsManager::Secret"
+    properties = secret["Properties"]
+    assert "SecretString" not in properties  # never a literal value
+    generated = properties["GenerateSecretString"]
+    assert generated["GenerateStringKey"] == "telegram_webhook_secret"
+    assert generated["PasswordLength"] == 48
+    assert generated["ExcludePunctuation"] is True  # Telegram allows only A-Z a-z 0-9 _ -
+    assert generated.get("IncludeSpace", False) is False
+    template_text = generated["SecretStringTemplate"]["Fn::Sub"]
+    document = json.loads(re.sub(r"\$\{(\w+)\}", "x", template_text))
+    assert set(document) == {"telegram_bot_token", "openai_api_key", "embedding_api_key"}
+    assert {n.split(".")[0] for n in re.findall(r"\$\{([^}]+)\}", template_text)} == SECRET_PARAMETERS
+
+
+def test_secret_parameters_feed_only_the_bot_secret(template):
+    """NoEcho values must not reach an environment variable, an output or metadata."""
+    users: dict[str, set[str]] = {name: set() for name in SECRET_PARAMETERS}
+    for section in ("Globals", "Outputs", "Conditions"):
+        for name in _refs(template.get(section, {})) & SECRET_PARAMETERS:
+            users[name].add(section)
+    for logical_id, resource in template["Resources"].items():
+        for name in _refs(resource) & SECRET_PARAMETERS:
+            users[name].add(logical_id)
+    assert users == {name: {"BotSecrets"} for name in SECRET_PARAMETERS}
+    for resource in template["Resources"].values():
+        assert not (_refs(resource.get("Metadata", {})) & SECRET_PARAMETERS)
+
+
+def test_no_secret_appears_as_a_literal_value(template):
+    looks_secret = [
+        re.compile(r"\b\d{6,}:[A-Za-z0-9_-]{30,}\b"),  # a Telegram bot token
+        re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"),  # OpenAI / OpenRouter keys
+        re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access keys
+    ]
+    for text in _strings(template):
+        for pattern in looks_secret:
+            assert not pattern.search(text), text
+    # Secret-like environment variables are declared empty (read from Secrets Manager) or absent.
+    containers = [template["Globals"]["Function"], *template["Resources"].values()]
+    for container in containers:
+        variables = (container.get("Properties", container).get("Environment") or {}).get("Variables", {})
+        for name, value in variables.items():
+            if re.search(r"(TOKEN|SECRET|API_KEY|PASSWORD)$", name):
+                assert value == "", (name, value)
+
+
+def test_telegram_iam_statements_are_scoped_to_one_resource_each(resources):
+    """No "*" anywhere; every action goes to the one resource it needs (SAM adds logs/X-Ray itself)."""
+    images_objects = {"Fn::Sub": "${ImagesBucket.Arn}/*"}
+    allowed = {
+        "sqs:SendMessage": [{"Fn::GetAtt": ["TurnQueue", "Arn"]}],
+        "dynamodb:GetItem": [TABLE_ARN],
+        "dynamodb:PutItem": [TABLE_ARN],
+        "dynamodb:UpdateItem": [TABLE_ARN],
+        "dynamodb:DeleteItem": [TABLE_ARN],
+        "secretsmanager:GetSecretValue": [BOT_SECRETS],
+        "lambda:InvokeFunction": [{"Fn::GetAtt": ["WineToolsFunction", "Arn"]}],
+        "s3:GetObject": [images_objects],
+    }
+    expected_actions = {
+        "WebhookFunction": {"sqs:SendMessage", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+                            "dynamodb:DeleteItem", "secretsmanager:GetSecretValue"},
+        "AgentFunction": {"lambda:InvokeFunction", "s3:GetObject", "dynamodb:GetItem", "dynamodb:PutItem",
+                          "dynamodb:UpdateItem", "dynamodb:DeleteItem", "secretsmanager:GetSecretValue"},
+        "SetWebhookFunction": {"secretsmanager:GetSecretValue"},
+    }
+    for name, actions in expected_actions.items():
+        policies = resources[name]["Properties"]["Policies"]
+        assert all(isinstance(p, dict) for p in policies), f"{name}: no managed/SAM policy templates"
+        granted: set[str] = set()
+        for statement in _statements(resources, name):
+            assert statement["Effect"] == "Allow", name
+            assert "NotAction" not in statement and "NotResource" not in statement, name
+            targets = _as_list(statement["Resource"])
+            for action in _as_list(statement["Action"]):
+                assert "*" not in action, (name, action)
+                assert action in allowed, (name, action)
+                assert targets == allowed[action], (name, action, targets)
+                granted.add(action)
+            for target in targets:
+                assert isinstance(target, dict), (name, target)  # a reference, never a literal ARN
+                assert target == images_objects or "*" not in json.dumps(target), (name, target)
+        assert granted == actions, name
+
+
+def test_set_webhook_custom_resource_is_optional(resources, template):
+    assert template["Conditions"]["SetWebhookOnDeployEnabled"] == {
+        "Fn::Equals": [{"Ref": "SetWebhookOnDeploy"}, "true"]
+    }
+    assert template["Parameters"]["SetWebhookOnDeploy"]["AllowedValues"] == ["true", "false"]
+    function = resources["SetWebhookFunction"]
+    assert function["Condition"] == "SetWebhookOnDeployEnabled"
+    assert function["Properties"]["CodeUri"] == "functions/set_webhook"
+    assert function["Properties"]["Handler"] == "app.handler"
+    assert _variables(resources, "SetWebhookFunction") == {"SOMMELIER_SECRETS_ARN": BOT_SECRETS}
+    webhook = resources["TelegramWebhook"]
+    assert webhook["Type"] == "Custom::TelegramWebhook"
+    assert webhook["Condition"] == "SetWebhookOnDeployEnabled"
+    properties = webhook["Properties"]
+    assert properties["ServiceToken"] == {"Fn::GetAtt": ["SetWebhookFunction", "Arn"]}
+    assert properties["Url"] == template["Outputs"]["WebhookUrl"]["Value"]
+    assert properties["AllowedUpdates"] == ["message", "edited_message", "callback_query", "my_chat_member"]
+    assert not (_refs(properties) & SECRET_PARAMETERS)
+    assert (ROOT / "functions" / "set_webhook" / "app.py").exists()

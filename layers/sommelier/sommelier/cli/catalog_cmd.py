@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from rich.markup import escape
+
 from sommelier.cli.output import console, fail, print_json
 
 
@@ -58,9 +60,10 @@ def run_import(args: argparse.Namespace) -> int:
 
             report = import_catalog(args.file, tools=tools, embedder=embedder, photos=photos, on_progress=on_progress)
     except CatalogImportError as exc:
-        console.print(f"[bold red]import failed:[/] {exc}")
+        console.print(f"[bold red]import failed:[/] {escape(str(exc))}")
         for error in exc.errors:
-            console.print(f"  {error}" if error.line else f"  {error.reason}")
+            # Row text comes from the operator's file: never read it as rich markup.
+            console.print(f"  {error}" if error.line else f"  {error.reason}", markup=False)
         return 1
     except Exception as exc:
         return fail(f"import failed: {exc}")

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 console = Console(stderr=True, highlight=False)
 
@@ -17,5 +18,5 @@ def print_json(data: Any) -> None:
 
 
 def fail(message: str, code: int = 1) -> int:
-    console.print(f"[bold red]error:[/] {message}")
+    console.print(f"[bold red]error:[/] {escape(message)}")
     return code

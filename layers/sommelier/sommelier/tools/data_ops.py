@@ -80,7 +80,7 @@ def get_list(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
         conditions.append("w.wine_type = %(wine_type)s")
         params["wine_type"] = filters.wine_type
     if filters.price_max is not None:
-        conditions.append("w.price_rub <= %(price_max)s")
+        conditions.append("w.price_rub <= %(price_max)s::numeric")
         params["price_max"] = filters.price_max
     if filters.exclude_ids:
         conditions.append("NOT (w.id = ANY(%(exclude_ids)s::uuid[]))")
@@ -241,6 +241,8 @@ def save_feedback(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             exists = cur.execute("SELECT 1 FROM messages WHERE id = %s AND chat_id = %s", (message_id, chat_id)).fetchone()
             if not exists:
                 message_id = None  # a stale button: keep the vote, drop the link
+        if wine_id is not None and not cur.execute("SELECT 1 FROM wines WHERE id = %s", (wine_id,)).fetchone():
+            wine_id = None  # a wine since removed from the catalogue: keep the vote
         if message_id is not None:
             cur.execute(
                 "INSERT INTO feedback (chat_id, user_id, message_id, wine_id, rating) VALUES (%s, %s, %s, %s, %s)"

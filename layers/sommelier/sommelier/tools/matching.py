@@ -50,7 +50,7 @@ _GRAPE_ALIASES: dict[str, tuple[str, ...]] = {
     "Каберне Фран": ("cabernet franc",),
     "Мерло": ("merlot",),
     "Пино Нуар": ("pinot noir", "пино нуар", "шпетбургундер", "spatburgunder", "pinot nero", "пино неро"),
-    "Пино Гри": ("pinot grigio", "pinot gris", "пино гриджио", "пино гриджо"),
+    "Пино Гриджио": ("pinot grigio", "pinot gris", "пино гри", "пино гриджо", "грауэрбургундер"),
     "Шардоне": ("chardonnay", "шардонне"),
     "Совиньон Блан": ("sauvignon blanc", "совиньон", "совиньон блан"),
     "Рислинг": ("riesling",),
@@ -71,7 +71,21 @@ _GRAPE_ALIASES: dict[str, tuple[str, ...]] = {
     "Примитиво": ("primitivo",),
     "Альбариньо": ("albarino", "albariño", "алварину", "alvarinho"),
     "Шенен Блан": ("chenin blanc", "шенен"),
-    "Глера": ("glera", "просекко"),
+    "Глера": ("glera", "просекко", "prosecco"),
+    "Гаме": ("gamay", "гамэ"),
+    "Вердехо": ("verdejo",),
+    "Пти Вердо": ("petit verdot",),
+    "Фурминт": ("furmint",),
+    "Ламбруско": ("lambrusco",),
+    "Пино Менье": ("pinot meunier", "meunier", "менье"),
+    "Мурведр": ("mourvedre", "mourvèdre", "монастрель", "monastrell", "mataro"),
+    "Верментино": ("vermentino", "роль", "rolle"),
+    "Сенсо": ("cinsault", "cinsaut", "сенсу"),
+    "Кариньян": ("carignan", "carignano", "масуэло", "mazuelo", "cariñena"),
+    "Грасиано": ("graciano",),
+    "Пино Блан": ("pinot blanc", "pinot bianco", "вайсбургундер"),
+    "Макабео": ("macabeo", "виура", "viura"),
+    "Харшлевелю": ("harslevelu", "hárslevelű"),
     "Монтепульчано": ("montepulciano",),
     "Корвина": ("corvina",),
     "Вионье": ("viognier",),
@@ -85,12 +99,15 @@ _GRAPE_BY_ALIAS: dict[str, str] = {
 
 # Broad dish words a customer uses → the stems of the pairings they cover.
 _FOOD_GROUPS: dict[str, tuple[str, ...]] = {
-    "мяс": ("мяс", "стейк", "шашлык", "говядин", "баранин", "ягнят", "свинин", "барбекю", "дич", "бургер", "жарк"),
+    "мяс": ("мяс", "стейк", "шашлык", "говядин", "баранин", "ягнят", "свинин", "свин", "барбекю", "дич", "бургер",
+            "жарк", "телят", "кабан", "оленин", "хамон", "ребрышк", "колбас", "котлет", "утк", "гуляш", "рагу"),
     "рыб": ("рыб", "лосос", "форел", "тунец", "дорадо", "сибас", "треск"),
-    "морепродукт": ("морепродукт", "устриц", "мидии", "кревет", "краб", "гребеш", "кальмар"),
+    "морепродукт": ("морепродукт", "устриц", "мидии", "кревет", "краб", "гребеш", "кальмар", "омар", "лобстер",
+                    "икр", "осьминог", "лангустин"),
     "птиц": ("птиц", "курица", "куриц", "утк", "утин", "индейк", "цыплен"),
     "десерт": ("десерт", "торт", "пирож", "выпечк", "фрукт", "шоколад", "мороженое"),
-    "сыр": ("сыр",),
+    "сыр": ("сыр", "пармезан", "пекорино", "сулугуни", "бри", "камамбер", "горгонзол", "рокфор", "чеддер",
+            "моцарелл", "бурат", "маасдам", "гауд", "фет"),
     "закуск": ("закуск", "аперитив", "канапе", "брускетт", "тапас"),
 }
 
@@ -126,12 +143,15 @@ def country_keys(value: str) -> list[str]:
 
 
 def grape_keys(value: str) -> list[str]:
-    """Normalised grape names that satisfy the filter; the caller also accepts them as a first-word prefix."""
+    """Normalised grape names that satisfy the filter: every spelling of the grape's group.
+
+    The caller also accepts each key as the first word(s) of a grape ("каберне" → Каберне Совиньон).
+    """
     key = normalize(value)
     canonical = _GRAPE_BY_ALIAS.get(key)
     keys = [key]
     if canonical:
-        keys.append(normalize(canonical))
+        keys += [alias for alias, grape in _GRAPE_BY_ALIAS.items() if grape == canonical]
     return list(dict.fromkeys(keys))
 
 

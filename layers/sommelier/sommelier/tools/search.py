@@ -68,11 +68,11 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
         conditions.append("w.sweetness = %(sweetness)s")
         params["sweetness"] = applied["sweetness"] = filters.sweetness
     if filters.price_min is not None:
-        conditions.append("w.price_rub >= %(price_min)s")
+        conditions.append("w.price_rub >= %(price_min)s::numeric")
         params["price_min"] = filters.price_min
         applied["price_min"] = money(filters.price_min)
     if filters.price_max is not None:
-        conditions.append("w.price_rub <= %(price_max)s")
+        conditions.append("w.price_rub <= %(price_max)s::numeric")
         params["price_max"] = filters.price_max
         applied["price_max"] = money(filters.price_max)
     if filters.grape_variety:
@@ -89,8 +89,9 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
         conditions.append(f"{_NORM.format(col='w.country')} = ANY(%(country_keys)s)")
         params["country_keys"] = matching.country_keys(filters.country)
         applied["country"] = matching.canonical_country(filters.country)
-    if filters.region:
-        key = "%" + escape_like(matching.region_key(filters.region)) + "%"
+    region = matching.region_key(filters.region) if filters.region else ""
+    if region.strip():
+        key = "%" + escape_like(region) + "%"
         conditions.append(
             f"({_NORM.format(col='w.region')} LIKE %(region_like)s "
             f"OR {_NORM.format(col='coalesce(w.appellation, %(empty)s)')} LIKE %(region_like)s)"
