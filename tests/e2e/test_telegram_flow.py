@@ -346,7 +346,7 @@ def test_unknown_update_types_get_200_and_are_ignored(environment, fresh_db, tel
 
 LONG_ANSWER = {
     "response_type": "informational",
-    "intro": ("Вино & <b>сыр</b> — «классика» <script>alert(1)</script>. " * 24).strip(),
+    "intro": ("Вино & <b>сыр</b> — «классика» <script>alert(1)</script>. " * 16).strip(),  # ≤ 1000 chars
     "wines": [], "closing": "Ещё вопрос? <i>да</i> & нет", "guard_type": None,
 }
 
@@ -357,8 +357,9 @@ def test_long_russian_text_with_html_specials_is_escaped_and_fits(environment, f
     deliver(bot, text_update(800, "расскажи про сыр"))
     sent = telegram.sent_messages(PRIVATE_CHAT)
     assert all(c.http_status == 200 for c in telegram.calls_of("sendMessage"))
-    joined = "".join(texts(telegram))
-    assert "<script>" in joined, "model markup arrives as literal text"
+    shown = "".join(c.response["result"].get("text", "") for c in sent)  # what the user sees, after parsing
+    assert "<script>alert(1)</script>" in shown and "<b>сыр</b>" in shown, "model markup arrives as literal text"
+    assert "&amp;" not in shown
 
 
 def test_parse_error_leads_to_a_plain_resend(environment, fresh_db, telegram):

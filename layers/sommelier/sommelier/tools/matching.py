@@ -54,7 +54,7 @@ _GRAPE_ALIASES: dict[str, tuple[str, ...]] = {
     "Шардоне": ("chardonnay", "шардонне"),
     "Совиньон Блан": ("sauvignon blanc", "совиньон", "совиньон блан"),
     "Рислинг": ("riesling",),
-    "Мальбек": ("malbec", "кот", "cot"),
+    "Мальбек": ("malbec", "côt"),  # not "кот"/"cot": ordinary words in free text
     "Темпранильо": ("tempranillo", "тинта рориш", "tinta roriz", "тинто фино"),
     "Санджовезе": ("sangiovese",),
     "Неббиоло": ("nebbiolo",),
@@ -79,7 +79,7 @@ _GRAPE_ALIASES: dict[str, tuple[str, ...]] = {
     "Ламбруско": ("lambrusco",),
     "Пино Менье": ("pinot meunier", "meunier", "менье"),
     "Мурведр": ("mourvedre", "mourvèdre", "монастрель", "monastrell", "mataro"),
-    "Верментино": ("vermentino", "роль", "rolle"),
+    "Верментино": ("vermentino", "rolle"),
     "Сенсо": ("cinsault", "cinsaut", "сенсу"),
     "Кариньян": ("carignan", "carignano", "масуэло", "mazuelo", "cariñena"),
     "Грасиано": ("graciano",),

@@ -1,0 +1,414 @@
+"""The offline responder (DESIGN.md §8): rules instead of an LLM, the same tools, a valid answer.
+
+One turn:
+
+1. `guards.precheck` — an obvious attack gets the guard answer, no tool calls.
+2. The history's user messages are replayed through `read_query`, so a follow-up
+   ("а подешевле?", "а белое?", "ещё") builds on the whole chain of the request. Shown
+   prices (for "подешевле"/"подороже") are fetched with `get_wines` only when needed.
+3. Greetings, thanks, help, informational and off-topic messages are answered without tools.
+4. A recommendation runs `search_wines` with the structured filters and/or
+   `semantic_search` with the mood words (same tool contract as the LLM agent). With both,
+   wines found by both come first, ranked by similarity. Semantic hits are checked
+   against every stated filter, because that tool only filters by type and maximum price.
+5. Nothing found → one relaxation of the softest constraint (food → region → grape →
+   country), said in the intro. Type, sweetness and price are never relaxed, and a grape
+   or country the customer named in this very message is not relaxed either (only one
+   inherited from an earlier turn of the chain). Still nothing → an honest "nothing fits"
+   answer naming a constraint to relax.
+6. Tool errors → an apology, never an exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sommelier.agent import guards
+from sommelier.agent.models import SommelierResponse
+from sommelier.agent.offline import writer
+from sommelier.agent.offline.reader import REGION_COUNTRY, QueryIntent, describe_filters, read_query
+from sommelier.embeddings.port import EmbeddingProvider, embed_one
+from sommelier.text import normalize
+from sommelier.tools import matching
+from sommelier.tools.client import ToolClient
+
+logger = logging.getLogger(__name__)
+
+CANDIDATE_LIMIT = 10
+MAX_PICKS = 3
+MAX_EXCLUDED = 200
+RELAX_ORDER = ("food_pairing", "region", "grape_variety", "country")
+SEARCH_TOOLS = ("search_wines", "semantic_search")
+
+
+@dataclass
+class OfflineAnswer:
+    """One answered turn.
+
+    `found_wines` holds the search results (search_wines, semantic_search), not the wines that
+    get_wines returned to look up the prices of earlier picks. `intent` is the request as
+    answered: after a relaxation its filters no longer contain the relaxed one.
+    """
+
+    response: SommelierResponse
+    found_wines: list[dict]  # every wine the search tools returned this turn, each with "source_tool"
+    tool_calls: list[dict]  # [{"name": ..., "arguments": {... without the embedding vector}}]
+    intent: QueryIntent
+    relaxed: str | None = None  # the filter dropped to find wines, if any
+    guard: guards.GuardVerdict | None = None
+    error: str | None = None  # the tool error that produced an apology
+
+
+class _ToolFailure(Exception):
+    pass
+
+
+@dataclass
+class _Turn:
+    calls: list[dict] = field(default_factory=list)
+    found: dict[str, dict] = field(default_factory=dict)
+    prices: dict[str, float] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- constraint checks (in Python)
+
+
+def _country_of(wine: dict[str, Any]) -> str:
+    if wine.get("country"):
+        return str(wine["country"])
+    return str(wine.get("region") or "").rsplit(",", 1)[-1].strip()
+
+
+def satisfies(wine: dict[str, Any], filters: dict[str, Any], *, soft: bool = True) -> bool:
+    """Does a tool result meet the filters? `soft` also checks region and food (the tools' matching rules)."""
+    if filters.get("wine_type") and wine.get("wine_type") != filters["wine_type"]:
+        return False
+    if filters.get("sweetness") and wine.get("sweetness") != filters["sweetness"]:
+        return False
+    price = float(wine.get("price_rub") or 0)
+    if filters.get("price_max") is not None and price > float(filters["price_max"]):
+        return False
+    if filters.get("price_min") is not None and price < float(filters["price_min"]):
+        return False
+    if filters.get("country") and normalize(_country_of(wine)) not in matching.country_keys(str(filters["country"])):
+        return False
+    if filters.get("grape_variety"):
+        keys = matching.grape_keys(str(filters["grape_variety"]))
+        grapes = [normalize(g) for g in wine.get("grape_varieties") or []]
+        if not any(g in keys or any(g.startswith(k + " ") for k in keys) for g in grapes):
+            return False
+    if soft and filters.get("region"):
+        key = matching.region_key(str(filters["region"]))
+        haystack = normalize(" ".join(str(wine.get(k) or "") for k in ("region", "appellation", "region_name")))
+        if key not in haystack:
+            return False
+    if soft and filters.get("food_pairing") and not writer.matching_pairings(wine, str(filters["food_pairing"])):
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- the responder
+
+
+class OfflineResponder:
+    def __init__(self, tools: ToolClient, embedder: EmbeddingProvider):
+        self.tools = tools
+        self.embedder = embedder
+
+    # ----------------------------------------------------------------- entry point
+
+    def respond(
+        self, text: str, history: list[dict] | None = None, exclude_ids: list[str] | None = None
+    ) -> OfflineAnswer:
+        turn = _Turn()
+        text = text or ""
+        try:
+            return self._respond(turn, text, history or [], _valid_ids(exclude_ids or []))
+        except _ToolFailure as exc:
+            return self._apology(turn, text, str(exc))
+        except Exception as exc:  # the contract: an answer, never an exception
+            logger.exception("offline responder failed")
+            return self._apology(turn, text, f"{type(exc).__name__}")
+
+    def _apology(self, turn: _Turn, text: str, error: str) -> OfflineAnswer:
+        return OfflineAnswer(
+            response=writer.tool_error(text),
+            found_wines=list(turn.found.values()),
+            tool_calls=turn.calls,
+            intent=QueryIntent(kind="recommendation"),
+            error=error,
+        )
+
+    def _respond(self, turn: _Turn, text: str, history: list[dict], exclude_ids: list[str]) -> OfflineAnswer:
+        verdict = guards.precheck(text)
+        if verdict is not None:
+            return OfflineAnswer(
+                response=guards.guard_response(verdict, seed=text), found_wines=[], tool_calls=[],
+                intent=QueryIntent(kind="off_topic"), guard=verdict,
+            )
+
+        pairs = _pairs(history)
+        previous, _, _ = self._replay(turn, pairs, resolve=False)
+        intent = read_query(text, previous)
+        chain: list[str] = []
+        if intent.kind == "recommendation" and intent.follow_up:
+            previous, shown, chain = self._replay(turn, pairs, resolve=True)
+            intent = read_query(text, previous)
+            if intent.price_direction and shown and previous is not None:
+                previous = replace(previous, shown_prices=self._prices(turn, shown))
+                intent = read_query(text, previous)
+
+        if intent.kind == "greeting":
+            return OfflineAnswer(writer.greeting(text), [], [], intent)
+        if intent.kind == "thanks":
+            return OfflineAnswer(writer.thanks(text), [], [], intent)
+        if intent.kind == "help":
+            return OfflineAnswer(writer.help_answer(text), [], [], intent)
+        if intent.kind == "informational":
+            return OfflineAnswer(writer.informational(intent.topic, text), [], [], intent)
+        if intent.kind == "off_topic":
+            return OfflineAnswer(writer.off_topic(text), [], [], intent)
+
+        exclude = list(dict.fromkeys([*exclude_ids, *(chain if intent.follow_up else [])]))[-MAX_EXCLUDED:]
+        return self._recommend(turn, text, intent, exclude)
+
+    # ----------------------------------------------------------------- history
+
+    def _replay(
+        self, turn: _Turn, pairs: list[tuple[str, list[str]]], *, resolve: bool
+    ) -> tuple[QueryIntent | None, list[str], list[str]]:
+        """The intent of the latest request in the history, the wines shown for it, and all shown in its chain."""
+        previous: QueryIntent | None = None
+        shown: list[str] = []
+        chain: list[str] = []
+        for user_text, wine_ids in pairs:
+            if guards.precheck(user_text) is not None:
+                continue
+            intent = read_query(user_text, previous)
+            if intent.kind != "recommendation":
+                continue
+            if resolve and intent.follow_up and intent.price_direction and shown and previous is not None:
+                intent = read_query(user_text, replace(previous, shown_prices=self._prices(turn, shown)))
+            chain = [*chain, *wine_ids] if intent.follow_up else list(wine_ids)
+            previous, shown = intent, list(wine_ids)
+        return previous, shown, chain
+
+    def _prices(self, turn: _Turn, ids: list[str]) -> list[float]:
+        missing = [i for i in ids if i not in turn.prices]
+        if missing:
+            try:
+                result = self._call(turn, "get_wines", {"ids": missing})
+            except _ToolFailure:
+                return []  # the reader then lowers the previous budget instead
+            for wine in result.get("wines", []):
+                if wine.get("id") and wine.get("price_rub") is not None:
+                    turn.prices[str(wine["id"])] = float(wine["price_rub"])
+        return [turn.prices[i] for i in ids if i in turn.prices]
+
+    # ----------------------------------------------------------------- tools
+
+    def _call(self, turn: _Turn, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        record: dict[str, Any] = {"name": name, "arguments": {k: v for k, v in arguments.items() if k != "embedding"}}
+        turn.calls.append(record)
+        try:
+            result = self.tools.call(name, arguments)
+        except Exception as exc:  # a misbehaving adapter: treat as a tool error
+            result = {"error": f"{name} failed: {type(exc).__name__}"}
+        if not isinstance(result, dict):
+            result = {"error": f"{name} answered something that is not an object"}
+        if "error" in result:
+            record["error"] = str(result["error"])
+            raise _ToolFailure(str(result["error"]))
+        if name in SEARCH_TOOLS:
+            wines = [w for w in result.get("wines") or [] if isinstance(w, dict) and w.get("id") and w.get("name")]
+            record["found"] = len(wines)
+            for wine in wines:
+                known = turn.found.get(str(wine["id"]))
+                if known is None:
+                    turn.found[str(wine["id"])] = {**wine, "source_tool": name}
+                elif wine.get("similarity_score") is not None and known.get("similarity_score") is None:
+                    known["similarity_score"] = wine["similarity_score"]
+            result = {**result, "wines": [turn.found[str(w["id"])] for w in wines]}
+        return result
+
+    def _structured(self, turn: _Turn, filters: dict[str, Any], exclude: list[str]) -> list[dict]:
+        arguments: dict[str, Any] = {**filters, "limit": CANDIDATE_LIMIT}
+        if exclude:
+            arguments["exclude_ids"] = exclude
+        return list(self._call(turn, "search_wines", arguments).get("wines", []))
+
+    def _semantic(self, turn: _Turn, mood: str, filters: dict[str, Any], exclude: list[str]) -> list[dict] | None:
+        try:
+            vector = embed_one(self.embedder, mood)
+        except Exception as exc:  # no embeddings: structured search still works
+            logger.warning("offline responder could not embed the query: %s", exc)
+            return None
+        arguments: dict[str, Any] = {
+            "query": mood, "embedding": vector, "embedding_model": self.embedder.model, "limit": CANDIDATE_LIMIT,
+        }
+        for key in ("wine_type", "price_max"):
+            if filters.get(key) is not None:
+                arguments[key] = filters[key]
+        if exclude:
+            arguments["exclude_ids"] = exclude
+        try:
+            return list(self._call(turn, "semantic_search", arguments).get("wines", []))
+        except _ToolFailure:
+            # e.g. the catalogue is embedded with another model: structured search still answers
+            return None
+
+    def _probe(self, turn: _Turn, filters: dict[str, Any], exclude: list[str]) -> tuple[str | None, float | None]:
+        """Which single constraint keeps the request empty? Up to MAX_PROBES one-wine searches, price first.
+
+        Without price_max, a positive price_min makes search_wines list the cheapest first, so the
+        probe also finds the nearest price; with only price_max it lists the most expensive first.
+        """
+        probes = 0
+        for key in PROBE_ORDER:
+            if probes >= MAX_PROBES:
+                break
+            if key == "price":
+                if filters.get("price_max") is not None:
+                    loose = {k: v for k, v in filters.items() if k not in ("price_max", "price_min")}
+                    loose["price_min"] = max(float(filters["price_max"]), 1.0)
+                    blocker = "price_max"
+                elif filters.get("price_min") is not None:
+                    loose = {k: v for k, v in filters.items() if k != "price_min"}
+                    loose["price_max"] = float(filters["price_min"])
+                    blocker = "price_min"
+                else:
+                    continue
+            elif filters.get(key):
+                loose = {k: v for k, v in filters.items() if k != key}
+                blocker = key
+            else:
+                continue
+            probes += 1
+            arguments: dict[str, Any] = {**loose, "limit": 1}
+            if exclude:
+                arguments["exclude_ids"] = exclude
+            wines = self._call(turn, "search_wines", arguments).get("wines", [])
+            if wines:
+                nearest = float(wines[0]["price_rub"]) if key == "price" else None
+                return blocker, nearest
+        return None, None
+
+    # ----------------------------------------------------------------- recommendation
+
+    def _recommend(self, turn: _Turn, text: str, intent: QueryIntent, exclude: list[str]) -> OfflineAnswer:
+        filters = describe_filters(intent.filters)
+        semantic: list[dict] = []
+        structured: list[dict] = []
+        ran_structured = False
+        if intent.mood:
+            hits = self._semantic(turn, intent.mood, filters, exclude)
+            if hits is not None:
+                semantic = hits
+        if filters or not intent.mood or not semantic:
+            structured = self._structured(turn, filters, exclude)
+            ran_structured = True
+
+        candidates = _rank(structured, semantic, filters, ran_structured)
+        relaxed: tuple[str, Any] | None = None
+        if not candidates and filters:
+            key = next((k for k in RELAX_ORDER if filters.get(k) and _relaxable(k, intent)), None)
+            if key is not None:
+                loose = {k: v for k, v in filters.items() if k != key}
+                if key == "region" and not loose.get("country") and REGION_COUNTRY.get(str(filters["region"])):
+                    loose["country"] = REGION_COUNTRY[str(filters["region"])]
+                structured = self._structured(turn, loose, exclude)
+                candidates = _rank(structured, semantic, loose, True)
+                if candidates:
+                    relaxed = (key, filters[key])
+                    filters = loose
+
+        wording_intent = replace(intent, filters=filters)
+        found = list(turn.found.values())
+        if not candidates:
+            blocker, nearest = (None, None) if intent.more else self._probe(turn, filters, exclude)
+            response = writer.nothing_found(intent, query=text, blocker=blocker, nearest_price=nearest)
+            return OfflineAnswer(response, list(turn.found.values()), turn.calls, intent)
+        picks = _select(candidates, diversify=not filters.get("wine_type") and not intent.mood)
+        response = writer.recommendation(wording_intent, picks, query=text, relaxed=relaxed)
+        return OfflineAnswer(response, found, turn.calls, wording_intent, relaxed=relaxed[0] if relaxed else None)
+
+
+PROBE_ORDER = ("price", "sweetness", "grape_variety", "country", "region", "food_pairing", "wine_type")
+MAX_PROBES = 3
+
+
+def _valid_ids(values: Any) -> list[str]:
+    """Wine ids as canonical UUID strings; anything else is dropped (the tools would reject the whole call)."""
+    ids: list[str] = []
+    for value in values if isinstance(values, (list, tuple)) else []:
+        try:
+            ids.append(str(uuid.UUID(str(value))))
+        except ValueError:
+            continue
+    return list(dict.fromkeys(ids))
+
+
+def _relaxable(key: str, intent: QueryIntent) -> bool:
+    """Food and region are soft; a grape or country is relaxed only when inherited, never when just stated."""
+    if key in ("food_pairing", "region"):
+        return True
+    return key not in intent.stated
+
+
+def _pairs(history: list[dict]) -> list[tuple[str, list[str]]]:
+    pairs: list[tuple[str, list[str]]] = []
+    for message in history:
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "user":
+            pairs.append((str(message.get("content") or ""), []))
+        elif role == "assistant" and pairs:
+            ids = _valid_ids(message.get("wine_ids") or [])
+            pairs[-1] = (pairs[-1][0], [*pairs[-1][1], *ids])
+    return pairs
+
+
+def _rank(structured: list[dict], semantic: list[dict], filters: dict[str, Any], ran_structured: bool) -> list[dict]:
+    """Wines that match both the filters and the mood first (by similarity), then the other structured hits."""
+    good_structured = [w for w in structured if satisfies(w, filters, soft=False)]
+    good_semantic = [w for w in semantic if satisfies(w, filters, soft=True)]
+    if not semantic:
+        return good_structured
+    if not ran_structured:
+        return sorted(good_semantic, key=lambda w: -(w.get("similarity_score") or 0.0))
+    structured_ids = {w["id"] for w in good_structured}
+    semantic_ids = {w["id"] for w in good_semantic}
+    both = [w for w in good_structured if w["id"] in semantic_ids]
+    both += [w for w in good_semantic if w["id"] not in structured_ids]
+    both.sort(key=lambda w: -(w.get("similarity_score") or 0.0))
+    rest = [w for w in good_structured if w["id"] not in semantic_ids]
+    return both + rest
+
+
+def _select(candidates: list[dict], *, diversify: bool, count: int = MAX_PICKS) -> list[dict]:
+    """Up to `count` wines: distinct names, preferably distinct producers (and types, for open requests)."""
+    picked: list[dict] = []
+    names: set[str] = set()
+
+    def take(predicate, pool) -> None:
+        for wine in pool:
+            if len(picked) >= count:
+                return
+            name = str(wine.get("name", "")).strip().casefold()
+            if name in names or not predicate(wine):
+                continue
+            picked.append(wine)
+            names.add(name)
+
+    head = candidates[:8]
+    if diversify:
+        take(lambda w: w.get("wine_type") not in {p.get("wine_type") for p in picked}
+             and w.get("producer") not in {p.get("producer") for p in picked}, head)
+    take(lambda w: w.get("producer") not in {p.get("producer") for p in picked}, head)
+    take(lambda w: True, candidates)
+    order = {id(w): i for i, w in enumerate(candidates)}
+    return sorted(picked, key=lambda w: order[id(w)])

@@ -1,0 +1,722 @@
+"""Russian wording for the offline responder: a valid `SommelierResponse` from an intent and wines.
+
+The text is specific (each description explains the pick from the wine's own data: grape,
+region, style, price, pairings, tasting note) and varied (several templates per part,
+chosen deterministically from a hash of the query and the wine id, so tests are stable).
+No markdown or HTML: the Telegram renderer escapes the text.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import replace
+from collections.abc import Sequence
+from typing import Any
+
+from sommelier.agent.models import MAX_CLOSING, MAX_DESCRIPTION, MAX_INTRO, SommelierResponse, WineRecommendation
+from sommelier.agent.offline import glossary
+from sommelier.agent.offline.reader import REGION_GENITIVE, QueryIntent
+from sommelier.catalog.labels import SWEETNESS_RU, WINE_TYPE_RU
+from sommelier.embeddings.local import CONCEPTS
+from sommelier.text import normalize, stem, words
+from sommelier.tools import matching
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _seed(*parts: Any) -> int:
+    return zlib.crc32("\x1f".join(str(p) for p in parts).encode("utf-8"))
+
+
+def _pick(options: Sequence[str], *parts: Any) -> str:
+    return options[_seed(*parts) % len(options)]
+
+
+def format_price(value: Any) -> str:
+    number = float(value)
+    if number.is_integer():
+        text = f"{int(number):,}".replace(",", " ")
+    else:
+        text = f"{number:,.2f}".replace(",", " ").replace(".", ",")
+    return f"{text} ₽"
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:] if text else text
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    end = max(cut.rfind(". "), cut.rfind("! "), cut.rfind("? "))
+    if end > limit // 2:
+        return cut[: end + 1]
+    return cut.rsplit(" ", 1)[0].rstrip(",;:—-") + "…"
+
+
+_MARKUP = re.compile(r"[*_`<>#\[\]]")
+
+
+def _plain(text: str) -> str:
+    """Catalogue text without characters a renderer could take for markup."""
+    return _MARKUP.sub("", text or "").strip()
+
+
+def _first_sentence(text: str, limit: int = 320) -> str:
+    text = _plain(text)
+    if not text:
+        return ""
+    m = re.search(r"(?<=[.!?…])\s", text)
+    sentence = text[: m.start()] if m else text
+    if len(sentence) > limit:
+        return ""
+    return sentence if sentence.endswith((".", "!", "?", "…")) else sentence + "."
+
+
+COUNTRY_GENITIVE = {
+    "Россия": "России", "Франция": "Франции", "Италия": "Италии", "Испания": "Испании", "Португалия": "Португалии",
+    "Германия": "Германии", "Австрия": "Австрии", "Грузия": "Грузии", "Армения": "Армении", "Аргентина": "Аргентины",
+    "Чили": "Чили", "США": "США", "ЮАР": "ЮАР", "Новая Зеландия": "Новой Зеландии", "Австралия": "Австралии",
+    "Венгрия": "Венгрии", "Греция": "Греции", "Молдова": "Молдовы", "Абхазия": "Абхазии",
+}
+
+FOOD_DATIVE = {
+    "стейк": "к стейку", "шашлык": "к шашлыку", "барбекю": "к барбекю и блюдам на гриле", "говядина": "к говядине",
+    "свинина": "к свинине", "ягнятина": "к ягнятине", "дичь": "к дичи", "мясо": "к мясу", "лосось": "к лососю",
+    "устрицы": "к устрицам", "морепродукты": "к морепродуктам", "рыба": "к рыбе", "суши": "к суши", "паста": "к пасте",
+    "пицца": "к пицце", "сыр": "к сырам", "утка": "к утке", "курица": "к курице", "птица": "к птице",
+    "десерт": "к десерту", "шоколад": "к шоколаду", "фрукты": "к фруктам", "салаты": "к салатам",
+    "закуски": "к закускам и на аперитив", "бургеры": "к бургерам", "грибы": "к грибам", "хачапури": "к хачапури",
+    "хинкали": "к хинкали", "паэлья": "к паэлье", "ризотто": "к ризотто", "азиатская кухня": "к азиатской кухне",
+    "фуа-гра": "к фуа-гра",
+}
+
+_BODY = {1: "очень лёгкое", 2: "лёгкое", 3: "средней полноты", 4: "насыщенное", 5: "мощное, полнотелое"}
+_TANNINS = {2: "с мягкими танинами", 3: "с умеренными танинами", 4: "с заметными, крепкими танинами", 5: "с мощными танинами"}
+_ACIDITY = {
+    1: "с мягкой кислотностью", 2: "с невысокой кислотностью", 3: "со сбалансированной кислотностью",
+    4: "со свежей кислотностью", 5: "с яркой, высокой кислотностью",
+}
+_INDECLINABLE_GRAPES = {"Каберне Совиньон", "Каберне Фран"}
+
+
+def grape_genitive(name: str) -> str:
+    """"Мальбек" → "Мальбека", "Пино Нуар" → "Пино Нуара"; indeclinable names stay as they are."""
+    if name in _INDECLINABLE_GRAPES:
+        return name
+    parts = name.split()
+    last = parts[-1]
+    lower = last.lower()
+    if lower.endswith(("ий", "ый", "ой")):
+        return "сорта " + name
+    if lower.endswith("ь"):
+        last = last[:-1] + "я"
+    elif lower.endswith("а"):
+        last = last[:-1] + "ы"
+    elif lower[-1:] and lower[-1] not in "аеёиоуыэюяй" and re.match(r"[а-я]", lower[-1]):
+        last = last + "а"
+    return " ".join([*parts[:-1], last])
+
+
+def _count_phrase(n: int) -> str:
+    return {1: "одно вино", 2: "два вина", 3: "три вина"}.get(n, f"{n} вина")
+
+
+def style_phrase(wine_type: str | None, sweetness: str | None) -> str:
+    """"сухое красное", "игристое брют", "полусладкое игристое"."""
+    type_ru = WINE_TYPE_RU.get(wine_type or "", "")
+    sweet_ru = SWEETNESS_RU.get(sweetness or "", "")
+    if wine_type == "sparkling":
+        if sweetness == "dry":
+            return "игристое брют"
+        return f"{sweet_ru} игристое".strip()
+    return f"{sweet_ru} {type_ru}".strip()
+
+
+def price_phrase(filters: dict[str, Any]) -> str:
+    low, high = filters.get("price_min"), filters.get("price_max")
+    if low is not None and high is not None:
+        return f"от {format_price(low)} до {format_price(high)}"
+    if high is not None:
+        return f"до {format_price(high)}"
+    if low is not None:
+        return f"от {format_price(low)}"
+    return ""
+
+
+# --------------------------------------------------------------------------- mood
+
+# Occasions the customer named → how to say it ("для летнего вечера"), most specific first. Each
+# phrase covers some groups; a later phrase of an already covered group is skipped.
+_OCCASIONS: tuple[tuple[re.Pattern[str], str, frozenset[str]], ...] = tuple(
+    (re.compile(p), phrase, frozenset(groups.split())) for p, phrase, groups in (
+        (r"романт\w*\s+ужин", "для романтического ужина", "romance dinner"),
+        (r"романт|свидан|валентин|вдво[её]м|двоих", "для романтического вечера", "romance"),
+        (r"летн\w*\s+вечер|вечер\w*\s+летн", "для летнего вечера", "summer"),
+        (r"летн|(?<![а-я])лет(?:о|ом|а)(?![а-я])|жар[аку]|зно[йя]", "для летних дней", "summer"),
+        (r"камин|зимн\w*\s+вечер|вечер\w*\s+зимн", "для уютного зимнего вечера", "winter"),
+        (r"(?<![а-я])зим", "для зимы", "winter"),
+        (r"осенн\w*\s+ужин", "для осеннего ужина", "autumn dinner"),
+        (r"осенн\w*\s+вечер", "для осеннего вечера", "autumn"),
+        (r"(?<![а-я])осен", "для осени", "autumn"),
+        (r"весенн\w*\s+ужин", "для весеннего ужина", "spring dinner"),
+        (r"весенн|(?<![а-я])весн", "для весны", "spring"),
+        (r"новый\s+год|новогодн", "на Новый год", "party"),
+        (r"дн\w*\s+рожд|рождени", "на день рождения", "party"),
+        (r"свадьб", "на свадьбу", "party"),
+        (r"юбиле", "на юбилей", "party"),
+        (r"праздн|отмет|торжеств|вечеринк|корпоратив|фуршет|тост", "для праздника", "party"),
+        (r"подар|подарит", "на подарок", "gift"),
+        (r"пикник|(?<![а-я])дач|природ|пляж", "для пикника", "picnic"),
+        (r"ужин", "к ужину", "dinner"),
+        (r"друз|гост|компани|посидел", "для встречи с друзьями", "friends"),
+        (r"каждый\s+день|повседнев", "на каждый день", "everyday"),
+        (r"аперитив", "на аперитив", "aperitif"),
+    )
+)
+# Taste words the customer used → the adjective for the summary ("бархатное вино").
+_ADJECTIVES: tuple[tuple[str, str], ...] = (
+    ("легк", "лёгкое"), ("легч", "лёгкое"), ("свеж", "свежее"), ("освеж", "освежающее"), ("бодр", "бодрящее"),
+    ("бархат", "бархатное"), ("насыщ", "насыщенное"), ("плотн", "плотное"), ("мощн", "мощное"),
+    ("полнотел", "полнотелое"), ("согрева", "согревающее"), ("фрукт", "фруктовое"), ("ягодн", "ягодное"),
+    ("элегант", "элегантное"), ("изыскан", "изысканное"), ("утончен", "утончённое"), ("мягк", "мягкое"),
+    ("нежн", "нежное"), ("сочн", "сочное"), ("минерал", "минеральное"), ("пряны", "пряное"),
+    ("ароматн", "ароматное"), ("терпк", "терпкое"), ("необычн", "необычное"), ("интересн", "интересное"),
+    ("цветочн", "цветочное"), ("округл", "округлое"), ("шелковист", "шелковистое"), ("крепк", "крепкое"),
+)
+# Occasion concepts first: "для зимнего вечера" explains a pick better than a taste word does.
+_CONCEPT_PRIORITY = ("winter", "summer", "romance", "celebration", "gift", "picnic", "everyday", "light",
+                     "aperitif", "bubbles", "sweet", "rich", "fruity", "elegant", "oak", "spicy", "mineral", "south")
+
+
+def mood_concepts(mood: str | None) -> list[str]:
+    """The local embedding's concepts evoked by the mood words, occasions first."""
+    if not mood:
+        return []
+    found: set[str] = set()
+    for word in words(mood):
+        token = stem(word)
+        for name, prefixes in CONCEPTS.items():
+            if token.startswith(prefixes) or word.startswith(prefixes):
+                found.add(name)
+    return [c for c in _CONCEPT_PRIORITY if c in found]
+
+
+def mood_occasions(mood: str | None) -> list[str]:
+    if not mood:
+        return []
+    text = normalize(mood)
+    phrases: list[str] = []
+    covered: set[str] = set()
+    for pattern, phrase, groups in _OCCASIONS:
+        if pattern.search(text) and not groups & covered:
+            phrases.append(phrase)
+            covered |= groups
+    return phrases[:2]
+
+
+def mood_adjectives(mood: str | None) -> list[str]:
+    if not mood:
+        return []
+    found: list[str] = []
+    for word in words(mood):
+        for prefix, adjective in _ADJECTIVES:
+            if word.startswith(prefix) and adjective not in found:
+                found.append(adjective)
+                break
+    return found[:2]
+
+
+def mood_phrase(mood: str | None) -> str:
+    parts = [*mood_adjectives(mood)[:1], *mood_occasions(mood)]
+    if not parts:
+        return "по вашему описанию" if mood else ""
+    return " ".join(parts)
+
+
+def _mood_reason(concept: str, wine: dict[str, Any], occasion: str | None = None) -> str | None:
+    body, acidity = wine.get("body") or 3, wine.get("acidity") or 3
+    wtype, price = wine.get("wine_type"), float(wine.get("price_rub") or 0)
+    if concept == "light":
+        if body <= 2:
+            return "лёгкое по телу — как раз то, что нужно, когда хочется лёгкости"
+        return None
+    if concept == "summer":
+        if wtype in ("white", "rose", "sparkling") or body <= 2 or acidity >= 4:
+            return f"свежее и бодрящее, {occasion or 'для летнего вечера'} в самый раз"
+        return None
+    if concept == "winter":
+        if body >= 4:
+            return f"плотное и согревающее — хорошо {occasion or 'для уютного зимнего вечера'}"
+        return None
+    if concept == "romance":
+        if wtype in ("sparkling", "rose"):
+            return f"игривое и праздничное, подходит {occasion or 'для романтического вечера'}"
+        if wine.get("sweetness") in ("semi_sweet", "sweet") or (wine.get("tannins") or 3) <= 2:
+            return f"мягкое и нежное — подходит {occasion or 'для романтического вечера'}"
+        return None
+    if concept == "celebration":
+        if wtype == "sparkling":
+            return "игристое — лучший способ что-то отметить"
+        return "достойно праздничного стола"
+    if concept == "gift":
+        if price >= 3000:
+            return "солидная бутылка, которую не стыдно подарить"
+        return "приятный подарок без лишних трат"
+    if concept == "picnic":
+        if body <= 3:
+            return "лёгкое и несложное, удобно взять на пикник"
+        return None
+    if concept == "everyday":
+        if price <= 1500:
+            return "подходит на каждый день и по стилю, и по цене"
+        return None
+    if concept == "bubbles" and wtype == "sparkling":
+        return "с живыми пузырьками"
+    if concept == "sweet" and wine.get("sweetness") in ("semi_sweet", "sweet"):
+        return "с приятной сладостью"
+    if concept in ("fruity", "rich", "elegant", "oak", "spicy", "mineral", "south"):
+        prefixes = CONCEPTS[concept]
+        text = " ".join([wine.get("tasting_notes") or "", wine.get("description") or ""])
+        for word in words(text):
+            if stem(word).startswith(prefixes) or word.startswith(prefixes):
+                return f"в описании есть то, что вы ищете: «{word}»"
+    return None
+
+
+# --------------------------------------------------------------------------- request summary
+
+
+def request_summary(intent: QueryIntent, *, with_price: bool = True, with_mood: bool = True) -> str:
+    """The request in words: "лёгкое сухое красное вино из Италии к пасте для летнего вечера до 2 000 ₽"."""
+    f = intent.filters
+    adjectives = mood_adjectives(intent.mood)[:1] if with_mood else []
+    purposes = mood_occasions(intent.mood) if with_mood else []
+    style = style_phrase(f.get("wine_type"), f.get("sweetness"))
+    head = " ".join([*adjectives, style]).strip()
+    if f.get("grape_variety") and not head:
+        parts: list[str] = [str(f["grape_variety"])]  # "Мальбек из Аргентины"
+    else:
+        parts = [head if style.startswith("игристое") else f"{head} вино".strip()]
+        if f.get("grape_variety"):
+            parts.append(f"из {grape_genitive(str(f['grape_variety']))}")
+    if f.get("region"):
+        parts.append(f"из {REGION_GENITIVE.get(f['region'], f['region'])}")
+    elif f.get("country"):
+        country = matching.canonical_country(str(f["country"]))
+        parts.append(f"из {COUNTRY_GENITIVE.get(country, country)}")
+    if f.get("food_pairing"):
+        parts.append(FOOD_DATIVE.get(f["food_pairing"], f"к блюду «{f['food_pairing']}»"))
+    if purposes:
+        parts.append(" и ".join(purposes))
+    if with_price:
+        price = price_phrase(f)
+        if price:
+            parts.append(price)
+    return " ".join(p for p in parts if p)
+
+
+# --------------------------------------------------------------------------- wine descriptions
+
+
+def _grapes_phrase(grapes: list[str], seed: int) -> str:
+    if not grapes:
+        return ""
+    if len(grapes) == 1:
+        return ("сорт " if seed % 2 else "моносорт ") + grapes[0]
+    listed = ", ".join(grapes[:-1]) + " и " + grapes[-1]
+    return ("купаж: " if seed % 2 else "купаж из сортов ") + listed
+
+
+def _style_words(wine: dict[str, Any]) -> str:
+    body = _BODY.get(int(wine.get("body") or 3), "средней полноты")
+    parts = [body]
+    tannins = int(wine.get("tannins") or 1)
+    if wine.get("wine_type") == "red" or tannins >= 2:
+        if tannins in _TANNINS:
+            parts.append(_TANNINS[tannins])
+    acidity = _ACIDITY.get(int(wine.get("acidity") or 3))
+    if acidity:
+        parts.append(acidity)
+    if len(parts) == 3:
+        return f"{parts[0]}, {parts[1]} и {parts[2]}"
+    return " ".join(parts[:1]) + (", " + parts[1] if len(parts) > 1 else "")
+
+
+def matching_pairings(wine: dict[str, Any], food: str) -> list[str]:
+    alternatives = matching.food_patterns(food)
+    hits = []
+    for pairing in wine.get("food_pairings") or []:
+        key = normalize(pairing)
+        if any(all(s in key for s in alt) for alt in alternatives):
+            hits.append(pairing)
+    return hits
+
+
+def _vintage(wine: dict[str, Any]) -> str:
+    year = wine.get("vintage_year")
+    return f"урожая {year} года" if year else "без года урожая (NV)"
+
+
+def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str) -> str:
+    wid = wine.get("id") or wine.get("name")
+    seed = _seed(query, wid)
+    style = style_phrase(wine.get("wine_type"), wine.get("sweetness")) or "вино"
+    grapes = _grapes_phrase(list(wine.get("grape_varieties") or []), seed)
+    region = wine.get("region") or ""
+    producer = _plain(wine.get("producer") or "")
+    body_words = _style_words(wine)
+
+    identity_templates = [
+        "{Style} из региона {region}, {grapes}: {body}.",
+        "{Producer}, {region} — {style} {vintage}; {grapes}, по стилю {body}.",
+        "Это {style} {vintage} из региона {region} ({grapes}): {body}.",
+        "{Grapes} из региона {region}: {style}, {body}.",
+    ]
+    identity = _pick(identity_templates, query, wid, "identity").format(
+        Style=_cap(style), style=style, region=region, grapes=grapes, Grapes=_cap(grapes), body=body_words,
+        Producer=producer or _cap(style), vintage=_vintage(wine),
+    )
+
+    f = intent.filters
+    price = wine.get("price_rub")
+    reasons: list[str] = []
+    if f.get("food_pairing"):
+        hits = matching_pairings(wine, str(f["food_pairing"]))
+        dative = FOOD_DATIVE.get(f["food_pairing"], f"к блюду «{f['food_pairing']}»")
+        if hits:
+            reasons.append(_pick([
+                f"подходит {dative}: в списке сочетаний — {', '.join(hits[:2])}",
+                f"хорошо ляжет {dative} (рекомендуемые сочетания: {', '.join(hits[:2])})",
+                f"{dative} — то, что нужно: среди сочетаний есть {hits[0]}",
+            ], query, wid, "food"))
+    occasions = mood_occasions(intent.mood)
+    occasion = occasions[0] if occasions else None
+    mood_reason = False
+    for concept in mood_concepts(intent.mood):
+        reason = _mood_reason(concept, wine, occasion)
+        if reason and reason not in reasons:
+            reasons.append(reason)
+            mood_reason = True
+            break
+    if intent.mood and not mood_reason and wine.get("similarity_score") is not None:
+        reasons.append(_pick([
+            "по описанию ближе всего к тому, что вы ищете",
+            "по характеру хорошо совпадает с вашим описанием",
+        ], query, wid, "similar"))
+    if price is not None:
+        if f.get("price_max") is not None and f.get("price_min") is not None:
+            reasons.append(_pick([
+                f"цена {format_price(price)} — в вашем диапазоне",
+                f"стоит {format_price(price)}, ровно в заданных рамках",
+            ], query, wid, "range"))
+        elif f.get("price_max") is not None:
+            reasons.append(_pick([
+                f"укладывается в бюджет: {format_price(price)}",
+                f"стоит {format_price(price)} — в рамках бюджета {price_phrase(f)}",
+                f"цена {format_price(price)}, бюджет соблюдён",
+            ], query, wid, "budget"))
+        elif f.get("price_min") is not None:
+            reasons.append(_pick([
+                f"достойный уровень: {format_price(price)}",
+                f"цена {format_price(price)} — вино серьёзного уровня",
+            ], query, wid, "premium"))
+        else:
+            reasons.append(_pick([f"цена {format_price(price)}", f"стоит {format_price(price)}"], query, wid, "price"))
+    why = _cap("; ".join(reasons[:3])) + "." if reasons else ""
+
+    note = _first_sentence(wine.get("tasting_notes") or "") or _first_sentence(wine.get("description") or "")
+    text = " ".join(p for p in (identity, why, note) if p)
+    if len(text) > MAX_DESCRIPTION:
+        text = " ".join(p for p in (identity, why) if p)
+    return _clip(text, MAX_DESCRIPTION)
+
+
+# --------------------------------------------------------------------------- whole answers
+
+_RELAX_TEMPLATES = {
+    "food_pairing": [
+        "Вин с прямой рекомендацией {food} с такими условиями в каталоге нет, поэтому я смотрю шире, без привязки к блюду.",
+        "Среди вин с такими условиями нет прямых сочетаний {food}, так что показываю близкие варианты без учёта блюда.",
+    ],
+    "region": [
+        "Из {region} подходящих вин сейчас нет, поэтому поиск расширен до соседних регионов.",
+        "Вин из {region} с такими условиями не нашлось — показываю близкие варианты из других регионов.",
+    ],
+    "grape_variety": [
+        "Вин из {grape} с такими условиями нет, поэтому показываю другие сорта в том же стиле.",
+        "Из {grape} подходящего вина не нашлось — вот близкие по стилю варианты из других сортов.",
+    ],
+    "country": [
+        "Вин из {country} с такими условиями сейчас нет, поэтому показываю другие страны.",
+        "Из {country} ничего подходящего не нашлось — вот варианты из других стран.",
+    ],
+}
+
+
+def _relax_sentence(key: str, intent: QueryIntent, relaxed_value: Any, query: str) -> str:
+    country = matching.canonical_country(str(relaxed_value)) if key == "country" else ""
+    return _pick(_RELAX_TEMPLATES[key], query, key).format(
+        food=FOOD_DATIVE.get(str(relaxed_value), f"к блюду «{relaxed_value}»"),
+        region=REGION_GENITIVE.get(str(relaxed_value), str(relaxed_value)),
+        grape=grape_genitive(str(relaxed_value)),
+        country=COUNTRY_GENITIVE.get(country, country),
+    )
+
+
+def _intro(intent: QueryIntent, n: int, query: str) -> str:
+    f = intent.filters
+    summary = request_summary(intent)
+    count = _count_phrase(n)
+    if intent.price_direction == "cheaper" and f.get("price_max") is not None:
+        return _pick([
+            f"Вот варианты подешевле — все не дороже {format_price(f['price_max'])}.",
+            f"Нашлись и более доступные вина: {count} до {format_price(f['price_max'])}.",
+        ], query, "cheaper")
+    if intent.price_direction == "pricier" and f.get("price_min") is not None:
+        return _pick([
+            f"Если хочется чего-то посерьёзнее, вот {count} от {format_price(f['price_min'])}.",
+            f"Поднимаемся по цене: {count} дороже {format_price(f['price_min'])}.",
+        ], query, "pricier")
+    if intent.more:
+        return _pick([
+            f"Вот ещё {count} по тому же запросу — {summary}.",
+            f"Другие варианты ({summary}): {count}, которые вы ещё не видели.",
+            f"Держите ещё {count}: {summary}.",
+        ], query, "more")
+    if summary == "вино" or (intent.mood and summary == request_summary(replace(intent, mood=None))):
+        if intent.mood:
+            return _pick([
+                f"По вашему описанию лучше всего подходят эти {count}.",
+                f"Под такое настроение я бы предложил {count} — вот они.",
+            ], query, "mood")
+        return _pick([
+            f"Вот {count} из нашего каталога, с которых приятно начать знакомство.",
+            f"Для начала предлагаю {count} разных стилей — от них легко оттолкнуться.",
+        ], query, "generic")
+    prefix = "Тогда " if intent.follow_up else ""
+    lead = (lambda word: prefix + word[:1].lower() + word[1:]) if prefix else (lambda word: word)
+    if n == 1:
+        templates = [
+            f"{lead('По')} запросу «{summary}» в каталоге нашлось одно подходящее вино — вот оно.",
+            f"{lead(_cap(summary))}: подходящее вино в каталоге одно, и оно того стоит.",
+            f"{lead('Под')} ваш запрос ({summary}) подходит это вино.",
+        ]
+    else:
+        templates = [
+            f"{lead(_cap(summary))} — есть из чего выбрать. Вот {count}, которые стоит попробовать.",
+            f"{lead('Вот')} {count} по вашему запросу: {summary}.",
+            f"{lead('По')} запросу «{summary}» в каталоге нашлись хорошие варианты — показываю {count}.",
+            f"{lead('Под')} ваш запрос ({summary}) подходят эти {count}.",
+        ]
+    return _pick(templates, query, "intro")
+
+
+def _closing(intent: QueryIntent, query: str) -> str:
+    f = intent.filters
+    offers: list[str] = []
+    wine_type = f.get("wine_type")
+    if wine_type == "red":
+        offers.append("Показать для сравнения что-нибудь белое?")
+    elif wine_type == "white":
+        offers.append("Может, для сравнения посмотрим красное или розовое?")
+    elif wine_type == "rose":
+        offers.append("Хотите, покажу игристое для того же повода?")
+    elif wine_type == "sparkling":
+        offers.append("Нужны варианты послаще или, наоборот, суше?")
+    if f.get("price_max") is not None:
+        offers.append("Поискать ещё дешевле или, наоборот, посолиднее?")
+    elif f.get("price_min") is None:
+        offers.append("Есть ли бюджет, в который нужно уложиться?")
+    if not f.get("food_pairing"):
+        offers.append("К какому блюду будете подавать? Подберу точнее.")
+    else:
+        offers.append("Показать ещё варианты к этому блюду?")
+    offers.append("Какое из них вам ближе — или показать ещё варианты?")
+    return _pick(offers, query, "closing")
+
+
+def recommendation(
+    intent: QueryIntent,
+    wines: list[dict[str, Any]],
+    *,
+    query: str,
+    relaxed: tuple[str, Any] | None = None,
+) -> SommelierResponse:
+    items = []
+    seen: set[str] = set()
+    for wine in wines[:3]:
+        name = str(wine["name"]).strip()
+        if name.casefold() in seen:
+            continue
+        seen.add(name.casefold())
+        items.append(WineRecommendation(
+            wine_name=name, wine_id=wine.get("id"), description=describe_wine(wine, intent, query),
+        ))
+    intro = _intro(intent, len(items), query)
+    if relaxed is not None:
+        intro = _relax_sentence(relaxed[0], intent, relaxed[1], query) + " " + intro
+    return SommelierResponse(
+        response_type="recommendation",
+        intro=_clip(intro, MAX_INTRO),
+        wines=items,
+        closing=_clip(_closing(intent, query), MAX_CLOSING),
+    )
+
+
+_SWEETNESS_PLURAL = {"dry": "сухие", "semi_dry": "полусухие", "semi_sweet": "полусладкие", "sweet": "сладкие"}
+
+
+def nothing_found(
+    intent: QueryIntent, *, query: str, blocker: str | None = None, nearest_price: float | None = None
+) -> SommelierResponse:
+    """Honest "nothing fits". `blocker` is a filter whose removal does find wines (the responder probes for it)."""
+    f = intent.filters
+    summary = request_summary(intent)
+    if intent.more:
+        intro = _pick([
+            f"Больше вин по этому запросу ({summary}) в каталоге нет — вы уже видели всё, что подходит.",
+            f"Похоже, по запросу «{summary}» вы уже видели всё, что есть в каталоге.",
+        ], query, "none-more")
+    else:
+        intro = _pick([
+            f"Честно скажу: {summary} в нашем каталоге сейчас нет.",
+            f"К сожалению, по запросу «{summary}» в каталоге сейчас ничего не нашлось.",
+            f"Такого сочетания условий — {summary} — в каталоге пока нет, а придумывать я не буду.",
+        ], query, "none")
+    country = matching.canonical_country(str(f.get("country") or ""))
+    if blocker == "price_max" and nearest_price is not None:
+        suggestion = f"Ближайшие подходящие вина стоят от {format_price(nearest_price)}. Поднимем бюджет?"
+    elif blocker == "price_min" and nearest_price is not None:
+        suggestion = f"Подходящие вина есть подешевле, до {format_price(nearest_price)}. Посмотрим их?"
+    elif blocker in ("price_max", "price_min"):
+        suggestion = "Если изменить ценовые рамки, варианты найдутся. Попробуем другой бюджет?"
+    elif blocker == "sweetness":
+        suggestion = (f"Если рассмотреть не только {_SWEETNESS_PLURAL.get(str(f.get('sweetness')), 'такие')} вина, "
+                      "варианты найдутся. Показать?")
+    elif blocker == "grape_variety":
+        suggestion = f"Без условия по сорту ({f.get('grape_variety')}) подходящие вина есть. Показать близкие по стилю?"
+    elif blocker == "country":
+        suggestion = f"Если рассмотреть вина не только из {COUNTRY_GENITIVE.get(country, country)}, варианты найдутся. Показать?"
+    elif blocker == "region":
+        suggestion = "Если не ограничиваться этим регионом, варианты найдутся. Расширим поиск?"
+    elif blocker == "food_pairing":
+        suggestion = "Без привязки к блюду подходящие вина есть. Показать их?"
+    elif blocker == "wine_type":
+        suggestion = "Вина другого цвета с такими условиями есть. Посмотрим?"
+    elif intent.more:
+        suggestion = "Хотите, изменим условия — например, цвет, бюджет или страну?"
+    elif f.get("price_max") is not None:
+        suggestion = "Попробуем поднять бюджет или изменить другие условия?"
+    else:
+        suggestion = "Расскажите чуть иначе, что ищете, — попробую ещё раз?"
+    return SommelierResponse(response_type="informational", intro=_clip(intro, MAX_INTRO),
+                             closing=_clip(suggestion, MAX_CLOSING))
+
+
+def greeting(query: str) -> SommelierResponse:
+    intro = _pick([
+        "Здравствуйте! Я винный сомелье нашего магазина и помогу выбрать вино к ужину, на подарок или под настроение.",
+        "Добрый день! Подберу вино из нашего каталога: по цвету и сладости, к блюду, по поводу или в рамках бюджета.",
+        "Привет! Я помогаю выбрать вино — расскажите, что за повод, и я предложу пару-тройку бутылок из каталога.",
+    ], query, "greeting")
+    closing = _pick([
+        "Что будем искать: вино к ужину, на праздник или просто на вечер?",
+        "Какой повод и на какой бюджет ориентируемся?",
+        "Красное, белое, розовое или игристое — с чего начнём?",
+    ], query, "greeting-closing")
+    return SommelierResponse(response_type="informational", intro=intro, closing=closing)
+
+
+def thanks(query: str) -> SommelierResponse:
+    intro = _pick([
+        "Пожалуйста! Приятного вечера и хорошего вина.",
+        "Всегда пожалуйста, обращайтесь!",
+        "Рады помочь! Надеюсь, вино понравится.",
+    ], query, "thanks")
+    closing = _pick([
+        "Если захочется подобрать что-то ещё — просто напишите.",
+        "Понадобится вино к другому случаю — я здесь.",
+    ], query, "thanks-closing")
+    return SommelierResponse(response_type="informational", intro=intro, closing=closing)
+
+
+def help_answer(query: str) -> SommelierResponse:
+    intro = (
+        "Я помогаю выбрать вино из каталога нашего магазина. Напишите, что ищете: цвет и сладость, бюджет "
+        "(«до 2000»), страну или сорт, блюдо («к стейку») или повод («на летний вечер», «в подарок»), "
+        "а после ответа можно попросить «подешевле», «а белое?» или «ещё»."
+    )
+    closing = _pick([
+        "Ещё могу объяснить винные термины — например, что такое танины или терруар. С чего начнём?",
+        "Могу и просто рассказать о вине: что такое декантация, как хранить бутылки. Что вам интересно?",
+    ], query, "help")
+    return SommelierResponse(response_type="informational", intro=intro, closing=closing)
+
+
+_INFO_CLOSINGS = {
+    "tannins": "Показать вина с мягкими или, наоборот, с крепкими танинами?",
+    "acidity": "Подобрать свежее вино с яркой кислотностью?",
+    "body": "Вам ближе лёгкие вина или насыщенные? Подберу примеры.",
+    "brut": "Подобрать хороший брют?",
+    "sweetness": "Какую сладость предпочитаете? Подберу пару вариантов.",
+    "serving_temperature": "Подобрать вино к ближайшему ужину?",
+    "oak": "Показать вина с выдержкой в дубе?",
+    "traditional_method": "Показать игристые, сделанные классическим методом?",
+    "champagne": "Подобрать игристое к празднику?",
+    "rose": "Показать пару сухих розовых вин?",
+    "pinot_noir": "Показать Пино Нуар из нашего каталога?",
+    "cabernet_sauvignon": "Подобрать Каберне Совиньон к ужину?",
+    "malbec": "Показать мальбек из каталога?",
+    "chardonnay": "Показать шардоне в разных стилях?",
+    "riesling": "Подобрать рислинг — сухой или со сладостью?",
+    "saperavi": "Показать грузинские вина из Саперави?",
+}
+
+
+def informational(topic: str | None, query: str) -> SommelierResponse:
+    entry = glossary.get(topic) if topic else None
+    if entry is None:
+        intro = _pick([
+            "На этот вопрос у меня нет короткой справки: в офлайн-режиме я знаю основные винные термины — танины, "
+            "кислотность, терруар, декантацию, выдержку в дубе и другие.",
+            "Подробно ответить на это сейчас не смогу, но объясню базовые понятия: танины, тело вина, аппелласьоны, "
+            "температуру подачи, хранение.",
+        ], query, "info-unknown")
+        closing = "Спросите о термине или расскажите, к какому случаю подобрать вино."
+        return SommelierResponse(response_type="informational", intro=intro, closing=closing)
+    closing = _INFO_CLOSINGS.get(entry.key) or _pick([
+        "Хотите, подберу вино, на котором это хорошо чувствуется?",
+        "Подобрать вино к ближайшему ужину?",
+        "Если интересно, расскажу ещё о чём-нибудь или подберу вино.",
+    ], query, "info-closing")
+    return SommelierResponse(response_type="informational", intro=_clip(entry.answer, MAX_INTRO), closing=closing)
+
+
+def off_topic(query: str) -> SommelierResponse:
+    intro = _pick([
+        "Я винный сомелье и разбираюсь только в вине, так что с этим вопросом помочь не смогу.",
+        "С этим, увы, не помогу: я здесь, чтобы подбирать вино и рассказывать о нём.",
+        "Это немного не по моей части — я специализируюсь на вине из нашего каталога.",
+    ], query, "off")
+    closing = _pick([
+        "Зато могу подобрать вино к ужину, на подарок или под настроение — что ищете?",
+        "Давайте лучше подберём вино: какой повод?",
+        "Если нужно вино к столу или в подарок — расскажите, подберу.",
+    ], query, "off-closing")
+    return SommelierResponse(response_type="off_topic", guard_type="off_topic", intro=intro, closing=closing)
+
+
+def tool_error(query: str) -> SommelierResponse:
+    intro = _pick([
+        "Простите, сейчас не получается заглянуть в каталог: поиск вин временно недоступен.",
+        "Извините, каталог вин сейчас не отвечает, и я не хочу советовать наугад.",
+    ], query, "error")
+    return SommelierResponse(
+        response_type="informational",
+        intro=intro,
+        closing="Попробуйте, пожалуйста, повторить запрос через минуту.",
+    )
