@@ -133,3 +133,10 @@ def empty_db(admin_url, empty_template):
 def shipped_wines() -> list[dict]:
     """The shipped catalogue as plain dicts, for computing expectations independently of SQL."""
     return json.loads(CATALOG_FILE.read_text("utf-8"))["wines"]
+
+
+def expected_photo_key(photo: Path) -> str:
+    """The bucket key the importer gives a photo file (content-addressed), computed independently."""
+    import hashlib
+
+    return f"wines/{hashlib.sha256(photo.read_bytes()).hexdigest()[:12]}-{photo.name}"

@@ -1,10 +1,17 @@
 """Tool function: the only code with database credentials (DESIGN.md §1, §5)."""
 
+import logging
+
 from aws_lambda_powertools import Logger
+from aws_lambda_powertools.logging import utils as logging_utils
 
 from sommelier.tools.handler import handle
 
 logger = Logger(service="sommelier-tools")
+logging_utils.copy_config_to_registered_loggers(
+    source_logger=logger,
+    include={name for name in logging.root.manager.loggerDict if name.startswith("sommelier")},
+)
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -15,6 +15,7 @@ from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
 from sommelier.storage.photos import LocalPhotoStore
 from sommelier.tools.client import InProcessTools
 from sommelier.tools.handler import handle
+from tests.conftest import expected_photo_key
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_PHOTOS = ROOT / "data" / "catalog" / "photos"
@@ -209,15 +210,29 @@ def test_invalid_json_names_its_line(empty_db, tmp_path):
     assert [e.line for e in info.value.errors] == [3]
 
 
-def test_not_utf8_and_missing_file(empty_db, tmp_path):
-    (tmp_path / "latin1.csv").write_bytes(",".join(CSV_HEADER).encode() + "\nCôte,X\n".encode("latin-1"))
+def test_not_utf8_json_and_missing_file(empty_db, tmp_path):
+    (tmp_path / "latin1.json").write_bytes('{"wines": [{"name": "Côte"}]}'.encode("latin-1"))
     with pytest.raises(CatalogImportError, match="UTF-8"):
-        run_import(tmp_path / "latin1.csv", empty_db, tmp_path / "store")
+        run_import(tmp_path / "latin1.json", empty_db, tmp_path / "store")
     with pytest.raises(CatalogImportError, match="cannot read"):
         run_import(tmp_path / "nope.json", empty_db, tmp_path / "store")
 
 
 # ---------------------------------------------------------------- a good CSV
+
+def test_russian_excel_csv_semicolons_and_windows_1251(empty_db, tmp_path):
+    """Excel in a Russian locale writes ";"-separated CSV in Windows-1251, quoting cells with ";" in them."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=";", lineterminator="\r\n")
+    writer.writerow(CSV_HEADER)
+    row = wine(name="Саперави Кубани")
+    writer.writerow([csv_cell(row.get(column)) for column in CSV_HEADER])
+    (tmp_path / "excel.csv").write_bytes(buffer.getvalue().encode("cp1251"))
+    report = run_import(tmp_path / "excel.csv", empty_db, tmp_path / "store")
+    assert report.inserted == 1
+    exported = export_catalog(InProcessTools(empty_db))["wines"][0]
+    assert exported["name"] == "Саперави Кубани" and exported["grape_varieties"] == ["Каберне Совиньон", "Мерло"]
+
 
 def test_good_csv_imports_lists_photos_and_embeddings(empty_db, tmp_path):
     photo = with_photo(tmp_path)
@@ -241,8 +256,9 @@ def test_good_csv_imports_lists_photos_and_embeddings(empty_db, tmp_path):
     assert red["food_pairings"] == ["стейк из говядины", "твёрдые сыры"]
     assert white["vintage_year"] is None and white["appellation"] == "Кубань IGP" and white["price_rub"] == 1290.5
     photo_name = Path(photo).name
-    assert red["image_key"] == f"wines/{photo_name}" and white["image_key"] is None
-    stored = tmp_path / "store" / "wines" / photo_name
+    assert red["image_key"].startswith("wines/") and red["image_key"].endswith("-" + photo_name)
+    assert white["image_key"] is None
+    stored = tmp_path / "store" / red["image_key"]
     assert stored.read_bytes() == (tmp_path / photo).read_bytes()
     assert handle({"tool": "catalog_stats", "arguments": {}}, empty_db) == {
         "wines": 2, "embedding_models": {LOCAL_MODEL_NAME: 2}}
@@ -299,13 +315,13 @@ def test_reimport_keeps_ids_and_the_cached_photo_unless_the_photo_changes(empty_
     write_csv(tmp_path / "c.csv", [wine(image=f"photos/{other.name}")])
     run_import(tmp_path / "c.csv", empty_db, tmp_path / "store")
     changed = handle({"tool": "get_wines", "arguments": {"ids": [wine_id]}}, empty_db)["wines"][0]
-    assert changed["image_key"] == f"wines/{other.name}"
+    assert changed["image_key"] == expected_photo_key(other)
     assert changed["telegram_file_id"] is None  # a new photo must be sent again
 
     write_csv(tmp_path / "c.csv", [wine()])  # no photo in the file: the stored one stays
     run_import(tmp_path / "c.csv", empty_db, tmp_path / "store")
     kept = handle({"tool": "get_wines", "arguments": {"ids": [wine_id]}}, empty_db)["wines"][0]
-    assert kept["image_key"] == f"wines/{other.name}"
+    assert kept["image_key"] == expected_photo_key(other)
 
 
 # ---------------------------------------------------------------- export → import
@@ -335,7 +351,7 @@ def test_export_rows_are_valid_import_rows(catalog_db, shipped_wines):
         WineRecord.model_validate(row)
         source = by_key[(row["name"], row["producer"], row["vintage_year"])]
         assert row["price_rub"] == source["price_rub"] and row["country"] == source["country"]
-        assert row["image_key"] == "wines/" + Path(source["image"]).name
+        assert row["image_key"] == expected_photo_key(ROOT / "data" / "catalog" / source["image"])
 
 
 def test_shipped_catalogue_photos_exist(shipped_wines):
@@ -387,7 +403,7 @@ def test_cli_import_of_a_good_file(empty_db, tmp_path, capsys, cli_env):
     assert main(["catalog", "import", str(tmp_path / "good.csv")]) == 0
     output = " ".join(capsys.readouterr().err.split())
     assert "imported 2 wines: 2 new, 0 updated, 1 photos" in output
-    assert (tmp_path / "state" / "photos" / "wines" / Path(photo).name).is_file()
+    assert (tmp_path / "state" / "photos" / expected_photo_key(tmp_path / photo)).is_file()
     assert main(["catalog", "import", str(tmp_path / "good.csv")]) == 0
     assert "0 new, 2 updated" in " ".join(capsys.readouterr().err.split())
 

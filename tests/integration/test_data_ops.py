@@ -7,6 +7,8 @@ import math
 
 import pytest
 
+from tests.conftest import CATALOG_FILE, expected_photo_key
+
 from sommelier.tools.handler import handle
 
 CHAT = 777_000_111
@@ -65,7 +67,7 @@ def test_get_wines_full_record(catalog_db, shipped_wines):
     assert wine["region_name"] == source["region"]
     assert wine["region"] == f"{source['region']}, {source['country']}"
     assert wine["appellation"] == source["appellation"]
-    assert wine["image_key"] == "wines/" + source["image"].rsplit("/", 1)[-1]
+    assert wine["image_key"] == expected_photo_key(CATALOG_FILE.parent / source["image"])
     assert wine["telegram_file_id"] is None
 
 

@@ -31,9 +31,30 @@ def _safe(name: str, required: bool, probe: Callable[[], Check]) -> Check:
         return Check(name, FAIL, f"{type(exc).__name__}: {first_line}", "see the message above", required)
 
 
+def _deployed_catalogue(settings: Settings) -> Check:
+    """Deployed: only the tool function holds database credentials, so ask it."""
+    from sommelier.tools.client import LambdaTools
+
+    stats = LambdaTools(settings.tool_function_name).call("catalog_stats", {})
+    if "error" in stats:
+        return Check("tool function", FAIL, f"{settings.tool_function_name}: {stats['error']}",
+                     "check AWS credentials/region, the function name (WineToolsFunctionName output) and its logs")
+    models = stats["embedding_models"]
+    detail = f"{settings.tool_function_name}: {stats['wines']} wines; embeddings {models}"
+    if stats["wines"] == 0:
+        return Check("tool function", FAIL, detail, "import the catalogue: `sommelier catalog import FILE`")
+    if settings.embedding_model not in models:
+        return Check("tool function", FAIL, detail + f"; queries use {settings.embedding_model}",
+                     "set EMBEDDING_PROVIDER/EMBEDDING_MODEL like the agent's, or `sommelier catalog reembed`")
+    return Check("tool function", OK, detail)
+
+
 def run_checks(settings: Settings) -> list[Check]:
     checks: list[Check] = []
     state: dict = {}
+    if settings.tool_function_name:
+        return ([_safe("tool function", True, lambda: _deployed_catalogue(settings))] + _llm_checks(settings)
+                + [_bucket_check(settings)] + _telegram_checks(settings))
 
     def database() -> Check:
         from sommelier.db.url import resolve_database_url
@@ -44,7 +65,7 @@ def run_checks(settings: Settings) -> list[Check]:
         with psycopg.connect(url, connect_timeout=5) as conn:
             version = conn.execute("SHOW server_version").fetchone()[0]
         state["url"] = url
-        where = "DATABASE_URL" if settings.database_url else "embedded server in .sommelier/pgdata"
+        where = "DATABASE_URL" if settings.database_url else f"embedded server in {settings.state_dir / 'pgdata'}"
         return Check("database", OK, f"PostgreSQL {version} reachable ({where})")
 
     checks.append(_safe("database", True, database))

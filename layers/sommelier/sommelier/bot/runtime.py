@@ -31,7 +31,8 @@ def build_runtime(settings: Settings | None = None, *, tools: ToolClient | None 
     tools = tools or tools_from_settings(settings)
     agent = SommelierAgent(
         tools=tools,
-        embedder=provider_from_settings(settings),
+        # A missing embedding key must not stop the bot: semantic search degrades to structured search.
+        embedder=provider_from_settings(settings, strict=False),
         llm=llm_from_settings(settings),
         max_tool_rounds=env_int("AGENT_MAX_TOOL_ROUNDS", 2),
         max_retries=env_int("AGENT_MAX_RETRIES", 2),

@@ -7,6 +7,7 @@ and the rows are upserted in one transaction by the tool function.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
@@ -86,7 +87,10 @@ def _json_rows(text: str) -> Iterator[tuple[int, Any]]:
 
 
 def _csv_rows(text: str) -> Iterator[tuple[int, Any]]:
-    reader = csv.DictReader(io.StringIO(text))
+    header = text.split("\n", 1)[0]
+    # Russian Excel saves CSV with ";"; lists inside a cell then need quotes, as Excel writes them.
+    delimiter = ";" if header.count(";") > header.count(",") else ","
+    reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
     if not reader.fieldnames:
         raise CatalogImportError("the CSV file has no header row")
     for row in reader:
@@ -111,11 +115,13 @@ def read_catalog(path: Path) -> list[tuple[int, Any]]:
         raw = path.read_bytes()
     except OSError as exc:
         raise CatalogImportError(f"cannot read {path}: {exc.strerror}") from exc
+    suffix = path.suffix.lower()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise CatalogImportError(f"{path} is not UTF-8 text") from exc
-    suffix = path.suffix.lower()
+        if suffix != ".csv":
+            raise CatalogImportError(f"{path} is not UTF-8 text") from exc
+        text = raw.decode("cp1251")  # Excel's Russian default; every byte decodes
     if suffix == ".csv":
         return list(_csv_rows(text))
     if suffix == ".json":
@@ -156,6 +162,9 @@ def validate_rows(rows: list[tuple[int, Any]], base_dir: Path) -> list[WineRecor
         if record.image and not (base_dir / record.image).is_file():
             errors.append(RowError(line, f"image: file not found: {record.image}"))
             continue
+        if record.image and Path(record.image).suffix.lower() not in PHOTO_TYPES:
+            errors.append(RowError(line, f"image: use PNG, JPEG or WebP, not {Path(record.image).suffix or 'no extension'}"))
+            continue
         records.append(record)
     if not rows:
         errors.append(RowError(1, "the catalogue has no wines"))
@@ -164,8 +173,13 @@ def validate_rows(rows: list[tuple[int, Any]], base_dir: Path) -> list[WineRecor
     return records
 
 
-def photo_key(record: WineRecord) -> str:
-    return "wines/" + Path(record.image or "").name
+PHOTO_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
+
+
+def photo_key(record: WineRecord, data: bytes) -> str:
+    """Content-addressed: a changed photo gets a new key, which also resets the cached Telegram file_id."""
+    name = Path(record.image or "").name
+    return f"wines/{hashlib.sha256(data).hexdigest()[:12]}-{name}"
 
 
 def import_catalog(
@@ -187,15 +201,17 @@ def import_catalog(
         progress("embeddings", len(vectors), len(records))
 
     uploaded = 0
+    with_photos = sum(1 for r in records if r.image)
     payload: list[dict[str, Any]] = []
     for record, vector in zip(records, vectors, strict=True):
         row = record.model_dump(mode="json", exclude={"image"})
         if record.image:
-            key = photo_key(record)
-            photos.put(key, (path.parent / record.image).read_bytes(), "image/png" if key.endswith(".png") else "image/jpeg")
+            data = (path.parent / record.image).read_bytes()
+            key = photo_key(record, data)
+            photos.put(key, data, PHOTO_TYPES[Path(record.image).suffix.lower()])
             row["image_key"] = key
             uploaded += 1
-            progress("photos", uploaded, len(records))
+            progress("photos", uploaded, with_photos)
         row["embedding"] = [round(x, 7) for x in vector]
         row["embedding_model"] = embedder.model
         payload.append(row)
@@ -205,7 +221,8 @@ def import_catalog(
     for start in range(0, len(payload), chunk):
         result = tools.call("import_wines", {"wines": payload[start : start + chunk]})
         if "error" in result:
-            raise CatalogImportError(f"the database refused the import: {result['error']}")
+            verb = "could not be reached" if result.get("retryable") else "refused the import"
+            raise CatalogImportError(f"the catalogue database {verb}: {result['error']}")
         inserted += result["inserted"]
         updated += result["updated"]
         progress("database", start + len(payload[start : start + chunk]), len(payload))

@@ -62,8 +62,8 @@ def run_import(args: argparse.Namespace) -> int:
     except CatalogImportError as exc:
         console.print(f"[bold red]import failed:[/] {escape(str(exc))}")
         for error in exc.errors:
-            # Row text comes from the operator's file: never read it as rich markup.
-            console.print(f"  {error}" if error.line else f"  {error.reason}", markup=False)
+            if error.line:  # row text comes from the operator's file: never read it as rich markup
+                console.print(f"  {error}", markup=False)
         return 1
     except Exception as exc:
         return fail(f"import failed: {exc}")

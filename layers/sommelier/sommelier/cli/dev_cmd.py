@@ -28,9 +28,11 @@ def ensure_ready(quiet: bool = False) -> dict:
     from sommelier.storage.photos import photo_store_from_settings
     from sommelier.tools.client import InProcessTools
 
+    from sommelier.db.url import resolve_database_url
+
     settings = load_settings()
+    applied = apply_migrations(resolve_database_url())  # before the pool: it needs the vector type
     database = default_database()
-    applied = apply_migrations(database.conninfo)
     if applied and not quiet:
         console.print(f"migrations applied: {', '.join(applied)}")
     tools = InProcessTools(database)

@@ -19,8 +19,11 @@ def run(args: argparse.Namespace) -> int:
     from sommelier.config import load_settings
     from sommelier.doctor import run_checks
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     try:
+        from sommelier.secrets import load_secrets_into_environment
+
+        load_secrets_into_environment()  # SOMMELIER_SECRETS_ARN: check what the deployed bot uses
         settings = load_settings()
     except ValueError as exc:
         console.print(Text(f"✗ configuration  {exc}", style="red"))

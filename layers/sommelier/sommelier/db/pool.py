@@ -29,11 +29,14 @@ def get_pool(conninfo: str) -> ConnectionPool:
         if pool is None:
             pool = ConnectionPool(
                 conninfo,
-                min_size=1,
+                # No idle floor: open connections keep Aurora Serverless from pausing.
+                min_size=0,
+                max_idle=env_int("DATABASE_MAX_IDLE_S", 60),
                 max_size=env_int("DATABASE_POOL_SIZE", 4),
                 configure=_configure,
-                timeout=env_int("DATABASE_CONNECT_TIMEOUT_S", 10),
-                kwargs={"connect_timeout": env_int("DATABASE_CONNECT_TIMEOUT_S", 10)},
+                # Aurora needs ~15 s to resume from a pause.
+                timeout=env_int("DATABASE_CONNECT_TIMEOUT_S", 20),
+                kwargs={"connect_timeout": env_int("DATABASE_CONNECT_TIMEOUT_S", 20)},
                 open=True,
                 name="sommelier",
             )

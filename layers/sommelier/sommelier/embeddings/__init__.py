@@ -8,12 +8,29 @@ from sommelier.embeddings.port import EmbeddingError, EmbeddingProvider, ModelMi
 __all__ = ["EmbeddingError", "EmbeddingProvider", "ModelMismatchError", "embed_one", "provider_from_settings"]
 
 
-def provider_from_settings(settings: Settings) -> EmbeddingProvider:
+class UnavailableEmbeddings:
+    """A provider that can't work (no key): every call raises, so semantic search degrades, turns go on."""
+
+    dimensions = 1536
+
+    def __init__(self, model: str, reason: str):
+        self.model = model
+        self.reason = reason
+
+    def embed(self, texts):
+        raise EmbeddingError(self.reason)
+
+
+def provider_from_settings(settings: Settings, *, strict: bool = True) -> EmbeddingProvider:
+    """The configured provider. With strict=False a misconfiguration yields UnavailableEmbeddings."""
     if settings.embedding_provider == "openai":
         from sommelier.embeddings.openai_provider import OpenAIEmbeddings
 
         if not settings.embedding_api_key:
-            raise EmbeddingError("EMBEDDING_PROVIDER=openai needs EMBEDDING_API_KEY or OPENAI_API_KEY")
+            reason = "EMBEDDING_PROVIDER=openai needs EMBEDDING_API_KEY or OPENAI_API_KEY"
+            if strict:
+                raise EmbeddingError(reason)
+            return UnavailableEmbeddings(settings.embedding_model, reason)
         return OpenAIEmbeddings(
             api_key=settings.embedding_api_key,
             base_url=settings.embedding_base_url,

@@ -212,6 +212,25 @@ def process_update(update: dict[str, Any], attempt: int = 1) -> None:
     default_bot().process(update, attempt)
 
 
+RETRY_BACKOFF_SECONDS = 20
+
+
+def _retry_soon(record, attempt: int) -> None:
+    """Bring a failed turn back in seconds, not after the whole visibility timeout (it blocks its chat)."""
+    queue_url = env("QUEUE_URL")
+    if not queue_url:
+        return
+    try:
+        import boto3
+
+        boto3.client("sqs").change_message_visibility(
+            QueueUrl=queue_url, ReceiptHandle=record.receipt_handle,
+            VisibilityTimeout=min(RETRY_BACKOFF_SECONDS * attempt, 300),
+        )
+    except Exception as exc:  # the default visibility timeout still brings it back
+        logger.warning("could not shorten the retry delay: %s", exc)
+
+
 def handle_sqs(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """SQS FIFO batch with partial failures: a failed record and those after it are retried, in order."""
     from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
@@ -224,7 +243,11 @@ def handle_sqs(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
         except ValueError:
             logger.error("an SQS message that is not JSON was dropped")
             return
-        process_update(update, attempt)
+        try:
+            process_update(update, attempt)
+        except Exception:
+            _retry_soon(record, attempt)
+            raise
 
     return process_partial_response(
         event=event, record_handler=record_handler, processor=SqsFifoPartialProcessor(), context=context

@@ -1,0 +1,55 @@
+"""`sommelier doctor` against real local services and the stand-ins."""
+
+from __future__ import annotations
+
+import pytest
+
+from sommelier.cli.main import main
+from sommelier.db.pool import reset_default_database
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.telegram_server import FakeTelegram
+
+
+@pytest.fixture
+def doctor(monkeypatch, capsys):
+    def run(**env) -> tuple[int, str]:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        reset_default_database()
+        code = main(["doctor"])
+        return code, capsys.readouterr().out
+
+    yield run
+    reset_default_database()
+
+
+def test_all_required_checks_pass_offline(doctor, catalog_db):
+    code, out = doctor(DATABASE_URL=catalog_db.conninfo, EMBEDDING_PROVIDER="local")
+    assert code == 0, out
+    for line in ("✓ database", "✓ pgvector   pgvector 0.8", "✓ migrations", "✓ catalogue  64 wines"):
+        assert line in out
+    assert "! llm" in out and "offline" in out
+    assert "all required checks passed" in out
+
+
+def test_unreachable_database_fails_with_a_fix(doctor):
+    code, out = doctor(DATABASE_URL="postgresql://nobody@127.0.0.1:1/nothing?connect_timeout=2")
+    assert code == 1
+    assert "✗ database" in out and "→ set DATABASE_URL" in out
+
+
+def test_missing_catalogue_and_model_mismatch(doctor, empty_db, catalog_db):
+    code, out = doctor(DATABASE_URL=empty_db.conninfo, EMBEDDING_PROVIDER="local")
+    assert code == 1 and "✗ catalogue  no wines" in out
+    code, out = doctor(DATABASE_URL=catalog_db.conninfo, EMBEDDING_PROVIDER="local", EMBEDDING_MODEL="other-model")
+    assert code == 1 and "catalog reembed" in out
+
+
+def test_llm_endpoint_and_telegram_are_checked(doctor, catalog_db):
+    with FakeOpenAI() as llm, FakeTelegram() as telegram:
+        code, out = doctor(DATABASE_URL=catalog_db.conninfo, EMBEDDING_PROVIDER="local", OPENAI_API_KEY="test",
+                           OPENAI_BASE_URL=llm.base_url, TELEGRAM_BOT_TOKEN=telegram.token,
+                           TELEGRAM_API_BASE_URL=telegram.base_url)
+    assert code == 0, out
+    assert "✓ llm" in out and "answers" in out
+    assert "✓ telegram   bot @sommelier_test_bot; webhook: none" in out
