@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -85,15 +86,24 @@ class TerminalChat:
                 return work()
         return work()
 
+    def _photo_location(self, part) -> str:
+        if part.file_id:
+            return f"Telegram file_id {part.file_id}"
+        if not part.image_key:
+            return "нет"
+        where = self.runtime.photos.describe(part.image_key)
+        try:
+            return str(Path(where).relative_to(Path.cwd()))
+        except ValueError:
+            return where
+
     def show(self, reply) -> None:
         if reply.callback_text:
             self.console.print(Text(f"🔔 {reply.callback_text}", style="italic"))
         for part in reply.parts:
             if part.kind == "photo":
-                where = part.file_id and f"telegram file_id {part.file_id}" or (
-                    self.runtime.photos.describe(part.image_key) if part.image_key else "")
-                self.console.print(Panel(Text(part.plain), title="📷 фото", subtitle=where, title_align="left",
-                                         subtitle_align="left", border_style="red"))
+                self.console.print(Panel(Text(part.plain), title="📷 фото", title_align="left", border_style="red"))
+                self.console.print(Text(f"   фото: {self._photo_location(part)}", style="dim"))
             else:
                 self.console.print(Text("🍷 " + part.plain))
             if part.reply_markup:
