@@ -26,6 +26,10 @@ if [ ! -x "$VENV/bin/python" ]; then
   fi
 fi
 
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+pip_install() {
+  # This machine's pip.conf names mirror folders that may be absent; those warnings are noise.
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$@" 2> >(grep -v '^WARNING: Location' >&2)
+}
+pip_install --upgrade pip
+pip_install -e ".[dev]"
 echo "installed: $("$VENV/bin/python" --version) in $VENV"
