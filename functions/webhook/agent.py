@@ -14,7 +14,7 @@ logger = Logger(service="sommelier-agent")
 # The domain logs through stdlib loggers; give them Powertools' JSON format, level and keys.
 logging_utils.copy_config_to_registered_loggers(
     source_logger=logger,
-    include={name for name in logging.root.manager.loggerDict if name.startswith("sommelier")},
+    include={name for name in logging.root.manager.loggerDict if name.startswith("sommelier.")},
 )
 
 

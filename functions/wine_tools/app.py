@@ -10,7 +10,7 @@ from sommelier.tools.handler import handle
 logger = Logger(service="sommelier-tools")
 logging_utils.copy_config_to_registered_loggers(
     source_logger=logger,
-    include={name for name in logging.root.manager.loggerDict if name.startswith("sommelier")},
+    include={name for name in logging.root.manager.loggerDict if name.startswith("sommelier.")},
 )
 
 

@@ -103,7 +103,7 @@ class TerminalChat:
         for part in reply.parts:
             if part.kind == "photo":
                 self.console.print(Panel(Text(part.plain), title="📷 фото", title_align="left", border_style="red"))
-                self.console.print(Text(f"   фото: {self._photo_location(part)}", style="dim"))
+                self.console.print(Text(f"   фото: {self._photo_location(part)}", style="dim"), soft_wrap=True)
             else:
                 self.console.print(Text("🍷 " + part.plain))
             if part.reply_markup:
