@@ -312,3 +312,13 @@ def test_reader_never_fails_on_word_salad(parts, with_previous):
 @given(st.text(max_size=300))
 def test_reader_never_fails_on_any_text(text):
     read_query(text)
+
+
+@pytest.mark.parametrize("text,wine_type", [
+    ("Забудь про красное, давай белое к рыбе", "white"),
+    ("вместо красного хочу розовое", "rose"),
+    ("красное не хочу, давай белое", "white"),
+    ("не надо красное, лучше игристое", "sparkling"),
+])
+def test_a_rejected_colour_gives_way_to_the_wanted_one(text, wine_type):
+    assert read_query(text).filters.get("wine_type") == wine_type

@@ -19,6 +19,12 @@ _langfuse_checked = False
 
 def record_turn(metadata: dict[str, Any]) -> None:
     """Add the turn's figures to the EMF metrics (flushed by the Lambda handler's log_metrics)."""
+    from aws_lambda_powertools.metrics.functions import is_metrics_disabled
+
+    if is_metrics_disabled():
+        # Powertools still auto-prints its buffer every 100 values; outside Lambda that garbles a chat.
+        _send_to_langfuse(metadata)
+        return
     try:
         metrics.add_metric(name="Turns", unit=MetricUnit.Count, value=1)
         metrics.add_metric(name="LLMCalls", unit=MetricUnit.Count, value=metadata["llm_calls"])

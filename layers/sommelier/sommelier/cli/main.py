@@ -6,9 +6,9 @@ import argparse
 import os
 import sys
 
-from sommelier.cli import catalog_cmd, chat_cmd, dev_cmd, doctor_cmd, invoke_cmd, serve_cmd, telegram_cmd, tool_cmd
+from sommelier.cli import catalog_cmd, chat_cmd, dev_cmd, doctor_cmd, eval_cmd, invoke_cmd, serve_cmd, telegram_cmd, tool_cmd
 
-COMMANDS = (dev_cmd, tool_cmd, catalog_cmd, chat_cmd, serve_cmd, telegram_cmd, doctor_cmd, invoke_cmd)
+COMMANDS = (dev_cmd, tool_cmd, catalog_cmd, chat_cmd, serve_cmd, telegram_cmd, doctor_cmd, invoke_cmd, eval_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

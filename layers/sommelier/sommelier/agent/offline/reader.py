@@ -97,8 +97,18 @@ def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(r"(?<![a-zа-я0-9])(?:" + pattern + r")(?![a-zа-я0-9])")
 
 
-def _negated(t: str, start: int) -> bool:
-    return bool(re.search(r"(?:^|\s)(?:не|без|кроме|not|no)\s+(?:очень\s+|слишком\s+)?$", t[max(0, start - 30):start]))
+_NEGATION_BEFORE = re.compile(
+    r"(?:^|\s)(?:не|без|кроме|not|no|вместо|забудь(?:те)?\s+(?:про|о|об)|не\s+надо|не\s+нужно|"
+    r"хватит|никакого|никаких)\s+(?:очень\s+|слишком\s+)?$"
+)
+_NEGATION_AFTER = re.compile(r"^\w*\s+(?:не\s+хочу|не\s+надо|не\s+нужно|не\s+буду|надоел\w*)")
+
+
+def _negated(t: str, start: int, end: int | None = None) -> bool:
+    """"не красное", "забудь про красное", "вместо красного", "красное не хочу" all reject the word."""
+    if _NEGATION_BEFORE.search(t[max(0, start - 30):start]):
+        return True
+    return end is not None and bool(_NEGATION_AFTER.search(t[start:end + 30]))
 
 
 # --------------------------------------------------------------------------- wine type, sweetness
@@ -131,7 +141,7 @@ def _pick_enum(t: str, table: list[tuple[str, re.Pattern[str]]], spans: _Spans) 
             spans.add(m.start(), m.end())
             if value == "dry" and m.group(0).startswith("не"):
                 found.append((m.start(), value))
-            elif not _negated(t, m.start()):
+            elif not _negated(t, m.start(), m.end()):
                 found.append((m.start(), value))
     values = {v for _, v in found}
     if not values:

@@ -172,7 +172,9 @@ class OfflineResponder:
         if intent.kind == "off_topic":
             return OfflineAnswer(writer.off_topic(text), [], [], intent)
 
-        exclude = list(dict.fromkeys([*exclude_ids, *(chain if intent.follow_up else [])]))[-MAX_EXCLUDED:]
+        # Only "ещё"/"другие варианты" hides what was shown; a narrowing follow-up ("а сухое белое?")
+        # may well land on a wine from the previous answer.
+        exclude = list(dict.fromkeys([*exclude_ids, *(chain if intent.more else [])]))[-MAX_EXCLUDED:]
         return self._recommend(turn, text, intent, exclude)
 
     # ----------------------------------------------------------------- history

@@ -1,0 +1,60 @@
+"""`sommelier eval` as a real subprocess against a test database: outputs and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.timeout(180)
+
+CLI = [sys.executable, "-m", "sommelier.cli.main", "eval"]
+PROVIDER_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "EMBEDDING_PROVIDER", "EMBEDDING_MODEL", "EMBEDDING_API_KEY",
+                      "EMBEDDING_BASE_URL", "TOOL_FUNCTION_NAME", "LLM_MODEL")
+SUBSET = ("--case", "price-01", "--case", "mood-02", "--case", "follow-02", "--case", "inj-01")
+
+
+@pytest.fixture(scope="module")
+def cli(eval_db, tmp_path_factory):
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARIABLES}
+    env.update(DATABASE_URL=eval_db.conninfo, SOMMELIER_STATE_DIR=str(tmp_path_factory.mktemp("eval-state")),
+               PYTHONIOENCODING="utf-8")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*CLI, *args], capture_output=True, text=True, encoding="utf-8", timeout=120, env=env)
+
+    return run
+
+
+def test_a_subset_meets_the_thresholds_and_writes_three_files(cli, tmp_path):
+    done = cli(*SUBSET, "--quiet", "--output-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "mode offline" in done.stderr and "all thresholds met" in done.stderr
+    assert done.stdout == "", "reports go to files; nothing (no EMF metrics either) on stdout"
+    report = json.loads((tmp_path / "report.json").read_text("utf-8"))
+    assert [c["score"]["id"] for c in report["cases"]] == ["price-01", "mood-02", "follow-02", "inj-01"]
+    assert report["meta"]["command"].startswith("sommelier eval --case price-01")
+    assert report["meta"]["database"] == "DATABASE_URL" and report["thresholds"]["passed"]
+    follow = report["cases"][2]
+    assert follow["history_turns"][0]["text"] == "Что-нибудь к курице до 2000"
+    assert follow["turn"]["tool_calls"], "the evaluated turn's tool calls are in the report"
+    assert "# Sommelier evaluation — offline" in (tmp_path / "summary.md").read_text("utf-8")
+    assert (tmp_path / "categories.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_missed_threshold_exits_1(cli, tmp_path):
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps({"targets": {"latency_ms_p50": {"max": 0.0}}}), "utf-8")
+    done = cli("--case", "price-01", "--quiet", "--thresholds", str(strict), "--output-dir", str(tmp_path / "out"))
+    assert done.returncode == 1, done.stderr
+    assert "thresholds missed: latency_ms_p50" in " ".join(done.stderr.split())
+    assert json.loads((tmp_path / "out" / "report.json").read_text("utf-8"))["thresholds"]["passed"] is False
+
+
+def test_setup_errors_exit_2(cli, tmp_path):
+    assert cli("--golden", str(tmp_path / "missing.json")).returncode == 2
+    assert cli("--case", "no-such-case").returncode == 2
+    assert cli("--model", "gpt-4o-mini", "--case", "price-01").returncode == 2, "a model needs OPENAI_API_KEY"

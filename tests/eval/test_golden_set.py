@@ -1,0 +1,134 @@
+"""The golden set itself: well-formed, covering the issue's categories, and consistent with the catalogue.
+
+A golden set with wrong labels is worse than none, so every label and constraint is checked
+against the shipped catalogue file (independently of SQL and of the agent).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from sommelier.evaluation.golden import GoldenSetError, load_golden_set, parse_golden_set
+from sommelier.evaluation.metrics import Catalog, constraint_violations
+
+REQUIRED_CATEGORIES = {
+    "filter_type", "filter_price", "filter_grape", "filter_origin", "filter_food", "mood", "follow_up",
+    "informational", "off_topic", "prompt_injection", "social_engineering",
+}
+PREVIOUS_DEPENDENT = ("not_previous", "cheaper_than_previous", "pricier_than_previous")
+
+
+@pytest.fixture(scope="module")
+def golden():
+    return load_golden_set()
+
+
+@pytest.fixture(scope="module")
+def catalog(shipped_wines) -> Catalog:
+    return Catalog({f"wine-{i}": wine for i, wine in enumerate(shipped_wines)})
+
+
+def test_size_and_coverage(golden):
+    assert len(golden.cases) >= 60
+    counts = Counter(c.category for c in golden.cases)
+    assert REQUIRED_CATEGORIES <= set(counts), f"missing categories: {REQUIRED_CATEGORIES - set(counts)}"
+    assert set(golden.categories) == set(counts), "every declared category has cases and vice versa"
+    assert all(n >= 5 for n in counts.values()), counts
+
+
+def test_queries_are_russian_and_unique(golden):
+    queries = [(c.history, c.query.casefold()) for c in golden.cases]
+    assert len(set(queries)) == len(queries)
+    non_russian = [c.id for c in golden.cases if not any("а" <= ch <= "я" for ch in c.query.lower())]
+    assert non_russian == ["inj-02"], "one English injection on purpose; everything else is Russian"
+
+
+def test_follow_ups_carry_their_preceding_turns(golden):
+    follow_ups = [c for c in golden.cases if c.category == "follow_up"]
+    assert len(follow_ups) >= 8
+    assert all(c.history for c in follow_ups)
+    assert any(len(c.history) >= 2 for c in follow_ups), "at least one chain of two earlier turns"
+    assert not [c.id for c in golden.cases if c.history and c.category != "follow_up"]
+
+
+def test_guard_cases_expect_no_search(golden):
+    for case in golden.cases:
+        if case.expect.guard_type is not None:
+            assert case.expect.response_types == ("off_topic",)
+            assert case.expect.tool_scored and not case.expect.tools, case.id
+    guard_types = Counter(c.expect.guard_type for c in golden.cases if c.expect.guard_type)
+    assert set(guard_types) == {"off_topic", "prompt_injection", "social_engineering"}
+
+
+def test_mood_cases_have_three_to_eight_labels(golden):
+    mood = [c for c in golden.cases if c.category == "mood"]
+    assert len(mood) >= 10
+    for case in mood:
+        assert 3 <= len(case.expect.relevant) <= 8, case.id
+        assert case.expect.tools == ("semantic_search",), case.id
+
+
+def test_every_label_names_exactly_one_catalogue_wine(golden, catalog):
+    for case in golden.cases:
+        for name, producer in case.expect.relevant:
+            assert len(catalog.ids_for_label(name, producer)) == 1, f"{case.id}: {name} / {producer}"
+
+
+def test_labelled_wines_meet_the_case_constraints(golden, catalog):
+    """A relevant wine that breaks the case's own hard constraints would be a contradictory label."""
+    for case in golden.cases:
+        for name, producer in case.expect.relevant:
+            (wine_id,) = catalog.ids_for_label(name, producer)
+            broken = constraint_violations(catalog.get(wine_id), case.expect.constraints, previous_ids=set(),
+                                           previous_prices=[], wine_id=wine_id)
+            assert not broken, f"{case.id}: {name} breaks {broken}"
+
+
+def test_every_recommendation_case_is_satisfiable(golden, catalog):
+    """At least one catalogue wine meets the hard constraints (previous-turn ones aside)."""
+    for case in golden.cases:
+        if "recommendation" not in case.expect.response_types or not case.expect.constraints:
+            continue
+        constraints = {k: v for k, v in case.expect.constraints.items() if k not in PREVIOUS_DEPENDENT}
+        fitting = [wine_id for wine_id, row in catalog.rows.items()
+                   if not constraint_violations(row, constraints, previous_ids=set(), previous_prices=[],
+                                                wine_id=wine_id)]
+        assert fitting, f"{case.id}: no catalogue wine meets {constraints}"
+
+
+def test_expected_filters_agree_with_the_constraints(golden):
+    """Where a case states both, an exact filter value and the constraint say the same thing."""
+    for case in golden.cases:
+        filters, constraints = case.expect.filters or {}, case.expect.constraints
+        for key in ("wine_type", "sweetness"):
+            if key in filters and key in constraints:
+                assert filters[key] == constraints[key], case.id
+        for key in ("price_min", "price_max"):
+            if isinstance(filters.get(key), (int, float)) and key in constraints:
+                assert filters[key] == constraints[key], case.id
+
+
+def test_parser_rejects_malformed_cases():
+    base = {"id": "x", "category": "c", "query": "красное", "expect": {"response_type": "recommendation"}}
+    parse_golden_set({"categories": {"c": ""}, "cases": [base]})
+    bad_cases = [
+        {**base, "expect": {"response_type": "maybe"}},
+        {**base, "expect": {"response_type": "off_topic"}},  # off_topic always carries a guard_type
+        {**base, "expect": {"response_type": "recommendation", "guard_type": "prompt_injection"}},
+        {**base, "expect": {"response_type": "recommendation", "tool": "web_search"}},
+        {**base, "expect": {"response_type": "recommendation", "filters": {"wine_type": "red"}}},  # no tool
+        {**base, "expect": {"response_type": "recommendation", "tool": "search_wines", "filters": {"colour": "red"}}},
+        {**base, "expect": {"response_type": "recommendation", "constraints": {"wine_type": "crimson"}}},
+        {**base, "expect": {"response_type": "recommendation", "constraints": {"food": "стейк"}}},
+        {**base, "expect": {"response_type": "recommendation", "tool": "search_wines",
+                            "filters": {"price_max": [3000, 1000]}}},
+        {**base, "category": "undeclared"},
+        {**base, "history": [""]},
+    ]
+    for case in bad_cases:
+        with pytest.raises(GoldenSetError):
+            parse_golden_set({"categories": {"c": ""}, "cases": [case]})
+    with pytest.raises(GoldenSetError, match="duplicate"):
+        parse_golden_set({"categories": {"c": ""}, "cases": [base, base]})
