@@ -1,7 +1,9 @@
 """CloudFormation custom resource: apply the database schema migrations on deploy.
 
 Create/Update -> `apply_migrations(resolve_database_url())` (CREATE EXTENSION vector + the
-versioned SQL files shipped in the layer). Delete -> nothing (the data outlives the resource).
+versioned SQL files shipped in the layer), then, when APP_DATABASE_SECRET_ARN is set, create or
+update the tool function's own LOGIN user (the secret's username/password) as a member of the
+data-only role `sommelier_app` (migration 0002). Delete -> nothing (the data outlives the resource).
 
 Whatever happens, a response is PUT to the pre-signed ResponseURL, so a stack never hangs.
 """
@@ -9,6 +11,7 @@ Whatever happens, a response is PUT to the pre-signed ResponseURL, so a stack ne
 from __future__ import annotations
 
 import json
+import os
 import time
 import urllib.request
 from typing import Any
@@ -25,6 +28,12 @@ except Exception as exc:  # a broken layer must still answer CloudFormation (FAI
     _IMPORT_ERROR = exc
 
 logger = Logger()
+try:  # mask credentials in every log line (the database URL carries the master password)
+    from sommelier.logging_redaction import install_redaction
+
+    install_redaction(logger)
+except Exception:  # nosec B110 - a broken layer must still answer CloudFormation; _IMPORT_ERROR reports it
+    pass
 
 PHYSICAL_RESOURCE_ID = "sommelier-db-migrations"
 MAX_REASON_CHARS = 400
@@ -56,7 +65,26 @@ def handler(event: dict[str, Any], context: Any) -> None:
 def _migrate() -> list[str]:
     if _IMPORT_ERROR is not None:
         raise RuntimeError(f"cannot import the migrations from the layer: {_one_line(_IMPORT_ERROR)}")
-    return list(apply_migrations(resolve_database_url()))
+    url = resolve_database_url()
+    applied = list(apply_migrations(url))
+    app_secret_arn = os.environ.get("APP_DATABASE_SECRET_ARN", "").strip()
+    if app_secret_arn:
+        _ensure_app_user(url, app_secret_arn)
+    return applied
+
+
+def _ensure_app_user(url: str, secret_arn: str) -> None:
+    """The tool function's LOGIN user (no DDL rights), with the password of the AppDatabaseSecret."""
+    from aws_lambda_powertools.utilities import parameters
+
+    from sommelier.db.roles import ensure_app_user
+
+    # force_fetch: this very deployment may have just created the secret.
+    secret = parameters.get_secret(secret_arn, transform="json", force_fetch=True)
+    if not isinstance(secret, dict) or not secret.get("username") or not secret.get("password"):
+        raise RuntimeError("the app database secret must be JSON with 'username' and 'password'")
+    created = ensure_app_user(url, str(secret["username"]), str(secret["password"]))
+    logger.info("App database user ready", extra={"user": secret["username"], "new_user": created})
 
 
 def _one_line(exc: BaseException) -> str:
@@ -90,7 +118,7 @@ def _send(event: dict[str, Any], status: str, reason: str, data: dict[str, str])
     )
     for attempt in range(1, SEND_ATTEMPTS + 1):
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with urllib.request.urlopen(request, timeout=10) as response:  # nosec B310 - the pre-signed https ResponseURL CloudFormation sent us; no user input
                 logger.info("Response sent", extra={"status": status, "http_status": response.status})
                 return
         except Exception:

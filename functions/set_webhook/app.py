@@ -28,6 +28,12 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 logger = Logger()
+try:  # the layer's log redaction, when present (this function also works without the sommelier package)
+    from sommelier.logging_redaction import install_redaction
+
+    install_redaction(logger)
+except ImportError:  # nosec B110 - optional: the token is scrubbed from every message by _one_line anyway
+    pass
 
 PHYSICAL_RESOURCE_ID = "sommelier-telegram-webhook"
 # Returned when Create fails, so the rollback's Delete knows there is nothing to remove.
@@ -191,7 +197,7 @@ def _call(token: str, method: str, payload: dict[str, Any]) -> Any:
         )
         try:
             try:
-                with urllib.request.urlopen(request, timeout=TELEGRAM_TIMEOUT_S) as response:
+                with urllib.request.urlopen(request, timeout=TELEGRAM_TIMEOUT_S) as response:  # nosec B310 - the Bot API base URL (https by default) from our own configuration
                     answer = _decode(method, response.read())
             except urllib.error.HTTPError as exc:  # the Bot API answers errors with a JSON body too
                 answer = _decode(method, exc.read(), http_status=exc.code)
@@ -263,7 +269,7 @@ def _send(event: dict[str, Any], status: str, reason: str, physical_id: str, dat
     )
     for attempt in range(1, SEND_ATTEMPTS + 1):
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with urllib.request.urlopen(request, timeout=10) as response:  # nosec B310 - the pre-signed https ResponseURL CloudFormation sent us; no user input
                 logger.info("Response sent", extra={"status": status, "http_status": response.status})
                 return
         except Exception as exc:

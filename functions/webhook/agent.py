@@ -6,6 +6,7 @@ import logging
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import utils as logging_utils
 
+from sommelier.logging_redaction import install_redaction
 from sommelier.observability import metrics
 from sommelier.secrets import load_secrets_into_environment
 from sommelier.telegram.consumer import handle_sqs
@@ -16,6 +17,7 @@ logging_utils.copy_config_to_registered_loggers(
     source_logger=logger,
     include={name for name in logging.root.manager.loggerDict if name.startswith("sommelier.")},
 )
+install_redaction(logger)  # the token, the webhook secret and keys never reach a log line
 
 
 def _update_ids(event) -> list:

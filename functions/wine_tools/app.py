@@ -5,6 +5,7 @@ import logging
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import utils as logging_utils
 
+from sommelier.logging_redaction import install_redaction
 from sommelier.tools.handler import handle
 
 logger = Logger(service="sommelier-tools")
@@ -12,6 +13,7 @@ logging_utils.copy_config_to_registered_loggers(
     source_logger=logger,
     include={name for name in logging.root.manager.loggerDict if name.startswith("sommelier.")},
 )
+install_redaction(logger)  # database passwords never reach a log line
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -16,6 +16,9 @@ def url_from_secret(secret_arn: str) -> str:
     secret = parameters.get_secret(secret_arn, transform="json", max_age=SECRET_CACHE_SECONDS)
     if not isinstance(secret, dict) or "username" not in secret or "password" not in secret:
         raise RuntimeError("the database secret must be JSON with 'username' and 'password'")
+    from sommelier.logging_redaction import register_secret
+
+    register_secret(str(secret["password"]))  # masked in every log line from now on
     host = env("DATABASE_HOST") or secret.get("host")
     if not host:
         raise RuntimeError("DATABASE_HOST is not set and the secret has no 'host'")
