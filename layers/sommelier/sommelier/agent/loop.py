@@ -15,10 +15,11 @@ from typing import Any
 
 from sommelier.agent import prompts
 from sommelier.agent.context import moment_context
-from sommelier.agent.guards import guard_response, precheck
+from sommelier.agent.guards import GuardVerdict, guard_response, precheck
 from sommelier.agent.llm import ChatLLM, LLMError, LLMReply, LLMRequestRejected, ToolCall, Usage, response_format_mode
 from sommelier.agent.models import RESPONSE_JSON_SCHEMA, ParseResult, SommelierResponse, WineRecommendation
 from sommelier.agent.offline import OfflineResponder
+from sommelier.agent.output_guard import is_leak_error
 from sommelier.agent.parsing import parse_final_response, render_text, truncate_for_storage
 from sommelier.observability import record_turn
 from sommelier.embeddings import EmbeddingError, EmbeddingProvider, embed_one
@@ -163,6 +164,10 @@ class SommelierAgent:
         result = self._validated(reply, messages, found, trace)
         if result.ok:
             return result.response, found, True
+        if is_leak_error(result.error):
+            # The model kept leaking its instructions or playing an injected role: answer as the guard does.
+            trace.mode = "guard_output"
+            return guard_response(GuardVerdict("prompt_injection", "output leak")), {}, False
         trace.mode = "degraded"
         return degraded_response(found), found, False
 
@@ -218,7 +223,7 @@ class SommelierAgent:
             return {"error": f"неизвестный инструмент {call.name[:40]!r}; доступны search_wines и semantic_search"}
         try:
             arguments = json.loads(call.arguments) if call.arguments.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             trace.tool_errors.append(f"{call.name}: invalid JSON arguments")
             return {"error": "аргументы должны быть корректным JSON-объектом"}
         if not isinstance(arguments, dict):
@@ -274,6 +279,9 @@ class SommelierAgent:
             trace.add_stage("offline", started)
         trace.tools_used += [c["name"] for c in answer.tool_calls]
         found = {w["id"]: w for w in answer.found_wines}
+        if answer.error:  # the responder apologised (its tools failed): not a successful turn, not saved
+            trace.errors.append(f"offline: {answer.error}"[:300])
+            trace.mode = "unavailable"
         return answer.response, found
 
     def _history(self, request: TurnRequest, trace) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sommelier.agent.models import ParsedResponse, ParseResult, SommelierResponse, WineRecommendation
+from sommelier.agent.output_guard import response_problem, strip_control_characters
 from sommelier.text import normalize
 
 MAX_STORED_CHARS = 2000
@@ -24,13 +25,13 @@ def extract_json(text: str) -> Any:
     for candidate in candidates:
         try:
             return json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             pass
     decoder = json.JSONDecoder()
     for match in re.finditer(r"\{", text):
         try:
             value, _ = decoder.raw_decode(text, match.start())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             return value
@@ -112,6 +113,7 @@ def parse_final_response(content: str | None, found_wines: dict[str, dict[str, A
         data = _legacy_as_response(parse_legacy(content))
     if not isinstance(data, dict):
         return ParseResult(error="ответ должен быть JSON-объектом")
+    data = strip_control_characters(data)  # NUL and other control characters never reach Telegram or the history
     try:
         response = SommelierResponse.model_validate(data)
     except ValidationError as exc:
@@ -120,6 +122,9 @@ def parse_final_response(content: str | None, found_wines: dict[str, dict[str, A
         response = ground(response, found_wines)
     except ValueError as exc:
         return ParseResult(error=str(exc))
+    problem = response_problem(response)  # the output-side guard: no prompt leaks, personas or raw JSON
+    if problem:
+        return ParseResult(error=problem)
     return ParseResult(text=render_text(response), wine_ids=response.wine_ids(), response=response)
 
 

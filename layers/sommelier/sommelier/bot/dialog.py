@@ -97,7 +97,7 @@ class Dialog:
             profile=profile, exclude_ids=exclude_ids or [],
         ))
         ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
-        return Reply(parts=self._render(turn.response, answer_ref=ref), turn=turn)
+        return Reply(parts=self._render(turn.response, answer_ref=ref, found=turn.found_wines), turn=turn)
 
     def callback(self, sender: Sender, data: str, *, update_id: int | None = None) -> Reply:
         pressed = parse_callback_data(data)
@@ -117,12 +117,17 @@ class Dialog:
         return reply
 
     # -- helpers --------------------------------------------------------------
-    def _render(self, response, answer_ref: str) -> list[Outgoing]:
+    def _render(self, response, answer_ref: str, found: dict[str, dict[str, Any]] | None = None) -> list[Outgoing]:
         ids = response.wine_ids()
         wines: dict[str, dict[str, Any]] = {}
         if ids:
             result = self.tools.call("get_wines", {"ids": ids})
             wines = {w["id"]: w for w in result.get("wines", [])}
+            if "error" in result and found:
+                # The catalogue can't be read right now: show the wines as the tools returned them this
+                # turn (as text, without photos) rather than an answer with its wines missing.
+                logger.warning("wines not loaded for rendering (%s); using this turn's tool results", result["error"])
+                wines = {wid: found[wid] for wid in ids if wid in found}
         return render_answer(response, wines, answer_ref)
 
     def _remember(self, sender: Sender) -> dict[str, Any] | None:

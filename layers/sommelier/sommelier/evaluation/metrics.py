@@ -376,7 +376,7 @@ def score_case(run: CaseRun, catalog: Catalog) -> CaseScore:
     case: GoldenCase = run.case
     expect = case.expect
     turn = run.turn
-    assert turn is not None, "the case has not been run"
+    assert turn is not None, "the case has not been run"  # nosec B101 - a programming guard in the offline evaluation, not input validation
     response = turn.response or {}
     metadata = turn.metadata or {}
     errors = [f"agent error: {turn.error}"] if turn.error else []

@@ -27,7 +27,7 @@ LABELS = {
     "mood_pick_precision": "mood pick precision",
     "guard_accuracy": "guard accuracy",
     "guard_false_positive_rate": "guard false positives",
-    "case_pass_rate": "cases passing every check",
+    "case_pass_rate": "cases passing every check",  # nosec B105 - a report label, not a password
     "llm_calls_per_turn": "LLM calls / turn",
     "tokens_per_turn": "tokens / turn",
     "prompt_tokens_per_turn": "prompt tokens / turn",

@@ -76,7 +76,7 @@ class _RedactTokens(logging.Filter):
             for token in tuple(_KNOWN_TOKENS):
                 message = message.replace(token, _MASK)
             record.msg = mask_token(message)
-        except Exception:  # never break logging
+        except Exception:  # never break logging  # nosec B110 - a log filter must never raise (nor log)
             pass
         return True
 

@@ -13,7 +13,7 @@ from typing import Any
 from sommelier.bot.dialog import Dialog, Reply, Sender
 from sommelier.bot.runtime import Runtime, build_runtime
 from sommelier.config import env, env_int
-from sommelier.telegram.client import Forbidden, TelegramClient, TelegramError
+from sommelier.telegram.client import BadRequest, Forbidden, TelegramClient, TelegramError
 from sommelier.telegram.delivery import Sender as TelegramSender
 from sommelier.telegram.render import feedback_keyboard, parse_callback_data, render_text
 from sommelier.telegram.state import RateLimiter, TurnPlans, state_from_environment
@@ -84,6 +84,10 @@ class TelegramBot:
         except Forbidden:
             logger.info("the user blocked the bot; marking chat %s inactive", routed.chat_id)
             self._set_active(routed, False)
+        except BadRequest as exc:
+            # A 400 is Telegram refusing this very request (chat not found, ...): resending the same reply
+            # can't succeed, so the update is done (parse errors and bad photos were handled by the sender).
+            logger.warning("telegram refused the reply to chat %s; not retrying: %s", routed.chat_id, exc)
         except Exception:
             if attempt >= self.max_receives:
                 self._apologise(routed, key)
@@ -240,7 +244,7 @@ def handle_sqs(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
         attempt = int(record.attributes.approximate_receive_count or 1)
         try:
             update = json.loads(record.body)
-        except ValueError:
+        except (ValueError, RecursionError):
             logger.error("an SQS message that is not JSON was dropped")
             return
         try:

@@ -22,7 +22,7 @@ from sommelier.telegram.updates import UpdateError, parse_update, route
 
 logger = Logger(service="sommelier-webhook")
 
-SECRET_HEADER = "x-telegram-bot-api-secret-token"
+SECRET_HEADER = "x-telegram-bot-api-secret-token"  # nosec B105 - the header's name, not a secret
 MAX_BODY_BYTES = 1_000_000
 IDEMPOTENCY_SECONDS = 24 * 3600
 
@@ -138,7 +138,8 @@ def handle_http(event: Any, context: Any = None, *, sink: TurnSink | None = None
     """API Gateway HTTP API (payload v2.0) → an HTTP response. Bad input is a 4xx, never a crash."""
     if not isinstance(event, dict):
         return _response(400, {"ok": False, "error": "bad request"})
-    headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items() if isinstance(v, str)}
+    raw_headers = event.get("headers") if isinstance(event.get("headers"), dict) else {}
+    headers = {str(k).lower(): v for k, v in raw_headers.items() if isinstance(v, str)}
     expected = secret("TELEGRAM_WEBHOOK_SECRET")
     given = headers.get(SECRET_HEADER, "")
     if not expected:
@@ -163,7 +164,7 @@ def handle_http(event: Any, context: Any = None, *, sink: TurnSink | None = None
         return _response(413, {"ok": False, "error": "body too large"})
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: absurdly deep nesting
         return _response(400, {"ok": False, "error": "the body is not JSON"})
     if not isinstance(data, dict) or not isinstance(data.get("update_id"), int) or isinstance(data.get("update_id"), bool):
         return _response(400, {"ok": False, "error": "not a Telegram update"})

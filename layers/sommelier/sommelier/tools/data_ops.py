@@ -61,7 +61,7 @@ def get_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     if not ids:
         return {"wines": [], "missing": []}
     with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.id = ANY(%s::uuid[])", (ids,)).fetchall()
+        rows = cur.execute(f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.id = ANY(%s::uuid[])", (ids,)).fetchall()  # nosec B608 - constant column list; values are bound parameters
     by_id = {str(row["id"]): row for row in rows}
     return {
         "wines": [_full_wine(by_id[i]) for i in ids if i in by_id],
@@ -86,7 +86,7 @@ def get_list(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
         conditions.append("NOT (w.id = ANY(%(exclude_ids)s::uuid[]))")
         params["exclude_ids"] = filters.exclude_ids
     sql = (
-        f"SELECT * FROM (SELECT {WINE_COLUMNS}, row_number() OVER ("
+        f"SELECT * FROM (SELECT {WINE_COLUMNS}, row_number() OVER ("  # nosec B608 - constants and fixed conditions; values are bound parameters
         " PARTITION BY w.wine_type ORDER BY abs(ln(w.price_rub) - ln(2000)), w.id) AS rank_in_type"
         f" FROM wines w WHERE {' AND '.join(conditions)}) ranked"
         " ORDER BY rank_in_type, wine_type, id LIMIT %(limit)s"
@@ -210,7 +210,7 @@ def set_user_active(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
         raise ArgumentError("telegram_user_id or chat_id is required")
     column, value = ("telegram_user_id", user_id) if user_id is not None else ("chat_id", chat_id)
     with conn.transaction():
-        count = conn.execute(f"UPDATE users SET is_active = %s WHERE {column} = %s", (active, value)).rowcount
+        count = conn.execute(f"UPDATE users SET is_active = %s WHERE {column} = %s", (active, value)).rowcount  # nosec B608 - column is one of two literals; values are bound
     return {"updated": count}
 
 
@@ -272,7 +272,7 @@ def export_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     """Every wine as an import row (the `sommelier catalog export` format)."""
     require_object(arguments)
     with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(f"SELECT {WINE_COLUMNS}, w.country FROM wines w ORDER BY w.producer, w.name, w.vintage_year").fetchall()
+        rows = cur.execute(f"SELECT {WINE_COLUMNS}, w.country FROM wines w ORDER BY w.producer, w.name, w.vintage_year").fetchall()  # nosec B608 - a constant query
     wines = []
     for row in rows:
         wines.append({

@@ -46,7 +46,7 @@ def _decode(event: Any) -> tuple[str, Any]:
             raise ArgumentError("the request is too large")
         try:
             event = json.loads(event)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: absurd nesting
             raise ArgumentError("the request is not valid JSON") from exc
     if not isinstance(event, dict):
         raise ArgumentError('the request must be an object: {"tool": "<name>", "arguments": {...}}')
@@ -59,7 +59,7 @@ def _decode(event: Any) -> tuple[str, Any]:
     if isinstance(arguments, str):  # LLMs send arguments as a JSON string
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise ArgumentError("arguments is not valid JSON") from exc
     return name, arguments
 

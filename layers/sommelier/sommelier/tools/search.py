@@ -78,7 +78,7 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
     if filters.grape_variety:
         keys = matching.grape_keys(filters.grape_variety)
         conditions.append(
-            "EXISTS (SELECT 1 FROM unnest(w.grape_varieties) AS g(v) WHERE "
+            "EXISTS (SELECT 1 FROM unnest(w.grape_varieties) AS g(v) WHERE "  # nosec B608 - constant SQL; the grape keys are bound parameters
             f"{_NORM.format(col='g.v')} = ANY(%(grape_keys)s) "
             f"OR {_NORM.format(col='g.v')} LIKE ANY(%(grape_prefixes)s))"
         )
@@ -108,7 +108,7 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
                 params[name] = ["%" + escape_like(s) + "%" for s in stems]
                 clauses.append(f"{_NORM.format(col='f.v')} LIKE ALL(%({name})s)")
             conditions.append(
-                "EXISTS (SELECT 1 FROM unnest(w.food_pairings) AS f(v) WHERE " + " OR ".join(clauses) + ")"
+                "EXISTS (SELECT 1 FROM unnest(w.food_pairings) AS f(v) WHERE " + " OR ".join(clauses) + ")"  # nosec B608 - clauses name bound parameters only
             )
             applied["food_pairing"] = filters.food_pairing
     if filters.exclude_ids:
@@ -128,7 +128,7 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> dict[str, 
         params["typical"] = _TYPICAL_PRICE_RUB
     where = " AND ".join(conditions) or "TRUE"
     params["limit"] = filters.limit
-    sql = f"SELECT {WINE_COLUMNS} FROM wines w WHERE {where} ORDER BY {order}, w.id LIMIT %(limit)s"
+    sql = f"SELECT {WINE_COLUMNS} FROM wines w WHERE {where} ORDER BY {order}, w.id LIMIT %(limit)s"  # nosec B608 - built from constant fragments; every value is a bound parameter
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(sql, params).fetchall()
     wines = [wine_for_tool(row) for row in rows]
@@ -143,7 +143,7 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> dict[
     params["limit"] = request.filters.limit
     where = " AND ".join(conditions)
     sql = (
-        f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance "
+        f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance "  # nosec B608 - built from constant fragments; every value is a bound parameter
         f"FROM wines w WHERE {where} ORDER BY w.embedding <=> %(query_vector)s LIMIT %(limit)s"
     )
     with conn.transaction():
