@@ -20,6 +20,7 @@ cfnlint_decode = pytest.importorskip("cfnlint.decode")
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
 SECRET_ARN = {"Fn::GetAtt": ["DatabaseCluster", "MasterUserSecret.SecretArn"]}
+APP_SECRET_ARN = {"Ref": "AppDatabaseSecret"}  # the tool function's data-only database user
 SECRET_NAME = re.compile(r"(password|token|api_?key)$", re.I)
 SECRET_PARAMETERS = {"TelegramBotToken", "OpenAIApiKey", "EmbeddingApiKey"}
 BOT_SECRETS = {"Ref": "BotSecrets"}
@@ -363,22 +364,31 @@ def test_wine_tools_function_environment_and_vpc(resources):
     assert "VpcConfig" in properties
     assert properties["Environment"]["Variables"] == {
         "DATABASE_URL": "",  # empty = unset in AWS; overridable by `sam local invoke --env-vars`
-        "DATABASE_SECRET_ARN": SECRET_ARN,
+        "DATABASE_SECRET_ARN": APP_SECRET_ARN,  # its own user, not the master (no DDL rights)
         "DATABASE_HOST": {"Fn::GetAtt": ["DatabaseCluster", "Endpoint.Address"]},
         "DATABASE_PORT": {"Fn::GetAtt": ["DatabaseCluster", "Endpoint.Port"]},
         "DATABASE_NAME": {"Ref": "DatabaseName"},
     }
 
 
-def test_secret_access_is_scoped_to_the_one_database_secret(resources):
-    for name in ("WineToolsFunction", "MigrateFunction"):
+def test_secret_access_is_scoped_to_the_database_secrets(resources):
+    """The tool function reads only its own (data-only) user's secret; the master secret is for migrations."""
+    expected = {"WineToolsFunction": [APP_SECRET_ARN], "MigrateFunction": [SECRET_ARN, APP_SECRET_ARN]}
+    for name, secrets in expected.items():
         policies = resources[name]["Properties"]["Policies"]
         statements = [s for p in policies for s in p["Statement"]]
         assert statements, name
         for statement in statements:
             assert statement["Effect"] == "Allow"
             assert _as_list(statement["Action"]) == ["secretsmanager:GetSecretValue"], name
-            assert _as_list(statement["Resource"]) == [SECRET_ARN], name
+            assert _as_list(statement["Resource"]) == secrets, name
+    assert _variables(resources, "MigrateFunction")["APP_DATABASE_SECRET_ARN"] == APP_SECRET_ARN
+    secret = resources["AppDatabaseSecret"]["Properties"]
+    assert "SecretString" not in secret  # generated, never a literal
+    generated = secret["GenerateSecretString"]
+    assert json.loads(generated["SecretStringTemplate"]) == {"username": "sommelier_app_user"}
+    assert generated["GenerateStringKey"] == "password" and generated["PasswordLength"] >= 32
+    assert resources["DatabaseMigrations"]["Properties"]["AppDatabaseSecretArn"] == APP_SECRET_ARN
 
 
 def test_no_function_is_granted_wildcards(resources):
@@ -489,6 +499,7 @@ def test_agent_function(resources, template):
     assert variables["EMBEDDING_BASE_URL"] == {"Ref": "EmbeddingBaseUrl"}
     assert variables["RATE_LIMIT_PER_MINUTE"] == {"Ref": "RatePerMinute"}
     assert variables["DEAD_LETTER_QUEUE_URL"] == {"Ref": "TurnDeadLetterQueue"}
+    assert variables["QUEUE_URL"] == {"Ref": "TurnQueue"}  # to shorten the retry delay of a failed turn
     max_receives = resources["TurnQueue"]["Properties"]["RedrivePolicy"]["maxReceiveCount"]
     assert int(variables["SQS_MAX_RECEIVES"]) == int(max_receives) == 3
     parameters = template["Parameters"]
@@ -498,13 +509,16 @@ def test_agent_function(resources, template):
     assert str(parameters["RatePerMinute"]["Default"]) == "10"
     assert str(parameters["AgentTimeoutSeconds"]["Default"]) == "120"
     assert parameters["SetWebhookOnDeploy"]["Default"] == "false"
-    events = list(properties["Events"].values())
-    assert len(events) == 1
-    sqs = events[0]
-    assert sqs["Type"] == "SQS"
-    assert sqs["Properties"]["Queue"] == {"Fn::GetAtt": ["TurnQueue", "Arn"]}
-    assert sqs["Properties"]["BatchSize"] == 1
-    assert sqs["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # The trigger is an explicit event source mapping, not a SAM `Events: Type: SQS` (which would also
+    # attach AWSLambdaSQSQueueExecutionRole: sqs:ReceiveMessage/DeleteMessage on every queue).
+    assert "Events" not in properties
+    mappings = _of_type(resources, "AWS::Lambda::EventSourceMapping")
+    assert len(mappings) == 1
+    mapping = next(iter(mappings.values()))["Properties"]
+    assert mapping["FunctionName"] == {"Ref": "AgentFunction"}
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["TurnQueue", "Arn"]}
+    assert mapping["BatchSize"] == 1
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
 
 
 def test_turn_queue_is_fifo_with_a_dead_letter_queue(resources, template):
@@ -605,12 +619,18 @@ def test_telegram_iam_statements_are_scoped_to_one_resource_each(resources):
         "secretsmanager:GetSecretValue": [BOT_SECRETS],
         "lambda:InvokeFunction": [{"Fn::GetAtt": ["WineToolsFunction", "Arn"]}],
         "s3:GetObject": [images_objects],
+        "sqs:ReceiveMessage": [{"Fn::GetAtt": ["TurnQueue", "Arn"]}],
+        "sqs:DeleteMessage": [{"Fn::GetAtt": ["TurnQueue", "Arn"]}],
+        "sqs:GetQueueAttributes": [{"Fn::GetAtt": ["TurnQueue", "Arn"]}],
+        "sqs:ChangeMessageVisibility": [{"Fn::GetAtt": ["TurnQueue", "Arn"]}],
     }
     expected_actions = {
         "WebhookFunction": {"sqs:SendMessage", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
                             "dynamodb:DeleteItem", "secretsmanager:GetSecretValue"},
         "AgentFunction": {"lambda:InvokeFunction", "s3:GetObject", "dynamodb:GetItem", "dynamodb:PutItem",
-                          "dynamodb:UpdateItem", "dynamodb:DeleteItem", "secretsmanager:GetSecretValue"},
+                          "dynamodb:UpdateItem", "dynamodb:DeleteItem", "secretsmanager:GetSecretValue",
+                          "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
+                          "sqs:ChangeMessageVisibility"},
         "SetWebhookFunction": {"secretsmanager:GetSecretValue"},
     }
     for name, actions in expected_actions.items():
