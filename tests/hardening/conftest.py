@@ -1,0 +1,41 @@
+"""Fixtures of the hardening tests: the fakes, and an environment pointing every adapter at them."""
+
+from __future__ import annotations
+
+import pytest
+
+from sommelier.db.pool import reset_default_database
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.telegram_server import FakeTelegram
+from tests.hardening.support import BOT, SECRET
+
+
+@pytest.fixture
+def telegram():
+    with FakeTelegram(bot_username=BOT) as fake:
+        yield fake
+
+
+@pytest.fixture
+def llm():
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture
+def environment(monkeypatch, telegram, fresh_db, state_dir):
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
+    monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("TELEGRAM_BOT_USERNAME", BOT)
+    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "IMAGES_BUCKET",
+                 "TOOL_FUNCTION_NAME", "SOMMELIER_SECRETS_ARN"):
+        monkeypatch.delenv(name, raising=False)
+    import sommelier.telegram.ingress as ingress
+
+    monkeypatch.setattr(ingress, "_recent", ingress._RecentUpdates())  # update ids repeat across tests
+    reset_default_database()
+    yield
+    reset_default_database()

@@ -1,0 +1,154 @@
+"""Shared wiring for the hardening tests (bad input, faults, load, security).
+
+Copied from tests/e2e/test_telegram_flow.py (make_bot, deliver, webhook_event) so these tests don't
+break when the e2e file changes. Real adapters everywhere: the fake Bot API and the fake OpenAI
+server over loopback, a real PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+
+from sommelier.bot.runtime import build_runtime
+from sommelier.telegram.client import TelegramClient
+from sommelier.telegram.consumer import TelegramBot
+from sommelier.telegram.delivery import InMemoryDeliveryLog
+from sommelier.telegram.ingress import handle_http
+from sommelier.telegram.state import InMemoryRateLimiter, InMemoryTurnPlans
+from sommelier.tools.client import InProcessTools
+from tests.fakes.openai_server import FakeOpenAI, reply
+from tests.fakes.telegram_server import FakeTelegram
+
+SECRET = "hardening-webhook-secret-0123456789"
+BOT = "sommelier_test_bot"
+CHAT = 7_700_001
+CORPORA = Path(__file__).resolve().parent / "corpora"
+
+# Deterministic and bounded: CI runs the same examples every time, within the ~3 minute budget.
+HARDENING = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                           HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+
+
+def user(uid: int = CHAT) -> dict:
+    return {"id": uid, "is_bot": False, "first_name": "Анна", "username": "anna", "language_code": "ru"}
+
+
+def private_chat(cid: int = CHAT) -> dict:
+    return {"id": cid, "type": "private", "first_name": "Анна"}
+
+
+def text_update(update_id: int, text: str, chat_id: int = CHAT) -> dict:
+    message = {"message_id": update_id, "date": 1763800000, "chat": private_chat(chat_id), "from": user(chat_id),
+               "text": text}
+    if text.startswith("/"):
+        message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
+    return {"update_id": update_id, "message": message}
+
+
+def webhook_event(body: dict | str, secret: str | None = SECRET, *, base64_body: bool = False) -> dict:
+    headers = {"content-type": "application/json"}
+    if secret is not None:
+        headers["x-telegram-bot-api-secret-token"] = secret
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+    return {"version": "2.0", "routeKey": "POST /telegram/webhook", "rawPath": "/telegram/webhook",
+            "headers": headers, "body": text, "isBase64Encoded": base64_body,
+            "requestContext": {"http": {"method": "POST", "path": "/telegram/webhook"}}}
+
+
+class ListSink:
+    def __init__(self):
+        self.items: list[tuple[dict, int]] = []
+
+    def enqueue(self, update, chat_id):
+        self.items.append((update, chat_id))
+
+
+def configure_llm(monkeypatch, llm: FakeOpenAI) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+    monkeypatch.setenv("LLM_MODEL", "test-model")
+    monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+
+
+def make_bot(database, telegram: FakeTelegram, *, llm: FakeOpenAI | None = None, rate: int = 10_000,
+             monkeypatch=None, tools=None, photos=None, max_receives: int = 3) -> TelegramBot:
+    if llm is not None:
+        configure_llm(monkeypatch, llm)
+    runtime = build_runtime(tools=tools or InProcessTools(database))
+    if photos is not None:
+        runtime.photos = photos
+    client = TelegramClient(telegram.token, telegram.base_url, read_timeout=5)
+    sleeps: list[float] = []
+    bot = TelegramBot(runtime, client, delivery_log=InMemoryDeliveryLog(), plans=InMemoryTurnPlans(),
+                      limiter=InMemoryRateLimiter(rate), bot_username=BOT, sleep=sleeps.append,
+                      max_receives=max_receives)
+    bot.sleeps = sleeps
+    return bot
+
+
+def deliver(bot: TelegramBot, update: dict, attempt: int = 1) -> dict:
+    """Through the real ingress (secret check, parsing) into the bot, like the queue would."""
+    sink = ListSink()
+    response = handle_http(webhook_event(update), None, sink=sink)
+    for item, _ in sink.items:
+        bot.process(item, attempt)
+    return response
+
+
+def shown_texts(telegram: FakeTelegram, chat_id: int | None = None) -> list[str]:
+    """What the user sees: texts and captions after Telegram parsed the HTML."""
+    out = []
+    for call in telegram.sent_messages(chat_id):
+        result = call.response.get("result") or {}
+        out.append(result.get("text") or result.get("caption") or "")
+    return out
+
+
+def said(body: dict) -> str:
+    """The customer's message inside the agent's user prompt."""
+    prompt = body["messages"][1]["content"]
+    return prompt.rsplit("<<<\n", 1)[1].split("\n>>>", 1)[0]
+
+
+def echo_answer(body: dict):
+    """Fake LLM: an informational answer quoting the customer's message (shows order and content)."""
+    return reply(json.dumps({"response_type": "informational", "intro": f"Ответ на: {said(body)}", "wines": [],
+                             "closing": "Что-нибудь ещё?", "guard_type": None}, ensure_ascii=False))
+
+
+def tool_results(body: dict) -> list[dict]:
+    return [json.loads(m["content"]) for m in body.get("messages", []) if m.get("role") == "tool"]
+
+
+def catalogue_in_prompt(body: dict) -> list[dict]:
+    """The wines of the no-tools fallback prompt (a JSON list after the catalogue note)."""
+    prompt = body["messages"][1]["content"]
+    match = re.search(r"^\[\{.*\}\]$", prompt, re.MULTILINE)
+    return json.loads(match.group(0)) if match else []
+
+
+TRACEBACK = re.compile(r"Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|\bpsycopg\.|\bError:\s")
+
+
+def record_figure(name: str, value: Any) -> None:
+    """Measured figures for RELIABILITY.md: written to $HARDENING_FIGURES (a JSON file) when it is set."""
+    path = os.environ.get("HARDENING_FIGURES")
+    if not path:
+        return
+    target = Path(path)
+    data = json.loads(target.read_text("utf-8")) if target.exists() else {}
+    data[name] = value
+    target.write_text(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True), "utf-8")

@@ -1,0 +1,94 @@
+"""Malformed and adversarial final answers of the LLM (corpora/llm_outputs.json, 60 cases).
+
+Each case is the fake model's final answer after a real tool round (search_wines against the real
+catalogue), on every attempt (so retries see it again). Whatever the model says, the user gets a
+valid, escaped Telegram reply (FakeTelegram parses the HTML and checks the limits: every call must
+be accepted as sent), or the graceful fallback; never raw JSON, never a placeholder, never the prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+import sommelier.agent.loop as loop_module
+from sommelier.agent.output_guard import quotes_prompt
+from tests.fakes.openai_server import reply, tool_calls
+from tests.hardening.support import CHAT, CORPORA, make_bot, deliver, record_figure, shown_texts, text_update, tool_results
+
+CORPUS = json.loads((CORPORA / "llm_outputs.json").read_text("utf-8"))["cases"]
+RAW_JSON = re.compile(r'[{\[]\s*"\w[\w ]*"\s*:|"(?:response_type|wine_id|wine_name|guard_type)"|```')
+SEARCH = ("search_wines", {"wine_type": "red", "food_pairing": "стейк", "price_max": 6000})
+_outcomes: dict[str, dict[str, str]] = {}
+
+
+def test_corpus_size_and_shape():
+    assert len(CORPUS) >= 50
+    assert len({c["id"] for c in CORPUS}) == len(CORPUS)
+    assert {c["expect"] for c in CORPUS} <= {"answer", "fallback", "guard"}
+
+
+def _fill(content: str, found: list[dict], other: dict) -> str:
+    content = content.replace("{{DEEP}}", "[" * 100_000 + "]" * 100_000)
+    for index in range(4):
+        wine = found[index % len(found)]
+        content = content.replace(f"{{{{ID{index}}}}}", wine["id"])
+        content = content.replace(f"{{{{NAME{index}}}}}", json.dumps(wine["name"], ensure_ascii=False)[1:-1])
+    return content.replace("{{OTHER_ID}}", other["id"]).replace(
+        "{{OTHER_NAME}}", json.dumps(other["name"], ensure_ascii=False)[1:-1])
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c["id"] for c in CORPUS])
+def test_llm_output(case, environment, fresh_db, telegram, llm, monkeypatch):
+    turns: list[dict] = []
+    original = loop_module.record_turn
+    monkeypatch.setattr(loop_module, "record_turn", lambda metadata: (turns.append(metadata), original(metadata)))
+    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    with fresh_db.connection() as conn:
+        other_id, other_name = conn.execute("SELECT id::text, name FROM wines WHERE wine_type = 'white' LIMIT 1").fetchone()
+    other = {"id": other_id, "name": other_name}
+
+    def final_answer(body: dict):
+        found = [w for result in tool_results(body) for w in result.get("wines", [])]
+        assert len(found) >= 4, "the tool round must find enough wines"
+        return reply(_fill(case["content"], found, other))
+
+    llm.script(tool_calls(SEARCH))
+    llm.default = final_answer
+    deliver(bot, text_update(1000, "красное сухое к стейку, до 6000"))
+
+    calls = [c for c in telegram.calls if c.method in ("sendMessage", "sendPhoto")]
+    assert calls, "the user got an answer"
+    assert all(c.http_status == 200 for c in calls), [(c.method, c.response) for c in calls if c.http_status != 200]
+    shown = shown_texts(telegram, CHAT)
+    visible = "\n".join(shown)
+    assert not RAW_JSON.search(visible), visible[:2000]
+    assert "{{" not in visible and "}}" not in visible
+    assert not any(quotes_prompt(text) for text in shown)
+    assert "\x00" not in visible
+    keyboard = telegram.sent_messages(CHAT)[-1].params.get("reply_markup") or {}
+    assert keyboard.get("inline_keyboard"), "the closing message carries the 👍/👎/«Ещё варианты» buttons"
+
+    assert len(turns) == 1
+    metadata = turns[0]
+    outcome = {"llm": "answer", "degraded": "fallback", "guard_output": "guard"}.get(metadata["mode"], metadata["mode"])
+    _outcomes[case["id"]] = {"expected": case["expect"], "outcome": outcome,
+                             "retries": str(metadata["structured_output_retries"])}
+    record_figure("bad_input.llm_outputs", _outcomes)
+    assert outcome == case["expect"], (metadata["mode"], metadata["structured_output_errors"])
+    if outcome == "answer":
+        grounded = {rec["wine_id"] for rec in metadata["recommendations"]}
+        assert grounded <= set(_found_ids(llm)), "every wine shown was found by the tools this turn"
+    if outcome == "guard":
+        assert metadata["response_type"] == "off_topic" and metadata["guard_type"] == "prompt_injection"
+    history = bot.tools.call("load_history", {"chat_id": CHAT})["messages"]
+    if outcome == "answer":
+        assert [m["role"] for m in history] == ["user", "assistant"], "an accepted answer is saved once"
+    else:
+        assert history == [], "only successful turns are saved"
+
+
+def _found_ids(llm) -> list[str]:
+    return [w["id"] for body in llm.chat_requests for result in tool_results(body) for w in result.get("wines", [])]
