@@ -1,0 +1,1 @@
+"""Benchmarks for sommelier (DESIGN.md §14). Run: python -m bench [--quick]."""
