@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 import json
-import math
 import os
 import platform
 import shutil
@@ -58,18 +57,11 @@ def log(message: str) -> None:
 # ---------------------------------------------------------------------------------------- statistics
 
 def percentile(values: list[float], q: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default method)."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    if len(ordered) == 1:
-        return ordered[0]
-    position = (len(ordered) - 1) * q / 100.0
-    low = math.floor(position)
-    high = math.ceil(position)
-    if low == high:
-        return ordered[low]
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+    """Linear interpolation between closest ranks (numpy's default method); NaN for no values."""
+    from sommelier.evaluation.metrics import percentile as linear_percentile
+
+    found = linear_percentile(values, q)
+    return float("nan") if found is None else found
 
 
 def median(values: list[float]) -> float:

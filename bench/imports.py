@@ -11,8 +11,7 @@ bench/sizes.py builds and caches it for this machine's platform), boto3 (the Lam
 it), and `sommelier` plus the handler copied without __pycache__ under PYTHONDONTWRITEBYTECODE=1.
 That is Lambda's situation when the build ships our source only: /var/task and /opt are
 read-only, so our modules compile at every cold start, and packages that happen to be in the dev
-venv (e.g. aiohttp, which openai imports when present) are not there. numpy is added when the
-layer lacks it (see `sizes`), or wine_tools would not import at all.
+venv (e.g. aiohttp, which openai imports when present) are not there.
 """
 
 from __future__ import annotations
@@ -80,10 +79,6 @@ class Deployed:
             shutil.copytree(ROOT / "functions", self.root / "functions", ignore=ignore)
         layer, _ = sizes.pip_target(sizes.requirement_lines(), (), sizes.host_layer_label())
         self.paths = [str(self.root / "python"), str(layer / "python")]
-        self.added_numpy = not (layer / "python" / "numpy").exists()
-        if self.added_numpy:
-            numpy_dir, _ = sizes.pip_target(["numpy"], (), "numpy-" + sizes.host_layer_label())
-            self.paths.append(str(numpy_dir / "python"))
         self.paths.append(str(sizes.boto3_folder(workdir)))
 
     def handler(self, path: Path) -> Path:
@@ -166,8 +161,6 @@ def run(ctx: Context) -> list[Figure]:
         if not ctx.quick:
             if deployed_paths is None:
                 deployed_paths = Deployed(ctx.workdir)
-                if deployed_paths.added_numpy:
-                    ctx.note(NAME, "as-deployed series: numpy added next to the layer (requirements.txt lacks it)")
             import_once(path, deployed=deployed_paths)
             deployed = measure(path, max(3, n // 2), deployed=deployed_paths)
             figures.append(figure(NAME, f"{label} import as deployed (layer only, our code without .pyc)", "ms",

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -169,17 +168,6 @@ def run(ctx: Context) -> list[Figure]:
         figures.append(figure(NAME, "layer zipped (deflate)", "MB", [zipped_size(site, PACKAGE) / MB]))
     log(f"sizes: layer {unzipped / MB:.1f} MB unzipped ({unzipped_no_pyc / MB:.1f} MB without .pyc)"
         f"{' (pip result from cache)' if reused else ''}")
-
-    # numpy: imported by sommelier.tools.search / data_ops but not in the layer's requirements?
-    declared = any(re.match(r"numpy\b", line) for line in requirements)
-    if not declared and not (site / "numpy").exists():
-        numpy_dir, _ = pip_target(["numpy"], LAMBDA_PLATFORM, "numpy-aarch64-py312")
-        numpy_size = tree_size(numpy_dir / "python")
-        figures.append(figure(NAME, "layer unzipped + numpy (not in requirements.txt)", "MB",
-                              [(unzipped + numpy_size) / MB], at_most=LAYER_TARGET_MB,
-                              note="what the layer weighs once the numpy the tools import is added"))
-        ctx.note(NAME, f"numpy is not in {REQUIREMENTS.relative_to(ROOT)} (pgvector 0.5 made it optional) "
-                       f"but sommelier.tools.search/data_ops import it; numpy for aarch64 adds {numpy_size / MB:.1f} MB")
 
     host_layer, _ = pip_target(requirements, (), host_layer_label())
     checks = import_check(host_layer / "python", ctx.workdir)

@@ -161,6 +161,18 @@ def search_filters(arguments: Any) -> SearchFilters:
     return filters
 
 
+def finite_vector(embedding: Any) -> list[float]:
+    """An embedding as EMBEDDING_DIMENSIONS finite floats, or an ArgumentError saying what is wrong."""
+    if not isinstance(embedding, list) or len(embedding) != EMBEDDING_DIMENSIONS:
+        raise ArgumentError(f"embedding must be a list of {EMBEDDING_DIMENSIONS} numbers")
+    vector: list[float] = []
+    for item in embedding:
+        if isinstance(item, bool) or not isinstance(item, (int, float)) or not math.isfinite(item):
+            raise ArgumentError("embedding must contain only finite numbers")
+        vector.append(float(item))
+    return vector
+
+
 def semantic_request(arguments: Any) -> SemanticRequest:
     args = require_object(arguments)
     query = optional_text(args, "query", MAX_QUERY_TEXT)
@@ -169,13 +181,7 @@ def semantic_request(arguments: Any) -> SemanticRequest:
     embedding = args.get("embedding")
     if embedding is None:
         raise ArgumentError("embedding is required: the caller embeds the query and passes the vector")
-    if not isinstance(embedding, list) or len(embedding) != EMBEDDING_DIMENSIONS:
-        raise ArgumentError(f"embedding must be a list of {EMBEDDING_DIMENSIONS} numbers")
-    vector: list[float] = []
-    for item in embedding:
-        if isinstance(item, bool) or not isinstance(item, (int, float)) or not math.isfinite(item):
-            raise ArgumentError("embedding must contain only finite numbers")
-        vector.append(float(item))
+    vector = finite_vector(embedding)
     if not any(vector):
         raise ArgumentError("embedding must not be all zeros")
     model = optional_text(args, "embedding_model")

@@ -29,9 +29,13 @@ class InProcessTools:
 class LambdaTools:
     def __init__(self, function_name: str, client=None):
         import boto3
+        from botocore.config import Config
 
         self.function_name = function_name
-        self._client = client or boto3.client("lambda")
+        # The tool function may wait up to ~20 s for Aurora to resume (its timeout is 30 s). Bound the
+        # wait and retry once, so a stuck call can't eat the whole turn (botocore's default is 60 s x 5).
+        config = Config(connect_timeout=5, read_timeout=35, retries={"mode": "standard", "max_attempts": 2})
+        self._client = client or boto3.client("lambda", config=config)
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         payload = json.dumps({"tool": name, "arguments": arguments}, ensure_ascii=False).encode("utf-8")

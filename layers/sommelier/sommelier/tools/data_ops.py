@@ -5,18 +5,17 @@ Each takes validated-on-entry JSON arguments and returns a JSON-ready dict.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
 import psycopg
+from pgvector import Vector
 from psycopg.rows import dict_row
 from pydantic import ValidationError
 
 from sommelier.catalog.models import WineRecord
-from sommelier.config import EMBEDDING_DIMENSIONS
 from sommelier.tools.arguments import (
     ArgumentError,
+    finite_vector,
     optional_limit,
     optional_text,
     require_object,
@@ -24,7 +23,7 @@ from sommelier.tools.arguments import (
     single_uuid,
     uuid_list,
 )
-from sommelier.tools.search import WINE_COLUMNS, money, wine_for_tool
+from sommelier.tools.search import TYPICAL_PRICE_ORDER, WINE_COLUMNS, money, wine_for_tool
 
 MAX_MESSAGE_CHARS = 2000
 MAX_HISTORY = 50
@@ -87,7 +86,7 @@ def get_list(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
         params["exclude_ids"] = filters.exclude_ids
     sql = (
         f"SELECT * FROM (SELECT {WINE_COLUMNS}, row_number() OVER ("  # nosec B608 - constants and fixed conditions; values are bound parameters
-        " PARTITION BY w.wine_type ORDER BY abs(ln(w.price_rub) - ln(2000)), w.id) AS rank_in_type"
+        f" PARTITION BY w.wine_type ORDER BY {TYPICAL_PRICE_ORDER}, w.id) AS rank_in_type"
         f" FROM wines w WHERE {' AND '.join(conditions)}) ranked"
         " ORDER BY rank_in_type, wine_type, id LIMIT %(limit)s"
     )
@@ -310,9 +309,10 @@ def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             errors.append(f"row {index + 1}: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}")
             continue
         if embedding is not None:
-            if (not isinstance(embedding, list) or len(embedding) != EMBEDDING_DIMENSIONS
-                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in embedding)):
-                errors.append(f"row {index + 1}: embedding must be {EMBEDDING_DIMENSIONS} finite numbers")
+            try:
+                embedding = finite_vector(embedding)
+            except ArgumentError as exc:
+                errors.append(f"row {index + 1}: {exc}")
                 continue
             if not isinstance(model, str) or not model:
                 errors.append(f"row {index + 1}: embedding_model is required with an embedding")
@@ -323,7 +323,7 @@ def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     inserted = updated = 0
     with conn.transaction(), conn.cursor() as cur:
         for record, embedding, model in prepared:
-            vector = np.asarray(embedding, dtype=np.float32) if embedding is not None else None
+            vector = Vector(embedding) if embedding is not None else None
             cur.execute(
                 "INSERT INTO wines (name, producer, country, region, appellation, vintage_year, grape_varieties,"
                 " wine_type, sweetness, body, tannins, acidity, price_rub, description, tasting_notes,"
@@ -374,9 +374,7 @@ def update_embeddings(conn: psycopg.Connection, arguments: Any) -> dict[str, Any
             raise ArgumentError("each item must be {id, embedding}")
         wine_id = single_uuid(item, "id")
         embedding = item.get("embedding")
-        if not isinstance(embedding, list) or len(embedding) != EMBEDDING_DIMENSIONS:
-            raise ArgumentError(f"embedding must be {EMBEDDING_DIMENSIONS} numbers")
-        rows.append((np.asarray(embedding, dtype=np.float32), model, wine_id))
+        rows.append((Vector(finite_vector(embedding)), model, wine_id))
     with conn.transaction(), conn.cursor() as cur:
         cur.executemany("UPDATE wines SET embedding = %s, embedding_model = %s, updated_at = now() WHERE id = %s", rows)
     return {"updated": len(rows)}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-import numpy as np
 import psycopg
+from pgvector import Vector
 from psycopg.rows import dict_row
 
 from sommelier.embeddings.port import ModelMismatchError
@@ -17,9 +17,10 @@ from sommelier.tools.arguments import SearchFilters, SemanticRequest
 # Normalise a column the way sommelier.text.normalize normalises the customer's words.
 _NORM = "lower(translate({col}, 'Ёё-', 'Ее '))"
 
-# Without a price filter, list wines nearest a typical shop price first, so a default list
-# is neither the cheapest nor the most expensive shelf.
-_TYPICAL_PRICE_RUB = 2000
+# Without a price filter, list wines nearest a typical shop price (2000 ₽) first, so a default
+# list is neither the cheapest nor the most expensive shelf. Migration 0003 indexes exactly this
+# expression (with `id` as the tie-break), so keep the two identical.
+TYPICAL_PRICE_ORDER = "abs(ln(w.price_rub) - ln(2000))"
 
 WINE_COLUMNS = (
     "w.id, w.name, w.producer, w.country, w.region, w.appellation, w.vintage_year, w.grape_varieties, "
@@ -124,8 +125,7 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> dict[str, 
     elif filters.price_min is not None:
         order = "w.price_rub ASC"
     else:
-        order = "abs(ln(w.price_rub) - ln(%(typical)s))"
-        params["typical"] = _TYPICAL_PRICE_RUB
+        order = TYPICAL_PRICE_ORDER
     where = " AND ".join(conditions) or "TRUE"
     params["limit"] = filters.limit
     sql = f"SELECT {WINE_COLUMNS} FROM wines w WHERE {where} ORDER BY {order}, w.id LIMIT %(limit)s"  # nosec B608 - built from constant fragments; every value is a bound parameter
@@ -139,7 +139,7 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> dict[
     conditions, params, applied = _where(request.filters)
     conditions.append("w.embedding_model = %(model)s")
     params["model"] = request.embedding_model
-    params["query_vector"] = np.asarray(request.embedding, dtype=np.float32)
+    params["query_vector"] = Vector(request.embedding)
     params["limit"] = request.filters.limit
     where = " AND ".join(conditions)
     sql = (
