@@ -265,6 +265,9 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: without this, Nagle + the client's delayed
+    # ACK hold every response ~40 ms on loopback.
+    disable_nagle_algorithm = True
     server_version = "FakeOpenAI/1.0"
     sys_version = ""
     timeout = 30  # idle keep-alive sockets eventually go away on their own

@@ -545,6 +545,9 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: without this, Nagle + the client's delayed
+    # ACK hold every response ~40 ms on loopback.
+    disable_nagle_algorithm = True
     server_version = "FakeTelegramBotAPI/1.0"
     sys_version = ""
     server: _Server

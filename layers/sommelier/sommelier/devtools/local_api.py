@@ -123,6 +123,9 @@ class LocalApi:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in separate writes: without this, Nagle + the client's delayed
+            # ACK hold every response ~40 ms on loopback.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # quiet: the CLI prints its own lines
                 return
