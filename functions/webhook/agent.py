@@ -9,7 +9,7 @@ from aws_lambda_powertools.logging import utils as logging_utils
 from sommelier.logging_redaction import install_redaction
 from sommelier.observability import metrics
 from sommelier.secrets import load_secrets_into_environment
-from sommelier.telegram.consumer import handle_sqs
+from sommelier.telegram.consumer import handle_sqs, reset_default_bot
 
 logger = Logger(service="sommelier-agent")
 # The domain logs through stdlib loggers; give them Powertools' JSON format, level and keys.
@@ -35,5 +35,6 @@ def _update_ids(event) -> list:
 def handler(event, context):
     ids = _update_ids(event)
     logger.append_keys(update_id=ids[0] if len(ids) == 1 else ids)  # correlation id (DESIGN.md §11)
-    load_secrets_into_environment()
+    if load_secrets_into_environment():  # a key or the token was rotated: rebuild the bot with it
+        reset_default_bot()
     return handle_sqs(event, context)

@@ -24,6 +24,7 @@ APP_SECRET_ARN = {"Ref": "AppDatabaseSecret"}  # the tool function's data-only d
 SECRET_NAME = re.compile(r"(password|token|api_?key)$", re.I)
 SECRET_PARAMETERS = {"TelegramBotToken", "OpenAIApiKey", "EmbeddingApiKey"}
 BOT_SECRETS = {"Ref": "BotSecrets"}
+WEBHOOK_SECRET = {"Ref": "WebhookSecretToken"}
 TABLE_ARN = {"Fn::GetAtt": ["IdempotencyTable", "Arn"]}
 TELEGRAM_FUNCTIONS = ("WebhookFunction", "AgentFunction", "SetWebhookFunction")
 PSEUDO_PARAMETERS = {
@@ -359,7 +360,7 @@ def test_wine_tools_function_environment_and_vpc(resources):
     properties = resources["WineToolsFunction"]["Properties"]
     assert properties["CodeUri"] == "functions/wine_tools"
     assert properties["Handler"] == "app.handler"
-    assert properties["Timeout"] == 15
+    assert properties["Timeout"] == 30  # room for an Aurora resume from 0 ACU (~15 s)
     assert properties["MemorySize"] == 512
     assert "VpcConfig" in properties
     assert properties["Environment"]["Variables"] == {
@@ -462,6 +463,7 @@ def test_webhook_function(resources):
         "QUEUE_URL": {"Ref": "TurnQueue"},
         "IDEMPOTENCY_TABLE": {"Ref": "IdempotencyTable"},
         "SOMMELIER_SECRETS_ARN": BOT_SECRETS,
+        "TELEGRAM_WEBHOOK_SECRET_ARN": WEBHOOK_SECRET,
         "TELEGRAM_WEBHOOK_SECRET": "",  # empty = read from the secret
     }
     events = properties["Events"]
@@ -498,7 +500,6 @@ def test_agent_function(resources, template):
     assert variables["EMBEDDING_MODEL"] == {"Ref": "EmbeddingModel"}
     assert variables["EMBEDDING_BASE_URL"] == {"Ref": "EmbeddingBaseUrl"}
     assert variables["RATE_LIMIT_PER_MINUTE"] == {"Ref": "RatePerMinute"}
-    assert variables["DEAD_LETTER_QUEUE_URL"] == {"Ref": "TurnDeadLetterQueue"}
     assert variables["QUEUE_URL"] == {"Ref": "TurnQueue"}  # to shorten the retry delay of a failed turn
     max_receives = resources["TurnQueue"]["Properties"]["RedrivePolicy"]["maxReceiveCount"]
     assert int(variables["SQS_MAX_RECEIVES"]) == int(max_receives) == 3
@@ -559,20 +560,46 @@ def test_idempotency_table(resources):
     assert "TableName" not in table
 
 
-def test_bot_secret_is_generated_from_noecho_parameters(resources):
+def test_bot_secret_holds_exactly_the_noecho_parameters(resources):
     secret = resources["BotSecrets"]
     assert secret["Type"] == "AWS::SecretsManager::Secret"
     properties = secret["Properties"]
-    assert "SecretString" not in properties  # never a literal value
+    assert "GenerateSecretString" not in properties  # nothing in it is regenerated on update
+    template_text = properties["SecretString"]["Fn::Sub"]  # built from parameters, never a literal
+    document = json.loads(re.sub(r"\$\{(\w+)\}", "x", template_text))
+    assert set(document) == {"telegram_bot_token", "openai_api_key", "embedding_api_key"}
+    assert {n.split(".")[0] for n in re.findall(r"\$\{([^}]+)\}", template_text)} == SECRET_PARAMETERS
+
+
+def test_webhook_secret_token_is_generated_once_in_its_own_secret(resources):
+    """Generated apart from the parameters, so a new bot token or API key never regenerates it."""
+    properties = resources["WebhookSecretToken"]["Properties"]
+    assert "SecretString" not in properties
     generated = properties["GenerateSecretString"]
+    assert generated["SecretStringTemplate"] == "{}"  # no parameter feeds it
     assert generated["GenerateStringKey"] == "telegram_webhook_secret"
     assert generated["PasswordLength"] == 48
     assert generated["ExcludePunctuation"] is True  # Telegram allows only A-Z a-z 0-9 _ -
     assert generated.get("IncludeSpace", False) is False
-    template_text = generated["SecretStringTemplate"]["Fn::Sub"]
-    document = json.loads(re.sub(r"\$\{(\w+)\}", "x", template_text))
-    assert set(document) == {"telegram_bot_token", "openai_api_key", "embedding_api_key"}
-    assert {n.split(".")[0] for n in re.findall(r"\$\{([^}]+)\}", template_text)} == SECRET_PARAMETERS
+    readers = {name for name, resource in resources.items() if resource["Type"] == "AWS::Serverless::Function"
+               and {"Ref": "WebhookSecretToken"} in json.loads(json.dumps(
+                   resource["Properties"].get("Environment", {}).get("Variables", {}))).values()}
+    assert readers == {"WebhookFunction", "SetWebhookFunction"}  # the agent never needs it
+    for name in readers:
+        statements = resources[name]["Properties"]["Policies"][0]["Statement"]
+        granted = [s["Resource"] for s in statements if s["Action"] == "secretsmanager:GetSecretValue"]
+        assert granted == [[{"Ref": "BotSecrets"}, {"Ref": "WebhookSecretToken"}]]
+
+
+def test_every_function_logs_to_a_group_that_expires(template, resources):
+    functions = {name: r for name, r in resources.items() if r["Type"] == "AWS::Serverless::Function"}
+    assert len(functions) == 5
+    for name, function in functions.items():
+        group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        assert resources[group]["Type"] == "AWS::Logs::LogGroup"
+        assert resources[group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+        assert resources[group].get("Condition") == function.get("Condition")
+    assert str(template["Parameters"]["LogRetentionDays"]["Default"]) == "30"
 
 
 def test_secret_parameters_feed_only_the_bot_secret(template):
@@ -633,6 +660,9 @@ def test_telegram_iam_statements_are_scoped_to_one_resource_each(resources):
                           "sqs:ChangeMessageVisibility"},
         "SetWebhookFunction": {"secretsmanager:GetSecretValue"},
     }
+    # Only the functions that check or register the webhook read its secret token.
+    secrets_read = {"WebhookFunction": [BOT_SECRETS, WEBHOOK_SECRET], "AgentFunction": [BOT_SECRETS],
+                    "SetWebhookFunction": [BOT_SECRETS, WEBHOOK_SECRET]}
     for name, actions in expected_actions.items():
         policies = resources[name]["Properties"]["Policies"]
         assert all(isinstance(p, dict) for p in policies), f"{name}: no managed/SAM policy templates"
@@ -644,7 +674,8 @@ def test_telegram_iam_statements_are_scoped_to_one_resource_each(resources):
             for action in _as_list(statement["Action"]):
                 assert "*" not in action, (name, action)
                 assert action in allowed, (name, action)
-                assert targets == allowed[action], (name, action, targets)
+                expected = secrets_read[name] if action == "secretsmanager:GetSecretValue" else allowed[action]
+                assert targets == expected, (name, action, targets)
                 granted.add(action)
             for target in targets:
                 assert isinstance(target, dict), (name, target)  # a reference, never a literal ARN
@@ -661,7 +692,8 @@ def test_set_webhook_custom_resource_is_optional(resources, template):
     assert function["Condition"] == "SetWebhookOnDeployEnabled"
     assert function["Properties"]["CodeUri"] == "functions/set_webhook"
     assert function["Properties"]["Handler"] == "app.handler"
-    assert _variables(resources, "SetWebhookFunction") == {"SOMMELIER_SECRETS_ARN": BOT_SECRETS}
+    assert _variables(resources, "SetWebhookFunction") == {"SOMMELIER_SECRETS_ARN": BOT_SECRETS,
+                                                           "TELEGRAM_WEBHOOK_SECRET_ARN": WEBHOOK_SECRET}
     webhook = resources["TelegramWebhook"]
     assert webhook["Type"] == "Custom::TelegramWebhook"
     assert webhook["Condition"] == "SetWebhookOnDeployEnabled"
