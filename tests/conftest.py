@@ -140,3 +140,22 @@ def expected_photo_key(photo: Path) -> str:
     import hashlib
 
     return f"wines/{hashlib.sha256(photo.read_bytes()).hexdigest()[:12]}-{photo.name}"
+
+
+@pytest.fixture
+def telegram():
+    """The fake Telegram Bot API on loopback; it records every call."""
+    from tests.fakes.telegram_server import FakeTelegram
+    from tests.fakes.telegram_updates import TEST_BOT
+
+    with FakeTelegram(bot_username=TEST_BOT) as fake:
+        yield fake
+
+
+@pytest.fixture
+def llm():
+    """The fake OpenAI-compatible server on loopback, for the real openai SDK."""
+    from tests.fakes.openai_server import FakeOpenAI
+
+    with FakeOpenAI() as fake:
+        yield fake

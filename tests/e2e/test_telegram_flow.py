@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
@@ -26,57 +24,13 @@ from sommelier.telegram.state import InMemoryRateLimiter, InMemoryTurnPlans
 from sommelier.tools.client import InProcessTools
 from tests.fakes.openai_server import FakeOpenAI, reply
 from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.telegram_updates import (
+    TEST_BOT, TEST_CHAT, TEST_WEBHOOK_SECRET, ListSink, private_chat, text_update, user, webhook_event,
+)
 
-SECRET = "e2e-webhook-secret"
-BOT = "sommelier_test_bot"
-PRIVATE_CHAT = 5551001
-
-
-def user(uid: int = PRIVATE_CHAT) -> dict:
-    return {"id": uid, "is_bot": False, "first_name": "Анна", "username": "anna", "language_code": "ru"}
-
-
-def private_chat(cid: int = PRIVATE_CHAT) -> dict:
-    return {"id": cid, "type": "private", "first_name": "Анна"}
-
-
-def text_update(update_id: int, text: str, chat_id: int = PRIVATE_CHAT, **extra) -> dict:
-    message = {"message_id": update_id, "date": 1763800000, "chat": private_chat(chat_id), "from": user(chat_id),
-               "text": text}
-    if text.startswith("/"):
-        message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
-    message.update(extra)
-    return {"update_id": update_id, "message": message}
-
-
-def webhook_event(update: dict | str, secret: str | None = SECRET) -> dict:
-    headers = {"content-type": "application/json"}
-    if secret is not None:
-        headers["x-telegram-bot-api-secret-token"] = secret
-    body = update if isinstance(update, str) else json.dumps(update, ensure_ascii=False)
-    return {"version": "2.0", "routeKey": "POST /telegram/webhook", "rawPath": "/telegram/webhook",
-            "headers": headers, "body": body, "isBase64Encoded": False,
-            "requestContext": {"http": {"method": "POST", "path": "/telegram/webhook"}}}
-
-
-class ListSink:
-    def __init__(self):
-        self.items: list[tuple[dict, int]] = []
-
-    def enqueue(self, update, chat_id):
-        self.items.append((update, chat_id))
-
-
-@pytest.fixture
-def telegram():
-    with FakeTelegram(bot_username=BOT) as fake:
-        yield fake
-
-
-@pytest.fixture
-def llm():
-    with FakeOpenAI() as fake:
-        yield fake
+SECRET = TEST_WEBHOOK_SECRET
+BOT = TEST_BOT
+PRIVATE_CHAT = TEST_CHAT
 
 
 def echo_answer(body: dict):

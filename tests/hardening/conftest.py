@@ -1,25 +1,11 @@
-"""Fixtures of the hardening tests: the fakes, and an environment pointing every adapter at them."""
+"""Fixtures of the hardening tests: an environment pointing every adapter at the loopback fakes (tests/conftest.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from sommelier.db.pool import reset_default_database
-from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.telegram_server import FakeTelegram
 from tests.hardening.support import BOT, SECRET
-
-
-@pytest.fixture
-def telegram():
-    with FakeTelegram(bot_username=BOT) as fake:
-        yield fake
-
-
-@pytest.fixture
-def llm():
-    with FakeOpenAI() as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Shared wiring for the hardening tests (bad input, faults, load, security).
 
-Copied from tests/e2e/test_telegram_flow.py (make_bot, deliver, webhook_event) so these tests don't
-break when the e2e file changes. Real adapters everywhere: the fake Bot API and the fake OpenAI
+The update and event builders are tests/fakes/telegram_updates.py, shared with the e2e tests. Real
+adapters everywhere: the fake Bot API and the fake OpenAI
 server over loopback, a real PostgreSQL.
 """
 
@@ -24,10 +24,13 @@ from sommelier.telegram.state import InMemoryRateLimiter, InMemoryTurnPlans
 from sommelier.tools.client import InProcessTools
 from tests.fakes.openai_server import FakeOpenAI, reply
 from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.telegram_updates import (  # noqa: F401 - re-exported for the hardening tests
+    TEST_BOT, TEST_CHAT, TEST_WEBHOOK_SECRET, ListSink, private_chat, text_update, user, webhook_event,
+)
 
-SECRET = "hardening-webhook-secret-0123456789"
-BOT = "sommelier_test_bot"
-CHAT = 7_700_001
+SECRET = TEST_WEBHOOK_SECRET
+BOT = TEST_BOT
+CHAT = TEST_CHAT
 CORPORA = Path(__file__).resolve().parent / "corpora"
 
 # Deterministic and bounded: CI runs the same examples every time, within the ~3 minute budget.
@@ -40,40 +43,6 @@ HARDENING = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                            HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
-
-
-def user(uid: int = CHAT) -> dict:
-    return {"id": uid, "is_bot": False, "first_name": "Анна", "username": "anna", "language_code": "ru"}
-
-
-def private_chat(cid: int = CHAT) -> dict:
-    return {"id": cid, "type": "private", "first_name": "Анна"}
-
-
-def text_update(update_id: int, text: str, chat_id: int = CHAT) -> dict:
-    message = {"message_id": update_id, "date": 1763800000, "chat": private_chat(chat_id), "from": user(chat_id),
-               "text": text}
-    if text.startswith("/"):
-        message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
-    return {"update_id": update_id, "message": message}
-
-
-def webhook_event(body: dict | str, secret: str | None = SECRET, *, base64_body: bool = False) -> dict:
-    headers = {"content-type": "application/json"}
-    if secret is not None:
-        headers["x-telegram-bot-api-secret-token"] = secret
-    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
-    return {"version": "2.0", "routeKey": "POST /telegram/webhook", "rawPath": "/telegram/webhook",
-            "headers": headers, "body": text, "isBase64Encoded": base64_body,
-            "requestContext": {"http": {"method": "POST", "path": "/telegram/webhook"}}}
-
-
-class ListSink:
-    def __init__(self):
-        self.items: list[tuple[dict, int]] = []
-
-    def enqueue(self, update, chat_id):
-        self.items.append((update, chat_id))
 
 
 def configure_llm(monkeypatch, llm: FakeOpenAI) -> None:

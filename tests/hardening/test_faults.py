@@ -22,7 +22,6 @@ from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingErro
 import sommelier.agent.loop as loop_module
 import sommelier.telegram.consumer as consumer
 from sommelier.db.pool import Database
-from sommelier.telegram.consumer import APOLOGY
 from sommelier.tools.client import InProcessTools
 from sommelier.tools.handler import handle
 from tests.fakes.openai_server import (

@@ -23,7 +23,7 @@ from sommelier.agent.guards import precheck
 from sommelier.agent.output_guard import quotes_prompt, response_problem
 from sommelier.agent.prompts import SYSTEM_PROMPT
 from tests.fakes.openai_server import reply
-from tests.hardening.support import CHAT, CORPORA, deliver, make_bot, record_figure, shown_texts, text_update
+from tests.hardening.support import CHAT, CORPORA, deliver, make_bot, record_figure, text_update
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = json.loads((CORPORA / "injections.json").read_text("utf-8"))
