@@ -144,7 +144,9 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> dict[
     where = " AND ".join(conditions)
     sql = (
         f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance "  # nosec B608 - built from constant fragments; every value is a bound parameter
-        f"FROM wines w WHERE {where} ORDER BY w.embedding <=> %(query_vector)s LIMIT %(limit)s"
+        # ORDER BY the output column: the same expression (the HNSW index serves it), and the 6 KB
+        # query vector is sent once instead of twice.
+        f"FROM wines w WHERE {where} ORDER BY distance LIMIT %(limit)s"
     )
     with conn.transaction():
         # Keep scanning the HNSW graph until enough rows pass the filters (pgvector ≥ 0.8).
