@@ -16,6 +16,10 @@ DEFAULT_TELEGRAM_API_BASE_URL = "https://api.telegram.org"
 EMBEDDING_DIMENSIONS = 1536
 
 
+class MissingSetting(ValueError):
+    """A required setting is not configured: a clear one-line error, not a fault to trace."""
+
+
 def env(name: str, default: str | None = None) -> str | None:
     """Read an environment variable, treating an empty value as unset."""
     value = os.environ.get(name)

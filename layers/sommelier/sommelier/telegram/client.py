@@ -26,7 +26,7 @@ from typing import Any
 import httpx2
 from pydantic import BaseModel, ConfigDict, Field
 
-from sommelier.config import DEFAULT_TELEGRAM_API_BASE_URL, Settings
+from sommelier.config import DEFAULT_TELEGRAM_API_BASE_URL, MissingSetting, Settings
 
 __all__ = [
     "BadRequest",
@@ -278,7 +278,7 @@ class TelegramClient:
     @classmethod
     def from_settings(cls, settings: Settings) -> "TelegramClient":
         if not settings.telegram_bot_token:
-            raise ValueError("TELEGRAM_BOT_TOKEN is not set")
+            raise MissingSetting("TELEGRAM_BOT_TOKEN is not set")
         return cls(settings.telegram_bot_token, settings.telegram_api_base_url)
 
     def __repr__(self) -> str:

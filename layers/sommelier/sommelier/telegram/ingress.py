@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from aws_lambda_powertools import Logger
 
-from sommelier.config import env
+from sommelier.config import MissingSetting, env
 from sommelier.secrets import secret
 from sommelier.telegram.updates import UpdateError, parse_update, route
 
@@ -180,6 +180,9 @@ def handle_http(event: Any, context: Any = None, *, sink: TurnSink | None = None
         return _response(200, {"ok": True, "ignored": routed.kind})
     try:
         fresh = _enqueue_once(data, routed.chat_id, sink or default_sink(), context)
+    except MissingSetting as exc:  # local runs without a queue answer inline, which needs the token
+        logger.error("could not process the update: %s; set it to answer (Telegram will redeliver)", exc)
+        return _response(503, {"ok": False, "error": "try again"})
     except Exception:
         logger.exception("could not enqueue the update; Telegram will redeliver it")
         return _response(503, {"ok": False, "error": "try again"})

@@ -1,0 +1,32 @@
+"""A local webhook (no queue: turns run inline) without TELEGRAM_BOT_TOKEN: a 503 so that Telegram
+redelivers, and one clear log line naming the missing setting, not a traceback."""
+
+from __future__ import annotations
+
+import json
+
+from sommelier.db.pool import reset_default_database
+from sommelier.telegram import consumer
+from sommelier.telegram.ingress import InlineSink, handle_http
+from tests.fakes.telegram_updates import TEST_WEBHOOK_SECRET, text_update, webhook_event
+
+
+def test_inline_webhook_without_a_bot_token_asks_for_it(fresh_db, state_dir, monkeypatch, caplog):
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    monkeypatch.delenv("SOMMELIER_SECRETS_ARN", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
+    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
+    reset_default_database()
+    consumer.reset_default_bot()
+    try:
+        response = handle_http(webhook_event(text_update(4242, "красное к стейку")), sink=InlineSink())
+    finally:
+        consumer.reset_default_bot()
+        reset_default_database()
+    assert response["statusCode"] == 503
+    assert json.loads(response["body"]) == {"ok": False, "error": "try again"}
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert [r.getMessage() for r in errors] == [
+        "could not process the update: TELEGRAM_BOT_TOKEN is not set; set it to answer (Telegram will redeliver)"]
+    assert errors[0].exc_info is None  # a configuration problem, not a traceback
