@@ -91,3 +91,22 @@ def default_database() -> Database:
 def reset_default_database() -> None:
     global _default
     _default = None
+
+
+def refresh_default_database() -> bool:
+    """After a connection failure: read the database secret again, bypassing its cache, and switch to
+    a new pool if the URL changed (a new password). True when it did. Only for a secret-configured
+    database: a DATABASE_URL or the embedded server can't change under us."""
+    global _default
+    from sommelier.config import env
+
+    if env("DATABASE_URL") or not env("DATABASE_SECRET_ARN") or _default is None:
+        return False
+    from sommelier.db.url import resolve_database_url
+
+    url = resolve_database_url(fresh=True)
+    if url == _default.conninfo:
+        return False
+    stale, _default = _default, Database(url)
+    stale.close()
+    return True

@@ -1,4 +1,4 @@
-"""Where the database is: DATABASE_URL, else the Lambda's RDS-managed secret, else the embedded server."""
+"""Where the database is: DATABASE_URL, else the Lambda's database secret, else the embedded server."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from sommelier.config import env, load_settings
 SECRET_CACHE_SECONDS = 300
 
 
-def url_from_secret(secret_arn: str) -> str:
-    """Build a URL from an RDS-managed secret (username/password) and the host env vars."""
+def url_from_secret(secret_arn: str, *, fresh: bool = False) -> str:
+    """Build a URL from a database secret (username/password) and the host env vars.
+    `fresh` skips the cache: the password may have just changed."""
     from aws_lambda_powertools.utilities import parameters
 
-    secret = parameters.get_secret(secret_arn, transform="json", max_age=SECRET_CACHE_SECONDS)
+    secret = parameters.get_secret(secret_arn, transform="json", max_age=SECRET_CACHE_SECONDS, force_fetch=fresh)
     if not isinstance(secret, dict) or "username" not in secret or "password" not in secret:
         raise RuntimeError("the database secret must be JSON with 'username' and 'password'")
     from sommelier.logging_redaction import register_secret
@@ -29,13 +30,13 @@ def url_from_secret(secret_arn: str) -> str:
     return f"postgresql://{user}:{password}@{host}:{port}/{name}?sslmode=require"
 
 
-def resolve_database_url() -> str:
+def resolve_database_url(*, fresh: bool = False) -> str:
     explicit = env("DATABASE_URL")
     if explicit:
         return explicit
     secret_arn = env("DATABASE_SECRET_ARN")
     if secret_arn:
-        return url_from_secret(secret_arn)
+        return url_from_secret(secret_arn, fresh=fresh)
     from sommelier.db.embedded import ensure_embedded_database
 
     return ensure_embedded_database(load_settings().state_dir / "pgdata")

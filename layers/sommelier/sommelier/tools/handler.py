@@ -9,7 +9,7 @@ from typing import Any
 
 import psycopg
 
-from sommelier.db.pool import Database, default_database
+from sommelier.db.pool import Database, default_database, refresh_default_database
 from sommelier.embeddings.port import ModelMismatchError
 from sommelier.tools import data_ops, search
 from sommelier.tools.arguments import ArgumentError, search_filters, semantic_request
@@ -82,7 +82,18 @@ def handle(event: Any, database: Database | None = None) -> dict[str, Any]:
         return {"error": f"{name}: invalid value ({exc.diag.message_primary})"}
     except (psycopg.OperationalError, psycopg.errors.QueryCanceled) as exc:
         logger.warning("database unavailable for %s: %s", name, exc)
+        if database is None and isinstance(exc, psycopg.OperationalError):
+            _refresh_credentials()
         return {"error": "the wine database is temporarily unavailable; try again shortly", "retryable": True}
     except Exception:  # the contract: the caller always gets JSON
         logger.exception("tool %s failed", name)
         return {"error": f"{name} failed because of an internal error"}
+
+
+def _refresh_credentials() -> None:
+    """A changed database password makes every new connection fail until the secret is read again."""
+    try:
+        if refresh_default_database():
+            logger.warning("the database secret changed; reconnecting with the new credentials")
+    except Exception as exc:  # the answer is already an error; this is a best effort for the next call
+        logger.warning("could not re-read the database secret: %s", type(exc).__name__)

@@ -1,0 +1,73 @@
+"""The tool function's database URL from its Secrets Manager secret (moto), and the switch to new
+credentials after a connection failure when the password in the secret has changed."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from aws_lambda_powertools.utilities import parameters
+from moto import mock_aws
+
+from sommelier.db import pool
+from sommelier.db.url import resolve_database_url
+from sommelier.tools.handler import handle
+
+
+@pytest.fixture
+def secret(monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    # Nothing listens on port 9 of loopback: every connection is refused at once.
+    monkeypatch.setenv("DATABASE_HOST", "127.0.0.1")
+    monkeypatch.setenv("DATABASE_PORT", "9")
+    monkeypatch.setenv("DATABASE_NAME", "sommelier")
+    monkeypatch.setenv("DATABASE_CONNECT_TIMEOUT_S", "1")
+    parameters.clear_caches()
+    pool.reset_default_database()
+    with mock_aws():
+        client = boto3.client("secretsmanager")
+        arn = client.create_secret(Name="app-db", SecretString=json.dumps(
+            {"username": "sommelier_app_user", "password": "first-password"}))["ARN"]
+        monkeypatch.setenv("DATABASE_SECRET_ARN", arn)
+        yield client, arn
+        current = pool._default
+        pool.reset_default_database()
+        if current is not None:
+            current.close()
+    parameters.clear_caches()
+
+
+def test_the_url_is_built_from_the_secret_and_the_host_variables(secret):
+    assert resolve_database_url() == (
+        "postgresql://sommelier_app_user:first-password@127.0.0.1:9/sommelier?sslmode=require")
+
+
+def test_a_changed_password_is_picked_up_after_a_connection_failure(secret):
+    client, arn = secret
+    first = pool.default_database()
+    assert "first-password" in first.conninfo
+    client.put_secret_value(SecretId=arn, SecretString=json.dumps(
+        {"username": "sommelier_app_user", "password": "second-password"}))
+
+    # Still cached: the URL is not re-read on every call.
+    assert "first-password" in resolve_database_url()
+    answer = handle({"tool": "catalog_stats", "arguments": {}})
+    assert answer["retryable"] is True  # this call fails (nothing listens) ...
+    assert "second-password" in pool.default_database().conninfo  # ... the next one uses the new password
+    assert first.pool.closed
+
+
+def test_an_unchanged_secret_keeps_the_pool(secret):
+    first = pool.default_database()
+    assert pool.refresh_default_database() is False
+    assert pool.default_database() is first
+
+
+def test_a_database_url_is_never_refreshed(secret, monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgresql://u:p@127.0.0.1:9/x")
+    pool.default_database()
+    assert pool.refresh_default_database() is False
