@@ -8,9 +8,10 @@ agent module (bench/langchain_agent.py) is measured the same way, for the side-b
 In full mode a second series runs "as deployed": an isolated interpreter (-I -S: no venv) that
 sees only the layer's packages as `pip install --target` puts them (with the .pyc pip compiles;
 bench/sizes.py builds and caches it for this machine's platform), boto3 (the Lambda runtime has
-it), and `sommelier` plus the handler copied without __pycache__ under PYTHONDONTWRITEBYTECODE=1.
-That is Lambda's situation when the build ships our source only: /var/task and /opt are
-read-only, so our modules compile at every cold start, and packages that happen to be in the dev
+it), `sommelier` with the unchecked-hash bytecode layers/sommelier/Makefile ships, and the handler
+copied without __pycache__; `-B` keeps the interpreter from writing any .pyc, as in Lambda.
+That is Lambda's situation: /var/task and /opt are read-only, so whatever ships without bytecode
+(the function folders) compiles at every cold start, and packages that happen to be in the dev
 venv (e.g. aiohttp, which openai imports when present) are not there.
 """
 
@@ -77,6 +78,12 @@ class Deployed:
             ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
             shutil.copytree(ROOT / "layers" / "sommelier" / "sommelier", self.root / "python" / "sommelier", ignore=ignore)
             shutil.copytree(ROOT / "functions", self.root / "functions", ignore=ignore)
+            # As layers/sommelier/Makefile builds it: our package ships unchecked-hash bytecode.
+            import compileall
+            import py_compile
+
+            compileall.compile_dir(self.root / "python" / "sommelier", quiet=1,
+                                   invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
         layer, _ = sizes.pip_target(sizes.requirement_lines(), (), sizes.host_layer_label())
         self.paths = [str(self.root / "python"), str(layer / "python")]
         self.paths.append(str(sizes.boto3_folder(workdir)))
@@ -90,7 +97,8 @@ def import_once(path: Path, *, deployed: Deployed | None = None) -> tuple[float,
     started = time.perf_counter()
     if deployed is not None:
         path = deployed.handler(path)
-        command = [sys.executable, "-I", "-S", "-c", _PROBE, str(path), str(path.parent), *deployed.paths]
+        # -B: nothing is written, like Lambda's read-only /opt (-I ignores PYTHONDONTWRITEBYTECODE)
+        command = [sys.executable, "-B", "-I", "-S", "-c", _PROBE, str(path), str(path.parent), *deployed.paths]
     else:
         command = [sys.executable, "-c", _PROBE, str(path), str(path.parent)]
     result = subprocess.run(command, cwd=str(path.parent), env=_environment(deployed is not None),
@@ -163,7 +171,7 @@ def run(ctx: Context) -> list[Figure]:
                 deployed_paths = Deployed(ctx.workdir)
             import_once(path, deployed=deployed_paths)
             deployed = measure(path, max(3, n // 2), deployed=deployed_paths)
-            figures.append(figure(NAME, f"{label} import as deployed (layer only, our code without .pyc)", "ms",
+            figures.append(figure(NAME, f"{label} import as deployed (the layer as layers/sommelier/Makefile builds it, nothing written)", "ms",
                                   deployed["import_ms"], details={"modules_loaded": deployed["modules"][0]}))
         shared[label] = {"median_ms": median(result["import_ms"]), "runs": result["import_ms"]}
         log(f"imports: {label}: median {median(result['import_ms']):.0f} ms "

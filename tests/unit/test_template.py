@@ -338,11 +338,26 @@ def test_every_function_uses_the_shared_layer(resources):
     assert layer["Type"] == "AWS::Serverless::LayerVersion"
     assert layer["Properties"]["ContentUri"] == "layers/sommelier"
     assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
-    assert layer["Metadata"]["BuildMethod"] == "python3.12"
+    assert layer["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
     functions = _functions(resources)
     assert {"WineToolsFunction", "MigrateFunction", *TELEGRAM_FUNCTIONS} <= set(functions)
     for name, function in functions.items():
         assert {"Ref": "SommelierLayer"} in function["Properties"].get("Layers", []), name
+
+
+def test_layer_makefile_builds_for_the_lambda_runtime(tmp_path):
+    """`sam build` runs `build-<logical id>` in the layer's Makefile: arm64 wheels for python3.12, our
+    package copied in, everything compiled to unchecked-hash bytecode (checked here as a dry run)."""
+    layer_dir = Path(__file__).resolve().parents[2] / "layers" / "sommelier"
+    plan = subprocess.run(
+        ["make", "-n", "-C", str(layer_dir), "build-SommelierLayer", f"ARTIFACTS_DIR={tmp_path}"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    assert "--platform manylinux2014_aarch64" in plan and "--python-version 3.12" in plan
+    assert "--only-binary=:all: -r requirements.txt" in plan
+    assert f'cp -R sommelier "{tmp_path}/python/sommelier"' in plan
+    assert "compileall" in plan and "--invalidation-mode unchecked-hash" in plan
+    assert not list(tmp_path.iterdir())  # a dry run builds nothing
 
 
 def test_database_functions_run_in_the_private_subnets(resources):

@@ -11,9 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 WineType = Literal["red", "white", "rose", "sparkling"]
 Sweetness = Literal["dry", "semi_dry", "semi_sweet", "sweet"]
 
-WINE_TYPES: tuple[str, ...] = ("red", "white", "rose", "sparkling")
-SWEETNESS_LEVELS: tuple[str, ...] = ("dry", "semi_dry", "semi_sweet", "sweet")
-
 MAX_TEXT = 2000
 MAX_NAME = 200
 

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sommelier.catalog.models import SWEETNESS_LEVELS, WINE_TYPES
+from sommelier.catalog.labels import SWEETNESS_LEVELS, WINE_TYPES
 from sommelier.config import EMBEDDING_DIMENSIONS
 
 MAX_FILTER_TEXT = 200

@@ -10,9 +10,7 @@ from typing import Any
 import psycopg
 from pgvector import Vector
 from psycopg.rows import dict_row
-from pydantic import ValidationError
 
-from sommelier.catalog.models import WineRecord
 from sommelier.tools.arguments import (
     ArgumentError,
     finite_vector,
@@ -288,6 +286,12 @@ def export_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
 
 def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     """Upsert validated rows with their embeddings, all or nothing, by (name, producer, vintage_year)."""
+    # pydantic and the catalogue model cost ~80 ms of import: only an import pays for them, not every
+    # cold start of the tool function.
+    from pydantic import ValidationError
+
+    from sommelier.catalog.models import WineRecord
+
     args = require_object(arguments)
     rows = args.get("wines")
     if not isinstance(rows, list) or not rows:
