@@ -13,16 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx2
 import pytest
 
-from sommelier.bot.runtime import build_runtime
 from sommelier.db.pool import reset_default_database
 from sommelier.devtools.local_api import ChatOrderedWorkers, LocalApi
-from sommelier.telegram.client import TelegramClient
-from sommelier.telegram.consumer import TelegramBot
-from sommelier.telegram.delivery import InMemoryDeliveryLog
 from sommelier.telegram.ingress import handle_http
-from sommelier.telegram.state import InMemoryRateLimiter, InMemoryTurnPlans
 from sommelier.tools.client import InProcessTools
-from tests.fakes.openai_server import FakeOpenAI, reply
+from tests.bot_harness import deliver, make_bot
+from tests.fakes.openai_server import reply
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.telegram_updates import (
     TEST_BOT, TEST_CHAT, TEST_WEBHOOK_SECRET, ListSink, private_chat, text_update, user, webhook_event,
@@ -56,30 +52,6 @@ def environment(monkeypatch, telegram, llm, fresh_db, state_dir):
     reset_default_database()
     yield
     reset_default_database()
-
-
-def make_bot(fresh_db, telegram, *, llm: FakeOpenAI | None = None, rate: int = 10, monkeypatch=None):
-    if llm is not None:
-        monkeypatch.setenv("OPENAI_API_KEY", "test")
-        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
-        monkeypatch.setenv("LLM_MODEL", "test-model")
-        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
-    runtime = build_runtime(tools=InProcessTools(fresh_db))
-    client = TelegramClient(telegram.token, telegram.base_url)
-    sleeps: list[float] = []
-    bot = TelegramBot(runtime, client, delivery_log=InMemoryDeliveryLog(), plans=InMemoryTurnPlans(),
-                      limiter=InMemoryRateLimiter(rate), bot_username=BOT, sleep=sleeps.append)
-    bot.sleeps = sleeps
-    return bot
-
-
-def deliver(bot: TelegramBot, update: dict, attempt: int = 1) -> dict:
-    """Through the real ingress (secret check, parsing) into the bot, like the queue would."""
-    sink = ListSink()
-    response = handle_http(webhook_event(update), None, sink=sink)
-    for item, _ in sink.items:
-        bot.process(item, attempt)
-    return response
 
 
 def texts(telegram: FakeTelegram, chat_id: int = PRIVATE_CHAT) -> list[str]:

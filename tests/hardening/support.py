@@ -1,12 +1,13 @@
 """Shared wiring for the hardening tests (bad input, faults, load, security).
 
-The update and event builders are tests/fakes/telegram_updates.py, shared with the e2e tests. Real
-adapters everywhere: the fake Bot API and the fake OpenAI
-server over loopback, a real PostgreSQL.
+The update and event builders (tests/fakes/telegram_updates.py) and the bot harness
+(tests/bot_harness.py) are shared with the e2e tests. Real adapters everywhere: the fake Bot API and
+the fake OpenAI server over loopback, a real PostgreSQL.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -15,18 +16,20 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 
-from sommelier.bot.runtime import build_runtime
-from sommelier.telegram.client import TelegramClient
-from sommelier.telegram.consumer import TelegramBot
-from sommelier.telegram.delivery import InMemoryDeliveryLog
-from sommelier.telegram.ingress import handle_http
-from sommelier.telegram.state import InMemoryRateLimiter, InMemoryTurnPlans
-from sommelier.tools.client import InProcessTools
-from tests.fakes.openai_server import FakeOpenAI, reply
+from tests import bot_harness
+from tests.bot_harness import deliver
+from tests.fakes.openai_server import reply
 from tests.fakes.telegram_server import FakeTelegram
-from tests.fakes.telegram_updates import (  # noqa: F401 - re-exported for the hardening tests
+from tests.fakes.telegram_updates import (
     TEST_BOT, TEST_CHAT, TEST_WEBHOOK_SECRET, ListSink, private_chat, text_update, user, webhook_event,
 )
+
+# What the hardening tests import from here.
+__all__ = [
+    "BOT", "CHAT", "CORPORA", "HARDENING", "ListSink", "SECRET", "TRACEBACK", "catalogue_in_prompt", "deliver",
+    "make_bot", "private_chat", "record_figure", "shown_texts", "text_update", "tool_results", "user",
+    "webhook_event",
+]
 
 SECRET = TEST_WEBHOOK_SECRET
 BOT = TEST_BOT
@@ -45,36 +48,8 @@ HARDENING = settings(
 )
 
 
-def configure_llm(monkeypatch, llm: FakeOpenAI) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
-    monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
-    monkeypatch.setenv("LLM_MODEL", "test-model")
-    monkeypatch.setenv("LLM_MAX_RETRIES", "0")
-
-
-def make_bot(database, telegram: FakeTelegram, *, llm: FakeOpenAI | None = None, rate: int = 10_000,
-             monkeypatch=None, tools=None, photos=None, max_receives: int = 3) -> TelegramBot:
-    if llm is not None:
-        configure_llm(monkeypatch, llm)
-    runtime = build_runtime(tools=tools or InProcessTools(database))
-    if photos is not None:
-        runtime.photos = photos
-    client = TelegramClient(telegram.token, telegram.base_url, read_timeout=5)
-    sleeps: list[float] = []
-    bot = TelegramBot(runtime, client, delivery_log=InMemoryDeliveryLog(), plans=InMemoryTurnPlans(),
-                      limiter=InMemoryRateLimiter(rate), bot_username=BOT, sleep=sleeps.append,
-                      max_receives=max_receives)
-    bot.sleeps = sleeps
-    return bot
-
-
-def deliver(bot: TelegramBot, update: dict, attempt: int = 1) -> dict:
-    """Through the real ingress (secret check, parsing) into the bot, like the queue would."""
-    sink = ListSink()
-    response = handle_http(webhook_event(update), None, sink=sink)
-    for item, _ in sink.items:
-        bot.process(item, attempt)
-    return response
+# Hardening runs many turns per chat: the rate limit is out of the way unless a test sets one.
+make_bot = functools.partial(bot_harness.make_bot, rate=10_000)
 
 
 def shown_texts(telegram: FakeTelegram, chat_id: int | None = None) -> list[str]:

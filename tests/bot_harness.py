@@ -1,0 +1,47 @@
+"""A TelegramBot wired to the loopback fakes and a real database, shared by the e2e and hardening tests."""
+
+from __future__ import annotations
+
+from sommelier.bot.runtime import build_runtime
+from sommelier.telegram.client import TelegramClient
+from sommelier.telegram.consumer import TelegramBot
+from sommelier.telegram.delivery import InMemoryDeliveryLog
+from sommelier.telegram.ingress import handle_http
+from sommelier.telegram.state import InMemoryRateLimiter, InMemoryTurnPlans
+from sommelier.tools.client import InProcessTools
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.telegram_updates import TEST_BOT, ListSink, webhook_event
+
+
+def configure_llm(monkeypatch, llm: FakeOpenAI) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+    monkeypatch.setenv("LLM_MODEL", "test-model")
+    monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+
+
+def make_bot(database, telegram: FakeTelegram, *, llm: FakeOpenAI | None = None, rate: int = 10,
+             monkeypatch=None, tools=None, photos=None, max_receives: int = 3) -> TelegramBot:
+    """In-memory delivery log, plans and rate limiter; `bot.sleeps` records the waits it asked for."""
+    if llm is not None:
+        configure_llm(monkeypatch, llm)
+    runtime = build_runtime(tools=tools or InProcessTools(database))
+    if photos is not None:
+        runtime.photos = photos
+    client = TelegramClient(telegram.token, telegram.base_url, read_timeout=5)
+    sleeps: list[float] = []
+    bot = TelegramBot(runtime, client, delivery_log=InMemoryDeliveryLog(), plans=InMemoryTurnPlans(),
+                      limiter=InMemoryRateLimiter(rate), bot_username=TEST_BOT, sleep=sleeps.append,
+                      max_receives=max_receives)
+    bot.sleeps = sleeps
+    return bot
+
+
+def deliver(bot: TelegramBot, update: dict, attempt: int = 1) -> dict:
+    """Through the real ingress (secret check, parsing) into the bot, like the queue would."""
+    sink = ListSink()
+    response = handle_http(webhook_event(update), None, sink=sink)
+    for item, _ in sink.items:
+        bot.process(item, attempt)
+    return response
