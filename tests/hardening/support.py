@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 from tests import bot_harness
 from tests.bot_harness import deliver
@@ -28,8 +29,22 @@ from tests.fakes.telegram_updates import (
 __all__ = [
     "BOT", "CHAT", "CORPORA", "HARDENING", "ListSink", "SECRET", "TRACEBACK", "catalogue_in_prompt", "deliver",
     "make_bot", "private_chat", "record_figure", "shown_texts", "text_update", "tool_results", "user",
-    "webhook_event",
+    "webhook_event", "json_strategies",
 ]
+
+
+def json_strategies(*, max_text: int, max_key: int, max_leaves: int):
+    """(scalars, values): any JSON scalar (NaN, infinities and huge integers included), and any JSON
+    value built from them, nested lists and objects."""
+    scalars = (st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
+               | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=max_text))
+    values = st.recursive(
+        scalars,
+        lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=max_key), children,
+                                                                            max_size=4),
+        max_leaves=max_leaves,
+    )
+    return scalars, values
 
 SECRET = TEST_WEBHOOK_SECRET
 BOT = TEST_BOT

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from sommelier.config import EMBEDDING_DIMENSIONS
 from sommelier.embeddings.local import LOCAL_MODEL_NAME
 from sommelier.tools.handler import OPERATIONS, handle
-from tests.hardening.support import HARDENING, record_figure
+from tests.hardening.support import HARDENING, json_strategies, record_figure
 
 ROOT = Path(__file__).resolve().parents[2]
 READ_ONLY = {"search_wines", "semantic_search", "get_wines", "get_list", "load_history", "catalog_stats",
@@ -56,13 +56,7 @@ def test_every_operation_is_fuzzed():
 
 
 # ------------------------------------------------------------------ strategies
-json_scalars = (st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
-                | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=30))
-json_values = st.recursive(
-    json_scalars,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
-    max_leaves=12,
-)
+json_scalars, json_values = json_strategies(max_text=30, max_key=10, max_leaves=12)
 nasty = st.sampled_from([
     None, True, False, 0, -1, 1, 2**31, 2**53, 2**63, -(2**63), 1e308, -0.0, float("nan"), float("inf"), "", " ",
     "\x00", "a\x00b", "%", "_", "\\", "' OR 1=1; DROP TABLE wines; --", "red", "RED", "красное", "semi-dry",

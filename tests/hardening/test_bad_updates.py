@@ -23,6 +23,7 @@ from tests.hardening.support import (
     SECRET,
     TRACEBACK,
     ListSink,
+    json_strategies,
     make_bot,
     private_chat,
     record_figure,
@@ -92,13 +93,7 @@ VALID_UPDATES: list[dict] = [
 ]
 
 # ------------------------------------------------------------------ strategies
-json_scalars = (st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
-                | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=40))
-json_values = st.recursive(
-    json_scalars,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
-    max_leaves=16,
-)
+json_scalars, json_values = json_strategies(max_text=40, max_key=12, max_leaves=16)
 nasty_values = st.sampled_from([
     None, True, 0, -1, 2**63, 2**64 + 7, -(2**63) - 1, 1.5, float("inf"), "", " ", "\x00", "\u202e\u200b",
     "x" * 5000, "я" * 9000, [], {}, [[[[[]]]]], {"id": "1"}, "<b>", "%s%s%n", "{{7*7}}", "' OR 1=1 --",
