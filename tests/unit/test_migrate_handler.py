@@ -8,42 +8,25 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-import json
 import sys
 import threading
 import types
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from tests.fakes.cloudformation import CloudFormationResponses
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_PATH = ROOT / "functions" / "migrate" / "app.py"
 LAYER_PATH = ROOT / "layers" / "sommelier"
 
 
-class _Recorder(BaseHTTPRequestHandler):
-    def do_PUT(self):  # noqa: N802 (http.server naming)
-        length = int(self.headers.get("Content-Length", "0"))
-        self.server.requests.append(  # type: ignore[attr-defined]
-            {
-                "path": self.path,
-                "content_type": self.headers.get("Content-Type"),
-                "body": json.loads(self.rfile.read(length)),
-            }
-        )
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args):  # keep pytest output quiet
-        pass
-
-
 @pytest.fixture
 def response_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    server.requests = []  # type: ignore[attr-defined]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), CloudFormationResponses)
+    server.responses = []  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server
@@ -111,8 +94,8 @@ def _stub_migrations(monkeypatch, app, applied):
 
 
 def _only_response(server) -> dict:
-    assert len(server.requests) == 1, server.requests
-    request = server.requests[0]
+    assert len(server.responses) == 1, server.responses
+    request = server.responses[0]
     assert request["path"] == "/cfn-response?X-Amz-Signature=abc"
     assert request["content_type"] == ""  # the pre-signed URL is signed without a content type
     return request["body"]
@@ -207,9 +190,9 @@ def test_broken_layer_fails_create_but_lets_delete_succeed(app, response_server,
     app.handler(_event(response_server, "Create"), _Context())
     app.handler(_event(response_server, "Delete", PhysicalResourceId="sommelier-db-migrations"), _Context())
 
-    statuses = [r["body"]["Status"] for r in response_server.requests]
+    statuses = [r["body"]["Status"] for r in response_server.responses]
     assert statuses == ["FAILED", "SUCCESS"]
-    assert "psycopg" in response_server.requests[0]["body"]["Reason"]
+    assert "psycopg" in response_server.responses[0]["body"]["Reason"]
 
 
 def test_unreachable_response_url_does_not_raise(app, monkeypatch):

@@ -11,10 +11,12 @@ import importlib.util
 import io
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from tests.fakes.cloudformation import CloudFormationResponses
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_PATH = ROOT / "functions" / "set_webhook" / "app.py"
@@ -25,7 +27,7 @@ WEBHOOK_URL = "https://abc123defg.execute-api.eu-central-1.amazonaws.com/telegra
 ALLOWED = ["message", "edited_message", "callback_query", "my_chat_member"]
 
 
-class _FakeTelegramAndCloudFormation(BaseHTTPRequestHandler):
+class _FakeTelegramAndCloudFormation(CloudFormationResponses):
     def do_POST(self):  # noqa: N802 - the Bot API
         server = self.server
         length = int(self.headers.get("Content-Length", "0"))
@@ -56,19 +58,6 @@ class _FakeTelegramAndCloudFormation(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
-
-    def do_PUT(self):  # noqa: N802 - CloudFormation's pre-signed ResponseURL
-        length = int(self.headers.get("Content-Length", "0"))
-        self.server.responses.append(
-            {"path": self.path, "content_type": self.headers.get("Content-Type"),
-             "body": json.loads(self.rfile.read(length))}
-        )
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args):  # keep pytest output quiet
-        pass
 
 
 @pytest.fixture
