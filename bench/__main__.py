@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 import traceback
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.common import ROOT, SCRUBBED_VARIABLES, Context, Figure, log, machine_info
@@ -37,11 +37,25 @@ DEFAULT_OUTPUT = ROOT / "bench" / "results" / "latest.json"
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="skip 100k wines, fewer repetitions (< 2 minutes)")
-    parser.add_argument("--only", action="append", choices=sorted(BENCHMARKS), metavar="NAME",
-                        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}")
-    parser.add_argument("--runs", type=int, default=None,
-                        help="repeated runs per figure (default: 3 quick, 5 full; imports: at least 5 / 10)")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help=f"JSON results (default: {DEFAULT_OUTPUT.relative_to(ROOT)})")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=sorted(BENCHMARKS),
+        metavar="NAME",
+        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}",
+    )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=None,
+        help="repeated runs per figure (default: 3 quick, 5 full; imports: at least 5 / 10)",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=DEFAULT_OUTPUT,
+        help=f"JSON results (default: {DEFAULT_OUTPUT.relative_to(ROOT)})",
+    )
     args = parser.parse_args(argv)
     if args.runs is not None and args.runs < 1:
         parser.error("--runs must be at least 1")
@@ -66,9 +80,17 @@ def print_table(figures: list[Figure], failures: dict[str, str], title: str) -> 
     from rich.table import Table
 
     table = Table(title=title, show_lines=False, header_style="bold")
-    for column, justify in (("benchmark", "left"), ("metric", "left"), ("median", "right"), ("min", "right"),
-                            ("max", "right"), ("unit", "left"), ("runs", "right"), ("target", "left"),
-                            ("verdict", "left")):
+    for column, justify in (
+        ("benchmark", "left"),
+        ("metric", "left"),
+        ("median", "right"),
+        ("min", "right"),
+        ("max", "right"),
+        ("unit", "left"),
+        ("runs", "right"),
+        ("target", "left"),
+        ("verdict", "left"),
+    ):
         table.add_column(column, justify=justify, no_wrap=column in ("median", "min", "max"))
     previous = None
     for fig in figures:
@@ -76,8 +98,17 @@ def print_table(figures: list[Figure], failures: dict[str, str], title: str) -> 
             table.add_section()
         previous = fig.benchmark
         verdict = "" if fig.met is None else ("[green]met[/green]" if fig.met else "[red]NOT met[/red]")
-        table.add_row(fig.benchmark, fig.metric, fmt(fig.median), fmt(fig.min), fmt(fig.max), fig.unit,
-                      str(len(fig.runs)), fig.target or "", verdict)
+        table.add_row(
+            fig.benchmark,
+            fig.metric,
+            fmt(fig.median),
+            fmt(fig.min),
+            fmt(fig.max),
+            fig.unit,
+            str(len(fig.runs)),
+            fig.target or "",
+            verdict,
+        )
     for name, error in failures.items():
         table.add_section()
         table.add_row(name, f"[red]failed: {error}[/red]", "", "", "", "", "", "", "")
@@ -129,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]),
         "mode": mode,
         "runs": runs,
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "wall_seconds": wall,
         "benchmark_seconds": seconds,
         "machine": machine_info(),

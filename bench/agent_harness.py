@@ -50,8 +50,10 @@ def answer_with(body: dict, count: int = 2) -> Step:
     payload = {
         "response_type": "recommendation" if wines else "informational",
         "intro": "Вот что я нашёл.",
-        "wines": [{"wine_id": w["id"], "wine_name": w["name"], "description": f"{w['name']} подойдёт к вашему ужину."}
-                  for w in wines],
+        "wines": [
+            {"wine_id": w["id"], "wine_name": w["name"], "description": f"{w['name']} подойдёт к вашему ужину."}
+            for w in wines
+        ],
         "closing": "Подобрать что-то ещё?",
         "guard_type": None,
     }
@@ -77,7 +79,7 @@ class HttpTimer:
         self.ns = 0
         self.calls = 0
 
-    def attach(self, http_client: Any) -> "HttpTimer":
+    def attach(self, http_client: Any) -> HttpTimer:
         original = http_client.send
 
         def send(*args: Any, **kwargs: Any):
@@ -109,7 +111,7 @@ class CompleteTimer:
     json_chars: list[int] = field(default_factory=list)
     tools_json_chars: list[int] = field(default_factory=list)
 
-    def attach(self, llm: Any) -> "CompleteTimer":
+    def attach(self, llm: Any) -> CompleteTimer:
         original = llm.complete
 
         def complete(messages, *, tools=None, response_format=None):
@@ -128,8 +130,13 @@ class CompleteTimer:
         return self
 
     def take(self) -> dict[str, Any]:
-        out = {"ms": self.ns / 1e6, "calls": self.calls, "prompt_tokens": self.prompt_tokens,
-               "json_chars": self.json_chars, "tools_json_chars": self.tools_json_chars}
+        out = {
+            "ms": self.ns / 1e6,
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "json_chars": self.json_chars,
+            "tools_json_chars": self.tools_json_chars,
+        }
         self.ns = 0
         self.calls = 0
         self.prompt_tokens = []
@@ -194,11 +201,18 @@ class OurAgentTurns:
         complete = self.complete.take()
         self.metrics.clear_metrics()  # Lambda flushes them after the turn (log_metrics); not part of the turn
         if result.metadata["mode"] != "llm" or result.response.response_type != "recommendation":
-            raise RuntimeError(f"unexpected turn: mode={result.metadata['mode']} "
-                               f"errors={result.metadata['structured_output_errors']}")
+            raise RuntimeError(
+                f"unexpected turn: mode={result.metadata['mode']} errors={result.metadata['structured_output_errors']}"
+            )
         return TurnSample(
-            wall_ms=wall, http_ms=http_ms, http_calls=http_calls, complete_ms=complete["ms"],
-            llm_calls=result.metadata["llm_calls"], prompt_tokens=complete["prompt_tokens"],
-            json_chars=complete["json_chars"], tools_json_chars=complete["tools_json_chars"],
-            stages_ms=dict(result.metadata["latency_ms"]), recommended=len(result.response.wines),
+            wall_ms=wall,
+            http_ms=http_ms,
+            http_calls=http_calls,
+            complete_ms=complete["ms"],
+            llm_calls=result.metadata["llm_calls"],
+            prompt_tokens=complete["prompt_tokens"],
+            json_chars=complete["json_chars"],
+            tools_json_chars=complete["tools_json_chars"],
+            stages_ms=dict(result.metadata["latency_ms"]),
+            recommended=len(result.response.wines),
         )

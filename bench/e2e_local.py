@@ -28,9 +28,16 @@ CHAT = 5552001
 
 def text_update(update_id: int, text: str) -> dict[str, Any]:
     person = {"id": CHAT, "is_bot": False, "first_name": "Анна", "username": "anna", "language_code": "ru"}
-    return {"update_id": update_id, "message": {"message_id": update_id, "date": 1763800000, "text": text,
-                                                "chat": {"id": CHAT, "type": "private", "first_name": "Анна"},
-                                                "from": person}}
+    return {
+        "update_id": update_id,
+        "message": {
+            "message_id": update_id,
+            "date": 1763800000,
+            "text": text,
+            "chat": {"id": CHAT, "type": "private", "first_name": "Анна"},
+            "from": person,
+        },
+    }
 
 
 def settings(ctx: Context) -> dict[str, int]:
@@ -39,18 +46,22 @@ def settings(ctx: Context) -> dict[str, int]:
 
 def is_closing(call: Any) -> bool:
     markup = call.params.get("reply_markup") or {}
-    return (call.method == "sendMessage" and call.delivered and bool(markup.get("inline_keyboard"))
-            and (call.response.get("result") or {}).get("chat", {}).get("id") == CHAT)
+    return (
+        call.method == "sendMessage"
+        and call.delivered
+        and bool(markup.get("inline_keyboard"))
+        and (call.response.get("result") or {}).get("chat", {}).get("id") == CHAT
+    )
 
 
 def run(ctx: Context) -> list[Figure]:
     import httpx2
-
     import sommelier.telegram.ingress as ingress
     from sommelier.cli.serve_cmd import build_local_api, webhook_path
     from sommelier.db.pool import reset_default_database
     from sommelier.observability import metrics
     from sommelier.telegram.consumer import reset_default_bot
+
     from tests.fakes.telegram_server import FakeTelegram
 
     cfg = settings(ctx)
@@ -59,11 +70,21 @@ def run(ctx: Context) -> list[Figure]:
     fake_llm = start_fake_llm()
     telegram = FakeTelegram(bot_username=BOT).start()
     environment = TemporaryEnvironment(
-        TELEGRAM_BOT_TOKEN=telegram.token, TELEGRAM_API_BASE_URL=telegram.base_url, TELEGRAM_WEBHOOK_SECRET=SECRET,
-        TELEGRAM_BOT_USERNAME=BOT, DATABASE_URL=wdb.url, EMBEDDING_PROVIDER="local", OPENAI_API_KEY="test",
-        OPENAI_BASE_URL=fake_llm.base_url, LLM_MODEL="test-model", LLM_MAX_RETRIES="0",
-        RATE_LIMIT_PER_MINUTE="1000000", SOMMELIER_STATE_DIR=str(databases.photos_dir.parent),
-        QUEUE_URL=None, IDEMPOTENCY_TABLE=None, SOMMELIER_OFFLINE=None,
+        TELEGRAM_BOT_TOKEN=telegram.token,
+        TELEGRAM_API_BASE_URL=telegram.base_url,
+        TELEGRAM_WEBHOOK_SECRET=SECRET,
+        TELEGRAM_BOT_USERNAME=BOT,
+        DATABASE_URL=wdb.url,
+        EMBEDDING_PROVIDER="local",
+        OPENAI_API_KEY="test",
+        OPENAI_BASE_URL=fake_llm.base_url,
+        LLM_MODEL="test-model",
+        LLM_MAX_RETRIES="0",
+        RATE_LIMIT_PER_MINUTE="1000000",
+        SOMMELIER_STATE_DIR=str(databases.photos_dir.parent),
+        QUEUE_URL=None,
+        IDEMPOTENCY_TABLE=None,
+        SOMMELIER_OFFLINE=None,
     )
     samples: list[list[float]] = []
     acks: list[float] = []
@@ -83,8 +104,11 @@ def run(ctx: Context) -> list[Figure]:
                 def turn() -> float:
                     before = len(telegram.calls)
                     started = time.monotonic()
-                    response = http.post(url, json=text_update(next(update_ids), TURN_TEXT),
-                                         headers={"X-Telegram-Bot-Api-Secret-Token": SECRET})
+                    response = http.post(
+                        url,
+                        json=text_update(next(update_ids), TURN_TEXT),
+                        headers={"X-Telegram-Bot-Api-Secret-Token": SECRET},
+                    )
                     acks.append((time.monotonic() - started) * 1000)
                     if response.status_code != 200:
                         raise RuntimeError(f"the webhook answered {response.status_code}: {response.text[:200]}")
@@ -119,14 +143,20 @@ def run(ctx: Context) -> list[Figure]:
             wdb.database.close()
             databases.postgres.drop_database(wdb.name)
     photos = sum(1 for c in telegram.calls if c.method == "sendPhoto")
-    details = {"turns_per_run": cfg["turns"], "telegram_calls_per_turn": median(telegram_calls),
-               "photos_sent": photos}
+    details = {"turns_per_run": cfg["turns"], "telegram_calls_per_turn": median(telegram_calls), "photos_sent": photos}
     p50, p95 = p50s(samples), p95s(samples)
-    log(f"e2e_local: p50 {median(p50):.1f} ms, p95 {median(p95):.1f} ms, "
-        f"{details['telegram_calls_per_turn']:.0f} Telegram calls per turn")
+    log(
+        f"e2e_local: p50 {median(p50):.1f} ms, p95 {median(p95):.1f} ms, "
+        f"{details['telegram_calls_per_turn']:.0f} Telegram calls per turn"
+    )
     return [
         figure(NAME, "update → closing message p50", "ms", p50, details=details),
         figure(NAME, "update → closing message p95", "ms", p95),
-        figure(NAME, "HTTP POST → 200 p50 (local API)", "ms", p50s(ack_runs),
-               note="the 200 reaches the client after the closing message: see BENCHMARKS.md (Nagle/delayed ACK)"),
+        figure(
+            NAME,
+            "HTTP POST → 200 p50 (local API)",
+            "ms",
+            p50s(ack_runs),
+            note="the 200 reaches the client after the closing message: see BENCHMARKS.md (Nagle/delayed ACK)",
+        ),
     ]

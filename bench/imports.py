@@ -55,8 +55,12 @@ print("IMPORT_MS", elapsed, len(sys.modules))
 
 def _environment(isolated: bool = False) -> dict[str, str]:
     if isolated:
-        return {"PATH": os.environ.get("PATH", ""), "PYTHONDONTWRITEBYTECODE": "1", "AWS_DEFAULT_REGION": "eu-central-1",
-                "LANG": "C.UTF-8"}
+        return {
+            "PATH": os.environ.get("PATH", ""),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "AWS_DEFAULT_REGION": "eu-central-1",
+            "LANG": "C.UTF-8",
+        }
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TELEGRAM_", "DATABASE_"))}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "layers" / "sommelier"), str(ROOT)])
     # this machine's shell sets PYTHONDONTWRITEBYTECODE=1; let the warm series use (and write) .pyc files
@@ -76,14 +80,19 @@ class Deployed:
         self.root = workdir / "as-deployed"
         if not self.root.exists():
             ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-            shutil.copytree(ROOT / "layers" / "sommelier" / "sommelier", self.root / "python" / "sommelier", ignore=ignore)
+            shutil.copytree(
+                ROOT / "layers" / "sommelier" / "sommelier", self.root / "python" / "sommelier", ignore=ignore
+            )
             shutil.copytree(ROOT / "functions", self.root / "functions", ignore=ignore)
             # As layers/sommelier/Makefile builds it: our package ships unchecked-hash bytecode.
             import compileall
             import py_compile
 
-            compileall.compile_dir(self.root / "python" / "sommelier", quiet=1,
-                                   invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+            compileall.compile_dir(
+                self.root / "python" / "sommelier",
+                quiet=1,
+                invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+            )
         layer, _ = sizes.pip_target(sizes.requirement_lines(), (), sizes.host_layer_label())
         self.paths = [str(self.root / "python"), str(layer / "python")]
         self.paths.append(str(sizes.boto3_folder(workdir)))
@@ -101,8 +110,14 @@ def import_once(path: Path, *, deployed: Deployed | None = None) -> tuple[float,
         command = [sys.executable, "-B", "-I", "-S", "-c", _PROBE, str(path), str(path.parent), *deployed.paths]
     else:
         command = [sys.executable, "-c", _PROBE, str(path), str(path.parent)]
-    result = subprocess.run(command, cwd=str(path.parent), env=_environment(deployed is not None),
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        command,
+        cwd=str(path.parent),
+        env=_environment(deployed is not None),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     wall = (time.perf_counter() - started) * 1000
     match = re.search(r"IMPORT_MS ([0-9.]+) (\d+)", result.stdout)
     if result.returncode != 0 or not match:
@@ -115,7 +130,11 @@ def top_imports(path: Path, limit: int = 8) -> list[dict[str, float | str]]:
     are counted inside their importer too, so the figures overlap)."""
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", _PROBE, str(path), str(path.parent)],
-        cwd=str(path.parent), env=_environment(), capture_output=True, text=True, timeout=120,
+        cwd=str(path.parent),
+        env=_environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     totals: dict[str, float] = {}
     for line in result.stderr.splitlines():
@@ -171,11 +190,20 @@ def run(ctx: Context) -> list[Figure]:
                 deployed_paths = Deployed(ctx.workdir)
             import_once(path, deployed=deployed_paths)
             deployed = measure(path, max(3, n // 2), deployed=deployed_paths)
-            figures.append(figure(NAME, f"{label} import as deployed (the layer as layers/sommelier/Makefile builds it, nothing written)", "ms",
-                                  deployed["import_ms"], details={"modules_loaded": deployed["modules"][0]}))
+            figures.append(
+                figure(
+                    NAME,
+                    f"{label} import as deployed (the layer as layers/sommelier/Makefile builds it, nothing written)",
+                    "ms",
+                    deployed["import_ms"],
+                    details={"modules_loaded": deployed["modules"][0]},
+                )
+            )
         shared[label] = {"median_ms": median(result["import_ms"]), "runs": result["import_ms"]}
-        log(f"imports: {label}: median {median(result['import_ms']):.0f} ms "
-            f"(process {details['process_ms_median']:.0f} ms, {details['modules_loaded']} modules)")
+        log(
+            f"imports: {label}: median {median(result['import_ms']):.0f} ms "
+            f"(process {details['process_ms_median']:.0f} ms, {details['modules_loaded']} modules)"
+        )
     if langchain_available():
         if not ctx.quick:
             import_once(LANGCHAIN_AGENT)
@@ -190,4 +218,3 @@ def run(ctx: Context) -> list[Figure]:
         ctx.note(NAME, "LangChain not installed: its agent module import was not measured")
     ctx.shared[NAME] = shared
     return figures
-

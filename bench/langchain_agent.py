@@ -23,7 +23,6 @@ from langchain.agents import create_agent
 from langchain.agents.structured_output import ProviderStrategy
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
-
 from sommelier.agent.models import RESPONSE_JSON_SCHEMA
 from sommelier.agent.prompts import SYSTEM_PROMPT
 from sommelier.embeddings.local import LocalHashingEmbeddings
@@ -55,15 +54,20 @@ def build_tools(database: Any = None, embedder: Any = None) -> list:
 
 def build_chat_model(*, base_url: str | None, api_key: str = "test", model: str = "test-model") -> ChatOpenAI:
     # the same request settings as our OpenAIChat: timeout, no SDK retries in the benchmark, temperature, max_tokens
-    return ChatOpenAI(base_url=base_url, api_key=api_key, model=model, timeout=5, max_retries=0, temperature=0.6,
-                      max_tokens=1500)
+    return ChatOpenAI(
+        base_url=base_url, api_key=api_key, model=model, timeout=5, max_retries=0, temperature=0.6, max_tokens=1500
+    )
 
 
 def build_agent(*, base_url: str | None, database: Any = None, api_key: str = "test", model: str = "test-model"):
     """(compiled agent graph, its ChatOpenAI). agent.invoke({"messages": [{"role": "user", "content": text}]})."""
     chat = build_chat_model(base_url=base_url, api_key=api_key, model=model)
-    agent = create_agent(chat, tools=build_tools(database), system_prompt=SYSTEM_PROMPT,
-                         response_format=ProviderStrategy(ANSWER_SCHEMA, strict=True))
+    agent = create_agent(
+        chat,
+        tools=build_tools(database),
+        system_prompt=SYSTEM_PROMPT,
+        response_format=ProviderStrategy(ANSWER_SCHEMA, strict=True),
+    )
     return agent, chat
 
 

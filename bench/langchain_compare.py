@@ -44,8 +44,13 @@ from bench.common import (
 )
 
 NAME = "langchain"
-PACKAGES = {"langchain": "langchain", "langchain_core": "langchain-core", "langchain_openai": "langchain-openai",
-            "langchain_postgres": "langchain-postgres", "sqlalchemy": "sqlalchemy"}
+PACKAGES = {
+    "langchain": "langchain",
+    "langchain_core": "langchain-core",
+    "langchain_openai": "langchain-openai",
+    "langchain_postgres": "langchain-postgres",
+    "sqlalchemy": "sqlalchemy",
+}
 FILTER = {"wine_type": {"$eq": "red"}, "price_rub": {"$lte": 3000}}
 OUR_FILTER = {"wine_type": "red", "price_max": 3000}
 K = 5
@@ -61,12 +66,15 @@ def skip_reason() -> str | None:
     missing = missing_packages()
     if not missing:
         return None
-    return (f"LangChain packages missing ({', '.join(missing)}). Install them into this venv with: "
-            f"pip install -r bench/requirements.txt && pip install --no-deps langchain-postgres "
-            f"(see bench/README.md)")
+    return (
+        f"LangChain packages missing ({', '.join(missing)}). Install them into this venv with: "
+        f"pip install -r bench/requirements.txt && pip install --no-deps langchain-postgres "
+        f"(see bench/README.md)"
+    )
 
 
 # ------------------------------------------------------------------------------------------ (a) search
+
 
 def sqlalchemy_url(conninfo: str) -> str:
     """Our psycopg conninfo as the "postgresql+psycopg://" URL LangChain takes (Unix socket as ?host=)."""
@@ -78,9 +86,15 @@ def sqlalchemy_url(conninfo: str) -> str:
     query = {}
     if host and host.startswith("/"):
         query["host"], host = host, None
-    url = URL.create("postgresql+psycopg", username=info.get("user"), password=info.get("password") or None,
-                     host=host, port=int(info["port"]) if info.get("port") else None, database=info.get("dbname"),
-                     query=query)
+    url = URL.create(
+        "postgresql+psycopg",
+        username=info.get("user"),
+        password=info.get("password") or None,
+        host=host,
+        port=int(info["port"]) if info.get("port") else None,
+        database=info.get("dbname"),
+        query=query,
+    )
     return url.render_as_string(hide_password=False)
 
 
@@ -105,8 +119,14 @@ def make_store(wdb: WineDatabase, vectors: dict[str, list[float]], *, iterative_
     engine_args: dict[str, Any] = {}
     if iterative_scan:
         engine_args["connect_args"] = {"options": "-c hnsw.iterative_scan=relaxed_order"}
-    return PGVector(embeddings=precomputed_embeddings(vectors), connection=sqlalchemy_url(wdb.url),
-                    collection_name=COLLECTION, use_jsonb=True, embedding_length=1536, engine_args=engine_args)
+    return PGVector(
+        embeddings=precomputed_embeddings(vectors),
+        connection=sqlalchemy_url(wdb.url),
+        collection_name=COLLECTION,
+        use_jsonb=True,
+        embedding_length=1536,
+        engine_args=engine_args,
+    )
 
 
 def load_store(wdb: WineDatabase, store: Any, batch: int = 1000) -> float:
@@ -118,14 +138,28 @@ def load_store(wdb: WineDatabase, store: Any, batch: int = 1000) -> float:
     with psycopg.connect(wdb.url) as conn:
         register_vector(conn)
         with conn.cursor(name="export_for_langchain", binary=True) as cur:
-            cur.execute("SELECT id, name, producer, country, region, wine_type, sweetness, price_rub, grape_varieties,"
-                        " food_pairings, description, embedding FROM wines ORDER BY id")
+            cur.execute(
+                "SELECT id, name, producer, country, region, wine_type, sweetness, price_rub, grape_varieties,"
+                " food_pairings, description, embedding FROM wines ORDER BY id"
+            )
             while rows := cur.fetchmany(batch):
                 texts = [f"{r[1]}. {r[10]}" for r in rows]
                 embeddings = [r[11].to_list() if hasattr(r[11], "to_list") else [float(x) for x in r[11]] for r in rows]
-                metadatas = [{"wine_id": str(r[0]), "name": r[1], "producer": r[2], "country": r[3], "region": r[4],
-                              "wine_type": r[5], "sweetness": r[6], "price_rub": float(r[7]),
-                              "grape_varieties": list(r[8]), "food_pairings": list(r[9])} for r in rows]
+                metadatas = [
+                    {
+                        "wine_id": str(r[0]),
+                        "name": r[1],
+                        "producer": r[2],
+                        "country": r[3],
+                        "region": r[4],
+                        "wine_type": r[5],
+                        "sweetness": r[6],
+                        "price_rub": float(r[7]),
+                        "grape_varieties": list(r[8]),
+                        "food_pairings": list(r[9]),
+                    }
+                    for r in rows
+                ]
                 store.add_embeddings(texts, embeddings, metadatas, ids=[str(r[0]) for r in rows])
     seconds = time.perf_counter() - started
     with psycopg.connect(wdb.url, autocommit=True) as conn:
@@ -143,8 +177,10 @@ def build_hnsw(wdb: WineDatabase) -> float:
     with psycopg.connect(wdb.url, autocommit=True) as conn:
         conn.execute("SET maintenance_work_mem = '1GB'")
         conn.execute(f"SET max_parallel_maintenance_workers = {max(0, min(2, (os.cpu_count() or 1) - 1))}")
-        conn.execute("CREATE INDEX IF NOT EXISTS bench_langchain_embedding_hnsw ON langchain_pg_embedding "
-                     "USING hnsw (embedding vector_cosine_ops)")
+        conn.execute(
+            "CREATE INDEX IF NOT EXISTS bench_langchain_embedding_hnsw ON langchain_pg_embedding "
+            "USING hnsw (embedding vector_cosine_ops)"
+        )
         conn.execute("VACUUM (ANALYZE) langchain_pg_embedding")
     return time.perf_counter() - started
 
@@ -157,7 +193,9 @@ def exact_top(wdb: WineDatabase, vector: list[float]) -> list[str]:
         conn.execute("SET LOCAL enable_bitmapscan = off")
         rows = conn.execute(
             "SELECT id FROM wines WHERE wine_type = 'red' AND price_rub <= 3000 AND embedding_model = %s "
-            "ORDER BY embedding <=> %s LIMIT %s", (LOCAL_MODEL, np.asarray(vector, dtype=np.float32), K)).fetchall()
+            "ORDER BY embedding <=> %s LIMIT %s",
+            (LOCAL_MODEL, np.asarray(vector, dtype=np.float32), K),
+        ).fetchall()
     return [str(r[0]) for r in rows]
 
 
@@ -178,9 +216,13 @@ def compare_search(ctx: Context, wdb: WineDatabase) -> list[Figure]:
     load_s = load_store(wdb, store)
     log(f"langchain: PGVector loaded {wdb.rows} wines with add_embeddings in {load_s:.1f} s")
     exact = {text: exact_top(wdb, vector) for text, vector in queries}
-    events = [{"tool": "semantic_search", "arguments": {"query": text, "embedding": vector,
-                                                        "embedding_model": LOCAL_MODEL, **OUR_FILTER}}
-              for text, vector in queries]
+    events = [
+        {
+            "tool": "semantic_search",
+            "arguments": {"query": text, "embedding": vector, "embedding_model": LOCAL_MODEL, **OUR_FILTER},
+        }
+        for text, vector in queries
+    ]
     database = wdb.database
     outcome: dict[str, list[tuple[str, list[str]]]] = {"ours": [], "theirs": []}
 
@@ -194,8 +236,11 @@ def compare_search(ctx: Context, wdb: WineDatabase) -> list[Figure]:
     figures: list[Figure] = []
     details_common = {"wines": wdb.rows, "langchain_load_s": round(load_s, 1)}
     stores = [store]
-    for variant, title in (("A", "PGVector as created (no vector index)"), ("B", "PGVector + HNSW index"),
-                           ("C", "PGVector + HNSW + iterative scan")):
+    for variant, title in (
+        ("A", "PGVector as created (no vector index)"),
+        ("B", "PGVector + HNSW index"),
+        ("C", "PGVector + HNSW + iterative scan"),
+    ):
         variant_store = store
         if variant == "B":
             index_s = build_hnsw(wdb)
@@ -206,7 +251,7 @@ def compare_search(ctx: Context, wdb: WineDatabase) -> list[Figure]:
             stores.append(variant_store)
         outcome = {"ours": [], "theirs": []}
 
-        def theirs(i: int, store=variant_store) -> None:
+        def theirs(i: int, store=variant_store, outcome=outcome) -> None:
             text = queries[i % len(queries)][0]
             found = store.similarity_search_with_score(text, k=K, filter=FILTER)
             outcome["theirs"].append((text, [doc.id for doc, _ in found]))
@@ -216,23 +261,39 @@ def compare_search(ctx: Context, wdb: WineDatabase) -> list[Figure]:
         ours_p50, theirs_p50 = p50s(runs["ours"]), p50s(runs["theirs"])
         ratios = [t / o for t, o in zip(theirs_p50, ours_p50, strict=True)]
 
-        def quality(name: str) -> dict[str, float]:
+        def quality(name: str, outcome=outcome) -> dict[str, float]:
             results = outcome[name]
             recall = [len(set(ids) & set(exact[text])) / max(1, len(exact[text])) for text, ids in results]
-            return {"mean_results": round(mean(len(ids) for _, ids in results), 2),
-                    "recall_at_5": round(mean(recall), 3)}
+            return {
+                "mean_results": round(mean(len(ids) for _, ids in results), 2),
+                "recall_at_5": round(mean(recall), 3),
+            }
 
-        details = {**details_common, "variant": title, "calls_per_run": cfg["calls"],
-                   "ours": quality("ours"), "theirs": quality("theirs"),
-                   "ours_p50_ms_runs": [round(v, 3) for v in ours_p50]}
+        details = {
+            **details_common,
+            "variant": title,
+            "calls_per_run": cfg["calls"],
+            "ours": quality("ours"),
+            "theirs": quality("theirs"),
+            "ours_p50_ms_runs": [round(v, 3) for v in ours_p50],
+        }
         if variant == "A":
-            figures.append(figure(NAME, f"search p50 @{label}: ours semantic_search", "ms", ours_p50,
-                                  details={"ours": details["ours"]}))
+            figures.append(
+                figure(
+                    NAME,
+                    f"search p50 @{label}: ours semantic_search",
+                    "ms",
+                    ours_p50,
+                    details={"ours": details["ours"]},
+                )
+            )
         figures.append(figure(NAME, f"search p50 @{label}: {variant}. {title}", "ms", theirs_p50, details=details))
         figures.append(figure(NAME, f"search ratio @{label}: {variant} / ours", "×", ratios, at_least=RATIO_TARGET))
-        log(f"langchain: search @{label} {variant}: ours p50 {median(ours_p50):.2f} ms, theirs "
+        log(
+            f"langchain: search @{label} {variant}: ours p50 {median(ours_p50):.2f} ms, theirs "
             f"{median(theirs_p50):.2f} ms (×{median(ratios):.1f}); recall ours {details['ours']['recall_at_5']}, "
-            f"theirs {details['theirs']['recall_at_5']}, theirs results {details['theirs']['mean_results']}")
+            f"theirs {details['theirs']['recall_at_5']}, theirs results {details['theirs']['mean_results']}"
+        )
     for used in stores:
         engine = getattr(used, "_engine", None)
         if engine is not None:
@@ -241,6 +302,7 @@ def compare_search(ctx: Context, wdb: WineDatabase) -> list[Figure]:
 
 
 # ------------------------------------------------------------------------------------------ (b) turn
+
 
 class LangChainTurns:
     def __init__(self, database: Any, base_url: str):
@@ -261,8 +323,9 @@ class LangChainTurns:
         http_ms, http_calls = self.http.take()
         if answer.get("response_type") != "recommendation" or not answer.get("wines"):
             raise RuntimeError(f"unexpected LangChain answer: {str(answer)[:200]}")
-        return TurnSample(wall_ms=wall, http_ms=http_ms, http_calls=http_calls, llm_calls=http_calls,
-                          recommended=len(answer["wines"]))
+        return TurnSample(
+            wall_ms=wall, http_ms=http_ms, http_calls=http_calls, llm_calls=http_calls, recommended=len(answer["wines"])
+        )
 
 
 def compare_turns(ctx: Context) -> list[Figure]:
@@ -298,26 +361,39 @@ def compare_turns(ctx: Context) -> list[Figure]:
     ours_lean = p50_of("ours", lambda s: s.overhead_ms - s.stages_ms.get("history", 0) - s.stages_ms.get("save", 0))
     theirs_p50 = p50_of("theirs", lambda s: s.overhead_ms)
     llm_calls = {name: mean(s.http_calls for run in samples[name] for s in run) for name in samples}
-    details = {"turns_per_run": turns, "llm_calls_per_turn": llm_calls,
-               "ours_stages_p50_ms": {k: round(median([s.stages_ms.get(k, 0.0) for r in samples["ours"] for s in r]), 3)
-                                      for k in ("history", "tools", "save", "llm")},
-               "langchain_wall_p50_ms": round(median(p50_of("theirs", lambda s: s.wall_ms)), 2),
-               "ours_wall_p50_ms": round(median(p50_of("ours", lambda s: s.wall_ms)), 2)}
+    details = {
+        "turns_per_run": turns,
+        "llm_calls_per_turn": llm_calls,
+        "ours_stages_p50_ms": {
+            k: round(median([s.stages_ms.get(k, 0.0) for r in samples["ours"] for s in r]), 3)
+            for k in ("history", "tools", "save", "llm")
+        },
+        "langchain_wall_p50_ms": round(median(p50_of("theirs", lambda s: s.wall_ms)), 2),
+        "ours_wall_p50_ms": round(median(p50_of("ours", lambda s: s.wall_ms)), 2),
+    }
     ratio = [t / o for t, o in zip(theirs_p50, ours_p50, strict=True)]
     ratio_lean = [t / o for t, o in zip(theirs_p50, ours_lean, strict=True)]
-    log(f"langchain: turn overhead p50 ours {median(ours_p50):.1f} ms, LangChain {median(theirs_p50):.1f} ms "
-        f"(×{median(ratio):.1f})")
+    log(
+        f"langchain: turn overhead p50 ours {median(ours_p50):.1f} ms, LangChain {median(theirs_p50):.1f} ms "
+        f"(×{median(ratio):.1f})"
+    )
     return [
         figure(NAME, "turn overhead p50: ours (wall − LLM HTTP)", "ms", ours_p50, details=details),
         figure(NAME, "turn overhead p50: LangChain create_agent", "ms", theirs_p50),
         figure(NAME, "turn overhead ratio: LangChain / ours", "×", ratio, at_least=RATIO_TARGET),
-        figure(NAME, "turn overhead p50: ours without history load/save", "ms", ours_lean,
-               note="our turn also loads and saves history; LangChain's agent does neither"),
+        figure(
+            NAME,
+            "turn overhead p50: ours without history load/save",
+            "ms",
+            ours_lean,
+            note="our turn also loads and saves history; LangChain's agent does neither",
+        ),
         figure(NAME, "turn overhead ratio: LangChain / ours without history", "×", ratio_lean),
     ]
 
 
 # ------------------------------------------------------------------------------------------ (c) imports
+
 
 def compare_imports(ctx: Context) -> list[Figure]:
     from bench import imports
@@ -334,8 +410,10 @@ def compare_imports(ctx: Context) -> list[Figure]:
         theirs = imports.measure(imports.LANGCHAIN_AGENT, n)["import_ms"]
         source = "measured here"
     ratio = [t / o for t, o in zip(theirs, ours, strict=False)]
-    log(f"langchain: cold import ours {median(ours):.0f} ms, LangChain agent module {median(theirs):.0f} ms "
-        f"(×{median(ratio):.1f})")
+    log(
+        f"langchain: cold import ours {median(ours):.0f} ms, LangChain agent module {median(theirs):.0f} ms "
+        f"(×{median(ratio):.1f})"
+    )
     return [
         figure(NAME, "cold import: ours functions/webhook/agent.py", "ms", ours, note=source),
         figure(NAME, "cold import: bench/langchain_agent.py", "ms", theirs, note=source),
@@ -351,9 +429,15 @@ def run(ctx: Context) -> list[Figure]:
     figures += compare_turns(ctx)
     figures += compare_imports(ctx)
     ctx.shared[NAME] = {f.metric: f.median for f in figures}
-    ctx.note(NAME, "search: same server, same database, same wines, ids and vectors; query vectors precomputed for "
-                   "both; runs alternate ours/theirs. PGVector creates no vector index: variants B and C add one.")
-    ctx.note(NAME, f"LangChain agent: {ROOT / 'bench' / 'langchain_agent.py'} (create_agent, ChatOpenAI, two @tool "
-                   "functions calling our handle(), same prompt, tool schemas and response_format); it does no "
-                   "history load/save, guard pre-check or grounding validation.")
+    ctx.note(
+        NAME,
+        "search: same server, same database, same wines, ids and vectors; query vectors precomputed for "
+        "both; runs alternate ours/theirs. PGVector creates no vector index: variants B and C add one.",
+    )
+    ctx.note(
+        NAME,
+        f"LangChain agent: {ROOT / 'bench' / 'langchain_agent.py'} (create_agent, ChatOpenAI, two @tool "
+        "functions calling our handle(), same prompt, tool schemas and response_format); it does no "
+        "history load/save, guard pre-check or grounding validation.",
+    )
     return figures

@@ -18,12 +18,18 @@ def tables(results: dict) -> str:
     for fig in results["figures"]:
         if fig["benchmark"] != current:
             current = fig["benchmark"]
-            out += ["", f"#### `{current}`", "",
-                    "| metric | median | min | max | unit | runs | target | verdict |",
-                    "|---|---:|---:|---:|---|---:|---|---|"]
+            out += [
+                "",
+                f"#### `{current}`",
+                "",
+                "| metric | median | min | max | unit | runs | target | verdict |",
+                "|---|---:|---:|---:|---|---:|---|---|",
+            ]
         verdict = "" if fig["met"] is None else ("met" if fig["met"] else "**NOT met**")
-        out.append(f"| {fig['metric']} | {fmt(fig['median'])} | {fmt(fig['min'])} | {fmt(fig['max'])} | "
-                   f"{fig['unit']} | {fig['n_runs']} | {fig['target'] or ''} | {verdict} |")
+        out.append(
+            f"| {fig['metric']} | {fmt(fig['median'])} | {fmt(fig['min'])} | {fmt(fig['max'])} | "
+            f"{fig['unit']} | {fig['n_runs']} | {fig['target'] or ''} | {verdict} |"
+        )
     for name, error in results.get("failures", {}).items():
         out.append(f"\n**{name} failed:** {error}")
     return "\n".join(out).strip() + "\n"

@@ -30,8 +30,15 @@ REQUIREMENTS = ROOT / "layers" / "sommelier" / "requirements.txt"
 PACKAGE = ROOT / "layers" / "sommelier" / "sommelier"
 FUNCTIONS = ROOT / "functions"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sommelier-bench"
-LAMBDA_PLATFORM = ("--platform", "manylinux2014_aarch64", "--only-binary=:all:", "--python-version", "3.12",
-                   "--implementation", "cp")
+LAMBDA_PLATFORM = (
+    "--platform",
+    "manylinux2014_aarch64",
+    "--only-binary=:all:",
+    "--python-version",
+    "3.12",
+    "--implementation",
+    "cp",
+)
 LAYER_TARGET_MB = 60.0
 MB = 1024 * 1024
 
@@ -55,8 +62,19 @@ def pip_target(requirements: list[str], platform_args: tuple[str, ...], label: s
         return folder, True
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--quiet", "--no-warn-conflicts",
-               "--target", str(folder / "python"), *platform_args, *requirements]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--quiet",
+        "--no-warn-conflicts",
+        "--target",
+        str(folder / "python"),
+        *platform_args,
+        *requirements,
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         shutil.rmtree(folder, ignore_errors=True)
@@ -141,8 +159,13 @@ def import_check(layer: Path, workdir: Path) -> dict[str, str]:
         label = f"{handler.parent.name}/{handler.name}"
         # -I: no user site, no PYTHONPATH; -S: no site-packages (only the stdlib and what we add)
         command = [sys.executable, "-I", "-S", "-c", _IMPORT_CHECK, str(handler), str(handler.parent), *extra]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=120,
-                                env={"PATH": os.environ.get("PATH", ""), "AWS_DEFAULT_REGION": "eu-central-1"})
+        result = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={"PATH": os.environ.get("PATH", ""), "AWS_DEFAULT_REGION": "eu-central-1"},
+        )
         if "IMPORT_OK" in result.stdout:
             results[label] = "ok"
         else:
@@ -159,26 +182,49 @@ def run(ctx: Context) -> list[Figure]:
     package = tree_size(PACKAGE, bytecode=False)
     unzipped = tree_size(site) + package
     unzipped_no_pyc = tree_size(site, bytecode=False) + package
-    details = {"pip_result_reused_from_cache": reused, "largest_packages": largest_packages(site),
-               "sommelier_package_mb": round(package / MB, 3), "requirements": requirements}
-    figures.append(figure(NAME, "layer unzipped (deps as pip installs them + sommelier)", "MB", [unzipped / MB],
-                          at_most=LAYER_TARGET_MB, details=details))
+    details = {
+        "pip_result_reused_from_cache": reused,
+        "largest_packages": largest_packages(site),
+        "sommelier_package_mb": round(package / MB, 3),
+        "requirements": requirements,
+    }
+    figures.append(
+        figure(
+            NAME,
+            "layer unzipped (deps as pip installs them + sommelier)",
+            "MB",
+            [unzipped / MB],
+            at_most=LAYER_TARGET_MB,
+            details=details,
+        )
+    )
     figures.append(figure(NAME, "layer unzipped without .pyc", "MB", [unzipped_no_pyc / MB]))
     if not ctx.quick:
         figures.append(figure(NAME, "layer zipped (deflate)", "MB", [zipped_size(site, PACKAGE) / MB]))
-    log(f"sizes: layer {unzipped / MB:.1f} MB unzipped ({unzipped_no_pyc / MB:.1f} MB without .pyc)"
-        f"{' (pip result from cache)' if reused else ''}")
+    log(
+        f"sizes: layer {unzipped / MB:.1f} MB unzipped ({unzipped_no_pyc / MB:.1f} MB without .pyc)"
+        f"{' (pip result from cache)' if reused else ''}"
+    )
 
     host_layer, _ = pip_target(requirements, (), host_layer_label())
     checks = import_check(host_layer / "python", ctx.workdir)
     failed = {k: v for k, v in checks.items() if v != "ok"}
-    figures.append(figure(NAME, "handlers importable from the layer alone (+ boto3)", "handlers",
-                          [len(checks) - len(failed)], at_least=len(checks),
-                          details={"results": checks}))
+    figures.append(
+        figure(
+            NAME,
+            "handlers importable from the layer alone (+ boto3)",
+            "handlers",
+            [len(checks) - len(failed)],
+            at_least=len(checks),
+            details={"results": checks},
+        )
+    )
     for handler, error in failed.items():
         ctx.note(NAME, f"{handler} does not import from the layer alone: {error}")
         log(f"[yellow]sizes: {handler} does not import from the layer alone: {error}[/yellow]")
 
     for folder in sorted(p for p in FUNCTIONS.iterdir() if p.is_dir()):
-        figures.append(figure(NAME, f"function folder {folder.name}/", "KB", [tree_size(folder, bytecode=False) / 1024]))
+        figures.append(
+            figure(NAME, f"function folder {folder.name}/", "KB", [tree_size(folder, bytecode=False) / 1024])
+        )
     return figures

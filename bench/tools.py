@@ -64,9 +64,18 @@ def semantic_events(wdb: WineDatabase, count: int = 48) -> list[dict[str, Any]]:
         queries = [(f"synthetic query {i}", vector) for i, vector in enumerate(query_vectors(count))]
     events = []
     for i, (query, vector) in enumerate(queries):
-        events.append({"tool": "semantic_search", "arguments": {
-            "query": query, "embedding": vector, "embedding_model": LOCAL_MODEL,
-            "wine_type": SEMANTIC_TYPES[i % len(SEMANTIC_TYPES)], "price_max": SEMANTIC_PRICE_MAX}})
+        events.append(
+            {
+                "tool": "semantic_search",
+                "arguments": {
+                    "query": query,
+                    "embedding": vector,
+                    "embedding_model": LOCAL_MODEL,
+                    "wine_type": SEMANTIC_TYPES[i % len(SEMANTIC_TYPES)],
+                    "price_max": SEMANTIC_PRICE_MAX,
+                },
+            }
+        )
     return events
 
 
@@ -117,9 +126,13 @@ def run(ctx: Context) -> list[Figure]:
                 "empty_answers": sum(1 for f in found if f == 0),
             }
             if tool == "search_wines":
-                details["p50_by_filter_ms"] = dict(zip(
-                    [str(a) for a in SEARCH_MIX],
-                    per_event_p50(samples, len(events), warmup=cfg["warmup"], calls=cfg["calls"]), strict=True))
+                details["p50_by_filter_ms"] = dict(
+                    zip(
+                        [str(a) for a in SEARCH_MIX],
+                        per_event_p50(samples, len(events), warmup=cfg["warmup"], calls=cfg["calls"]),
+                        strict=True,
+                    )
+                )
             if wdb.build_detail:
                 details["build"] = wdb.build_detail
             p50 = p50s(samples)
@@ -129,7 +142,9 @@ def run(ctx: Context) -> list[Figure]:
             figures.append(figure(NAME, f"{tool} p50 @{label}", "ms", p50, at_most=p50_target, details=details))
             figures.append(figure(NAME, f"{tool} p95 @{label}", "ms", p95, at_most=p95_target))
             shared[f"{tool}@{label}"] = {"p50": median(p50), "p95": median(p95)}
-            log(f"tools: {tool} @{label}: p50 {median(p50):.2f} ms, p95 {median(p95):.2f} ms, "
-                f"mean found {details['mean_found']}")
+            log(
+                f"tools: {tool} @{label}: p50 {median(p50):.2f} ms, p95 {median(p95):.2f} ms, "
+                f"mean found {details['mean_found']}"
+            )
     ctx.shared[NAME] = shared
     return figures

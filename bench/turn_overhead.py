@@ -55,8 +55,14 @@ def run(ctx: Context) -> list[Figure]:
         "wines_in_catalogue": wdb.rows,
     }
     figures = [
-        figure(NAME, "turn overhead p50 (wall − LLM complete)", "ms", per_run(lambda s: s.overhead_complete_ms),
-               at_most=OVERHEAD_TARGET_MS, details=details),
+        figure(
+            NAME,
+            "turn overhead p50 (wall − LLM complete)",
+            "ms",
+            per_run(lambda s: s.overhead_complete_ms),
+            at_most=OVERHEAD_TARGET_MS,
+            details=details,
+        ),
         figure(NAME, "turn overhead p95 (wall − LLM complete)", "ms", per_run(lambda s: s.overhead_complete_ms, 95)),
         figure(NAME, "turn overhead p50 (wall − LLM HTTP)", "ms", per_run(lambda s: s.overhead_ms)),
         figure(NAME, "turn overhead p95 (wall − LLM HTTP)", "ms", per_run(lambda s: s.overhead_ms, 95)),
@@ -65,19 +71,42 @@ def run(ctx: Context) -> list[Figure]:
     ]
     calls = max(len(s.prompt_tokens) for s in every)
     for index in range(calls):
-        figures.append(figure(NAME, f"prompt tokens, call {index + 1} (fake usage)", "tokens",
-                              [median([s.prompt_tokens[index] for s in r if len(s.prompt_tokens) > index]) for r in runs]))
-        figures.append(figure(NAME, f"prompt tokens, call {index + 1} (len(json.dumps(messages))/4)", "tokens",
-                              [median([s.json_chars[index] / 4 for s in r if len(s.json_chars) > index]) for r in runs],
-                              details={"tool_schemas_tokens": round(median([s.tools_json_chars[index] / 4 for s in every
-                                                                            if len(s.tools_json_chars) > index]))}))
-    figures.append(figure(NAME, "prompt tokens per turn (fake usage)", "tokens",
-                          [median([sum(s.prompt_tokens) for s in r]) for r in runs]))
+        figures.append(
+            figure(
+                NAME,
+                f"prompt tokens, call {index + 1} (fake usage)",
+                "tokens",
+                [median([s.prompt_tokens[index] for s in r if len(s.prompt_tokens) > index]) for r in runs],
+            )
+        )
+        figures.append(
+            figure(
+                NAME,
+                f"prompt tokens, call {index + 1} (len(json.dumps(messages))/4)",
+                "tokens",
+                [median([s.json_chars[index] / 4 for s in r if len(s.json_chars) > index]) for r in runs],
+                details={
+                    "tool_schemas_tokens": round(
+                        median([s.tools_json_chars[index] / 4 for s in every if len(s.tools_json_chars) > index])
+                    )
+                },
+            )
+        )
+    figures.append(
+        figure(
+            NAME,
+            "prompt tokens per turn (fake usage)",
+            "tokens",
+            [median([sum(s.prompt_tokens) for s in r]) for r in runs],
+        )
+    )
     ctx.shared[NAME] = {
         "overhead_complete_p50_ms": median(figures[0].runs),
         "overhead_http_p50_ms": median(figures[2].runs),
         "stages_p50_ms": details["stages_p50_ms"],
     }
-    log(f"turn_overhead: p50 {figures[0].median:.1f} ms (complete boundary), {figures[2].median:.1f} ms "
-        f"(HTTP boundary); stages {details['stages_p50_ms']}")
+    log(
+        f"turn_overhead: p50 {figures[0].median:.1f} ms (complete boundary), {figures[2].median:.1f} ms "
+        f"(HTTP boundary); stages {details['stages_p50_ms']}"
+    )
     return figures

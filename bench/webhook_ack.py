@@ -28,27 +28,54 @@ CHAT = 5551001
 
 
 def update(update_id: int) -> dict[str, Any]:
-    return {"update_id": update_id, "message": {
-        "message_id": update_id, "date": 1763800000,
-        "chat": {"id": CHAT, "type": "private", "first_name": "Анна", "username": "anna"},
-        "from": {"id": CHAT, "is_bot": False, "first_name": "Анна", "username": "anna", "language_code": "ru"},
-        "text": "Посоветуй красное сухое к стейку до 3000 рублей, пожалуйста"}}
+    return {
+        "update_id": update_id,
+        "message": {
+            "message_id": update_id,
+            "date": 1763800000,
+            "chat": {"id": CHAT, "type": "private", "first_name": "Анна", "username": "anna"},
+            "from": {"id": CHAT, "is_bot": False, "first_name": "Анна", "username": "anna", "language_code": "ru"},
+            "text": "Посоветуй красное сухое к стейку до 3000 рублей, пожалуйста",
+        },
+    }
 
 
 def event(update_id: int) -> dict[str, Any]:
     body = json.dumps(update(update_id), ensure_ascii=False)
     return {
-        "version": "2.0", "routeKey": "POST /telegram/webhook", "rawPath": "/telegram/webhook", "rawQueryString": "",
-        "headers": {"content-type": "application/json", "content-length": str(len(body.encode())),
-                    "host": "abc123.execute-api.eu-central-1.amazonaws.com", "user-agent": "",
-                    "x-forwarded-for": "91.108.6.1", "x-forwarded-port": "443", "x-forwarded-proto": "https",
-                    "x-telegram-bot-api-secret-token": SECRET},
-        "requestContext": {"accountId": "123456789012", "apiId": "abc123", "domainName": "abc123.execute-api.eu-central-1.amazonaws.com",
-                           "http": {"method": "POST", "path": "/telegram/webhook", "protocol": "HTTP/1.1",
-                                    "sourceIp": "91.108.6.1", "userAgent": ""},
-                           "requestId": f"req-{update_id}", "routeKey": "POST /telegram/webhook", "stage": "$default",
-                           "time": "22/Nov/2025:03:00:00 +0000", "timeEpoch": 1763780400000},
-        "body": body, "isBase64Encoded": False,
+        "version": "2.0",
+        "routeKey": "POST /telegram/webhook",
+        "rawPath": "/telegram/webhook",
+        "rawQueryString": "",
+        "headers": {
+            "content-type": "application/json",
+            "content-length": str(len(body.encode())),
+            "host": "abc123.execute-api.eu-central-1.amazonaws.com",
+            "user-agent": "",
+            "x-forwarded-for": "91.108.6.1",
+            "x-forwarded-port": "443",
+            "x-forwarded-proto": "https",
+            "x-telegram-bot-api-secret-token": SECRET,
+        },
+        "requestContext": {
+            "accountId": "123456789012",
+            "apiId": "abc123",
+            "domainName": "abc123.execute-api.eu-central-1.amazonaws.com",
+            "http": {
+                "method": "POST",
+                "path": "/telegram/webhook",
+                "protocol": "HTTP/1.1",
+                "sourceIp": "91.108.6.1",
+                "userAgent": "",
+            },
+            "requestId": f"req-{update_id}",
+            "routeKey": "POST /telegram/webhook",
+            "stage": "$default",
+            "time": "22/Nov/2025:03:00:00 +0000",
+            "timeEpoch": 1763780400000,
+        },
+        "body": body,
+        "isBase64Encoded": False,
     }
 
 
@@ -74,7 +101,7 @@ class MotoTimer:
         self.ns = 0
         self._original = None
 
-    def __enter__(self) -> "MotoTimer":
+    def __enter__(self) -> MotoTimer:
         from moto.core.botocore_stubber import BotocoreStubber
 
         self._original = original = BotocoreStubber.__call__
@@ -105,22 +132,26 @@ DRAIN_EVERY = 50  # moto's FIFO emulation slows down as the queue grows; a consu
 
 def run(ctx: Context) -> list[Figure]:
     import boto3
-    from moto import mock_aws
-
     import sommelier.telegram.ingress as ingress
+    from moto import mock_aws
 
     cfg = settings(ctx)
     figures: list[Figure] = []
     counter = iter(range(10_000_000, 99_000_000))
     context = LambdaContext()
     environment = TemporaryEnvironment(
-        TELEGRAM_WEBHOOK_SECRET=SECRET, IDEMPOTENCY_TABLE=None, QUEUE_URL=None,
-        AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_SESSION_TOKEN="testing",
+        TELEGRAM_WEBHOOK_SECRET=SECRET,
+        IDEMPOTENCY_TABLE=None,
+        QUEUE_URL=None,
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_SESSION_TOKEN="testing",
         AWS_DEFAULT_REGION="eu-central-1",
     )
 
-    def measure(sink: Any, label: str, *, drain=None, moto: MotoTimer | None = None, note: str = "",
-                judged: bool = True) -> None:
+    def measure(
+        sink: Any, label: str, *, drain=None, moto: MotoTimer | None = None, note: str = "", judged: bool = True
+    ) -> None:
         ingress._recent = ingress._RecentUpdates()  # a fresh duplicate filter per series
         totals: list[list[float]] = []
         own: list[list[float]] = []
@@ -137,7 +168,7 @@ def run(ctx: Context) -> list[Figure]:
 
         if drain:
             drain()
-        for i in range(cfg["warmup"]):
+        for _ in range(cfg["warmup"]):
             one()
         for _ in range(ctx.runs):
             if drain:
@@ -157,13 +188,18 @@ def run(ctx: Context) -> list[Figure]:
             raise RuntimeError(f"{label}: non-200 answers {bad[:5]}")
         p50, p95 = p50s(totals), p95s(totals)
         target = ACK_TARGET_MS if judged else None
-        figures.append(figure(NAME, f"ack p50, {label}", "ms", p50, at_most=target, note=note,
-                              details={"calls_per_run": cfg["calls"]}))
+        figures.append(
+            figure(
+                NAME, f"ack p50, {label}", "ms", p50, at_most=target, note=note, details={"calls_per_run": cfg["calls"]}
+            )
+        )
         figures.append(figure(NAME, f"ack p95, {label}", "ms", p95, at_most=target))
         if moto:
             figures.append(figure(NAME, f"ack p50, {label}, without moto's emulation time", "ms", p50s(own)))
-        log(f"webhook_ack: {label}: p50 {median(p50):.2f} ms, p95 {median(p95):.2f} ms"
-            + (f", without moto {median(p50s(own)):.2f} ms" if moto else ""))
+        log(
+            f"webhook_ack: {label}: p50 {median(p50):.2f} ms, p95 {median(p95):.2f} ms"
+            + (f", without moto {median(p50s(own)):.2f} ms" if moto else "")
+        )
 
     with environment:
         measure(NoopSink(), "no-op sink")
@@ -174,13 +210,21 @@ def run(ctx: Context) -> list[Figure]:
 
             def drain() -> None:
                 """A fresh, empty queue (as a consumer would keep it); moto allows one purge a minute."""
-                sink.queue_url = sqs.create_queue(QueueName=f"turns-{len(queues)}.fifo", Attributes={
-                    "FifoQueue": "true", "ContentBasedDeduplication": "false"})["QueueUrl"]
+                sink.queue_url = sqs.create_queue(
+                    QueueName=f"turns-{len(queues)}.fifo",
+                    Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "false"},
+                )["QueueUrl"]
                 queues.append(sink.queue_url)
 
             measure(sink, "SQS FIFO sink (moto)", drain=drain, moto=moto)
-            enqueued = sum(int(sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
-                               ["Attributes"]["ApproximateNumberOfMessages"]) for url in queues)
+            enqueued = sum(
+                int(
+                    sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])[
+                        "Attributes"
+                    ]["ApproximateNumberOfMessages"]
+                )
+                for url in queues
+            )
             if enqueued == 0:
                 raise RuntimeError("the SQS sink enqueued nothing")
 
@@ -188,15 +232,23 @@ def run(ctx: Context) -> list[Figure]:
                 ctx.note(NAME, "quick mode: the SQS + DynamoDB idempotency variant is measured in full mode only")
                 return finish(figures)
             dynamodb = boto3.client("dynamodb", region_name="eu-central-1")
-            dynamodb.create_table(TableName="bench-idempotency", BillingMode="PAY_PER_REQUEST",
-                                  KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                                  AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
+            dynamodb.create_table(
+                TableName="bench-idempotency",
+                BillingMode="PAY_PER_REQUEST",
+                KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            )
             with TemporaryEnvironment(IDEMPOTENCY_TABLE="bench-idempotency"):
                 ingress._idempotent_enqueue = None
                 try:
-                    measure(sink, "SQS FIFO + DynamoDB idempotency (moto)",
-                            drain=drain, moto=moto, judged=False,
-                            note="the deployed configuration; moto's DynamoDB emulation dominates, so no verdict")
+                    measure(
+                        sink,
+                        "SQS FIFO + DynamoDB idempotency (moto)",
+                        drain=drain,
+                        moto=moto,
+                        judged=False,
+                        note="the deployed configuration; moto's DynamoDB emulation dominates, so no verdict",
+                    )
                 finally:
                     ingress._idempotent_enqueue = None
     return finish(figures)

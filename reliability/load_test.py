@@ -94,15 +94,25 @@ class ConnectionMonitor(threading.Thread):
         self.join(timeout=5)
 
 
-def run_load(database_url: str, *, updates: int = 500, chats: int = 50, senders: int = 16, workers: int = 8,
-             max_llm_delay: float = 0.5, time_cap: float = 180.0, seed: int = 7, paced: bool = False) -> dict[str, Any]:
+def run_load(
+    database_url: str,
+    *,
+    updates: int = 500,
+    chats: int = 50,
+    senders: int = 16,
+    workers: int = 8,
+    max_llm_delay: float = 0.5,
+    time_cap: float = 180.0,
+    seed: int = 7,
+    paced: bool = False,
+) -> dict[str, Any]:
     """Run the load test against a migrated database; returns the figures (see the module doc)."""
     import httpx2
-
     import sommelier.telegram.ingress as ingress
     from sommelier.cli.serve_cmd import build_local_api, webhook_path
     from sommelier.db.pool import reset_default_database
     from sommelier.telegram.consumer import reset_default_bot
+
     from tests.fakes.openai_server import FakeOpenAI, delayed, reply
     from tests.fakes.telegram_server import FakeTelegram
 
@@ -120,19 +130,35 @@ def run_load(database_url: str, *, updates: int = 500, chats: int = 50, senders:
         said = prompt.rsplit("<<<\n", 1)[1].split("\n>>>", 1)[0]
         with rng_lock:
             wait = rng.uniform(0.0, max_llm_delay)
-        answer = {"response_type": "informational", "intro": f"Ответ на: {said}", "wines": [],
-                  "closing": "Что-нибудь ещё?", "guard_type": None}
+        answer = {
+            "response_type": "informational",
+            "intro": f"Ответ на: {said}",
+            "wines": [],
+            "closing": "Что-нибудь ещё?",
+            "guard_type": None,
+        }
         return delayed(reply(json.dumps(answer, ensure_ascii=False)), wait)
 
     with FakeTelegram(token="424242:LOAD-TEST-TOKEN", bot_username=BOT) as telegram, FakeOpenAI() as llm:
         llm.default = echo
         env = {
-            "TELEGRAM_BOT_TOKEN": telegram.token, "TELEGRAM_API_BASE_URL": telegram.base_url,
-            "TELEGRAM_WEBHOOK_SECRET": SECRET, "TELEGRAM_BOT_USERNAME": BOT, "DATABASE_URL": database_url,
-            "OPENAI_API_KEY": "load-test-key", "OPENAI_BASE_URL": llm.base_url, "LLM_MODEL": "load-test-model",
-            "LLM_MAX_RETRIES": "0", "LLM_TIMEOUT_S": "10", "EMBEDDING_PROVIDER": "local",
-            "RATE_LIMIT_PER_MINUTE": "1000000", "SOMMELIER_OFFLINE": None, "QUEUE_URL": None,
-            "IDEMPOTENCY_TABLE": None, "TOOL_FUNCTION_NAME": None, "IMAGES_BUCKET": None,
+            "TELEGRAM_BOT_TOKEN": telegram.token,
+            "TELEGRAM_API_BASE_URL": telegram.base_url,
+            "TELEGRAM_WEBHOOK_SECRET": SECRET,
+            "TELEGRAM_BOT_USERNAME": BOT,
+            "DATABASE_URL": database_url,
+            "OPENAI_API_KEY": "load-test-key",
+            "OPENAI_BASE_URL": llm.base_url,
+            "LLM_MODEL": "load-test-model",
+            "LLM_MAX_RETRIES": "0",
+            "LLM_TIMEOUT_S": "10",
+            "EMBEDDING_PROVIDER": "local",
+            "RATE_LIMIT_PER_MINUTE": "1000000",
+            "SOMMELIER_OFFLINE": None,
+            "QUEUE_URL": None,
+            "IDEMPOTENCY_TABLE": None,
+            "TOOL_FUNCTION_NAME": None,
+            "IMAGES_BUCKET": None,
             "SOMMELIER_SECRETS_ARN": None,
         }
         with _environment(env):
@@ -171,10 +197,16 @@ def run_load(database_url: str, *, updates: int = 500, chats: int = 50, senders:
                         if time.monotonic() > deadline:
                             return
                         update_id = chat_id * 1000 + n
-                        update = {"update_id": update_id, "message": {
-                            "message_id": n + 1, "date": 1763800000, "text": f"чат {chat_id} сообщение {n}",
-                            "chat": {"id": chat_id, "type": "private", "first_name": "Гость"},
-                            "from": {"id": chat_id, "is_bot": False, "first_name": "Гость", "language_code": "ru"}}}
+                        update = {
+                            "update_id": update_id,
+                            "message": {
+                                "message_id": n + 1,
+                                "date": 1763800000,
+                                "text": f"чат {chat_id} сообщение {n}",
+                                "chat": {"id": chat_id, "type": "private", "first_name": "Гость"},
+                                "from": {"id": chat_id, "is_bot": False, "first_name": "Гость", "language_code": "ru"},
+                            },
+                        }
                         sent_at[update_id] = time.monotonic()
                         response = http.post(url, json=update, headers={"X-Telegram-Bot-Api-Secret-Token": SECRET})
                         statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
@@ -215,23 +247,39 @@ def run_load(database_url: str, *, updates: int = 500, chats: int = 50, senders:
         wall = finished - first_send
         samples = monitor.samples
         return {
-            "updates": updates, "chats": chats, "senders": senders, "workers": workers, "paced": paced,
-            "llm_delay_s": [0.0, max_llm_delay], "db_pool_size": int(os.environ.get("DATABASE_POOL_SIZE", "4")),
+            "updates": updates,
+            "chats": chats,
+            "senders": senders,
+            "workers": workers,
+            "paced": paced,
+            "llm_delay_s": [0.0, max_llm_delay],
+            "db_pool_size": int(os.environ.get("DATABASE_POOL_SIZE", "4")),
             "webhook_statuses": {str(k): v for k, v in sorted(statuses.items())},
-            "turns_done": len(done), "answers_seen": sum(len(v) for v in seen.values()),
-            "duplicates": duplicates, "lost": lost, "chats_out_of_order": len(out_of_order),
+            "turns_done": len(done),
+            "answers_seen": sum(len(v) for v in seen.values()),
+            "duplicates": duplicates,
+            "lost": lost,
+            "chats_out_of_order": len(out_of_order),
             "retried_turns": sum(1 for t in done if t.get("attempts", 1) > 1),
             "dead_letters": len(queue.dead_letters),
             "wall_seconds": round(wall, 2),
             "throughput_turns_per_s": round(len(done) / wall, 2) if wall > 0 else None,
-            "turn_ms": {"p50": _percentile(turn_ms, 50), "p95": _percentile(turn_ms, 95),
-                        "max": round(max(turn_ms), 1) if turn_ms else None},
-            "processing_ms": {"p50": _percentile(processing_ms, 50), "p95": _percentile(processing_ms, 95),
-                              "max": round(max(processing_ms), 1) if processing_ms else None,
-                              "mean": round(statistics.fmean(processing_ms), 1) if processing_ms else None},
+            "turn_ms": {
+                "p50": _percentile(turn_ms, 50),
+                "p95": _percentile(turn_ms, 95),
+                "max": round(max(turn_ms), 1) if turn_ms else None,
+            },
+            "processing_ms": {
+                "p50": _percentile(processing_ms, 50),
+                "p95": _percentile(processing_ms, 95),
+                "max": round(max(processing_ms), 1) if processing_ms else None,
+                "mean": round(statistics.fmean(processing_ms), 1) if processing_ms else None,
+            },
             "db_connections": {"peak": max(samples) if samples else None, "samples": len(samples)},
-            "llm_calls": len(llm.chat_requests), "telegram_calls": len(telegram.calls),
-            "capped": capped, "time_cap_s": time_cap,
+            "llm_calls": len(llm.chat_requests),
+            "telegram_calls": len(telegram.calls),
+            "capped": capped,
+            "time_cap_s": time_cap,
         }
 
 
@@ -239,7 +287,6 @@ def run_load(database_url: str, *, updates: int = 500, chats: int = 50, senders:
 def fresh_embedded_database():
     """A new database in the embedded server (`sommelier dev up`'s), migrated; dropped afterwards."""
     import psycopg
-
     from sommelier.config import load_settings
     from sommelier.db.embedded import ensure_embedded_database
     from sommelier.db.migrations import apply_migrations
@@ -271,23 +318,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-llm-delay", type=float, default=0.5, help="fake LLM latency: uniform 0..this s")
     parser.add_argument("--time-cap", type=float, default=180.0, help="stop by itself after this many seconds")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--paced", action="store_true",
-                        help="each chat sends its next message only after the previous answer (like a person)")
+    parser.add_argument(
+        "--paced",
+        action="store_true",
+        help="each chat sends its next message only after the previous answer (like a person)",
+    )
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or None)
     parser.add_argument("--output", help="also write the JSON figures to this file")
     args = parser.parse_args(argv)
 
     # Last resort: whatever happens, the process ends shortly after the cap.
-    watchdog = threading.Timer(args.time_cap + 60, lambda: (print('{"capped": true, "killed": true}'),
-                                                            os._exit(2)))
+    watchdog = threading.Timer(args.time_cap + 60, lambda: (print('{"capped": true, "killed": true}'), os._exit(2)))
     watchdog.daemon = True
     watchdog.start()
     import logging
 
     logging.basicConfig(level=logging.ERROR)
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # keep stdout for the figures (no EMF blobs)
-    kwargs = dict(updates=args.updates, chats=args.chats, senders=args.senders, workers=args.workers,
-                  max_llm_delay=args.max_llm_delay, time_cap=args.time_cap, seed=args.seed, paced=args.paced)
+    kwargs = dict(
+        updates=args.updates,
+        chats=args.chats,
+        senders=args.senders,
+        workers=args.workers,
+        max_llm_delay=args.max_llm_delay,
+        time_cap=args.time_cap,
+        seed=args.seed,
+        paced=args.paced,
+    )
     if args.database_url:
         from sommelier.db.migrations import apply_migrations
 

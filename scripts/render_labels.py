@@ -21,7 +21,7 @@ import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
@@ -66,24 +66,52 @@ class Theme:
 
 THEMES: dict[str, Theme] = {
     "red": Theme(
-        background=(98, 20, 40), background_edge=(70, 12, 28), accent=(196, 156, 86),
-        ink=(74, 18, 34), soft_ink=(112, 70, 72), paper=(250, 243, 228),
-        glass=(38, 22, 26), glass_shine=(86, 56, 62), capsule=(150, 24, 44), pill_text=(255, 248, 235),
+        background=(98, 20, 40),
+        background_edge=(70, 12, 28),
+        accent=(196, 156, 86),
+        ink=(74, 18, 34),
+        soft_ink=(112, 70, 72),
+        paper=(250, 243, 228),
+        glass=(38, 22, 26),
+        glass_shine=(86, 56, 62),
+        capsule=(150, 24, 44),
+        pill_text=(255, 248, 235),
     ),
     "white": Theme(
-        background=(238, 222, 162), background_edge=(214, 192, 120), accent=(150, 118, 42),
-        ink=(72, 60, 24), soft_ink=(116, 100, 60), paper=(255, 252, 240),
-        glass=(122, 140, 78), glass_shine=(178, 192, 130), capsule=(196, 164, 74), pill_text=(255, 252, 240),
+        background=(238, 222, 162),
+        background_edge=(214, 192, 120),
+        accent=(150, 118, 42),
+        ink=(72, 60, 24),
+        soft_ink=(116, 100, 60),
+        paper=(255, 252, 240),
+        glass=(122, 140, 78),
+        glass_shine=(178, 192, 130),
+        capsule=(196, 164, 74),
+        pill_text=(255, 252, 240),
     ),
     "rose": Theme(
-        background=(238, 160, 146), background_edge=(214, 124, 112), accent=(166, 66, 78),
-        ink=(104, 34, 46), soft_ink=(140, 84, 88), paper=(255, 246, 242),
-        glass=(246, 196, 186), glass_shine=(255, 232, 226), capsule=(196, 92, 104), pill_text=(255, 246, 242),
+        background=(238, 160, 146),
+        background_edge=(214, 124, 112),
+        accent=(166, 66, 78),
+        ink=(104, 34, 46),
+        soft_ink=(140, 84, 88),
+        paper=(255, 246, 242),
+        glass=(246, 196, 186),
+        glass_shine=(255, 232, 226),
+        capsule=(196, 92, 104),
+        pill_text=(255, 246, 242),
     ),
     "sparkling": Theme(
-        background=(222, 206, 160), background_edge=(190, 172, 124), accent=(132, 110, 62),
-        ink=(60, 54, 40), soft_ink=(104, 96, 78), paper=(250, 248, 242),
-        glass=(44, 62, 46), glass_shine=(96, 118, 98), capsule=(206, 180, 104), pill_text=(250, 248, 242),
+        background=(222, 206, 160),
+        background_edge=(190, 172, 124),
+        accent=(132, 110, 62),
+        ink=(60, 54, 40),
+        soft_ink=(104, 96, 78),
+        paper=(250, 248, 242),
+        glass=(44, 62, 46),
+        glass_shine=(96, 118, 98),
+        capsule=(206, 180, 104),
+        pill_text=(250, 248, 242),
         bubbles=True,
     ),
 }
@@ -92,7 +120,7 @@ THEMES: dict[str, Theme] = {
 # ─────────────────────────────────────────── fonts ───────────────────────────────────────────
 
 
-@lru_cache(maxsize=None)
+@cache
 def _font_path(name: str) -> Path | None:
     for folder in FONT_DIRS:
         candidate = folder / name
@@ -101,7 +129,7 @@ def _font_path(name: str) -> Path | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def font(name: str, size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     """A TrueType font at `size` (already scaled); Pillow's built-in font when DejaVu is missing."""
     path = _font_path(name)
@@ -218,23 +246,27 @@ def draw_bottle(draw: ImageDraw.ImageDraw, theme: Theme, cx: float, top: float, 
 
     # body + shoulders as one polygon, then the rounded base
     draw.polygon(
-        [(s(nl), s(top + capsule_h * 0.6)), (s(nr), s(top + capsule_h * 0.6)), (s(nr), s(top + neck_h)),
-         (s(right), s(body_top)), (s(right), s(bottom - body_w * 0.12)), (s(left), s(bottom - body_w * 0.12)),
-         (s(left), s(body_top)), (s(nl), s(top + neck_h))],
+        [
+            (s(nl), s(top + capsule_h * 0.6)),
+            (s(nr), s(top + capsule_h * 0.6)),
+            (s(nr), s(top + neck_h)),
+            (s(right), s(body_top)),
+            (s(right), s(bottom - body_w * 0.12)),
+            (s(left), s(bottom - body_w * 0.12)),
+            (s(left), s(body_top)),
+            (s(nl), s(top + neck_h)),
+        ],
         fill=theme.glass,
     )
-    draw.rounded_rectangle(
-        [s(left), s(body_top), s(right), s(bottom)], radius=s(body_w * 0.12), fill=theme.glass
-    )
+    draw.rounded_rectangle([s(left), s(body_top), s(right), s(bottom)], radius=s(body_w * 0.12), fill=theme.glass)
     # capsule / foil
-    draw.rounded_rectangle(
-        [s(nl - 2), s(top), s(nr + 2), s(top + capsule_h)], radius=s(4), fill=theme.capsule
-    )
+    draw.rounded_rectangle([s(nl - 2), s(top), s(nr + 2), s(top + capsule_h)], radius=s(4), fill=theme.capsule)
     # shine
     shine_x = left + body_w * 0.16
     draw.rounded_rectangle(
         [s(shine_x), s(body_top + height * 0.04), s(shine_x + body_w * 0.07), s(bottom - height * 0.10)],
-        radius=s(body_w * 0.035), fill=theme.glass_shine,
+        radius=s(body_w * 0.035),
+        fill=theme.glass_shine,
     )
     # mini label on the bottle
     lab_top = body_top + (bottom - body_top) * 0.30
@@ -244,7 +276,8 @@ def draw_bottle(draw: ImageDraw.ImageDraw, theme: Theme, cx: float, top: float, 
     draw.rectangle([s(left + 3), s(lab_bottom - 8), s(right - 3), s(lab_bottom - 5)], fill=theme.accent)
     draw.ellipse(
         [s(cx - 9), s((lab_top + lab_bottom) / 2 - 9), s(cx + 9), s((lab_top + lab_bottom) / 2 + 9)],
-        outline=theme.accent, width=s(2),
+        outline=theme.accent,
+        width=s(2),
     )
 
 
@@ -267,9 +300,7 @@ def draw_ornament(draw: ImageDraw.ImageDraw, theme: Theme, y: float, half_width:
     cx = WIDTH / 2
     draw.line([(s(cx - half_width), s(y)), (s(cx - 14), s(y))], fill=theme.accent, width=s(2))
     draw.line([(s(cx + 14), s(y)), (s(cx + half_width), s(y))], fill=theme.accent, width=s(2))
-    draw.polygon(
-        [(s(cx), s(y - 7)), (s(cx + 7), s(y)), (s(cx), s(y + 7)), (s(cx - 7), s(y))], fill=theme.accent
-    )
+    draw.polygon([(s(cx), s(y - 7)), (s(cx + 7), s(y)), (s(cx), s(y + 7)), (s(cx - 7), s(y))], fill=theme.accent)
 
 
 def style_line(wine: dict) -> str:
@@ -365,7 +396,8 @@ def render(wine: dict) -> Image.Image:
     pill_y0 = max(pill_y0, y + s(10))
     draw.rounded_rectangle(
         [s(WIDTH / 2) - pill_w / 2, pill_y0, s(WIDTH / 2) + pill_w / 2, pill_y0 + pill_h],
-        radius=pill_h // 2, fill=theme.accent,
+        radius=pill_h // 2,
+        fill=theme.accent,
     )
     draw.text((s(WIDTH / 2), pill_y0 + pill_h / 2), style, font=sfnt, fill=theme.pill_text, anchor="mm")
 
@@ -411,8 +443,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--catalog", type=Path, default=DEFAULT_CATALOG, help=f"catalogue JSON (default {DEFAULT_CATALOG})"
     )
-    parser.add_argument("--only", metavar="SLUG", action="append", default=[],
-                        help="render only the wine whose image file is <SLUG>.png (repeatable)")
+    parser.add_argument(
+        "--only",
+        metavar="SLUG",
+        action="append",
+        default=[],
+        help="render only the wine whose image file is <SLUG>.png (repeatable)",
+    )
     parser.add_argument(
         "--check", action="store_true", help="verify every wine has an image file; exit 1 listing missing ones"
     )

@@ -9,6 +9,7 @@ from sommelier.telegram.delivery import InMemoryDeliveryLog
 from sommelier.telegram.ingress import handle_http
 from sommelier.telegram.state import InMemoryRateLimiter, InMemoryTurnPlans
 from sommelier.tools.client import InProcessTools
+
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.telegram_updates import TEST_BOT, ListSink, webhook_event
@@ -21,8 +22,17 @@ def configure_llm(monkeypatch, llm: FakeOpenAI) -> None:
     monkeypatch.setenv("LLM_MAX_RETRIES", "0")
 
 
-def make_bot(database, telegram: FakeTelegram, *, llm: FakeOpenAI | None = None, rate: int = 10,
-             monkeypatch=None, tools=None, photos=None, max_receives: int = 3) -> TelegramBot:
+def make_bot(
+    database,
+    telegram: FakeTelegram,
+    *,
+    llm: FakeOpenAI | None = None,
+    rate: int = 10,
+    monkeypatch=None,
+    tools=None,
+    photos=None,
+    max_receives: int = 3,
+) -> TelegramBot:
     """In-memory delivery log, plans and rate limiter; `bot.sleeps` records the waits it asked for."""
     if llm is not None:
         configure_llm(monkeypatch, llm)
@@ -31,9 +41,16 @@ def make_bot(database, telegram: FakeTelegram, *, llm: FakeOpenAI | None = None,
         runtime.photos = photos
     client = TelegramClient(telegram.token, telegram.base_url, read_timeout=5)
     sleeps: list[float] = []
-    bot = TelegramBot(runtime, client, delivery_log=InMemoryDeliveryLog(), plans=InMemoryTurnPlans(),
-                      limiter=InMemoryRateLimiter(rate), bot_username=TEST_BOT, sleep=sleeps.append,
-                      max_receives=max_receives)
+    bot = TelegramBot(
+        runtime,
+        client,
+        delivery_log=InMemoryDeliveryLog(),
+        plans=InMemoryTurnPlans(),
+        limiter=InMemoryRateLimiter(rate),
+        bot_username=TEST_BOT,
+        sleep=sleeps.append,
+        max_receives=max_receives,
+    )
     bot.sleeps = sleeps
     return bot
 

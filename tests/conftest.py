@@ -14,9 +14,21 @@ ROOT = Path(__file__).resolve().parents[1]
 CATALOG_FILE = ROOT / "data" / "catalog" / "wines.json"
 
 # Keys and endpoints from the developer's shell must not leak into tests.
-for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "EMBEDDING_PROVIDER", "EMBEDDING_MODEL", "EMBEDDING_API_KEY",
-              "EMBEDDING_BASE_URL", "TOOL_FUNCTION_NAME", "IMAGES_BUCKET", "TELEGRAM_BOT_TOKEN", "QUEUE_URL",
-              "IDEMPOTENCY_TABLE", "SOMMELIER_OFFLINE", "LLM_MODEL"):
+for _name in (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "EMBEDDING_PROVIDER",
+    "EMBEDDING_MODEL",
+    "EMBEDDING_API_KEY",
+    "EMBEDDING_BASE_URL",
+    "TOOL_FUNCTION_NAME",
+    "IMAGES_BUCKET",
+    "TELEGRAM_BOT_TOKEN",
+    "QUEUE_URL",
+    "IDEMPOTENCY_TABLE",
+    "SOMMELIER_OFFLINE",
+    "LLM_MODEL",
+):
     os.environ.pop(_name, None)
 
 
@@ -88,8 +100,12 @@ def catalog_template(admin_url, state_dir):
     url = _create_database(admin_url, name)
     apply_migrations(url)
     database = Database(url)
-    import_catalog(CATALOG_FILE, tools=InProcessTools(database), embedder=LocalHashingEmbeddings(),
-                   photos=LocalPhotoStore(state_dir / "photos"))
+    import_catalog(
+        CATALOG_FILE,
+        tools=InProcessTools(database),
+        embedder=LocalHashingEmbeddings(),
+        photos=LocalPhotoStore(state_dir / "photos"),
+    )
     database.close()  # a template must have no open connections
     yield name
     _drop_database(admin_url, name)

@@ -76,7 +76,6 @@ def _migrate() -> list[str]:
 def _ensure_app_user(url: str, secret_arn: str) -> None:
     """The tool function's LOGIN user (no DDL rights), with the password of the AppDatabaseSecret."""
     from aws_lambda_powertools.utilities import parameters
-
     from sommelier.db.roles import ensure_app_user
 
     # force_fetch: this very deployment may have just created the secret.

@@ -5,7 +5,6 @@ import logging
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import utils as logging_utils
-
 from sommelier.logging_redaction import install_redaction
 from sommelier.observability import metrics
 from sommelier.secrets import load_secrets_into_environment

@@ -4,7 +4,6 @@ import logging
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import utils as logging_utils
-
 from sommelier.logging_redaction import install_redaction
 from sommelier.tools.handler import handle
 

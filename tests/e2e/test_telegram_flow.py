@@ -12,16 +12,23 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
 import pytest
-
 from sommelier.db.pool import reset_default_database
 from sommelier.devtools.local_api import ChatOrderedWorkers, LocalApi
 from sommelier.telegram.ingress import handle_http
 from sommelier.tools.client import InProcessTools
+
 from tests.bot_harness import deliver, make_bot
 from tests.fakes.openai_server import reply
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.telegram_updates import (
-    TEST_BOT, TEST_CHAT, TEST_WEBHOOK_SECRET, ListSink, private_chat, text_update, user, webhook_event,
+    TEST_BOT,
+    TEST_CHAT,
+    TEST_WEBHOOK_SECRET,
+    ListSink,
+    private_chat,
+    text_update,
+    user,
+    webhook_event,
 )
 
 SECRET = TEST_WEBHOOK_SECRET
@@ -33,8 +40,18 @@ def echo_answer(body: dict):
     """Fake LLM: an informational answer quoting the customer's message (shows order and content)."""
     prompt = body["messages"][1]["content"]
     said = prompt.rsplit("<<<\n", 1)[1].split("\n>>>", 1)[0]
-    return reply(json.dumps({"response_type": "informational", "intro": f"Ответ на: {said}", "wines": [],
-                             "closing": "Что-нибудь ещё?", "guard_type": None}, ensure_ascii=False))
+    return reply(
+        json.dumps(
+            {
+                "response_type": "informational",
+                "intro": f"Ответ на: {said}",
+                "wines": [],
+                "closing": "Что-нибудь ещё?",
+                "guard_type": None,
+            },
+            ensure_ascii=False,
+        )
+    )
 
 
 @pytest.fixture
@@ -63,6 +80,7 @@ def texts(telegram: FakeTelegram, chat_id: int = PRIVATE_CHAT) -> list[str]:
 
 # ---------------------------------------------------------------- ingress
 
+
 def test_bad_secret_is_rejected_without_any_work(environment, fresh_db, telegram):
     sink = ListSink()
     for secret in ("wrong", "", None, SECRET + "x"):
@@ -71,10 +89,18 @@ def test_bad_secret_is_rejected_without_any_work(environment, fresh_db, telegram
     assert sink.items == [] and telegram.calls == []
 
 
-@pytest.mark.parametrize("body,status", [
-    ("", 400), ("not json", 400), ("[1,2]", 400), ('{"no_update_id": 1}', 400), ('{"update_id": "7"}', 400),
-    ('{"update_id": 7, "message": {"chat": 5}}', 200), ('{"update_id": 8, "channel_post": {}}', 200),
-])
+@pytest.mark.parametrize(
+    "body,status",
+    [
+        ("", 400),
+        ("not json", 400),
+        ("[1,2]", 400),
+        ('{"no_update_id": 1}', 400),
+        ('{"update_id": "7"}', 400),
+        ('{"update_id": 7, "message": {"chat": 5}}', 200),
+        ('{"update_id": 8, "channel_post": {}}', 200),
+    ],
+)
 def test_bad_bodies_get_a_4xx_or_are_dropped(environment, body, status):
     sink = ListSink()
     assert handle_http(webhook_event(body), None, sink=sink)["statusCode"] == status
@@ -100,9 +126,12 @@ def test_ingress_enqueues_to_sqs_fifo_and_dedupes_with_dynamodb(environment, mon
         sqs = boto3.client("sqs", region_name="eu-central-1")
         queue = sqs.create_queue(QueueName="turns.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
         dynamo = boto3.client("dynamodb", region_name="eu-central-1")
-        dynamo.create_table(TableName="idem", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-                            BillingMode="PAY_PER_REQUEST")
+        dynamo.create_table(
+            TableName="idem",
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
         monkeypatch.setenv("QUEUE_URL", queue)
         monkeypatch.setenv("IDEMPOTENCY_TABLE", "idem")
         import sommelier.telegram.ingress as ingress
@@ -111,8 +140,9 @@ def test_ingress_enqueues_to_sqs_fifo_and_dedupes_with_dynamodb(environment, mon
         update = text_update(200, "красное к пицце")
         for _ in range(3):
             assert handle_http(webhook_event(update), None)["statusCode"] == 200
-        messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10,
-                                       AttributeNames=["All"]).get("Messages", [])
+        messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, AttributeNames=["All"]).get(
+            "Messages", []
+        )
         assert len(messages) == 1
         assert messages[0]["Attributes"]["MessageGroupId"] == str(PRIVATE_CHAT)
         assert messages[0]["Attributes"]["MessageDeduplicationId"] == "200"
@@ -120,6 +150,7 @@ def test_ingress_enqueues_to_sqs_fifo_and_dedupes_with_dynamodb(environment, mon
 
 
 # ---------------------------------------------------------------- update types
+
 
 def test_text_turn_renders_intro_photos_and_buttons(environment, fresh_db, telegram):
     bot = make_bot(fresh_db, telegram)
@@ -145,7 +176,7 @@ def test_second_turn_reuses_cached_file_ids(environment, fresh_db, telegram):
     deliver(bot, text_update(310, "красное сухое к стейку до 3000"))
     first = [c for c in telegram.sent_messages(PRIVATE_CHAT) if c.method == "sendPhoto"]
     deliver(bot, text_update(311, "красное сухое к стейку до 3000"))
-    later = [c for c in telegram.sent_messages(PRIVATE_CHAT) if c.method == "sendPhoto"][len(first):]
+    later = [c for c in telegram.sent_messages(PRIVATE_CHAT) if c.method == "sendPhoto"][len(first) :]
     assert later and all(isinstance(c.params.get("photo"), str) and not c.files for c in later)
 
 
@@ -169,9 +200,16 @@ def test_feedback_button_is_stored_and_buttons_updated(environment, fresh_db, te
     deliver(bot, text_update(500, "белое сухое к рыбе"))
     closing = telegram.sent_messages(PRIVATE_CHAT)[-1]
     data = closing.params["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
-    callback = {"update_id": 501, "callback_query": {
-        "id": "cbq-1", "from": user(), "chat_instance": "ci", "data": data,
-        "message": {"message_id": closing.response["result"]["message_id"], "date": 1, "chat": private_chat()}}}
+    callback = {
+        "update_id": 501,
+        "callback_query": {
+            "id": "cbq-1",
+            "from": user(),
+            "chat_instance": "ci",
+            "data": data,
+            "message": {"message_id": closing.response["result"]["message_id"], "date": 1, "chat": private_chat()},
+        },
+    }
     deliver(bot, callback)
     answered = telegram.calls_of("answerCallbackQuery")
     assert answered and answered[0].params["callback_query_id"] == "cbq-1"
@@ -187,34 +225,67 @@ def test_more_button_excludes_wines_already_shown(environment, fresh_db, telegra
     first = [c.params.get("caption", "") for c in telegram.sent_messages(PRIVATE_CHAT) if c.method == "sendPhoto"]
     closing = telegram.sent_messages(PRIVATE_CHAT)[-1]
     more = closing.params["reply_markup"]["inline_keyboard"][1][0]["callback_data"]
-    deliver(bot, {"update_id": 601, "callback_query": {
-        "id": "cbq-2", "from": user(), "chat_instance": "ci", "data": more,
-        "message": {"message_id": closing.response["result"]["message_id"], "date": 1, "chat": private_chat()}}})
+    deliver(
+        bot,
+        {
+            "update_id": 601,
+            "callback_query": {
+                "id": "cbq-2",
+                "from": user(),
+                "chat_instance": "ci",
+                "data": more,
+                "message": {"message_id": closing.response["result"]["message_id"], "date": 1, "chat": private_chat()},
+            },
+        },
+    )
     captions = [c.params.get("caption", "") for c in telegram.sent_messages(PRIVATE_CHAT) if c.method == "sendPhoto"]
-    second = captions[len(first):]
+    second = captions[len(first) :]
     assert second, "«Ещё варианты» shows new wines"
     first_names = {c.split("\n")[0] for c in first}
     assert not first_names & {c.split("\n")[0] for c in second}
 
 
-@pytest.mark.parametrize("payload", [
-    {"photo": [{"file_id": "AgAD", "file_unique_id": "u1", "width": 90, "height": 90}]},
-    {"sticker": {"file_id": "CAAD", "file_unique_id": "u2", "width": 512, "height": 512, "type": "regular",
-                 "is_animated": False, "is_video": False}},
-    {"voice": {"file_id": "AwAD", "file_unique_id": "u3", "duration": 3}},
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"photo": [{"file_id": "AgAD", "file_unique_id": "u1", "width": 90, "height": 90}]},
+        {
+            "sticker": {
+                "file_id": "CAAD",
+                "file_unique_id": "u2",
+                "width": 512,
+                "height": 512,
+                "type": "regular",
+                "is_animated": False,
+                "is_video": False,
+            }
+        },
+        {"voice": {"file_id": "AwAD", "file_unique_id": "u3", "duration": 3}},
+    ],
+)
 def test_non_text_messages_get_a_polite_reply(environment, fresh_db, telegram, payload):
     bot = make_bot(fresh_db, telegram)
-    update = {"update_id": 700, "message": {"message_id": 7, "date": 1, "chat": private_chat(), "from": user(),
-                                            **payload}}
+    update = {
+        "update_id": 700,
+        "message": {"message_id": 7, "date": 1, "chat": private_chat(), "from": user(), **payload},
+    }
     deliver(bot, update)
     assert "только текст" in texts(telegram)[-1]
 
 
 def test_edited_message_is_answered(environment, fresh_db, telegram):
     bot = make_bot(fresh_db, telegram)
-    update = {"update_id": 710, "edited_message": {"message_id": 9, "date": 1, "edit_date": 2,
-                                                   "chat": private_chat(), "from": user(), "text": "что такое танины"}}
+    update = {
+        "update_id": 710,
+        "edited_message": {
+            "message_id": 9,
+            "date": 1,
+            "edit_date": 2,
+            "chat": private_chat(),
+            "from": user(),
+            "text": "что такое танины",
+        },
+    }
     deliver(bot, update)
     assert any("танин" in t.lower() for t in texts(telegram))
 
@@ -222,13 +293,24 @@ def test_edited_message_is_answered(environment, fresh_db, telegram):
 def test_groups_answer_only_when_addressed(environment, fresh_db, telegram):
     bot = make_bot(fresh_db, telegram)
     group = {"id": -100123, "type": "supergroup", "title": "Винный клуб"}
-    chatter = {"update_id": 720, "message": {"message_id": 1, "date": 1, "chat": group, "from": user(1),
-                                             "text": "кто придёт в субботу?"}}
+    chatter = {
+        "update_id": 720,
+        "message": {"message_id": 1, "date": 1, "chat": group, "from": user(1), "text": "кто придёт в субботу?"},
+    }
     deliver(bot, chatter)
     assert telegram.sent_messages(-100123) == []
     text = f"@{BOT} что такое танины?"
-    mention = {"update_id": 721, "message": {"message_id": 2, "date": 1, "chat": group, "from": user(1), "text": text,
-                                             "entities": [{"type": "mention", "offset": 0, "length": len(BOT) + 1}]}}
+    mention = {
+        "update_id": 721,
+        "message": {
+            "message_id": 2,
+            "date": 1,
+            "chat": group,
+            "from": user(1),
+            "text": text,
+            "entities": [{"type": "mention", "offset": 0, "length": len(BOT) + 1}],
+        },
+    }
     deliver(bot, mention)
     assert telegram.sent_messages(-100123)
 
@@ -236,11 +318,20 @@ def test_groups_answer_only_when_addressed(environment, fresh_db, telegram):
 def test_blocked_bot_marks_the_user_inactive(environment, fresh_db, telegram):
     bot = make_bot(fresh_db, telegram)
     deliver(bot, text_update(730, "привет"))
-    member = {"update_id": 731, "my_chat_member": {
-        "chat": private_chat(), "from": user(), "date": 2,
-        "old_chat_member": {"status": "member", "user": {"id": 1, "is_bot": True, "first_name": "S"}},
-        "new_chat_member": {"status": "kicked", "user": {"id": 1, "is_bot": True, "first_name": "S"},
-                            "until_date": 0}}}
+    member = {
+        "update_id": 731,
+        "my_chat_member": {
+            "chat": private_chat(),
+            "from": user(),
+            "date": 2,
+            "old_chat_member": {"status": "member", "user": {"id": 1, "is_bot": True, "first_name": "S"}},
+            "new_chat_member": {
+                "status": "kicked",
+                "user": {"id": 1, "is_bot": True, "first_name": "S"},
+                "until_date": 0,
+            },
+        },
+    }
     calls_before = len(telegram.calls)
     deliver(bot, member)
     assert len(telegram.calls) == calls_before
@@ -250,8 +341,11 @@ def test_blocked_bot_marks_the_user_inactive(environment, fresh_db, telegram):
 
 def test_unknown_update_types_get_200_and_are_ignored(environment, fresh_db, telegram):
     bot = make_bot(fresh_db, telegram)
-    for update in ({"update_id": 740, "channel_post": {"message_id": 1, "date": 1, "chat": {"id": -1, "type": "channel"}}},
-                   {"update_id": 741, "poll": {"id": "p"}}, {"update_id": 742}):
+    for update in (
+        {"update_id": 740, "channel_post": {"message_id": 1, "date": 1, "chat": {"id": -1, "type": "channel"}}},
+        {"update_id": 741, "poll": {"id": "p"}},
+        {"update_id": 742},
+    ):
         assert deliver(bot, update)["statusCode"] == 200
     assert telegram.calls == []
 
@@ -261,7 +355,9 @@ def test_unknown_update_types_get_200_and_are_ignored(environment, fresh_db, tel
 LONG_ANSWER = {
     "response_type": "informational",
     "intro": ("Вино & <b>сыр</b> — «классика» <script>alert(1)</script>. " * 16).strip(),  # ≤ 1000 chars
-    "wines": [], "closing": "Ещё вопрос? <i>да</i> & нет", "guard_type": None,
+    "wines": [],
+    "closing": "Ещё вопрос? <i>да</i> & нет",
+    "guard_type": None,
 }
 
 
@@ -296,8 +392,9 @@ def test_429_waits_retry_after_then_succeeds(environment, fresh_db, telegram):
 def test_403_marks_inactive_and_stops(environment, fresh_db, telegram):
     bot = make_bot(fresh_db, telegram)
     deliver(bot, text_update(830, "привет"))
-    telegram.fail_when(lambda call: call.method in ("sendMessage", "sendChatAction", "sendPhoto"), status=403,
-                       times=100)
+    telegram.fail_when(
+        lambda call: call.method in ("sendMessage", "sendChatAction", "sendPhoto"), status=403, times=100
+    )
     deliver(bot, text_update(831, "что такое танины?"))  # no exception: nothing to retry
     with fresh_db.connection() as conn:
         assert conn.execute("SELECT is_active FROM users WHERE chat_id = %s", (PRIVATE_CHAT,)).fetchone()[0] is False
@@ -305,8 +402,9 @@ def test_403_marks_inactive_and_stops(environment, fresh_db, telegram):
 
 def test_crash_mid_send_then_redelivery_sends_no_duplicate_photos(environment, fresh_db, telegram):
     bot = make_bot(fresh_db, telegram)
-    telegram.fail_when(lambda call: call.method == "sendPhoto" and len(telegram.calls_of("sendPhoto")) >= 2,
-                       status=500, times=1)
+    telegram.fail_when(
+        lambda call: call.method == "sendPhoto" and len(telegram.calls_of("sendPhoto")) >= 2, status=500, times=1
+    )
     update = text_update(840, "красное сухое к стейку до 3000")
     sink = ListSink()
     handle_http(webhook_event(update), None, sink=sink)
@@ -350,22 +448,40 @@ def test_sqs_batch_handler_reports_partial_failures(environment, fresh_db, teleg
     telegram.fail_when(lambda call: call.params.get("chat_id") == 42, status=500, times=100)
 
     def record(i: int, update: dict) -> dict:
-        return {"messageId": f"m{i}", "receiptHandle": f"r{i}", "body": json.dumps(update),
-                "attributes": {"ApproximateReceiveCount": "1", "MessageGroupId": str(update["message"]["chat"]["id"]),
-                               "MessageDeduplicationId": str(update["update_id"]), "SequenceNumber": str(i),
-                               "SentTimestamp": "1", "SenderId": "x", "ApproximateFirstReceiveTimestamp": "1"},
-                "messageAttributes": {}, "md5OfBody": "x", "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:eu-central-1:123456789012:turns.fifo", "awsRegion": "eu-central-1"}
+        return {
+            "messageId": f"m{i}",
+            "receiptHandle": f"r{i}",
+            "body": json.dumps(update),
+            "attributes": {
+                "ApproximateReceiveCount": "1",
+                "MessageGroupId": str(update["message"]["chat"]["id"]),
+                "MessageDeduplicationId": str(update["update_id"]),
+                "SequenceNumber": str(i),
+                "SentTimestamp": "1",
+                "SenderId": "x",
+                "ApproximateFirstReceiveTimestamp": "1",
+            },
+            "messageAttributes": {},
+            "md5OfBody": "x",
+            "eventSource": "aws:sqs",
+            "eventSourceARN": "arn:aws:sqs:eu-central-1:123456789012:turns.fifo",
+            "awsRegion": "eu-central-1",
+        }
 
-    event = {"Records": [record(1, text_update(950, "что такое танины?")),
-                         record(2, text_update(951, "что такое танины?", chat_id=42)),
-                         record(3, text_update(952, "что такое танины?"))]}
+    event = {
+        "Records": [
+            record(1, text_update(950, "что такое танины?")),
+            record(2, text_update(951, "что такое танины?", chat_id=42)),
+            record(3, text_update(952, "что такое танины?")),
+        ]
+    }
     result = consumer.handle_sqs(event)
     failed = [item["itemIdentifier"] for item in result["batchItemFailures"]]
     assert failed == ["m2", "m3"], "FIFO: the failed record and everything after it come back, in order"
 
 
 # ---------------------------------------------------------------- ordering under concurrency
+
 
 def test_per_chat_order_under_concurrency(environment, fresh_db, telegram, llm, monkeypatch):
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, rate=100)
@@ -374,12 +490,14 @@ def test_per_chat_order_under_concurrency(environment, fresh_db, telegram, llm, 
     api = LocalApi({("POST", "/telegram/webhook"): lambda event: handle_http(event, None, sink=workers)}).start()
     chats = [7000 + i for i in range(5)]
     try:
+
         def send_chat(chat_id: int) -> None:
             with httpx2.Client(timeout=10) as http:
                 for n in range(4):
                     update = text_update(chat_id * 10 + n, f"сообщение {n}", chat_id=chat_id)
-                    response = http.post(f"{api.url}/telegram/webhook", json=update,
-                                         headers={"X-Telegram-Bot-Api-Secret-Token": SECRET})
+                    response = http.post(
+                        f"{api.url}/telegram/webhook", json=update, headers={"X-Telegram-Bot-Api-Secret-Token": SECRET}
+                    )
                     assert response.status_code == 200
 
         with ThreadPoolExecutor(max_workers=5) as pool:

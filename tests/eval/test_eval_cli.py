@@ -12,16 +12,27 @@ import pytest
 pytestmark = pytest.mark.timeout(180)
 
 CLI = [sys.executable, "-m", "sommelier.cli.main", "eval"]
-PROVIDER_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "EMBEDDING_PROVIDER", "EMBEDDING_MODEL", "EMBEDDING_API_KEY",
-                      "EMBEDDING_BASE_URL", "TOOL_FUNCTION_NAME", "LLM_MODEL")
+PROVIDER_VARIABLES = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "EMBEDDING_PROVIDER",
+    "EMBEDDING_MODEL",
+    "EMBEDDING_API_KEY",
+    "EMBEDDING_BASE_URL",
+    "TOOL_FUNCTION_NAME",
+    "LLM_MODEL",
+)
 SUBSET = ("--case", "price-01", "--case", "mood-02", "--case", "follow-02", "--case", "inj-01")
 
 
 @pytest.fixture(scope="module")
 def cli(eval_db, tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARIABLES}
-    env.update(DATABASE_URL=eval_db.conninfo, SOMMELIER_STATE_DIR=str(tmp_path_factory.mktemp("eval-state")),
-               PYTHONIOENCODING="utf-8")
+    env.update(
+        DATABASE_URL=eval_db.conninfo,
+        SOMMELIER_STATE_DIR=str(tmp_path_factory.mktemp("eval-state")),
+        PYTHONIOENCODING="utf-8",
+    )
 
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([*CLI, *args], capture_output=True, text=True, encoding="utf-8", timeout=120, env=env)

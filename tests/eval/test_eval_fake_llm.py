@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from sommelier.agent.llm import OpenAIChat
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.evaluation.golden import load_golden_set
 from sommelier.evaluation.harness import EvalHarness
 from sommelier.evaluation.metrics import Catalog, score_case, summarize, value
 from sommelier.tools.client import InProcessTools
+
 from tests.fakes.openai_server import FakeOpenAI, Step, reply, tool_calls
 
 pytestmark = pytest.mark.timeout(120)
@@ -37,15 +37,37 @@ def answer(body: dict | None = None, *, count: int = 2, invented: bool = False) 
     if invented:
         wines = [{"wine_id": None, "wine_name": "Château Imaginaire Grand Cru", "description": "Выдуманное вино."}]
     else:
-        wines = [{"wine_id": w["id"], "wine_name": w["name"], "description": f"{w['name']} подойдёт."}
-                 for w in tool_wines(body)[:count]]
-    return reply(json.dumps({"response_type": "recommendation", "intro": "Вот что я нашёл.", "wines": wines,
-                             "closing": "Подобрать ещё?", "guard_type": None}, ensure_ascii=False))
+        wines = [
+            {"wine_id": w["id"], "wine_name": w["name"], "description": f"{w['name']} подойдёт."}
+            for w in tool_wines(body)[:count]
+        ]
+    return reply(
+        json.dumps(
+            {
+                "response_type": "recommendation",
+                "intro": "Вот что я нашёл.",
+                "wines": wines,
+                "closing": "Подобрать ещё?",
+                "guard_type": None,
+            },
+            ensure_ascii=False,
+        )
+    )
 
 
 def plain(response_type: str, intro: str, guard_type: str | None = None):
-    return reply(json.dumps({"response_type": response_type, "intro": intro, "wines": [],
-                             "closing": "Подобрать вино?", "guard_type": guard_type}, ensure_ascii=False))
+    return reply(
+        json.dumps(
+            {
+                "response_type": response_type,
+                "intro": intro,
+                "wines": [],
+                "closing": "Подобрать вино?",
+                "guard_type": guard_type,
+            },
+            ensure_ascii=False,
+        )
+    )
 
 
 def search(name: str, arguments: dict):
@@ -71,8 +93,14 @@ BAD = {
     # an invalid enum value (the tool ignores it) and no dish: any colour, any food
     "food-05": [[search("search_wines", {"wine_type": "rouge"}), lambda body: answer(body, count=3)]],
     # the wrong tool, then an invented wine every time (the agent retries twice, then degrades)
-    "mood-02": [[search("search_wines", {}), lambda body: answer(invented=True),
-                 lambda body: answer(invented=True), lambda body: answer(invented=True)]],
+    "mood-02": [
+        [
+            search("search_wines", {}),
+            lambda body: answer(invented=True),
+            lambda body: answer(invented=True),
+            lambda body: answer(invented=True),
+        ]
+    ],
     # forgets the dish and the budget of the previous turn
     "follow-02": [
         [search("search_wines", {"food_pairing": "курица", "price_max": 2000}), answer],
@@ -128,8 +156,15 @@ def test_a_good_model_scores_perfectly(good):
     runs, scores, summary = good
     failures = {s.id: s.failures() for s in scores.values() if not s.passed}
     assert not failures
-    for name in ("response_type_accuracy", "tool_choice_accuracy", "filter_accuracy", "constraint_satisfaction",
-                 "groundedness", "model_groundedness", "guard_accuracy"):
+    for name in (
+        "response_type_accuracy",
+        "tool_choice_accuracy",
+        "filter_accuracy",
+        "constraint_satisfaction",
+        "groundedness",
+        "model_groundedness",
+        "guard_accuracy",
+    ):
         assert metric(summary, name) == 1.0, name
     assert metric(summary, "guard_false_positive_rate") == 0.0
     assert scores["mood-02"].recall_at_5 >= 0.6

@@ -11,7 +11,6 @@ import json
 import time
 
 import pytest
-
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.evaluation.golden import load_golden_set
 from sommelier.evaluation.harness import EvalHarness
@@ -93,8 +92,9 @@ def test_recall_at_5_on_mood_queries(result, thresholds):
     assert measured >= thresholds["recall_at_5_mood"]["min"], failing(result, lambda s: (s.recall_at_5 or 1) < 0.6)
 
 
-@pytest.mark.parametrize("metric", ["response_type_accuracy", "tool_choice_accuracy", "filter_accuracy",
-                                    "case_pass_rate"])
+@pytest.mark.parametrize(
+    "metric", ["response_type_accuracy", "tool_choice_accuracy", "filter_accuracy", "case_pass_rate"]
+)
 def test_offline_floors(result, thresholds, metric):
     assert overall(result, metric) >= thresholds[metric]["min"], failing(result, lambda s: not s.passed)
 

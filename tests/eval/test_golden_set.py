@@ -9,13 +9,21 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
 from sommelier.evaluation.golden import GoldenSetError, load_golden_set, parse_golden_set
 from sommelier.evaluation.metrics import Catalog, constraint_violations
 
 REQUIRED_CATEGORIES = {
-    "filter_type", "filter_price", "filter_grape", "filter_origin", "filter_food", "mood", "follow_up",
-    "informational", "off_topic", "prompt_injection", "social_engineering",
+    "filter_type",
+    "filter_price",
+    "filter_grape",
+    "filter_origin",
+    "filter_food",
+    "mood",
+    "follow_up",
+    "informational",
+    "off_topic",
+    "prompt_injection",
+    "social_engineering",
 }
 PREVIOUS_DEPENDENT = ("not_previous", "cheaper_than_previous", "pricier_than_previous")
 
@@ -81,8 +89,9 @@ def test_labelled_wines_meet_the_case_constraints(golden, catalog):
     for case in golden.cases:
         for name, producer in case.expect.relevant:
             (wine_id,) = catalog.ids_for_label(name, producer)
-            broken = constraint_violations(catalog.get(wine_id), case.expect.constraints, previous_ids=set(),
-                                           previous_prices=[], wine_id=wine_id)
+            broken = constraint_violations(
+                catalog.get(wine_id), case.expect.constraints, previous_ids=set(), previous_prices=[], wine_id=wine_id
+            )
             assert not broken, f"{case.id}: {name} breaks {broken}"
 
 
@@ -92,9 +101,11 @@ def test_every_recommendation_case_is_satisfiable(golden, catalog):
         if "recommendation" not in case.expect.response_types or not case.expect.constraints:
             continue
         constraints = {k: v for k, v in case.expect.constraints.items() if k not in PREVIOUS_DEPENDENT}
-        fitting = [wine_id for wine_id, row in catalog.rows.items()
-                   if not constraint_violations(row, constraints, previous_ids=set(), previous_prices=[],
-                                                wine_id=wine_id)]
+        fitting = [
+            wine_id
+            for wine_id, row in catalog.rows.items()
+            if not constraint_violations(row, constraints, previous_ids=set(), previous_prices=[], wine_id=wine_id)
+        ]
         assert fitting, f"{case.id}: no catalogue wine meets {constraints}"
 
 
@@ -122,8 +133,14 @@ def test_parser_rejects_malformed_cases():
         {**base, "expect": {"response_type": "recommendation", "tool": "search_wines", "filters": {"colour": "red"}}},
         {**base, "expect": {"response_type": "recommendation", "constraints": {"wine_type": "crimson"}}},
         {**base, "expect": {"response_type": "recommendation", "constraints": {"food": "стейк"}}},
-        {**base, "expect": {"response_type": "recommendation", "tool": "search_wines",
-                            "filters": {"price_max": [3000, 1000]}}},
+        {
+            **base,
+            "expect": {
+                "response_type": "recommendation",
+                "tool": "search_wines",
+                "filters": {"price_max": [3000, 1000]},
+            },
+        },
         {**base, "category": "undeclared"},
         {**base, "history": [""]},
     ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from sommelier.evaluation.golden import parse_golden_set
 from sommelier.evaluation.harness import CaseRun, TurnRecord
 from sommelier.evaluation.metrics import (
@@ -46,13 +45,29 @@ def make_case(expect: dict, *, history: list[str] | None = None, category: str =
     return parse_golden_set({"cases": [raw]}).cases[0]
 
 
-def make_turn(wines: list[dict], calls: list[ToolCallRecord], *, response_type: str = "recommendation",
-              guard_type: str | None = None, llm_calls: list[LLMCallRecord] | None = None) -> TurnRecord:
-    response = {"response_type": response_type, "guard_type": guard_type, "intro": "…", "closing": "…",
-                "wines": [{"wine_id": w.get("id"), "wine_name": w["name"], "description": "…"} for w in wines]}
-    return TurnRecord(text="запрос", response=response, metadata={"llm_calls": len(llm_calls or []),
-                      "tokens": {"prompt": 100, "completion": 20}, "mode": "llm"},
-                      tool_calls=calls, llm_calls=llm_calls or [], wall_ms=12.0)
+def make_turn(
+    wines: list[dict],
+    calls: list[ToolCallRecord],
+    *,
+    response_type: str = "recommendation",
+    guard_type: str | None = None,
+    llm_calls: list[LLMCallRecord] | None = None,
+) -> TurnRecord:
+    response = {
+        "response_type": response_type,
+        "guard_type": guard_type,
+        "intro": "…",
+        "closing": "…",
+        "wines": [{"wine_id": w.get("id"), "wine_name": w["name"], "description": "…"} for w in wines],
+    }
+    return TurnRecord(
+        text="запрос",
+        response=response,
+        metadata={"llm_calls": len(llm_calls or []), "tokens": {"prompt": 100, "completion": 20}, "mode": "llm"},
+        tool_calls=calls,
+        llm_calls=llm_calls or [],
+        wall_ms=12.0,
+    )
 
 
 def search(name: str, arguments: dict, wines: list[dict]) -> ToolCallRecord:
@@ -63,20 +78,39 @@ def search(name: str, arguments: dict, wines: list[dict]) -> ToolCallRecord:
 
 
 def test_filters_compare_after_normalising():
-    sent = {"wine_type": "красное", "country": "Штаты", "grape_variety": "Shiraz", "food_pairing": "стейк из говядины",
-            "price_max": "2 000 ₽", "region": "Tuscany", "limit": 5, "exclude_ids": []}
+    sent = {
+        "wine_type": "красное",
+        "country": "Штаты",
+        "grape_variety": "Shiraz",
+        "food_pairing": "стейк из говядины",
+        "price_max": "2 000 ₽",
+        "region": "Tuscany",
+        "limit": 5,
+        "exclude_ids": [],
+    }
     normal = normalise_filters(sent)
     assert normal["wine_type"] == "red" and normal["country"] == "сша" and normal["grape_variety"] == "сира"
     assert normal["price_max"] == 2000.0 and normal["region"] == "тоскана"
-    expected = {"wine_type": "red", "country": "США", "grape_variety": "Сира", "food_pairing": "стейк",
-                "price_max": 2000, "region": "Тоскана"}
+    expected = {
+        "wine_type": "red",
+        "country": "США",
+        "grape_variety": "Сира",
+        "food_pairing": "стейк",
+        "price_max": 2000,
+        "region": "Тоскана",
+    }
     assert missing_filters(expected, sent) == []
 
 
 def test_filter_mismatches_are_reported():
     sent = {"wine_type": "white", "price_max": 5000, "country": "Италия", "food_pairing": "рыба"}
-    expected = {"wine_type": "red", "price_max": 2000, "country": "Франция", "food_pairing": "стейк",
-                "grape_variety": "Мальбек"}
+    expected = {
+        "wine_type": "red",
+        "price_max": 2000,
+        "country": "Франция",
+        "food_pairing": "стейк",
+        "grape_variety": "Мальбек",
+    }
     assert sorted(missing_filters(expected, sent)) == sorted(expected)
 
 
@@ -93,13 +127,31 @@ def test_price_windows_and_alternatives():
 
 def test_constraints_on_catalogue_rows(catalog):
     malbec = catalog.get(wine_id(catalog, "Malbec", "Luigi Bosca"))
-    ok = {"wine_type": "red", "sweetness": "dry", "price_max": 2500, "country": "Аргентина", "grape": "Мальбек",
-          "food": ["стейк"], "region": "Мендоса"}
+    ok = {
+        "wine_type": "red",
+        "sweetness": "dry",
+        "price_max": 2500,
+        "country": "Аргентина",
+        "grape": "Мальбек",
+        "food": ["стейк"],
+        "region": "Мендоса",
+    }
     assert constraint_violations(malbec, ok, previous_ids=set(), previous_prices=[], wine_id="x") == []
     broken = constraint_violations(
-        malbec, {"wine_type": "white", "price_max": 2000, "country": "Чили", "food": ["рыб"], "grape": "Рислинг",
-                 "cheaper_than_previous": True, "not_previous": True},
-        previous_ids={"x"}, previous_prices=[1990.0], wine_id="x")
+        malbec,
+        {
+            "wine_type": "white",
+            "price_max": 2000,
+            "country": "Чили",
+            "food": ["рыб"],
+            "grape": "Рислинг",
+            "cheaper_than_previous": True,
+            "not_previous": True,
+        },
+        previous_ids={"x"},
+        previous_prices=[1990.0],
+        wine_id="x",
+    )
     assert len(broken) == 7
 
 
@@ -107,8 +159,14 @@ def test_constraints_on_catalogue_rows(catalog):
 
 
 def test_an_invented_wine_is_ungrounded_and_breaks_every_constraint(catalog):
-    case = make_case({"response_type": "recommendation", "tool": "search_wines", "filters": {"wine_type": "red"},
-                      "constraints": {"wine_type": "red"}})
+    case = make_case(
+        {
+            "response_type": "recommendation",
+            "tool": "search_wines",
+            "filters": {"wine_type": "red"},
+            "constraints": {"wine_type": "red"},
+        }
+    )
     real = tool_wine(catalog, wine_id(catalog, "Malbec", "Luigi Bosca"))
     invented = {"id": None, "name": "Château Imaginaire"}
     turn = make_turn([real, invented], [search("search_wines", {"wine_type": "red"}, [real])])
@@ -129,9 +187,10 @@ def test_a_real_wine_not_returned_this_turn_is_ungrounded(catalog):
 
 
 def test_follow_up_constraints_use_the_previous_turn(catalog):
-    case = make_case({"response_type": "recommendation", "constraints": {"cheaper_than_previous": True,
-                                                                         "not_previous": True}},
-                     history=["красное до 3000"])
+    case = make_case(
+        {"response_type": "recommendation", "constraints": {"cheaper_than_previous": True, "not_previous": True}},
+        history=["красное до 3000"],
+    )
     rioja = tool_wine(catalog, wine_id(catalog, "Rioja Reserva", "Marqués de Riscal"))  # 2690
     cheap = tool_wine(catalog, wine_id(catalog, "Мукузани", "Tbilvino"))  # 1290
     pricey = tool_wine(catalog, wine_id(catalog, "Malbec", "Luigi Bosca"))  # 2490
@@ -147,12 +206,18 @@ def test_follow_up_constraints_use_the_previous_turn(catalog):
 
 def test_recall_ranks_scored_candidates_first(catalog):
     labels = [("Chablis", "Domaine William Fèvre"), ("Albariño", "Martín Códax"), ("Сибирьковый", "Ведерниковъ")]
-    case = make_case({"response_type": "recommendation", "tool": "semantic_search",
-                      "relevant": [{"name": n, "producer": p} for n, p in labels]})
+    case = make_case(
+        {
+            "response_type": "recommendation",
+            "tool": "semantic_search",
+            "relevant": [{"name": n, "producer": p} for n, p in labels],
+        }
+    )
     ids = {n: wine_id(catalog, n, p) for n, p in labels}
     others = [wid for wid in catalog.rows if wid not in ids.values()][:6]
-    semantic = [tool_wine(catalog, ids["Chablis"], 0.9)] + [tool_wine(catalog, w, 0.8 - i / 100)
-                                                             for i, w in enumerate(others[:4])]
+    semantic = [tool_wine(catalog, ids["Chablis"], 0.9)] + [
+        tool_wine(catalog, w, 0.8 - i / 100) for i, w in enumerate(others[:4])
+    ]
     semantic.append(tool_wine(catalog, ids["Albariño"], 0.5))  # 6th by score: outside the top 5
     structured = [tool_wine(catalog, ids["Сибирьковый"])]  # no score: ranked after every scored wine
     turn = make_turn([semantic[0]], [search("search_wines", {}, structured), search("semantic_search", {}, semantic)])
@@ -163,11 +228,22 @@ def test_recall_ranks_scored_candidates_first(catalog):
 
 
 def test_recall_is_capped_at_five_labels(catalog):
-    names = ["Beaujolais-Villages", "Pinot Grigio", "Rueda Verdejo", "Whispering Angel", "Dr. L Riesling",
-             "Casal Garcia Vinho Verde"]
+    names = [
+        "Beaujolais-Villages",
+        "Pinot Grigio",
+        "Rueda Verdejo",
+        "Whispering Angel",
+        "Dr. L Riesling",
+        "Casal Garcia Vinho Verde",
+    ]
     labels = [(n, catalog.get(catalog.find_by_name(n))["producer"]) for n in names]
-    case = make_case({"response_type": "recommendation", "tool": "semantic_search",
-                      "relevant": [{"name": n, "producer": p} for n, p in labels]})
+    case = make_case(
+        {
+            "response_type": "recommendation",
+            "tool": "semantic_search",
+            "relevant": [{"name": n, "producer": p} for n, p in labels],
+        }
+    )
     found = [tool_wine(catalog, wine_id(catalog, n, p), 0.9 - i / 10) for i, (n, p) in enumerate(labels[:5])]
     turn = make_turn(found[:3], [search("semantic_search", {"query": "лёгкое"}, found)])
     score = score_case(CaseRun(case=case, chat_id=-1, turn=turn), catalog)
@@ -192,9 +268,18 @@ def test_guards_and_tool_choice(catalog):
 def test_model_groundedness_judges_the_first_draft(catalog):
     case = make_case({"response_type": "recommendation"})
     real = tool_wine(catalog, wine_id(catalog, "Malbec", "Luigi Bosca"))
-    draft = json.dumps({"response_type": "recommendation", "intro": "…", "closing": "…", "guard_type": None,
-                        "wines": [{"wine_id": None, "wine_name": "Château Imaginaire", "description": "…"},
-                                  {"wine_id": real["id"], "wine_name": "Malbec", "description": "…"}]})
+    draft = json.dumps(
+        {
+            "response_type": "recommendation",
+            "intro": "…",
+            "closing": "…",
+            "guard_type": None,
+            "wines": [
+                {"wine_id": None, "wine_name": "Château Imaginaire", "description": "…"},
+                {"wine_id": real["id"], "wine_name": "Malbec", "description": "…"},
+            ],
+        }
+    )
     llm_calls = [
         LLMCallRecord(None, [{"name": "search_wines", "arguments": "{}"}], 10, 5, 1.0, True),
         LLMCallRecord(draft, [], 10, 5, 1.0, True),
@@ -219,8 +304,10 @@ def test_percentile_matches_linear_interpolation():
 
 
 def test_thresholds_merge_modes_and_skip_unmeasured(catalog):
-    data = {"targets": {"groundedness": {"min": 1.0}, "recall_at_5_mood": {"min": 0.6}},
-            "modes": {"offline": {"tool_choice_accuracy": {"min": 0.9}}, "llm": {"tool_choice_accuracy": {"min": 0.5}}}}
+    data = {
+        "targets": {"groundedness": {"min": 1.0}, "recall_at_5_mood": {"min": 0.6}},
+        "modes": {"offline": {"tool_choice_accuracy": {"min": 0.9}}, "llm": {"tool_choice_accuracy": {"min": 0.5}}},
+    }
     assert thresholds_for(data, "llm")["tool_choice_accuracy"] == {"min": 0.5}
     case = make_case({"response_type": "recommendation", "tool": "search_wines"})
     real = tool_wine(catalog, wine_id(catalog, "Malbec", "Luigi Bosca"))
@@ -229,12 +316,36 @@ def test_thresholds_merge_modes_and_skip_unmeasured(catalog):
     rows = {r["metric"]: r for r in check_thresholds(summary, thresholds_for(data, "offline"))}
     assert rows["groundedness"]["ok"] and rows["recall_at_5_mood"]["status"] == "not measured"
     assert not rows["tool_choice_accuracy"]["ok"]
-    report = {"meta": {"mode": "offline", "model": "m", "finished_at": "now", "command": "sommelier eval",
-                       "golden_set": "g", "cases": 1, "turns": 1, "database": "db", "catalog_wines": 64,
-                       "embedding_model": "e", "machine": {"cpu": "cpu", "cpus": 1, "python": "3", "platform": "p"},
-                       "duration_s": 0.1},
-              "summary": summary, "thresholds": {"passed": False, "rows": list(rows.values())},
-              "cases": [{"score": {"id": "case", "category": "c", "query": "запрос", "history": [], "passed": False,
-                                   "failures": ["tools called: semantic_search"], "warnings": []}}]}
+    report = {
+        "meta": {
+            "mode": "offline",
+            "model": "m",
+            "finished_at": "now",
+            "command": "sommelier eval",
+            "golden_set": "g",
+            "cases": 1,
+            "turns": 1,
+            "database": "db",
+            "catalog_wines": 64,
+            "embedding_model": "e",
+            "machine": {"cpu": "cpu", "cpus": 1, "python": "3", "platform": "p"},
+            "duration_s": 0.1,
+        },
+        "summary": summary,
+        "thresholds": {"passed": False, "rows": list(rows.values())},
+        "cases": [
+            {
+                "score": {
+                    "id": "case",
+                    "category": "c",
+                    "query": "запрос",
+                    "history": [],
+                    "passed": False,
+                    "failures": ["tools called: semantic_search"],
+                    "warnings": [],
+                }
+            }
+        ],
+    }
     markdown = render_markdown(report, thresholds_for(data, "offline"))
     assert "❌" in markdown and "tools called: semantic_search" in markdown

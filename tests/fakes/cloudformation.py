@@ -11,8 +11,11 @@ class CloudFormationResponses(BaseHTTPRequestHandler):
     def do_PUT(self):  # noqa: N802 - http.server naming
         length = int(self.headers.get("Content-Length", "0"))
         self.server.responses.append(  # type: ignore[attr-defined]
-            {"path": self.path, "content_type": self.headers.get("Content-Type"),
-             "body": json.loads(self.rfile.read(length))}
+            {
+                "path": self.path,
+                "content_type": self.headers.get("Content-Type"),
+                "body": json.loads(self.rfile.read(length)),
+            }
         )
         self.send_response(200)
         self.send_header("Content-Length", "0")

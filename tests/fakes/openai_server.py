@@ -33,9 +33,10 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Mapping
+from typing import Any
 
 __all__ = [
     "FakeOpenAI",
@@ -251,7 +252,7 @@ def _json_bytes(obj: Any) -> bytes:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
-    fake: "FakeOpenAI"
+    fake: FakeOpenAI
 
     def handle_error(self, request: Any, client_address: Any) -> None:  # noqa: D401
         # Connection resets/broken pipes are expected (client timeouts, drops).
@@ -424,7 +425,7 @@ class FakeOpenAI:
         self.base_url = ""
 
     # -- lifecycle ---------------------------------------------------------
-    def start(self) -> "FakeOpenAI":
+    def start(self) -> FakeOpenAI:
         if self._server is not None:
             raise RuntimeError("FakeOpenAI already started")
         self._stopping.clear()
@@ -458,7 +459,7 @@ class FakeOpenAI:
             self._thread.join(timeout=2)
             self._thread = None
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

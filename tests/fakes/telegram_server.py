@@ -41,10 +41,11 @@ import secrets
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 __all__ = [
@@ -223,16 +224,36 @@ class HtmlParseError(ValueError):
 
 _HTML_TAGS = frozenset(
     {
-        "b", "strong", "i", "em", "u", "ins", "s", "strike", "del",
-        "span", "tg-spoiler", "a", "code", "pre", "blockquote", "tg-emoji",
+        "b",
+        "strong",
+        "i",
+        "em",
+        "u",
+        "ins",
+        "s",
+        "strike",
+        "del",
+        "span",
+        "tg-spoiler",
+        "a",
+        "code",
+        "pre",
+        "blockquote",
+        "tg-emoji",
     }
 )
 _SIMPLE_ENTITY_TYPES = {
-    "b": "bold", "strong": "bold",
-    "i": "italic", "em": "italic",
-    "u": "underline", "ins": "underline",
-    "s": "strikethrough", "strike": "strikethrough", "del": "strikethrough",
-    "tg-spoiler": "spoiler", "span": "spoiler",
+    "b": "bold",
+    "strong": "bold",
+    "i": "italic",
+    "em": "italic",
+    "u": "underline",
+    "ins": "underline",
+    "s": "strikethrough",
+    "strike": "strikethrough",
+    "del": "strikethrough",
+    "tg-spoiler": "spoiler",
+    "span": "spoiler",
 }
 _NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
 _ENTITY_RE = re.compile(r"&(?:#([0-9]{1,8})|#[xX]([0-9a-fA-F]{1,8})|([a-zA-Z]{1,10}));")
@@ -294,9 +315,7 @@ def parse_html(src: str) -> tuple[str, list[dict[str, Any]]]:
         if c == "&":
             dec = _decode_entity(src, i)
             if dec is None:
-                raise HtmlParseError(
-                    f"Unsupported HTML entity or unescaped \"&\" at byte offset {byte_offset(i)}"
-                )
+                raise HtmlParseError(f'Unsupported HTML entity or unescaped "&" at byte offset {byte_offset(i)}')
             out.append(dec[0])
             u16 += utf16_len(dec[0])
             i = dec[1]
@@ -319,8 +338,7 @@ def parse_html(src: str) -> tuple[str, list[dict[str, Any]]]:
             top = stack[-1][0]
             if name != top:
                 raise HtmlParseError(
-                    f'Unmatched end tag at byte offset {byte_offset(begin)}, '
-                    f'expected "</{top}>", found "</{name}>"'
+                    f'Unmatched end tag at byte offset {byte_offset(begin)}, expected "</{top}>", found "</{name}>"'
                 )
             tag, start, attrs, _, extra = stack.pop()
             length = u16 - start
@@ -379,9 +397,7 @@ def parse_html(src: str) -> tuple[str, list[dict[str, Any]]]:
                 k += 1
             attr = src[j:k].lower()
             if not attr:
-                raise HtmlParseError(
-                    f'Empty attribute name in the tag "{name}" at byte offset {byte_offset(begin)}'
-                )
+                raise HtmlParseError(f'Empty attribute name in the tag "{name}" at byte offset {byte_offset(begin)}')
             j = k
             while j < n and src[j] in _SPACE:
                 j += 1
@@ -409,13 +425,9 @@ def parse_html(src: str) -> tuple[str, list[dict[str, Any]]]:
                     j = k
             attrs[attr] = _decode_attr_value(value)
         if name == "span" and attrs.get("class") != "tg-spoiler":
-            raise HtmlParseError(
-                f'Tag "span" must have class "tg-spoiler" at byte offset {byte_offset(begin)}'
-            )
+            raise HtmlParseError(f'Tag "span" must have class "tg-spoiler" at byte offset {byte_offset(begin)}')
         if name == "tg-emoji" and not attrs.get("emoji-id"):
-            raise HtmlParseError(
-                f'Tag "tg-emoji" must have attribute "emoji-id" at byte offset {byte_offset(begin)}'
-            )
+            raise HtmlParseError(f'Tag "tg-emoji" must have attribute "emoji-id" at byte offset {byte_offset(begin)}')
         stack.append([name, u16, attrs, byte_offset(begin), {}])
         i = j
 
@@ -536,7 +548,7 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 256
 
-    def __init__(self, fake: "FakeTelegram"):
+    def __init__(self, fake: FakeTelegram):
         self.fake = fake
         self.connections: set[socket.socket] = set()
         self.conn_lock = threading.Lock()
@@ -742,7 +754,7 @@ class FakeTelegram:
         """``{base_url}/bot{token}`` — append ``/{method}``."""
         return f"{self.base_url}/bot{self.token}"
 
-    def start(self) -> "FakeTelegram":
+    def start(self) -> FakeTelegram:
         if self._server is not None:
             return self
         self._stopping.clear()
@@ -779,7 +791,7 @@ class FakeTelegram:
         self._server = None
         self._thread = None
 
-    def __enter__(self) -> "FakeTelegram":
+    def __enter__(self) -> FakeTelegram:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -1014,9 +1026,7 @@ class FakeTelegram:
             return {"id": chat_id, "type": "supergroup", "title": "Test supergroup"}
         return {"id": chat_id, "type": "group", "title": "Test group"}
 
-    def _format(
-        self, text: str, parse_mode: Any, entities: Any
-    ) -> tuple[str, list[dict[str, Any]]]:
+    def _format(self, text: str, parse_mode: Any, entities: Any) -> tuple[str, list[dict[str, Any]]]:
         mode = (parse_mode or "").strip().lower() if isinstance(parse_mode, str) else ""
         if mode == "html":
             try:
@@ -1040,7 +1050,9 @@ class FakeTelegram:
         if "inline_keyboard" in markup:
             rows = markup["inline_keyboard"]
             if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
-                raise _bad("Bad Request: field \"inline_keyboard\" of the InlineKeyboardMarkup must be an Array of Arrays")
+                raise _bad(
+                    'Bad Request: field "inline_keyboard" of the InlineKeyboardMarkup must be an Array of Arrays'
+                )
             for row in rows:
                 for button in row:
                     if not isinstance(button, dict) or not isinstance(button.get("text"), str):
@@ -1138,7 +1150,9 @@ class FakeTelegram:
         p = call.params
         chat = self._chat(p)
         caption = p.get("caption")
-        plain, ents = self._format("" if caption is None else str(caption), p.get("parse_mode"), p.get("caption_entities"))
+        plain, ents = self._format(
+            "" if caption is None else str(caption), p.get("parse_mode"), p.get("caption_entities")
+        )
         if utf16_len(plain) > CAPTION_LIMIT:
             raise _bad("Bad Request: message caption is too long")
         markup = self._markup(p)
@@ -1216,7 +1230,12 @@ class FakeTelegram:
         known = self._messages.get((chat["id"], mid))
         if known is None:
             # Not sent through this fake (e.g. a user-visible message from a pushed update).
-            msg: dict[str, Any] = {"message_id": mid, "from": dict(self.bot_user), "chat": chat, "date": int(time.time())}
+            msg: dict[str, Any] = {
+                "message_id": mid,
+                "from": dict(self.bot_user),
+                "chat": chat,
+                "date": int(time.time()),
+            }
             self._attach_markup(msg, markup)
             return msg, None
         new_inline = (markup or {}).get("inline_keyboard") or None
@@ -1241,7 +1260,12 @@ class FakeTelegram:
         chat, mid = self._lookup_for_edit(p)
         known = self._messages.get((chat["id"], mid))
         if known is None:
-            msg: dict[str, Any] = {"message_id": mid, "from": dict(self.bot_user), "chat": chat, "date": int(time.time())}
+            msg: dict[str, Any] = {
+                "message_id": mid,
+                "from": dict(self.bot_user),
+                "chat": chat,
+                "date": int(time.time()),
+            }
         else:
             new_inline = (markup or {}).get("inline_keyboard") or None
             old_inline = (known.get("reply_markup") or {}).get("inline_keyboard") or None

@@ -18,8 +18,13 @@ def private_chat(cid: int = TEST_CHAT) -> dict:
 
 
 def text_update(update_id: int, text: str, chat_id: int = TEST_CHAT, **extra) -> dict:
-    message = {"message_id": update_id, "date": 1763800000, "chat": private_chat(chat_id), "from": user(chat_id),
-               "text": text}
+    message = {
+        "message_id": update_id,
+        "date": 1763800000,
+        "chat": private_chat(chat_id),
+        "from": user(chat_id),
+        "text": text,
+    }
     if text.startswith("/"):
         message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
     message.update(extra)
@@ -32,9 +37,15 @@ def webhook_event(body: dict | str, secret: str | None = TEST_WEBHOOK_SECRET, *,
     if secret is not None:
         headers["x-telegram-bot-api-secret-token"] = secret
     text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
-    return {"version": "2.0", "routeKey": "POST /telegram/webhook", "rawPath": "/telegram/webhook",
-            "headers": headers, "body": text, "isBase64Encoded": base64_body,
-            "requestContext": {"http": {"method": "POST", "path": "/telegram/webhook"}}}
+    return {
+        "version": "2.0",
+        "routeKey": "POST /telegram/webhook",
+        "rawPath": "/telegram/webhook",
+        "headers": headers,
+        "body": text,
+        "isBase64Encoded": base64_body,
+        "requestContext": {"http": {"method": "POST", "path": "/telegram/webhook"}},
+    }
 
 
 class ListSink:

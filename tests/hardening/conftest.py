@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from sommelier.db.pool import reset_default_database
+
 from tests.hardening.support import BOT, SECRET
 
 
@@ -16,8 +16,15 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
     monkeypatch.setenv("TELEGRAM_BOT_USERNAME", BOT)
     monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
-    for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "IMAGES_BUCKET",
-                 "TOOL_FUNCTION_NAME", "SOMMELIER_SECRETS_ARN"):
+    for name in (
+        "QUEUE_URL",
+        "IDEMPOTENCY_TABLE",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "IMAGES_BUCKET",
+        "TOOL_FUNCTION_NAME",
+        "SOMMELIER_SECRETS_ARN",
+    ):
         monkeypatch.delenv(name, raising=False)
     import sommelier.telegram.ingress as ingress
 

@@ -22,29 +22,58 @@ from tests.bot_harness import deliver
 from tests.fakes.openai_server import reply
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.telegram_updates import (
-    TEST_BOT, TEST_CHAT, TEST_WEBHOOK_SECRET, ListSink, private_chat, text_update, user, webhook_event,
+    TEST_BOT,
+    TEST_CHAT,
+    TEST_WEBHOOK_SECRET,
+    ListSink,
+    private_chat,
+    text_update,
+    user,
+    webhook_event,
 )
 
 # What the hardening tests import from here.
 __all__ = [
-    "BOT", "CHAT", "CORPORA", "HARDENING", "ListSink", "SECRET", "TRACEBACK", "catalogue_in_prompt", "deliver",
-    "make_bot", "private_chat", "record_figure", "shown_texts", "text_update", "tool_results", "user",
-    "webhook_event", "json_strategies",
+    "BOT",
+    "CHAT",
+    "CORPORA",
+    "HARDENING",
+    "ListSink",
+    "SECRET",
+    "TRACEBACK",
+    "catalogue_in_prompt",
+    "deliver",
+    "make_bot",
+    "private_chat",
+    "record_figure",
+    "shown_texts",
+    "text_update",
+    "tool_results",
+    "user",
+    "webhook_event",
+    "json_strategies",
 ]
 
 
 def json_strategies(*, max_text: int, max_key: int, max_leaves: int):
     """(scalars, values): any JSON scalar (NaN, infinities and huge integers included), and any JSON
     value built from them, nested lists and objects."""
-    scalars = (st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
-               | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=max_text))
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(min_value=-(2**70), max_value=2**70)
+        | st.floats(allow_nan=True, allow_infinity=True)
+        | st.text(max_size=max_text)
+    )
     values = st.recursive(
         scalars,
-        lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=max_key), children,
-                                                                            max_size=4),
+        lambda children: (
+            st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=max_key), children, max_size=4)
+        ),
         max_leaves=max_leaves,
     )
     return scalars, values
+
 
 SECRET = TEST_WEBHOOK_SECRET
 BOT = TEST_BOT
@@ -58,8 +87,12 @@ HARDENING = settings(
     derandomize=True,
     database=None,
     print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                           HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
 )
 
 
@@ -84,8 +117,18 @@ def said(body: dict) -> str:
 
 def echo_answer(body: dict):
     """Fake LLM: an informational answer quoting the customer's message (shows order and content)."""
-    return reply(json.dumps({"response_type": "informational", "intro": f"Ответ на: {said(body)}", "wines": [],
-                             "closing": "Что-нибудь ещё?", "guard_type": None}, ensure_ascii=False))
+    return reply(
+        json.dumps(
+            {
+                "response_type": "informational",
+                "intro": f"Ответ на: {said(body)}",
+                "wines": [],
+                "closing": "Что-нибудь ещё?",
+                "guard_type": None,
+            },
+            ensure_ascii=False,
+        )
+    )
 
 
 def tool_results(body: dict) -> list[dict]:

@@ -18,18 +18,36 @@ from pathlib import Path
 import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
-
 from sommelier.config import EMBEDDING_DIMENSIONS
 from sommelier.embeddings.local import LOCAL_MODEL_NAME
 from sommelier.tools.handler import OPERATIONS, handle
+
 from tests.hardening.support import HARDENING, json_strategies, record_figure
 
 ROOT = Path(__file__).resolve().parents[2]
-READ_ONLY = {"search_wines", "semantic_search", "get_wines", "get_list", "load_history", "catalog_stats",
-             "export_wines", "embedding_texts"}
+READ_ONLY = {
+    "search_wines",
+    "semantic_search",
+    "get_wines",
+    "get_list",
+    "load_history",
+    "catalog_stats",
+    "export_wines",
+    "embedding_texts",
+}
 KEYS = {
-    "search_wines": ["wine_type", "sweetness", "grape_variety", "price_min", "price_max", "country", "region",
-                     "food_pairing", "limit", "exclude_ids"],
+    "search_wines": [
+        "wine_type",
+        "sweetness",
+        "grape_variety",
+        "price_min",
+        "price_max",
+        "country",
+        "region",
+        "food_pairing",
+        "limit",
+        "exclude_ids",
+    ],
     "semantic_search": ["query", "wine_type", "price_max", "embedding", "embedding_model", "limit", "exclude_ids"],
     "get_wines": ["ids"],
     "get_list": ["limit", "wine_type", "price_max", "exclude_ids"],
@@ -57,16 +75,58 @@ def test_every_operation_is_fuzzed():
 
 # ------------------------------------------------------------------ strategies
 json_scalars, json_values = json_strategies(max_text=30, max_key=10, max_leaves=12)
-nasty = st.sampled_from([
-    None, True, False, 0, -1, 1, 2**31, 2**53, 2**63, -(2**63), 1e308, -0.0, float("nan"), float("inf"), "", " ",
-    "\x00", "a\x00b", "%", "_", "\\", "' OR 1=1; DROP TABLE wines; --", "red", "RED", "красное", "semi-dry",
-    "Мальбек", "стейк", "США", "x" * 201, "я" * 1001, "🍷" * 300, "1 500 ₽", "2,5", [], {}, [None], ["red"],
-    [str(uuid.uuid4())], ["not-a-uuid"], [str(uuid.UUID(int=0))] * 201, {"$gt": ""}, {"__proto__": {}},
-])
+nasty = st.sampled_from(
+    [
+        None,
+        True,
+        False,
+        0,
+        -1,
+        1,
+        2**31,
+        2**53,
+        2**63,
+        -(2**63),
+        1e308,
+        -0.0,
+        float("nan"),
+        float("inf"),
+        "",
+        " ",
+        "\x00",
+        "a\x00b",
+        "%",
+        "_",
+        "\\",
+        "' OR 1=1; DROP TABLE wines; --",
+        "red",
+        "RED",
+        "красное",
+        "semi-dry",
+        "Мальбек",
+        "стейк",
+        "США",
+        "x" * 201,
+        "я" * 1001,
+        "🍷" * 300,
+        "1 500 ₽",
+        "2,5",
+        [],
+        {},
+        [None],
+        ["red"],
+        [str(uuid.uuid4())],
+        ["not-a-uuid"],
+        [str(uuid.UUID(int=0))] * 201,
+        {"$gt": ""},
+        {"__proto__": {}},
+    ]
+)
 plausible_ids = st.lists(st.uuids().map(str), max_size=5)
 vectors = st.one_of(
     st.integers(min_value=0, max_value=2**32).map(
-        lambda seed: [math.sin(seed + i) for i in range(EMBEDDING_DIMENSIONS)]),
+        lambda seed: [math.sin(seed + i) for i in range(EMBEDDING_DIMENSIONS)]
+    ),
     st.just([0.0] * EMBEDDING_DIMENSIONS),
     st.just([float("nan")] * EMBEDDING_DIMENSIONS),
     st.just([1.0] * (EMBEDDING_DIMENSIONS + 1)),
@@ -85,15 +145,53 @@ def import_rows(draw):
 
 
 texts = st.one_of(
-    st.text(max_size=40), st.text(min_size=150, max_size=260),
-    st.sampled_from(["", " ", "\x00", "a\x00b", "\u202eRTL\u202c", "🍷" * 600, "x" * 2000, "x" * 2001, "<b>", "%_\\",
-                     "' OR 1=1; --", "красное", "Мальбек", "стейк", "Тоскана", "США", "ru", "en-US"]),
+    st.text(max_size=40),
+    st.text(min_size=150, max_size=260),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "\x00",
+            "a\x00b",
+            "\u202eRTL\u202c",
+            "🍷" * 600,
+            "x" * 2000,
+            "x" * 2001,
+            "<b>",
+            "%_\\",
+            "' OR 1=1; --",
+            "красное",
+            "Мальбек",
+            "стейк",
+            "Тоскана",
+            "США",
+            "ru",
+            "en-US",
+        ]
+    ),
 )
-telegram_ids = st.one_of(st.integers(min_value=-(2**53) - 2, max_value=2**53 + 2),
-                         st.sampled_from([0, 1, -1, 7700001, -1001234567890, 2**53 - 1, 2**53]))
+telegram_ids = st.one_of(
+    st.integers(min_value=-(2**53) - 2, max_value=2**53 + 2),
+    st.sampled_from([0, 1, -1, 7700001, -1001234567890, 2**53 - 1, 2**53]),
+)
 TYPED = {
-    **{k: texts for k in ("user_text", "answer_text", "username", "first_name", "last_name", "language_code",
-                          "file_id", "query", "grape_variety", "country", "region", "food_pairing")},
+    **{
+        k: texts
+        for k in (
+            "user_text",
+            "answer_text",
+            "username",
+            "first_name",
+            "last_name",
+            "language_code",
+            "file_id",
+            "query",
+            "grape_variety",
+            "country",
+            "region",
+            "food_pairing",
+        )
+    },
     **{k: telegram_ids for k in ("chat_id", "user_id", "update_id", "telegram_user_id", "message_id")},
     "rating": st.sampled_from([-1, 1, 0, 2, -2, True]),
     "active": st.booleans(),
@@ -111,12 +209,16 @@ def value_for(key: str):
     if typed is not None:
         return typed | typed | json_values | nasty
     extra = {
-        "ids": plausible_ids, "exclude_ids": plausible_ids, "wine_ids": plausible_ids,
-        "wine_id": st.uuids().map(str), "embedding": vectors,
+        "ids": plausible_ids,
+        "exclude_ids": plausible_ids,
+        "wine_ids": plausible_ids,
+        "wine_id": st.uuids().map(str),
+        "embedding": vectors,
         "embedding_model": st.sampled_from([LOCAL_MODEL_NAME, "text-embedding-3-small", ""]),
         "wines": st.lists(import_rows() | json_values, max_size=3),
-        "items": st.lists(st.fixed_dictionaries({"id": st.uuids().map(str), "embedding": vectors}) | json_values,
-                          max_size=2),
+        "items": st.lists(
+            st.fixed_dictionaries({"id": st.uuids().map(str), "embedding": vectors}) | json_values, max_size=2
+        ),
         "profile": st.dictionaries(st.text(max_size=8), json_scalars, max_size=3),
     }.get(key)
     base = json_values | nasty
@@ -129,16 +231,34 @@ def plausible(name: str, ids: list[str]) -> dict:
     row = {k: (v if v is not None else "") for k, v in CATALOG[0].items() if k != "image"}
     return {
         "search_wines": {"wine_type": "red", "sweetness": "dry", "food_pairing": "стейк", "price_max": 3000},
-        "semantic_search": {"query": "лёгкое белое на лето", "embedding": vector, "embedding_model": LOCAL_MODEL_NAME,
-                            "wine_type": "white"},
+        "semantic_search": {
+            "query": "лёгкое белое на лето",
+            "embedding": vector,
+            "embedding_model": LOCAL_MODEL_NAME,
+            "wine_type": "white",
+        },
         "get_wines": {"ids": ids[:3]},
         "get_list": {"limit": 5, "wine_type": "red"},
         "load_history": {"chat_id": 7700001, "limit": 10},
-        "save_turn": {"chat_id": 7700001, "user_id": 7700001, "update_id": 1, "user_text": "привет",
-                      "answer_text": "Здравствуйте!\n\nЧем помочь?", "wine_ids": ids[:1], "response_type": "recommendation"},
+        "save_turn": {
+            "chat_id": 7700001,
+            "user_id": 7700001,
+            "update_id": 1,
+            "user_text": "привет",
+            "answer_text": "Здравствуйте!\n\nЧем помочь?",
+            "wine_ids": ids[:1],
+            "response_type": "recommendation",
+        },
         "reset_history": {"chat_id": 7700001},
-        "upsert_user": {"telegram_user_id": 7700001, "chat_id": 7700001, "username": "anna", "first_name": "Анна",
-                        "last_name": None, "language_code": "ru", "profile": {"любит": "красное"}},
+        "upsert_user": {
+            "telegram_user_id": 7700001,
+            "chat_id": 7700001,
+            "username": "anna",
+            "first_name": "Анна",
+            "last_name": None,
+            "language_code": "ru",
+            "profile": {"любит": "красное"},
+        },
         "set_user_active": {"chat_id": 7700001, "active": False},
         "cache_photo": {"wine_id": ids[0], "file_id": "AgACAgIAAxkBAAIB"},
         "save_feedback": {"chat_id": 7700001, "user_id": 7700001, "message_id": 1, "rating": 1, "wine_id": ids[0]},
@@ -153,16 +273,20 @@ def plausible(name: str, ids: list[str]) -> dict:
 def arguments_for(name: str, ids: list[str]):
     keys = KEYS[name]
     shaped = st.fixed_dictionaries({}, optional={k: value_for(k) for k in keys})
-    with_extra = st.builds(lambda d, extra: {**extra, **d}, shaped,
-                           st.dictionaries(st.text(max_size=8), json_scalars, max_size=2))
+    with_extra = st.builds(
+        lambda d, extra: {**extra, **d}, shaped, st.dictionaries(st.text(max_size=8), json_scalars, max_size=2)
+    )
     as_string = shaped.map(lambda d: json.dumps(d, ensure_ascii=False))  # LLMs send arguments as a JSON string
 
     @st.composite
     def broken_one_key_at_a_time(draw):
         args = json.loads(json.dumps(plausible(name, ids)))
         count = draw(st.sampled_from([0, 1, 1, 1, 2]))
-        for key in draw(st.lists(st.sampled_from(keys or ["unknown"]), min_size=count, max_size=count, unique=True)
-                        if len(keys or ["unknown"]) >= count else st.just([])):
+        for key in draw(
+            st.lists(st.sampled_from(keys or ["unknown"]), min_size=count, max_size=count, unique=True)
+            if len(keys or ["unknown"]) >= count
+            else st.just([])
+        ):
             if draw(st.integers(min_value=0, max_value=4)) == 0:
                 args.pop(key, None)
             else:
@@ -240,20 +364,34 @@ def test_write_operations_answer_json(name, fresh_db):
 
 
 @settings(HARDENING, max_examples=80)
-@given(event=json_values | st.fixed_dictionaries({"tool": st.sampled_from(sorted(OPERATIONS)) | st.text(max_size=20),
-                                                   "arguments": json_values}))
+@given(
+    event=json_values
+    | st.fixed_dictionaries(
+        {"tool": st.sampled_from(sorted(OPERATIONS)) | st.text(max_size=20), "arguments": json_values}
+    )
+)
 def test_random_events(catalog_db, event):
     assert_json_object(handle(event, catalog_db))
 
 
 DEEP = "[" * 100_000 + "]" * 100_000
 HAND_WRITTEN_EVENTS = [
-    "not json", "", "[]", "null", '{"tool": 5}', '{"tool": "drop_tables"}', '{"tool": "search_wines", "arguments": 5}',
-    '{"tool": "search_wines", "arguments": "not json"}', '{"tool": "search_wines", "arguments": "' + "[" * 50_000 + '"}',
-    json.dumps({"tool": "search_wines", "arguments": DEEP}), '{"tool": "search_wines", "arguments": ' + DEEP + "}",
-    b'{"tool": "search_wines", "arguments": {"country": "\xff"}}', {"tool": "get_wines", "arguments": {"ids": DEEP}},
+    "not json",
+    "",
+    "[]",
+    "null",
+    '{"tool": 5}',
+    '{"tool": "drop_tables"}',
+    '{"tool": "search_wines", "arguments": 5}',
+    '{"tool": "search_wines", "arguments": "not json"}',
+    '{"tool": "search_wines", "arguments": "' + "[" * 50_000 + '"}',
+    json.dumps({"tool": "search_wines", "arguments": DEEP}),
+    '{"tool": "search_wines", "arguments": ' + DEEP + "}",
+    b'{"tool": "search_wines", "arguments": {"country": "\xff"}}',
+    {"tool": "get_wines", "arguments": {"ids": DEEP}},
     {"tool": "semantic_search", "arguments": {"query": "вино", "embedding": "[1, 2]", "embedding_model": "m"}},
-    {"tool": "search_wines", "arguments": {"limit": float("nan")}}, {"tool": "search_wines", "arguments": {"limit": 10**400}},
+    {"tool": "search_wines", "arguments": {"limit": float("nan")}},
+    {"tool": "search_wines", "arguments": {"limit": 10**400}},
 ]
 
 
@@ -276,7 +414,14 @@ def test_lambda_handler_of_the_tool_function(catalog_db, monkeypatch):
         function_name, memory_limit_in_mb, aws_request_id = "tools", 512, "req-1"
         invoked_function_arn = "arn:aws:lambda:eu-central-1:123456789012:function:tools"
 
-    for event in (None, [], "x", {"tool": None}, {"tool": "search_wines", "arguments": {"price_max": "дёшево"}},
-                  {"tool": "get_wines", "arguments": {"ids": ["x"]}}, {"tool": "search_wines", "arguments": {}}):
+    for event in (
+        None,
+        [],
+        "x",
+        {"tool": None},
+        {"tool": "search_wines", "arguments": {"price_max": "дёшево"}},
+        {"tool": "get_wines", "arguments": {"ids": ["x"]}},
+        {"tool": "search_wines", "arguments": {}},
+    ):
         assert_json_object(app.handler(event, Context()))
     reset_default_database()

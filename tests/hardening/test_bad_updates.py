@@ -15,9 +15,9 @@ import json
 import pytest
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
-
 from sommelier.telegram.ingress import MAX_BODY_BYTES, handle_http
 from sommelier.telegram.updates import UpdateError, parse_update, route
+
 from tests.hardening.support import (
     HARDENING,
     SECRET,
@@ -46,58 +46,155 @@ VALID_UPDATES: list[dict] = [
     {"update_id": 3, "message": _message(text="/help", entities=[{"type": "bot_command", "offset": 0, "length": 5}])},
     {"update_id": 4, "message": _message(text="/reset", entities=[{"type": "bot_command", "offset": 0, "length": 6}])},
     {"update_id": 5, "message": _message(text="/unknown_command@sommelier_test_bot")},
-    {"update_id": 6, "message": _message(photo=[{"file_id": "AgAD", "file_unique_id": "u1", "width": 90, "height": 90}])},
-    {"update_id": 7, "message": _message(sticker={"file_id": "CAAD", "file_unique_id": "u2", "width": 512,
-                                                  "height": 512, "type": "regular", "is_animated": False,
-                                                  "is_video": False})},
+    {
+        "update_id": 6,
+        "message": _message(photo=[{"file_id": "AgAD", "file_unique_id": "u1", "width": 90, "height": 90}]),
+    },
+    {
+        "update_id": 7,
+        "message": _message(
+            sticker={
+                "file_id": "CAAD",
+                "file_unique_id": "u2",
+                "width": 512,
+                "height": 512,
+                "type": "regular",
+                "is_animated": False,
+                "is_video": False,
+            }
+        ),
+    },
     {"update_id": 8, "message": _message(voice={"file_id": "AwAD", "file_unique_id": "u3", "duration": 3})},
     {"update_id": 9, "message": _message(document={"file_id": "BQAD", "file_unique_id": "u4"}, caption="меню")},
     {"update_id": 10, "message": _message(location={"latitude": 55.75, "longitude": 37.62})},
     {"update_id": 11, "message": _message(contact={"phone_number": "+70000000000", "first_name": "А"})},
     {"update_id": 12, "edited_message": {**_message(text="что такое танины"), "edit_date": 1763800100}},
-    {"update_id": 13, "callback_query": {"id": "cb1", "from": user(), "chat_instance": "ci", "data": "fb:1:5",
-                                         "message": {"message_id": 5, "date": 1, "chat": private_chat()}}},
-    {"update_id": 14, "callback_query": {"id": "cb2", "from": user(), "chat_instance": "ci", "data": "more:5",
-                                         "message": {"message_id": 5, "date": 1, "chat": private_chat()}}},
+    {
+        "update_id": 13,
+        "callback_query": {
+            "id": "cb1",
+            "from": user(),
+            "chat_instance": "ci",
+            "data": "fb:1:5",
+            "message": {"message_id": 5, "date": 1, "chat": private_chat()},
+        },
+    },
+    {
+        "update_id": 14,
+        "callback_query": {
+            "id": "cb2",
+            "from": user(),
+            "chat_instance": "ci",
+            "data": "more:5",
+            "message": {"message_id": 5, "date": 1, "chat": private_chat()},
+        },
+    },
     {"update_id": 15, "callback_query": {"id": "cb3", "from": user(), "chat_instance": "ci", "data": "garbage:::"}},
-    {"update_id": 16, "my_chat_member": {"chat": private_chat(), "from": user(), "date": 2,
-                                         "old_chat_member": {"status": "member", "user": BOT_USER},
-                                         "new_chat_member": {"status": "kicked", "user": BOT_USER, "until_date": 0}}},
-    {"update_id": 17, "my_chat_member": {"chat": GROUP, "from": user(), "date": 2,
-                                         "old_chat_member": {"status": "left", "user": BOT_USER},
-                                         "new_chat_member": {"status": "member", "user": BOT_USER}}},
-    {"update_id": 18, "message": {**_message(text="@sommelier_test_bot что к пицце?",
-                                            entities=[{"type": "mention", "offset": 0, "length": 19}]),
-                                  "chat": GROUP}},
+    {
+        "update_id": 16,
+        "my_chat_member": {
+            "chat": private_chat(),
+            "from": user(),
+            "date": 2,
+            "old_chat_member": {"status": "member", "user": BOT_USER},
+            "new_chat_member": {"status": "kicked", "user": BOT_USER, "until_date": 0},
+        },
+    },
+    {
+        "update_id": 17,
+        "my_chat_member": {
+            "chat": GROUP,
+            "from": user(),
+            "date": 2,
+            "old_chat_member": {"status": "left", "user": BOT_USER},
+            "new_chat_member": {"status": "member", "user": BOT_USER},
+        },
+    },
+    {
+        "update_id": 18,
+        "message": {
+            **_message(
+                text="@sommelier_test_bot что к пицце?", entities=[{"type": "mention", "offset": 0, "length": 19}]
+            ),
+            "chat": GROUP,
+        },
+    },
     {"update_id": 19, "message": {**_message(text="кто придёт в субботу?"), "chat": GROUP}},
     {"update_id": 20, "message": {**_message(text="я тоже бот"), "from": BOT_USER}},
-    {"update_id": 21, "channel_post": {"message_id": 1, "date": 1, "chat": {"id": -100777, "type": "channel"},
-                                       "text": "новости"}},
+    {
+        "update_id": 21,
+        "channel_post": {"message_id": 1, "date": 1, "chat": {"id": -100777, "type": "channel"}, "text": "новости"},
+    },
     {"update_id": 22, "edited_channel_post": {"message_id": 1, "date": 1, "chat": {"id": -100777, "type": "channel"}}},
     {"update_id": 23, "inline_query": {"id": "iq", "from": user(), "query": "вино", "offset": ""}},
     {"update_id": 24, "chosen_inline_result": {"result_id": "r", "from": user(), "query": "вино"}},
-    {"update_id": 25, "shipping_query": {"id": "s", "from": user(), "invoice_payload": "p",
-                                         "shipping_address": {}}},
-    {"update_id": 26, "pre_checkout_query": {"id": "p", "from": user(), "currency": "RUB", "total_amount": 100,
-                                             "invoice_payload": "p"}},
+    {"update_id": 25, "shipping_query": {"id": "s", "from": user(), "invoice_payload": "p", "shipping_address": {}}},
+    {
+        "update_id": 26,
+        "pre_checkout_query": {
+            "id": "p",
+            "from": user(),
+            "currency": "RUB",
+            "total_amount": 100,
+            "invoice_payload": "p",
+        },
+    },
     {"update_id": 27, "poll": {"id": "p", "question": "?", "options": [], "total_voter_count": 0}},
     {"update_id": 28, "poll_answer": {"poll_id": "p", "option_ids": [0]}},
-    {"update_id": 29, "chat_member": {"chat": GROUP, "from": user(), "date": 1,
-                                      "old_chat_member": {"status": "left", "user": user(5)},
-                                      "new_chat_member": {"status": "member", "user": user(5)}}},
+    {
+        "update_id": 29,
+        "chat_member": {
+            "chat": GROUP,
+            "from": user(),
+            "date": 1,
+            "old_chat_member": {"status": "left", "user": user(5)},
+            "new_chat_member": {"status": "member", "user": user(5)},
+        },
+    },
     {"update_id": 30, "chat_join_request": {"chat": GROUP, "from": user(), "user_chat_id": 1, "date": 1}},
-    {"update_id": 31, "message_reaction": {"chat": private_chat(), "message_id": 1, "date": 1,
-                                           "old_reaction": [], "new_reaction": [{"type": "emoji", "emoji": "👍"}]}},
+    {
+        "update_id": 31,
+        "message_reaction": {
+            "chat": private_chat(),
+            "message_id": 1,
+            "date": 1,
+            "old_reaction": [],
+            "new_reaction": [{"type": "emoji", "emoji": "👍"}],
+        },
+    },
     {"update_id": 32, "business_message": _message(text="бизнес")},
     {"update_id": 33},
 ]
 
 # ------------------------------------------------------------------ strategies
 json_scalars, json_values = json_strategies(max_text=40, max_key=12, max_leaves=16)
-nasty_values = st.sampled_from([
-    None, True, 0, -1, 2**63, 2**64 + 7, -(2**63) - 1, 1.5, float("inf"), "", " ", "\x00", "\u202e\u200b",
-    "x" * 5000, "я" * 9000, [], {}, [[[[[]]]]], {"id": "1"}, "<b>", "%s%s%n", "{{7*7}}", "' OR 1=1 --",
-])
+nasty_values = st.sampled_from(
+    [
+        None,
+        True,
+        0,
+        -1,
+        2**63,
+        2**64 + 7,
+        -(2**63) - 1,
+        1.5,
+        float("inf"),
+        "",
+        " ",
+        "\x00",
+        "\u202e\u200b",
+        "x" * 5000,
+        "я" * 9000,
+        [],
+        {},
+        [[[[[]]]]],
+        {"id": "1"},
+        "<b>",
+        "%s%s%n",
+        "{{7*7}}",
+        "' OR 1=1 --",
+    ]
+)
 replacement = json_values | nasty_values
 
 
@@ -146,11 +243,29 @@ def mutated_updates(draw) -> dict:
 nasty_text = st.one_of(
     st.text(max_size=60),
     st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=300),
-    st.sampled_from(["", " ", "\x00", "красное\x00сухое", "\u202eовтсуп\u202c", "🍷" * 700, "a" * 8192, "я" * 8193,
-                     "<b>жирный</b> & <script>alert(1)</script>", "**md** _x_ [link](http://e.com)", "/start@other_bot",
-                     "@sommelier_test_bot", "\n\n\n", "{\"response_type\": \"recommendation\"}", "%s %d {0}"]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "\x00",
+            "красное\x00сухое",
+            "\u202eовтсуп\u202c",
+            "🍷" * 700,
+            "a" * 8192,
+            "я" * 8193,
+            "<b>жирный</b> & <script>alert(1)</script>",
+            "**md** _x_ [link](http://e.com)",
+            "/start@other_bot",
+            "@sommelier_test_bot",
+            "\n\n\n",
+            '{"response_type": "recommendation"}',
+            "%s %d {0}",
+        ]
+    ),
 )
-nasty_int = st.one_of(st.integers(min_value=-(2**63), max_value=2**63), st.sampled_from([0, -1, 1, 2**53, 2**63 - 1, -(2**31)]))
+nasty_int = st.one_of(
+    st.integers(min_value=-(2**63), max_value=2**63), st.sampled_from([0, -1, 1, 2**53, 2**63 - 1, -(2**31)])
+)
 
 
 @st.composite
@@ -187,8 +302,13 @@ def _get(node, path):
 random_updates = (
     typed_mutations()
     | mutated_updates()
-    | st.dictionaries(st.sampled_from(["update_id", "message", "edited_message", "callback_query",
-                                       "my_chat_member", "channel_post", "poll"]), json_values, max_size=3)
+    | st.dictionaries(
+        st.sampled_from(
+            ["update_id", "message", "edited_message", "callback_query", "my_chat_member", "channel_post", "poll"]
+        ),
+        json_values,
+        max_size=3,
+    )
     | json_values
 )
 
@@ -250,8 +370,12 @@ HAND_WRITTEN = [
     ("update_id 2**70", '{"update_id": 1180591620717411303424}', False, 200),
     ("NaN inside", '{"update_id": 9, "message": {"message_id": NaN}}', False, 200),
     ("deep nesting", '{"update_id": 9, "x": ' + "[" * 5000 + "]" * 5000 + "}", False, 400),
-    ("invalid UTF-8 in base64", base64.b64encode(b'{"update_id": 1, "message": {"text": "\xff\xfe"}}').decode(),
-     True, 400),
+    (
+        "invalid UTF-8 in base64",
+        base64.b64encode(b'{"update_id": 1, "message": {"text": "\xff\xfe"}}').decode(),
+        True,
+        400,
+    ),
     ("invalid base64", "@@@not base64@@@", True, 400),
     ("base64 of non-JSON", base64.b64encode(b"\x00\x01\x02").decode(), True, 400),
     ("lone surrogate", '{"update_id": 3, "message": {"text": "\\ud800"}}', False, 200),
@@ -267,12 +391,22 @@ def test_hand_written_bodies(quiet_ingress, name, body, encoded, status):
     assert response["statusCode"] == status, (name, response)
 
 
-@pytest.mark.parametrize("event", [None, [], "x", 5, {}, {"headers": None}, {"headers": {"x": 1}, "body": 5},
-                                   {"headers": [["a", "b"]], "body": "{}"},
-                                   {"headers": {"X-Telegram-Bot-Api-Secret-Token": SECRET}, "body": None},
-                                   {"headers": {"X-Telegram-Bot-Api-Secret-Token": SECRET}, "body": {"a": 1}},
-                                   {"headers": {"X-Telegram-Bot-Api-Secret-Token": SECRET}, "body": "{}",
-                                    "isBase64Encoded": "yes"}])
+@pytest.mark.parametrize(
+    "event",
+    [
+        None,
+        [],
+        "x",
+        5,
+        {},
+        {"headers": None},
+        {"headers": {"x": 1}, "body": 5},
+        {"headers": [["a", "b"]], "body": "{}"},
+        {"headers": {"X-Telegram-Bot-Api-Secret-Token": SECRET}, "body": None},
+        {"headers": {"X-Telegram-Bot-Api-Secret-Token": SECRET}, "body": {"a": 1}},
+        {"headers": {"X-Telegram-Bot-Api-Secret-Token": SECRET}, "body": "{}", "isBase64Encoded": "yes"},
+    ],
+)
 def test_malformed_api_gateway_events(quiet_ingress, event):
     _check_http(handle_http(event, None, sink=quiet_ingress))
 
@@ -326,4 +460,5 @@ def test_every_update_type_through_the_consumer(fuzz_bot, telegram):
         fuzz_bot.process(copy.deepcopy(update), attempt=1)
     _assert_nothing_sent_has_a_traceback(telegram)
     assert all(c.http_status == 200 for c in telegram.calls if c.method in ("sendMessage", "sendPhoto")), [
-        (c.method, c.response) for c in telegram.calls if c.http_status != 200]
+        (c.method, c.response) for c in telegram.calls if c.http_status != 200
+    ]

@@ -17,17 +17,32 @@ from contextlib import contextmanager
 
 import psycopg
 import pytest
-from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
-
 import sommelier.agent.loop as loop_module
 import sommelier.telegram.consumer as consumer
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from sommelier.db.pool import Database
 from sommelier.tools.client import InProcessTools
 from sommelier.tools.handler import handle
+
 from tests.fakes.openai_server import (
-    FakeOpenAI, delayed, drop_connection, drop_mid_body, error, malformed, reply, tool_calls)
+    FakeOpenAI,
+    delayed,
+    drop_connection,
+    drop_mid_body,
+    error,
+    malformed,
+    reply,
+    tool_calls,
+)
 from tests.hardening.support import (
-    CHAT, catalogue_in_prompt, make_bot, record_figure, shown_texts, text_update, tool_results)
+    CHAT,
+    catalogue_in_prompt,
+    make_bot,
+    record_figure,
+    shown_texts,
+    text_update,
+    tool_results,
+)
 
 QUERY = "красное сухое к стейку до 6000"
 SEARCH = ("search_wines", {"wine_type": "red", "food_pairing": "стейк", "price_max": 6000})
@@ -92,12 +107,37 @@ def smart_llm(body: dict):
         return tool_calls(SEARCH)
     wines = [w for r in results for w in r.get("wines", [])] or catalogue_in_prompt(body)
     if not wines:
-        return reply(json.dumps({"response_type": "informational", "intro": "Сейчас ничего не нашлось.",
-                                 "wines": [], "closing": "Попробуем иначе?", "guard_type": None}, ensure_ascii=False))
-    return reply(json.dumps({"response_type": "recommendation", "intro": "Вот что подойдёт к стейку.",
-                             "wines": [{"wine_id": w["id"], "wine_name": w["name"],
-                                        "description": "Сочное вино с мягкими танинами к мясу."} for w in wines[:2]],
-                             "closing": "Подобрать ещё?", "guard_type": None}, ensure_ascii=False))
+        return reply(
+            json.dumps(
+                {
+                    "response_type": "informational",
+                    "intro": "Сейчас ничего не нашлось.",
+                    "wines": [],
+                    "closing": "Попробуем иначе?",
+                    "guard_type": None,
+                },
+                ensure_ascii=False,
+            )
+        )
+    return reply(
+        json.dumps(
+            {
+                "response_type": "recommendation",
+                "intro": "Вот что подойдёт к стейку.",
+                "wines": [
+                    {
+                        "wine_id": w["id"],
+                        "wine_name": w["name"],
+                        "description": "Сочное вино с мягкими танинами к мясу.",
+                    }
+                    for w in wines[:2]
+                ],
+                "closing": "Подобрать ещё?",
+                "guard_type": None,
+            },
+            ensure_ascii=False,
+        )
+    )
 
 
 @pytest.fixture
@@ -113,8 +153,9 @@ def summarise(telegram, bot, *, chat: int = CHAT) -> dict:
     shown = shown_texts(telegram, chat)
     photos = [c for c in sent if c.method == "sendPhoto"]
     headers = [(c.response["result"].get("caption") or "").split("\n")[0] for c in photos]
-    history = InProcessTools(bot.runtime.tools.live if isinstance(bot.runtime.tools, FaultyTools)
-                             else bot.tools._database).call("load_history", {"chat_id": chat, "limit": 50})
+    history = InProcessTools(
+        bot.runtime.tools.live if isinstance(bot.runtime.tools, FaultyTools) else bot.tools._database
+    ).call("load_history", {"chat_id": chat, "limit": 50})
     return {
         "messages": len(sent),
         "photos": len(photos),
@@ -175,8 +216,12 @@ def test_database_fault_at_each_step(kind, steps, environment, fresh_db, telegra
         assert summary["photos"] >= 1, "the wines were shown"
     if steps == "get_wines":
         assert summary["photos"] == 0 and summary["messages"] >= 4, "the wines are shown as text from the tool results"
-    MATRIX[f"db {kind}: {steps}"] = {"mode": turns[-1]["mode"], **summary, "seconds": round(elapsed, 2),
-                                     "failed_calls": dict(tools.failed_calls)}
+    MATRIX[f"db {kind}: {steps}"] = {
+        "mode": turns[-1]["mode"],
+        **summary,
+        "seconds": round(elapsed, 2),
+        "failed_calls": dict(tools.failed_calls),
+    }
     record_figure("faults.matrix", MATRIX)
     if kind == "slow":
         faulty.inner.close()
@@ -199,7 +244,11 @@ def test_database_url_at_a_closed_port_end_to_end(environment, monkeypatch, tele
     assert sum(1 for t in sent if t.startswith(APOLOGY_MARKERS)) == 1, sent
     assert len(sent) == len(set(sent))
     MATRIX["db down: DATABASE_URL at a closed port (real pool, offline mode)"] = {
-        "mode": turns[-1]["mode"], "messages": len(sent), "apologies": 1, "seconds": round(elapsed, 2)}
+        "mode": turns[-1]["mode"],
+        "messages": len(sent),
+        "apologies": 1,
+        "seconds": round(elapsed, 2),
+    }
     record_figure("faults.matrix", MATRIX)
 
 
@@ -220,8 +269,11 @@ def test_database_lock_times_out_the_save(environment, fresh_db, telegram, llm, 
     check_one_reply(summary)
     assert summary["photos"] >= 1 and summary["saved_roles"] == []
     assert elapsed < 5, "statement_timeout bounds the wait"
-    MATRIX["db slow: messages locked (history + save time out)"] = {"mode": turns[-1]["mode"], **summary,
-                                                                    "seconds": round(elapsed, 2)}
+    MATRIX["db slow: messages locked (history + save time out)"] = {
+        "mode": turns[-1]["mode"],
+        **summary,
+        "seconds": round(elapsed, 2),
+    }
     record_figure("faults.matrix", MATRIX)
 
 
@@ -274,15 +326,18 @@ def test_embedding_endpoint_down(environment, fresh_db, telegram, llm, monkeypat
     check_one_reply(summary)
     assert attempts >= 1 and turns[-1]["tool_errors"], turns[-1]
     assert summary["apologies"] == 0 and summary["photos"] >= 1
-    MATRIX["embeddings: endpoint answers 503"] = {"mode": turns[-1]["mode"], **summary, "seconds": round(elapsed, 2),
-                                                  "embedding_attempts": attempts}
+    MATRIX["embeddings: endpoint answers 503"] = {
+        "mode": turns[-1]["mode"],
+        **summary,
+        "seconds": round(elapsed, 2),
+        "embedding_attempts": attempts,
+    }
     record_figure("faults.matrix", MATRIX)
 
 
 # ------------------------------------------------------------------ S3
 def test_s3_photo_missing(environment, fresh_db, telegram, llm, monkeypatch, turns):
     from moto import mock_aws
-
     from sommelier.storage.photos import S3PhotoStore
 
     with mock_aws():
@@ -290,8 +345,9 @@ def test_s3_photo_missing(environment, fresh_db, telegram, llm, monkeypatch, tur
 
         s3 = boto3.client("s3", region_name="eu-central-1")
         s3.create_bucket(Bucket="hardening-photos", CreateBucketConfiguration={"LocationConstraint": "eu-central-1"})
-        bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch,
-                       photos=S3PhotoStore("hardening-photos", client=s3))
+        bot = make_bot(
+            fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, photos=S3PhotoStore("hardening-photos", client=s3)
+        )
         llm.default = smart_llm
         bot.process(text_update(400, QUERY), attempt=1)
     summary = summarise(telegram, bot)
@@ -329,10 +385,13 @@ def test_telegram_403_marks_inactive_without_retry(environment, fresh_db, telegr
     record_figure("faults.matrix", MATRIX)
 
 
-@pytest.mark.parametrize("description,expect", [
-    ("Bad Request: can't parse entities: Unsupported start tag", "plain resend"),
-    ("Bad Request: chat not found", "dropped, not retried"),
-])
+@pytest.mark.parametrize(
+    "description,expect",
+    [
+        ("Bad Request: can't parse entities: Unsupported start tag", "plain resend"),
+        ("Bad Request: chat not found", "dropped, not retried"),
+    ],
+)
 def test_telegram_400(description, expect, environment, fresh_db, telegram, llm, monkeypatch):
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = smart_llm
@@ -376,17 +435,29 @@ def queues(monkeypatch):
         sqs = boto3.client("sqs", region_name="eu-central-1")
         dlq = sqs.create_queue(QueueName="turns-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
         dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        queue = sqs.create_queue(QueueName="turns.fifo", Attributes={
-            "FifoQueue": "true", "VisibilityTimeout": "720",
-            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "3"}),
-        })["QueueUrl"]
+        queue = sqs.create_queue(
+            QueueName="turns.fifo",
+            Attributes={
+                "FifoQueue": "true",
+                "VisibilityTimeout": "720",
+                "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "3"}),
+            },
+        )["QueueUrl"]
         yield sqs, queue, dlq
 
 
 def _lambda_record(message: dict, queue_arn: str) -> dict:
-    return {"messageId": message["MessageId"], "receiptHandle": message["ReceiptHandle"], "body": message["Body"],
-            "attributes": message["Attributes"], "messageAttributes": {}, "md5OfBody": message["MD5OfBody"],
-            "eventSource": "aws:sqs", "eventSourceARN": queue_arn, "awsRegion": "eu-central-1"}
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": message["Attributes"],
+        "messageAttributes": {},
+        "md5OfBody": message["MD5OfBody"],
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": "eu-central-1",
+    }
 
 
 def drive_queue(sqs, queue_url: str, max_rounds: int = 8) -> list[str]:
@@ -394,8 +465,9 @@ def drive_queue(sqs, queue_url: str, max_rounds: int = 8) -> list[str]:
     arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     log = []
     for _ in range(max_rounds):
-        messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=1, AttributeNames=["All"],
-                                       WaitTimeSeconds=0).get("Messages", [])
+        messages = sqs.receive_message(
+            QueueUrl=queue_url, MaxNumberOfMessages=1, AttributeNames=["All"], WaitTimeSeconds=0
+        ).get("Messages", [])
         if not messages:
             break
         try:
@@ -407,8 +479,9 @@ def drive_queue(sqs, queue_url: str, max_rounds: int = 8) -> list[str]:
             receive_count = message["Attributes"]["ApproximateReceiveCount"]
             if message["MessageId"] in failed:
                 log.append(f"receive {receive_count}: failed, visible again")
-                sqs.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"],
-                                              VisibilityTimeout=0)
+                sqs.change_message_visibility(
+                    QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+                )
             else:
                 log.append(f"receive {receive_count}: done, deleted")
                 sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
@@ -416,9 +489,12 @@ def drive_queue(sqs, queue_url: str, max_rounds: int = 8) -> list[str]:
 
 
 def _enqueue(sqs, queue_url: str, update: dict) -> None:
-    sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps(update, ensure_ascii=False),
-                     MessageGroupId=str(update["message"]["chat"]["id"]),
-                     MessageDeduplicationId=str(update["update_id"]))
+    sqs.send_message(
+        QueueUrl=queue_url,
+        MessageBody=json.dumps(update, ensure_ascii=False),
+        MessageGroupId=str(update["message"]["chat"]["id"]),
+        MessageDeduplicationId=str(update["update_id"]),
+    )
 
 
 def _dlq_bodies(sqs, dlq: str) -> list[dict]:
@@ -459,8 +535,9 @@ def test_telegram_5xx_mid_send_then_redelivery(queues, environment, fresh_db, te
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
     monkeypatch.setattr(consumer, "_default_bot", bot)
     llm.default = smart_llm
-    telegram.fail_when(lambda c: c.method == "sendPhoto" and len(telegram.calls_of("sendPhoto")) >= 2,
-                       status=502, times=1)
+    telegram.fail_when(
+        lambda c: c.method == "sendPhoto" and len(telegram.calls_of("sendPhoto")) >= 2, status=502, times=1
+    )
     _enqueue(sqs, queue, text_update(610, QUERY))
     log = drive_queue(sqs, queue)
     summary = summarise(telegram, bot)
@@ -472,8 +549,9 @@ def test_telegram_5xx_mid_send_then_redelivery(queues, environment, fresh_db, te
     record_figure("faults.matrix", MATRIX)
 
 
-def test_permanent_failure_apologises_once_and_lands_in_the_dlq(queues, environment, fresh_db, telegram, llm,
-                                                                 monkeypatch):
+def test_permanent_failure_apologises_once_and_lands_in_the_dlq(
+    queues, environment, fresh_db, telegram, llm, monkeypatch
+):
     sqs, queue, dlq = queues
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
     monkeypatch.setattr(consumer, "_default_bot", bot)
@@ -488,6 +566,8 @@ def test_permanent_failure_apologises_once_and_lands_in_the_dlq(queues, environm
     assert [b["update_id"] for b in _dlq_bodies(sqs, dlq)] == [620], "after 3 receives the turn is in the DLQ"
     assert len(llm.chat_requests) == 2, "retries resend the saved plan; the LLM ran once"
     assert summary["saved_roles"] == ["user", "assistant"], "saved once, not per attempt"
-    MATRIX["telegram 502 on every photo: bounded retries then DLQ"] = {"sqs": log + ["receive 4: moved to the DLQ"],
-                                                                      **summary}
+    MATRIX["telegram 502 on every photo: bounded retries then DLQ"] = {
+        "sqs": log + ["receive 4: moved to the DLQ"],
+        **summary,
+    }
     record_figure("faults.matrix", MATRIX)

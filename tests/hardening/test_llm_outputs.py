@@ -12,11 +12,20 @@ import json
 import re
 
 import pytest
-
 import sommelier.agent.loop as loop_module
 from sommelier.agent.output_guard import quotes_prompt
+
 from tests.fakes.openai_server import reply, tool_calls
-from tests.hardening.support import CHAT, CORPORA, make_bot, deliver, record_figure, shown_texts, text_update, tool_results
+from tests.hardening.support import (
+    CHAT,
+    CORPORA,
+    deliver,
+    make_bot,
+    record_figure,
+    shown_texts,
+    text_update,
+    tool_results,
+)
 
 CORPUS = json.loads((CORPORA / "llm_outputs.json").read_text("utf-8"))["cases"]
 RAW_JSON = re.compile(r'[{\[]\s*"\w[\w ]*"\s*:|"(?:response_type|wine_id|wine_name|guard_type)"|```')
@@ -37,7 +46,8 @@ def _fill(content: str, found: list[dict], other: dict) -> str:
         content = content.replace(f"{{{{ID{index}}}}}", wine["id"])
         content = content.replace(f"{{{{NAME{index}}}}}", json.dumps(wine["name"], ensure_ascii=False)[1:-1])
     return content.replace("{{OTHER_ID}}", other["id"]).replace(
-        "{{OTHER_NAME}}", json.dumps(other["name"], ensure_ascii=False)[1:-1])
+        "{{OTHER_NAME}}", json.dumps(other["name"], ensure_ascii=False)[1:-1]
+    )
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c["id"] for c in CORPUS])
@@ -47,7 +57,9 @@ def test_llm_output(case, environment, fresh_db, telegram, llm, monkeypatch):
     monkeypatch.setattr(loop_module, "record_turn", lambda metadata: (turns.append(metadata), original(metadata)))
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
     with fresh_db.connection() as conn:
-        other_id, other_name = conn.execute("SELECT id::text, name FROM wines WHERE wine_type = 'white' LIMIT 1").fetchone()
+        other_id, other_name = conn.execute(
+            "SELECT id::text, name FROM wines WHERE wine_type = 'white' LIMIT 1"
+        ).fetchone()
     other = {"id": other_id, "name": other_name}
 
     def final_answer(body: dict):
@@ -74,8 +86,11 @@ def test_llm_output(case, environment, fresh_db, telegram, llm, monkeypatch):
     assert len(turns) == 1
     metadata = turns[0]
     outcome = {"llm": "answer", "degraded": "fallback", "guard_output": "guard"}.get(metadata["mode"], metadata["mode"])
-    _outcomes[case["id"]] = {"expected": case["expect"], "outcome": outcome,
-                             "retries": str(metadata["structured_output_retries"])}
+    _outcomes[case["id"]] = {
+        "expected": case["expect"],
+        "outcome": outcome,
+        "retries": str(metadata["structured_output_retries"]),
+    }
     record_figure("bad_input.llm_outputs", _outcomes)
     assert outcome == case["expect"], (metadata["mode"], metadata["structured_output_errors"])
     if outcome == "answer":

@@ -12,8 +12,7 @@ from tests.hardening.support import record_figure
 
 def test_reduced_load_keeps_order_without_duplicates_or_losses(fresh_db, monkeypatch, state_dir):
     monkeypatch.setenv("DATABASE_POOL_SIZE", "4")
-    figures = run_load(fresh_db.conninfo, updates=60, chats=6, senders=6, workers=4, max_llm_delay=0.1,
-                       time_cap=60)
+    figures = run_load(fresh_db.conninfo, updates=60, chats=6, senders=6, workers=4, max_llm_delay=0.1, time_cap=60)
     record_figure("load.reduced", figures)
     assert not figures["capped"], figures
     assert figures["webhook_statuses"] == {"200": 60}

@@ -31,15 +31,14 @@ from pathlib import Path
 
 import psycopg
 import pytest
-
 import sommelier.telegram.ingress as ingress
 from sommelier.db.pool import Database, reset_default_database
 from sommelier.telegram.ingress import MAX_BODY_BYTES, handle_http
 from sommelier.tools.handler import MAX_EVENT_BYTES, OPERATIONS, handle
+
 from tests.fakes.openai_server import FakeOpenAI, error, reply, tool_calls
 from tests.fakes.telegram_server import FakeTelegram
-from tests.hardening.support import (
-    BOT, CHAT, SECRET, ListSink, make_bot, record_figure, text_update, webhook_event)
+from tests.hardening.support import BOT, CHAT, SECRET, ListSink, make_bot, record_figure, text_update, webhook_event
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
@@ -64,8 +63,14 @@ def test_secret_is_compared_in_constant_time(environment, monkeypatch):
 
 
 BAD_SECRETS = {
-    "missing": None, "empty": "", "wrong": "wrong-secret", "one char more": SECRET + "x", "prefix": SECRET[:-1],
-    "other case": SECRET.upper(), "padded": f" {SECRET} ", "lookalike": SECRET.replace("e", "е"),
+    "missing": None,
+    "empty": "",
+    "wrong": "wrong-secret",
+    "one char more": SECRET + "x",
+    "prefix": SECRET[:-1],
+    "other case": SECRET.upper(),
+    "padded": f" {SECRET} ",
+    "lookalike": SECRET.replace("e", "е"),
     "huge": "a" * 1_000_000,
 }
 
@@ -89,7 +94,9 @@ def test_no_configured_secret_refuses_everything(environment, monkeypatch, teleg
     monkeypatch.delenv("TELEGRAM_WEBHOOK_SECRET")
     sink = ListSink()
     for secret in (None, "", SECRET):
-        assert handle_http(webhook_event(text_update(11, "привет"), secret=secret), None, sink=sink)["statusCode"] == 401
+        assert (
+            handle_http(webhook_event(text_update(11, "привет"), secret=secret), None, sink=sink)["statusCode"] == 401
+        )
     assert sink.items == [] and telegram.calls == []
 
 
@@ -126,13 +133,25 @@ def test_no_secret_appears_in_any_log(fresh_db, state_dir, monkeypatch, caplog, 
     import sommelier.telegram.consumer as consumer
 
     with FakeTelegram(token=TOKEN, bot_username=BOT) as telegram, FakeOpenAI() as llm, FakeOpenAI() as embeddings:
-        conninfo = f"{fresh_db.conninfo} password={DB_PASSWORD}"  # local trust auth ignores it; the code must not log it
+        conninfo = (
+            f"{fresh_db.conninfo} password={DB_PASSWORD}"  # local trust auth ignores it; the code must not log it
+        )
         for name, value in {
-            "TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_WEBHOOK_SECRET": WEBHOOK_SECRET, "TELEGRAM_API_BASE_URL": telegram.base_url,
-            "TELEGRAM_BOT_USERNAME": BOT, "OPENAI_API_KEY": OPENAI_KEY, "OPENAI_BASE_URL": llm.base_url,
-            "LLM_MODEL": "test-model", "LLM_MAX_RETRIES": "0", "EMBEDDING_PROVIDER": "openai",
-            "EMBEDDING_API_KEY": EMBEDDING_KEY, "EMBEDDING_BASE_URL": embeddings.base_url, "DATABASE_URL": conninfo,
-            "POWERTOOLS_LOG_LEVEL": "DEBUG", "LOG_LEVEL": "DEBUG", "POWERTOOLS_DEV": "false",
+            "TELEGRAM_BOT_TOKEN": TOKEN,
+            "TELEGRAM_WEBHOOK_SECRET": WEBHOOK_SECRET,
+            "TELEGRAM_API_BASE_URL": telegram.base_url,
+            "TELEGRAM_BOT_USERNAME": BOT,
+            "OPENAI_API_KEY": OPENAI_KEY,
+            "OPENAI_BASE_URL": llm.base_url,
+            "LLM_MODEL": "test-model",
+            "LLM_MAX_RETRIES": "0",
+            "EMBEDDING_PROVIDER": "openai",
+            "EMBEDDING_API_KEY": EMBEDDING_KEY,
+            "EMBEDDING_BASE_URL": embeddings.base_url,
+            "DATABASE_URL": conninfo,
+            "POWERTOOLS_LOG_LEVEL": "DEBUG",
+            "LOG_LEVEL": "DEBUG",
+            "POWERTOOLS_DEV": "false",
         }.items():
             monkeypatch.setenv(name, value)
         for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "SOMMELIER_SECRETS_ARN", "TOOL_FUNCTION_NAME", "IMAGES_BUCKET"):
@@ -153,9 +172,18 @@ def test_no_secret_appears_in_any_log(fresh_db, state_dir, monkeypatch, caplog, 
 
             llm.script(tool_calls(("semantic_search", {"query": "лёгкое белое"})), error(500, "upstream " + OPENAI_KEY))
             embeddings.script_embeddings(error(401, "bad key " + EMBEDDING_KEY))
-            llm.default = lambda body: reply(json.dumps({
-                "response_type": "informational", "intro": "Танины — это вещества из кожицы.", "wines": [],
-                "closing": "Ещё вопрос?", "guard_type": None}, ensure_ascii=False))
+            llm.default = lambda body: reply(
+                json.dumps(
+                    {
+                        "response_type": "informational",
+                        "intro": "Танины — это вещества из кожицы.",
+                        "wines": [],
+                        "closing": "Ещё вопрос?",
+                        "guard_type": None,
+                    },
+                    ensure_ascii=False,
+                )
+            )
             telegram.fail_next("sendMessage", status=429, retry_after=0)
             telegram.reset_after_request("sendChatAction")
 
@@ -166,13 +194,29 @@ def test_no_secret_appears_in_any_log(fresh_db, state_dir, monkeypatch, caplog, 
             assert webhook.handler(api_event(text_update(2, "что такое танины?")), _Context())["statusCode"] == 200
             assert webhook.handler(api_event(text_update(3, "x"), secret="wrong"), _Context())["statusCode"] == 401
             assert webhook.handler(api_event("{not json"), _Context())["statusCode"] == 400
-            sqs_event = {"Records": [{
-                "messageId": "m1", "receiptHandle": "r1", "body": json.dumps(text_update(4, "/start")),
-                "attributes": {"ApproximateReceiveCount": "1", "MessageGroupId": str(CHAT),
-                               "MessageDeduplicationId": "4", "SequenceNumber": "1", "SentTimestamp": "1",
-                               "SenderId": "x", "ApproximateFirstReceiveTimestamp": "1"},
-                "messageAttributes": {}, "md5OfBody": "x", "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:eu-central-1:123456789012:turns.fifo", "awsRegion": "eu-central-1"}]}
+            sqs_event = {
+                "Records": [
+                    {
+                        "messageId": "m1",
+                        "receiptHandle": "r1",
+                        "body": json.dumps(text_update(4, "/start")),
+                        "attributes": {
+                            "ApproximateReceiveCount": "1",
+                            "MessageGroupId": str(CHAT),
+                            "MessageDeduplicationId": "4",
+                            "SequenceNumber": "1",
+                            "SentTimestamp": "1",
+                            "SenderId": "x",
+                            "ApproximateFirstReceiveTimestamp": "1",
+                        },
+                        "messageAttributes": {},
+                        "md5OfBody": "x",
+                        "eventSource": "aws:sqs",
+                        "eventSourceARN": "arn:aws:sqs:eu-central-1:123456789012:turns.fifo",
+                        "awsRegion": "eu-central-1",
+                    }
+                ]
+            }
             agent.handler(sqs_event, _Context())
             tools.handler({"tool": "search_wines", "arguments": {"country": "\x00"}}, _Context())
             tools.handler({"tool": "nope"}, _Context())
@@ -180,7 +224,9 @@ def test_no_secret_appears_in_any_log(fresh_db, state_dir, monkeypatch, caplog, 
 
             # Deliberate attempts to log secrets: the redaction must mask them all.
             logging.getLogger("sommelier.hardening").warning("token %s key %s", TOKEN, OPENAI_KEY)
-            logging.getLogger("sommelier.hardening").info("db", extra={"url": conninfo, "nested": {"k": [EMBEDDING_KEY]}})
+            logging.getLogger("sommelier.hardening").info(
+                "db", extra={"url": conninfo, "nested": {"k": [EMBEDDING_KEY]}}
+            )
             agent.logger.info(f"the webhook secret is {WEBHOOK_SECRET}", extra={"password": DB_PASSWORD})
             try:
                 raise RuntimeError(f"connect failed: postgresql://sommelier:{DB_PASSWORD}@db:5432/x token={TOKEN}")
@@ -201,12 +247,23 @@ def test_no_secret_appears_in_any_log(fresh_db, state_dir, monkeypatch, caplog, 
         # (The live exception object in exc_info is not a log line: every formatter renders it through
         # the redaction, which the stdout/stderr scan above checks.)
         extras = {k: v for k, v in record.__dict__.items() if k not in standard}
-        haystacks += [record.getMessage(), record.exc_text or "", record.stack_info or "",
-                      json.dumps(extras, default=str, ensure_ascii=False)]
+        haystacks += [
+            record.getMessage(),
+            record.exc_text or "",
+            record.stack_info or "",
+            json.dumps(extras, default=str, ensure_ascii=False),
+        ]
     found = {s[:12] for s in ALL_SECRETS for h in haystacks if s in h}
-    leaks = [h[max(0, h.index(s) - 200):h.index(s) + 40] for s in ALL_SECRETS for h in haystacks if s in h]
-    record_figure("security.log_scan", {"records": len(records), "stdout_bytes": len(captured.out),
-                                         "stderr_bytes": len(captured.err), "secrets_found": sorted(found)})
+    leaks = [h[max(0, h.index(s) - 200) : h.index(s) + 40] for s in ALL_SECRETS for h in haystacks if s in h]
+    record_figure(
+        "security.log_scan",
+        {
+            "records": len(records),
+            "stdout_bytes": len(captured.out),
+            "stderr_bytes": len(captured.err),
+            "secrets_found": sorted(found),
+        },
+    )
     assert "***" in captured.out + captured.err + caplog.text, "the deliberate attempts were masked, not dropped"
     assert len(records) > 20 and len(captured.out) > 1000
     assert found == set(), leaks[:3]
@@ -227,9 +284,14 @@ def test_ingress_body_limit_1_mb(environment):
     assert len(body(20, MAX_BODY_BYTES).encode()) == MAX_BODY_BYTES
     assert handle_http(webhook_event(body(20, MAX_BODY_BYTES)), None, sink=sink)["statusCode"] == 200
     assert handle_http(webhook_event(body(21, MAX_BODY_BYTES + 1)), None, sink=sink)["statusCode"] == 413
-    assert handle_http(webhook_event(b64(body(22, MAX_BODY_BYTES)), base64_body=True), None, sink=sink)["statusCode"] == 200
-    assert handle_http(webhook_event(b64(body(23, MAX_BODY_BYTES + 1)), base64_body=True), None,
-                       sink=sink)["statusCode"] == 413
+    assert (
+        handle_http(webhook_event(b64(body(22, MAX_BODY_BYTES)), base64_body=True), None, sink=sink)["statusCode"]
+        == 200
+    )
+    assert (
+        handle_http(webhook_event(b64(body(23, MAX_BODY_BYTES + 1)), base64_body=True), None, sink=sink)["statusCode"]
+        == 413
+    )
     assert [u["update_id"] for u, _ in sink.items] == [20, 22]
 
 
@@ -248,9 +310,18 @@ def test_longest_text_gets_an_answer_and_a_bounded_history(environment, fresh_db
     from sommelier.telegram.updates import MAX_TEXT
 
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
-    llm.default = lambda body: reply(json.dumps({"response_type": "informational", "intro": "Длинно! " * 120,
-                                                 "wines": [], "closing": "Коротко?", "guard_type": None},
-                                                ensure_ascii=False))
+    llm.default = lambda body: reply(
+        json.dumps(
+            {
+                "response_type": "informational",
+                "intro": "Длинно! " * 120,
+                "wines": [],
+                "closing": "Коротко?",
+                "guard_type": None,
+            },
+            ensure_ascii=False,
+        )
+    )
     text = ("Расскажи про вино. " * 500)[: MAX_TEXT * 2]
     bot.process(text_update(32, text), attempt=1)
     assert telegram.sent_messages(CHAT)
@@ -261,14 +332,24 @@ def test_longest_text_gets_an_answer_and_a_bounded_history(environment, fresh_db
     assert all(len(m["content"]) <= 2000 for m in history)
 
 
-@pytest.mark.parametrize("tool,key,limit", [
-    ("search_wines", "grape_variety", 200), ("search_wines", "country", 200), ("search_wines", "food_pairing", 200),
-    ("semantic_search", "query", 1000), ("upsert_user", "first_name", 256), ("cache_photo", "file_id", 256),
-])
+@pytest.mark.parametrize(
+    "tool,key,limit",
+    [
+        ("search_wines", "grape_variety", 200),
+        ("search_wines", "country", 200),
+        ("search_wines", "food_pairing", 200),
+        ("semantic_search", "query", 1000),
+        ("upsert_user", "first_name", 256),
+        ("cache_photo", "file_id", 256),
+    ],
+)
 def test_tool_text_argument_limits(tool, key, limit, catalog_db):
     wine_id = handle({"tool": "search_wines", "arguments": {}}, catalog_db)["wines"][0]["id"]
-    base = {"semantic_search": {"embedding": [0.1] * 1536, "embedding_model": "local-ngram-hash-v1"},
-            "upsert_user": {"telegram_user_id": 1, "chat_id": 1}, "cache_photo": {"wine_id": wine_id}}.get(tool, {})
+    base = {
+        "semantic_search": {"embedding": [0.1] * 1536, "embedding_model": "local-ngram-hash-v1"},
+        "upsert_user": {"telegram_user_id": 1, "chat_id": 1},
+        "cache_photo": {"wine_id": wine_id},
+    }.get(tool, {})
     at = handle({"tool": tool, "arguments": {**base, key: "а" * limit}}, catalog_db)
     past = handle({"tool": tool, "arguments": {**base, key: "а" * (limit + 1)}}, catalog_db)
     assert "error" not in at, at
@@ -288,17 +369,31 @@ def test_tool_list_and_count_limits(catalog_db, fresh_db):
     assert "too many" in handle({"tool": "get_wines", "arguments": {"ids": ids}}, catalog_db)["error"]
     assert handle({"tool": "search_wines", "arguments": {"limit": 10**9}}, catalog_db)["found"] <= 20
     for n in range(60):
-        handle({"tool": "save_turn", "arguments": {"chat_id": 5, "update_id": n, "user_text": f"q{n}",
-                                                   "answer_text": f"a{n}"}}, fresh_db)
-    assert len(handle({"tool": "load_history", "arguments": {"chat_id": 5, "limit": 10**6}}, fresh_db)["messages"]) == 50
+        handle(
+            {
+                "tool": "save_turn",
+                "arguments": {"chat_id": 5, "update_id": n, "user_text": f"q{n}", "answer_text": f"a{n}"},
+            },
+            fresh_db,
+        )
+    assert (
+        len(handle({"tool": "load_history", "arguments": {"chat_id": 5, "limit": 10**6}}, fresh_db)["messages"]) == 50
+    )
 
 
 def test_history_content_limit_2000(fresh_db):
-    ok = handle({"tool": "save_turn", "arguments": {"chat_id": 6, "update_id": 1, "user_text": "q" * 2000,
-                                                    "answer_text": "a" * 2000}}, fresh_db)
+    ok = handle(
+        {
+            "tool": "save_turn",
+            "arguments": {"chat_id": 6, "update_id": 1, "user_text": "q" * 2000, "answer_text": "a" * 2000},
+        },
+        fresh_db,
+    )
     assert ok.get("saved") is True, ok
-    past = handle({"tool": "save_turn", "arguments": {"chat_id": 6, "update_id": 2, "user_text": "q",
-                                                      "answer_text": "a" * 2001}}, fresh_db)
+    past = handle(
+        {"tool": "save_turn", "arguments": {"chat_id": 6, "update_id": 2, "user_text": "q", "answer_text": "a" * 2001}},
+        fresh_db,
+    )
     assert "error" in past
     with fresh_db.connection() as conn, pytest.raises(psycopg.errors.CheckViolation):
         conn.execute("INSERT INTO messages (chat_id, role, content) VALUES (6, 'user', %s)", ("x" * 2001,))
@@ -323,13 +418,16 @@ def test_tool_event_size_limit(catalog_db):
 
 def test_local_api_body_limit(environment):
     import httpx2
-
     from sommelier.devtools.local_api import MAX_BODY, LocalApi
 
     api = LocalApi({("POST", "/telegram/webhook"): lambda event: handle_http(event, None, sink=ListSink())}).start()
     try:
-        response = httpx2.post(f"{api.url}/telegram/webhook", content=b"x" * (MAX_BODY + 1),
-                               headers={"X-Telegram-Bot-Api-Secret-Token": SECRET}, timeout=30)
+        response = httpx2.post(
+            f"{api.url}/telegram/webhook",
+            content=b"x" * (MAX_BODY + 1),
+            headers={"X-Telegram-Bot-Api-Secret-Token": SECRET},
+            timeout=30,
+        )
         assert response.status_code == 413
     finally:
         api.stop()
@@ -348,20 +446,43 @@ def _tool(name: str) -> list[str]:
 
 def test_checkov_template_has_no_unexplained_findings():
     result = subprocess.run(
-        [*_tool("checkov"), "-f", str(TEMPLATE), "--framework", "cloudformation", "-o", "json", "--compact",
-         "--skip-download"],
-        cwd=ROOT, capture_output=True, text=True, timeout=240, env={**os.environ, "BC_SKIP_MAPPING": "TRUE"},
+        [
+            *_tool("checkov"),
+            "-f",
+            str(TEMPLATE),
+            "--framework",
+            "cloudformation",
+            "-o",
+            "json",
+            "--compact",
+            "--skip-download",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "BC_SKIP_MAPPING": "TRUE"},
     )
     report = json.loads(result.stdout)
     report = report[0] if isinstance(report, list) else report
     summary = report["summary"]
     failed = [(c["check_id"], c["resource"]) for c in report["results"]["failed_checks"]]
     skipped = report["results"]["skipped_checks"]
-    unexplained = [(c["check_id"], c["resource"]) for c in skipped
-                   if len((c.get("check_result") or {}).get("suppress_comment") or "") < 30]
-    record_figure("security.checkov", {"passed": summary["passed"], "failed": summary["failed"],
-                                       "skipped": summary["skipped"], "version": summary.get("checkov_version"),
-                                       "skipped_ids": sorted({c["check_id"] for c in skipped})})
+    unexplained = [
+        (c["check_id"], c["resource"])
+        for c in skipped
+        if len((c.get("check_result") or {}).get("suppress_comment") or "") < 30
+    ]
+    record_figure(
+        "security.checkov",
+        {
+            "passed": summary["passed"],
+            "failed": summary["failed"],
+            "skipped": summary["skipped"],
+            "version": summary.get("checkov_version"),
+            "skipped_ids": sorted({c["check_id"] for c in skipped}),
+        },
+    )
     assert failed == [], failed
     assert unexplained == [], "every skip needs a written reason"
     assert summary["passed"] >= 30
@@ -370,13 +491,23 @@ def test_checkov_template_has_no_unexplained_findings():
 def test_bandit_finds_nothing_unexplained():
     result = subprocess.run(
         [*_tool("bandit"), "-r", "layers", "functions", "-f", "json", "-q", "-x", "*/sommelier.egg-info/*"],
-        cwd=ROOT, capture_output=True, text=True, timeout=240,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     report = json.loads(result.stdout)
     issues = [(r["test_id"], r["filename"], r["line_number"], r["issue_text"]) for r in report["results"]]
     totals = report["metrics"]["_totals"]
-    record_figure("security.bandit", {"issues": len(issues), "nosec": totals.get("nosec"),
-                                      "skipped_tests": totals.get("skipped_tests"), "lines": totals.get("loc")})
+    record_figure(
+        "security.bandit",
+        {
+            "issues": len(issues),
+            "nosec": totals.get("nosec"),
+            "skipped_tests": totals.get("skipped_tests"),
+            "lines": totals.get("loc"),
+        },
+    )
     assert issues == [], issues
     nosec_lines = []
     for path in [*ROOT.joinpath("layers").rglob("*.py"), *ROOT.joinpath("functions").rglob("*.py")]:
@@ -384,7 +515,9 @@ def test_bandit_finds_nothing_unexplained():
             if "# nosec" in line:
                 nosec_lines.append((str(path.relative_to(ROOT)), number, line))
     for where, number, line in nosec_lines:
-        assert re.search(r"# nosec B\d{3}(,\s*B\d{3})* - \S.{10,}", line), f"{where}:{number}: a nosec needs an id and a reason"
+        assert re.search(r"# nosec B\d{3}(,\s*B\d{3})* - \S.{10,}", line), (
+            f"{where}:{number}: a nosec needs an id and a reason"
+        )
 
 
 def _sam_transform() -> dict:
@@ -419,7 +552,9 @@ def test_no_function_role_allows_sqs_actions_on_every_queue():
         for policy in role["Properties"].get("Policies", []):
             for statement in policy["PolicyDocument"]["Statement"]:
                 actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-                resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+                resources = (
+                    statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+                )
                 if "*" in resources or any(a.endswith(":*") or a == "*" for a in actions):
                     wildcard.append((name, actions, resources))
     assert wildcard == []
@@ -428,8 +563,10 @@ def test_no_function_role_allows_sqs_actions_on_every_queue():
     assert sqs and all(s["Resource"] == {"Fn::GetAtt": ["TurnQueue", "Arn"]} for s in sqs)
     mappings = [r for r in output["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
     assert len(mappings) == 1 and mappings[0]["Properties"]["FunctionName"] == {"Ref": "AgentFunction"}
-    record_figure("security.iam", {"roles": len(roles), "statements_on_*": 0,
-                                   "agent_sqs_actions": sorted(a for s in sqs for a in s["Action"])})
+    record_figure(
+        "security.iam",
+        {"roles": len(roles), "statements_on_*": 0, "agent_sqs_actions": sorted(a for s in sqs for a in s["Action"])},
+    )
 
 
 def test_photo_bucket_is_private_and_enforces_tls():
@@ -437,12 +574,18 @@ def test_photo_bucket_is_private_and_enforces_tls():
 
     template, _ = decode_str(TEMPLATE.read_text("utf-8"))
     bucket = template["Resources"]["ImagesBucket"]["Properties"]
-    assert all(bucket["PublicAccessBlockConfiguration"][flag] is True for flag in
-               ("BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"))
-    assert "AccessControl" not in bucket and bucket["OwnershipControls"]["Rules"][0]["ObjectOwnership"] == "BucketOwnerEnforced"
+    assert all(
+        bucket["PublicAccessBlockConfiguration"][flag] is True
+        for flag in ("BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets")
+    )
+    assert (
+        "AccessControl" not in bucket
+        and bucket["OwnershipControls"]["Rules"][0]["ObjectOwnership"] == "BucketOwnerEnforced"
+    )
     statements = template["Resources"]["ImagesBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
-    assert any(s["Effect"] == "Deny" and s["Condition"]["Bool"]["aws:SecureTransport"] in ("false", False)
-               for s in statements)
+    assert any(
+        s["Effect"] == "Deny" and s["Condition"]["Bool"]["aws:SecureTransport"] in ("false", False) for s in statements
+    )
     assert not [s for s in statements if s["Effect"] == "Allow"]
 
 
@@ -470,13 +613,17 @@ def test_scram_verifier_matches_postgres(fresh_db):
     name = f"scram_check_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(fresh_db.conninfo, autocommit=True) as conn:
         conn.execute("SET password_encryption = 'scram-sha-256'")
-        conn.execute(psycopg.sql.SQL("CREATE ROLE {} PASSWORD 'Correct-Horse-Battery-Staple'").format(
-            psycopg.sql.Identifier(name)))
+        conn.execute(
+            psycopg.sql.SQL("CREATE ROLE {} PASSWORD 'Correct-Horse-Battery-Staple'").format(
+                psycopg.sql.Identifier(name)
+            )
+        )
         stored = conn.execute("SELECT rolpassword FROM pg_authid WHERE rolname = %s", (name,)).fetchone()[0]
         conn.execute(psycopg.sql.SQL("DROP ROLE {}").format(psycopg.sql.Identifier(name)))
     iterations, salt = re.match(r"SCRAM-SHA-256\$(\d+):([^$]+)\$", stored).groups()
-    ours = scram_sha256_verifier("Correct-Horse-Battery-Staple", salt=base64.b64decode(salt),
-                                 iterations=int(iterations))
+    ours = scram_sha256_verifier(
+        "Correct-Horse-Battery-Staple", salt=base64.b64decode(salt), iterations=int(iterations)
+    )
     assert ours == stored
 
 
@@ -491,28 +638,51 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
     calls = {
         "search_wines": {"wine_type": "red", "food_pairing": "стейк"},
         "semantic_search": {"query": "лёгкое белое", "embedding": vector, "embedding_model": "local-ngram-hash-v1"},
-        "get_wines": {"ids": wine_ids}, "get_list": {"limit": 5}, "load_history": {"chat_id": 1},
-        "save_turn": {"chat_id": 1, "user_id": 1, "update_id": 1, "user_text": "q", "answer_text": "a",
-                      "wine_ids": wine_ids[:1], "response_type": "recommendation"},
+        "get_wines": {"ids": wine_ids},
+        "get_list": {"limit": 5},
+        "load_history": {"chat_id": 1},
+        "save_turn": {
+            "chat_id": 1,
+            "user_id": 1,
+            "update_id": 1,
+            "user_text": "q",
+            "answer_text": "a",
+            "wine_ids": wine_ids[:1],
+            "response_type": "recommendation",
+        },
         "upsert_user": {"telegram_user_id": 1, "chat_id": 1, "first_name": "А"},
         "set_user_active": {"chat_id": 1, "active": False},
         "cache_photo": {"wine_id": wine_ids[0], "file_id": "AgAD-app-user"},
         "save_feedback": {"chat_id": 1, "user_id": 1, "rating": 1, "wine_id": wine_ids[0]},
-        "reset_history": {"chat_id": 1}, "catalog_stats": {}, "export_wines": {}, "embedding_texts": {},
+        "reset_history": {"chat_id": 1},
+        "catalog_stats": {},
+        "export_wines": {},
+        "embedding_texts": {},
         "import_wines": {"wines": [{**row, "name": "App User Import"}]},
-        "update_embeddings": {"items": [{"id": wine_ids[0], "embedding": vector}],
-                              "embedding_model": "local-ngram-hash-v1"},
+        "update_embeddings": {
+            "items": [{"id": wine_ids[0], "embedding": vector}],
+            "embedding_model": "local-ngram-hash-v1",
+        },
     }
     assert set(calls) == set(OPERATIONS)
     answers = {tool: handle({"tool": tool, "arguments": args}, database) for tool, args in calls.items()}
     assert {tool: a["error"] for tool, a in answers.items() if "error" in a} == {}
 
     refused = {}
-    for statement in ("CREATE TABLE evil (id int)", "DROP TABLE wines", "ALTER TABLE wines ADD COLUMN evil int",
-                      "TRUNCATE wines", "CREATE INDEX evil ON wines (name)", "CREATE SCHEMA evil",
-                      "DROP TABLE messages", "ALTER TABLE users OWNER TO CURRENT_USER", "SELECT * FROM schema_migrations",
-                      "COMMENT ON TABLE wines IS 'owned'", "CREATE FUNCTION evil() RETURNS int LANGUAGE sql AS 'SELECT 1'",
-                      "SET ROLE postgres"):
+    for statement in (
+        "CREATE TABLE evil (id int)",
+        "DROP TABLE wines",
+        "ALTER TABLE wines ADD COLUMN evil int",
+        "TRUNCATE wines",
+        "CREATE INDEX evil ON wines (name)",
+        "CREATE SCHEMA evil",
+        "DROP TABLE messages",
+        "ALTER TABLE users OWNER TO CURRENT_USER",
+        "SELECT * FROM schema_migrations",
+        "COMMENT ON TABLE wines IS 'owned'",
+        "CREATE FUNCTION evil() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+        "SET ROLE postgres",
+    ):
         with database.connection() as conn:
             try:
                 conn.execute(statement)
@@ -525,13 +695,18 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
     with database.connection() as conn:  # without grant options a GRANT is a no-op (a warning, not an error)
         conn.execute("GRANT ALL ON wines TO PUBLIC")
         assert conn.execute("SELECT has_table_privilege('public', 'wines', 'DELETE')").fetchone()[0] is False
-    record_figure("security.db_app_role", {"tools_ok": len(answers), "ddl_refused": f"{len(refused)}/12",
-                                           "statements": sorted(refused)})
+    record_figure(
+        "security.db_app_role",
+        {"tools_ok": len(answers), "ddl_refused": f"{len(refused)}/12", "statements": sorted(refused)},
+    )
     assert len(refused) == 12 and all(not v.startswith("unexpected") for v in refused.values()), refused
     with psycopg.connect(fresh_db.conninfo) as admin:
-        assert admin.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'evil'").fetchone()[0] == 0
-        member = admin.execute("SELECT rolcanlogin, rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = %s",
-                               (name,)).fetchone()
+        assert (
+            admin.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'evil'").fetchone()[0] == 0
+        )
+        member = admin.execute(
+            "SELECT rolcanlogin, rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = %s", (name,)
+        ).fetchone()
         assert member == (True, False, False, False)
         group = admin.execute("SELECT rolcanlogin FROM pg_roles WHERE rolname = 'sommelier_app'").fetchone()
         assert group == (False,), "the group role cannot log in"
@@ -547,7 +722,8 @@ def test_migrate_function_creates_the_app_user_from_its_secret(fresh_db, monkeyp
 
         monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
         arn = boto3.client("secretsmanager").create_secret(
-            Name="app-db", SecretString=json.dumps({"username": name, "password": token_generator.token_urlsafe(24)}))["ARN"]
+            Name="app-db", SecretString=json.dumps({"username": name, "password": token_generator.token_urlsafe(24)})
+        )["ARN"]
         monkeypatch.setenv("APP_DATABASE_SECRET_ARN", arn)
         monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
         app = _load("functions/migrate/app.py", "hardening_migrate_app")

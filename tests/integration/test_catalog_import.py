@@ -9,27 +9,54 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from sommelier.catalog.importer import CatalogImportError, export_catalog, import_catalog
 from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
 from sommelier.storage.photos import LocalPhotoStore
 from sommelier.tools.client import InProcessTools
 from sommelier.tools.handler import handle
+
 from tests.conftest import expected_photo_key
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_PHOTOS = ROOT / "data" / "catalog" / "photos"
-CSV_HEADER = ["name", "producer", "country", "region", "appellation", "vintage_year", "grape_varieties", "wine_type",
-              "sweetness", "body", "tannins", "acidity", "price_rub", "description", "tasting_notes", "food_pairings",
-              "image"]
+CSV_HEADER = [
+    "name",
+    "producer",
+    "country",
+    "region",
+    "appellation",
+    "vintage_year",
+    "grape_varieties",
+    "wine_type",
+    "sweetness",
+    "body",
+    "tannins",
+    "acidity",
+    "price_rub",
+    "description",
+    "tasting_notes",
+    "food_pairings",
+    "image",
+]
 
 
 def wine(**changes) -> dict:
     base = {
-        "name": "Тестовое красное", "producer": "Тестовая винодельня", "country": "Россия", "region": "Кубань",
-        "appellation": None, "vintage_year": 2021, "grape_varieties": ["Каберне Совиньон", "Мерло"],
-        "wine_type": "red", "sweetness": "dry", "body": 4, "tannins": 4, "acidity": 3, "price_rub": 1500,
-        "description": "Плотное красное вино с нотами вишни.", "tasting_notes": "Вишня, слива, дуб.",
+        "name": "Тестовое красное",
+        "producer": "Тестовая винодельня",
+        "country": "Россия",
+        "region": "Кубань",
+        "appellation": None,
+        "vintage_year": 2021,
+        "grape_varieties": ["Каберне Совиньон", "Мерло"],
+        "wine_type": "red",
+        "sweetness": "dry",
+        "body": 4,
+        "tannins": 4,
+        "acidity": 3,
+        "price_rub": 1500,
+        "description": "Плотное красное вино с нотами вишни.",
+        "tasting_notes": "Вишня, слива, дуб.",
         "food_pairings": ["стейк", "шашлык"],
     }
     base.update(changes)
@@ -44,8 +71,9 @@ def fingerprint(db) -> tuple:
 
 
 def run_import(path: Path, db, photo_root: Path):
-    return import_catalog(path, tools=InProcessTools(db), embedder=LocalHashingEmbeddings(),
-                          photos=LocalPhotoStore(photo_root))
+    return import_catalog(
+        path, tools=InProcessTools(db), embedder=LocalHashingEmbeddings(), photos=LocalPhotoStore(photo_root)
+    )
 
 
 def write_json_one_per_line(path: Path, items: list) -> dict[int, int]:
@@ -93,21 +121,22 @@ def errors_by_line(exc: CatalogImportError) -> dict[int, str]:
 
 # ---------------------------------------------------------------- bad rows change nothing
 
+
 def test_bad_json_rows_are_all_named_and_nothing_changes(fresh_db, tmp_path):
     photo = with_photo(tmp_path)
     items = [
-        wine(name="Хорошее 1", image=photo),          # 0 fine
+        wine(name="Хорошее 1", image=photo),  # 0 fine
         wine(name="Плохой тип", wine_type="purple"),  # 1
-        wine(name="Тело 7", body=7),                  # 2
+        wine(name="Тело 7", body=7),  # 2
         {k: v for k, v in wine().items() if k != "name"},  # 3 missing name
-        wine(name="Минус", price_rub=-100),           # 4
-        wine(name="Лишний ключ", colour="red"),       # 5
-        wine(name="Хорошее 1", image=photo),          # 6 duplicate of 0
+        wine(name="Минус", price_rub=-100),  # 4
+        wine(name="Лишний ключ", colour="red"),  # 5
+        wine(name="Хорошее 1", image=photo),  # 6 duplicate of 0
         wine(name="Без фото", image="photos/no-such-file.png"),  # 7
-        "не объект",                                   # 8
-        wine(name="Старое", vintage_year=1800),       # 9
-        wine(name="Хорошее 2"),                       # 10 fine
-        [1, 2],                                        # 11 not an object either
+        "не объект",  # 8
+        wine(name="Старое", vintage_year=1800),  # 9
+        wine(name="Хорошее 2"),  # 10 fine
+        [1, 2],  # 11 not an object either
         wine(name="Год строкой", vintage_year="двадцать первый"),  # 12
     ]
     lines = write_json_one_per_line(tmp_path / "bad.json", items)
@@ -116,8 +145,17 @@ def test_bad_json_rows_are_all_named_and_nothing_changes(fresh_db, tmp_path):
         run_import(tmp_path / "bad.json", fresh_db, tmp_path / "store")
     reported = errors_by_line(info.value)
     expected_fragments = {
-        1: "wine_type", 2: "body", 3: "name", 4: "price_rub", 5: "colour", 6: f"duplicate of line {lines[0]}",
-        7: "no-such-file.png", 8: "object", 9: "vintage_year", 11: "object", 12: "vintage_year",
+        1: "wine_type",
+        2: "body",
+        3: "name",
+        4: "price_rub",
+        5: "colour",
+        6: f"duplicate of line {lines[0]}",
+        7: "no-such-file.png",
+        8: "object",
+        9: "vintage_year",
+        11: "object",
+        12: "vintage_year",
     }
     assert set(reported) == {lines[i] for i in expected_fragments}
     for index, fragment in expected_fragments.items():
@@ -149,17 +187,17 @@ def test_bad_rows_in_pretty_printed_json_name_the_line_where_the_wine_starts(emp
 def test_bad_csv_rows_are_all_named_and_nothing_changes(fresh_db, tmp_path):
     photo = with_photo(tmp_path)
     rows = [
-        wine(name="CSV хорошее", image=photo),            # line 2
-        wine(name="CSV тип", wine_type="orange"),         # 3
-        wine(name="CSV тело", body=7),                    # 4
-        wine(name=""),                                    # 5 missing name
-        wine(name="CSV цена", price_rub=-1),              # 6
-        wine(name="CSV хорошее", image=photo),            # 7 duplicate of line 2
+        wine(name="CSV хорошее", image=photo),  # line 2
+        wine(name="CSV тип", wine_type="orange"),  # 3
+        wine(name="CSV тело", body=7),  # 4
+        wine(name=""),  # 5 missing name
+        wine(name="CSV цена", price_rub=-1),  # 6
+        wine(name="CSV хорошее", image=photo),  # 7 duplicate of line 2
         wine(name="CSV фото", image="photos/missing.jpg"),  # 8
-        wine(name="CSV год", vintage_year="MMXX"),        # 9
-        wine(name="CSV без цены", price_rub=None),        # 10
+        wine(name="CSV год", vintage_year="MMXX"),  # 9
+        wine(name="CSV без цены", price_rub=None),  # 10
         wine(name="CSV без сортов", grape_varieties=[]),  # 11
-        wine(name="CSV хорошее 2", vintage_year=None),    # 12 fine (NV)
+        wine(name="CSV хорошее 2", vintage_year=None),  # 12 fine (NV)
     ]
     write_csv(tmp_path / "bad.csv", rows)
     with (tmp_path / "bad.csv").open("a", encoding="utf-8") as f:
@@ -168,8 +206,18 @@ def test_bad_csv_rows_are_all_named_and_nothing_changes(fresh_db, tmp_path):
     with pytest.raises(CatalogImportError) as info:
         run_import(tmp_path / "bad.csv", fresh_db, tmp_path / "store")
     reported = errors_by_line(info.value)
-    expected_fragments = {3: "wine_type", 4: "body", 5: "name", 6: "price_rub", 7: "duplicate of line 2",
-                          8: "missing.jpg", 9: "vintage_year", 10: "price_rub", 11: "grape", 13: "cells"}
+    expected_fragments = {
+        3: "wine_type",
+        4: "body",
+        5: "name",
+        6: "price_rub",
+        7: "duplicate of line 2",
+        8: "missing.jpg",
+        9: "vintage_year",
+        10: "price_rub",
+        11: "grape",
+        13: "cells",
+    }
     assert set(reported) == set(expected_fragments)
     for line, fragment in expected_fragments.items():
         assert fragment in reported[line], (line, reported[line])
@@ -185,15 +233,18 @@ def test_csv_with_an_unknown_column_names_every_row(empty_db, tmp_path):
     assert set(reported) == {2, 3} and all("colour" in reason for reason in reported.values())
 
 
-@pytest.mark.parametrize("name,content,fragment", [
-    ("broken.json", '{"wines": [\n  {"name": "x",\n', "invalid JSON"),
-    ("object.json", '{"vines": []}', "wines"),
-    ("number.json", "42", "wines"),
-    ("empty.json", '{"wines": []}', "no wines"),
-    ("empty.csv", "", "header"),
-    ("header-only.csv", ",".join(CSV_HEADER) + "\n", "no wines"),
-    ("catalogue.xlsx", "binary", "unsupported"),
-])
+@pytest.mark.parametrize(
+    "name,content,fragment",
+    [
+        ("broken.json", '{"wines": [\n  {"name": "x",\n', "invalid JSON"),
+        ("object.json", '{"vines": []}', "wines"),
+        ("number.json", "42", "wines"),
+        ("empty.json", '{"wines": []}', "no wines"),
+        ("empty.csv", "", "header"),
+        ("header-only.csv", ",".join(CSV_HEADER) + "\n", "no wines"),
+        ("catalogue.xlsx", "binary", "unsupported"),
+    ],
+)
 def test_unreadable_files_are_refused(empty_db, tmp_path, name, content, fragment):
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
@@ -220,6 +271,7 @@ def test_not_utf8_json_and_missing_file(empty_db, tmp_path):
 
 # ---------------------------------------------------------------- a good CSV
 
+
 def test_russian_excel_csv_semicolons_and_windows_1251(empty_db, tmp_path):
     """Excel in a Russian locale writes ";"-separated CSV in Windows-1251, quoting cells with ";" in them."""
     buffer = io.StringIO()
@@ -237,10 +289,23 @@ def test_russian_excel_csv_semicolons_and_windows_1251(empty_db, tmp_path):
 def test_good_csv_imports_lists_photos_and_embeddings(empty_db, tmp_path):
     photo = with_photo(tmp_path)
     rows = [
-        wine(name="Кубанское красное", grape_varieties=["Каберне Совиньон", "Мерло"],
-             food_pairings=["стейк из говядины", "твёрдые сыры"], image=photo),
-        wine(name="Кубанское белое", wine_type="white", grape_varieties=["Шардоне"], food_pairings=["рыба"],
-             vintage_year=None, appellation="Кубань IGP", price_rub="1290.50", body=2, tannins=1),
+        wine(
+            name="Кубанское красное",
+            grape_varieties=["Каберне Совиньон", "Мерло"],
+            food_pairings=["стейк из говядины", "твёрдые сыры"],
+            image=photo,
+        ),
+        wine(
+            name="Кубанское белое",
+            wine_type="white",
+            grape_varieties=["Шардоне"],
+            food_pairings=["рыба"],
+            vintage_year=None,
+            appellation="Кубань IGP",
+            price_rub="1290.50",
+            body=2,
+            tannins=1,
+        ),
     ]
     write_csv(tmp_path / "good.csv", rows)
     # a cell may have spaces around the separators and a trailing separator
@@ -261,7 +326,9 @@ def test_good_csv_imports_lists_photos_and_embeddings(empty_db, tmp_path):
     stored = tmp_path / "store" / red["image_key"]
     assert stored.read_bytes() == (tmp_path / photo).read_bytes()
     assert handle({"tool": "catalog_stats", "arguments": {}}, empty_db) == {
-        "wines": 2, "embedding_models": {LOCAL_MODEL_NAME: 2}}
+        "wines": 2,
+        "embedding_models": {LOCAL_MODEL_NAME: 2},
+    }
     found = handle({"tool": "search_wines", "arguments": {"grape_variety": "мерло", "food_pairing": "стейк"}}, empty_db)
     assert [w["name"] for w in found["wines"]] == ["Кубанское красное"]
 
@@ -269,16 +336,25 @@ def test_good_csv_imports_lists_photos_and_embeddings(empty_db, tmp_path):
 def test_progress_is_reported(empty_db, tmp_path):
     write_csv(tmp_path / "good.csv", [wine(name=f"Вино {i}") for i in range(40)])
     seen: list[tuple[str, int, int]] = []
-    import_catalog(tmp_path / "good.csv", tools=InProcessTools(empty_db), embedder=LocalHashingEmbeddings(),
-                   photos=LocalPhotoStore(tmp_path / "store"), on_progress=lambda *a: seen.append(a))
+    import_catalog(
+        tmp_path / "good.csv",
+        tools=InProcessTools(empty_db),
+        embedder=LocalHashingEmbeddings(),
+        photos=LocalPhotoStore(tmp_path / "store"),
+        on_progress=lambda *a: seen.append(a),
+    )
     assert ("embeddings", 40, 40) in seen and ("database", 40, 40) in seen
 
 
 # ---------------------------------------------------------------- upsert
 
+
 def test_reimport_updates_instead_of_duplicating(empty_db, tmp_path):
-    rows = [wine(name="Винтажное", vintage_year=2020), wine(name="Без года", vintage_year=None),
-            wine(name="Без года", producer="Другой производитель", vintage_year=None)]
+    rows = [
+        wine(name="Винтажное", vintage_year=2020),
+        wine(name="Без года", vintage_year=None),
+        wine(name="Без года", producer="Другой производитель", vintage_year=None),
+    ]
     write_csv(tmp_path / "c.csv", rows)
     first = run_import(tmp_path / "c.csv", empty_db, tmp_path / "store")
     assert (first.inserted, first.updated) == (3, 0)
@@ -326,6 +402,7 @@ def test_reimport_keeps_ids_and_the_cached_photo_unless_the_photo_changes(empty_
 
 # ---------------------------------------------------------------- export → import
 
+
 def test_export_import_round_trip(catalog_db, empty_db, tmp_path, shipped_wines):
     exported = export_catalog(InProcessTools(catalog_db))
     assert len(exported["wines"]) == len(shipped_wines)
@@ -362,6 +439,7 @@ def test_shipped_catalogue_photos_exist(shipped_wines):
 
 # ---------------------------------------------------------------- the CLI
 
+
 @pytest.fixture
 def cli_env(monkeypatch, tmp_path):
     from sommelier.db.pool import reset_default_database
@@ -379,8 +457,13 @@ def test_cli_import_prints_every_bad_row(fresh_db, tmp_path, capsys, cli_env):
     from sommelier.cli.main import main
 
     cli_env(fresh_db)
-    items = [wine(name="Хорошее"), wine(name="Плохой тип", wine_type="purple"), wine(name="Тело", body=7),
-             {k: v for k, v in wine().items() if k != "name"}, wine(name="Лишнее", colour="red")]
+    items = [
+        wine(name="Хорошее"),
+        wine(name="Плохой тип", wine_type="purple"),
+        wine(name="Тело", body=7),
+        {k: v for k, v in wine().items() if k != "name"},
+        wine(name="Лишнее", colour="red"),
+    ]
     lines = write_json_one_per_line(tmp_path / "bad.json", items)
     before = fingerprint(fresh_db)
     code = main(["catalog", "import", str(tmp_path / "bad.json")])
@@ -424,8 +507,9 @@ def test_cli_import_prints_rows_with_brackets(empty_db, tmp_path, capsys, cli_en
     from sommelier.cli.main import main
 
     cli_env(empty_db)
-    write_json_one_per_line(tmp_path / "bad.json", [wine(image="photos/[/]label.png"),
-                                                    wine(name="Второе", image="photos/[bold]x.png")])
+    write_json_one_per_line(
+        tmp_path / "bad.json", [wine(image="photos/[/]label.png"), wine(name="Второе", image="photos/[bold]x.png")]
+    )
     assert main(["catalog", "import", str(tmp_path / "bad.json")]) == 1
     output = capsys.readouterr().err
     assert "photos/[/]label.png" in output and "photos/[bold]x.png" in output

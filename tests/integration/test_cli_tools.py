@@ -8,24 +8,39 @@ import subprocess
 import sys
 
 import pytest
-
 from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
 from sommelier.tools.handler import handle
 
 CLI = [sys.executable, "-m", "sommelier.cli.main"]
-PROVIDER_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "EMBEDDING_PROVIDER", "EMBEDDING_MODEL", "EMBEDDING_API_KEY",
-                      "EMBEDDING_BASE_URL", "TOOL_FUNCTION_NAME")
+PROVIDER_VARIABLES = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "EMBEDDING_PROVIDER",
+    "EMBEDDING_MODEL",
+    "EMBEDDING_API_KEY",
+    "EMBEDDING_BASE_URL",
+    "TOOL_FUNCTION_NAME",
+)
 
 
 @pytest.fixture(scope="module")
 def cli(catalog_db, tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARIABLES}
-    env.update(DATABASE_URL=catalog_db.conninfo, SOMMELIER_STATE_DIR=str(tmp_path_factory.mktemp("cli-state")),
-               PYTHONIOENCODING="utf-8")
+    env.update(
+        DATABASE_URL=catalog_db.conninfo,
+        SOMMELIER_STATE_DIR=str(tmp_path_factory.mktemp("cli-state")),
+        PYTHONIOENCODING="utf-8",
+    )
 
     def run(*args: str, extra_env: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([*CLI, *args], capture_output=True, text=True, encoding="utf-8", timeout=60,
-                              env={**env, **(extra_env or {})})
+        return subprocess.run(
+            [*CLI, *args],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=60,
+            env={**env, **(extra_env or {})},
+        )
 
     return run
 
@@ -47,9 +62,18 @@ def test_semantic_search_from_the_cli_embeds_the_query(cli, catalog_db):
     printed = json.loads(done.stdout)
     assert "error" not in printed, printed
     vector = LocalHashingEmbeddings().embed(["лёгкое освежающее на летний вечер"])[0]
-    expected = handle({"tool": "semantic_search", "arguments": {
-        "query": "лёгкое освежающее на летний вечер", "wine_type": "white", "embedding": vector,
-        "embedding_model": LOCAL_MODEL_NAME}}, catalog_db)
+    expected = handle(
+        {
+            "tool": "semantic_search",
+            "arguments": {
+                "query": "лёгкое освежающее на летний вечер",
+                "wine_type": "white",
+                "embedding": vector,
+                "embedding_model": LOCAL_MODEL_NAME,
+            },
+        },
+        catalog_db,
+    )
     assert printed == expected
     assert printed["found"] == 5 and all(w["wine_type"] == "white" for w in printed["wines"])
     assert all(0 <= w["similarity_score"] <= 1 for w in printed["wines"])
@@ -71,10 +95,12 @@ def test_bad_json_exits_with_code_2(cli, arguments):
 
 
 def test_errors_from_the_tool_are_printed_as_json(cli):
-    for args, fragment in ((("tool", "no_such_tool"), "unknown tool"),
-                           (("tool", "search_wines", "[1, 2]"), "object"),
-                           (("tool", "search_wines", '{"price_max": "дёшево"}'), "price_max"),
-                           (("tool", "semantic_search", "{}"), "query")):
+    for args, fragment in (
+        (("tool", "no_such_tool"), "unknown tool"),
+        (("tool", "search_wines", "[1, 2]"), "object"),
+        (("tool", "search_wines", '{"price_max": "дёшево"}'), "price_max"),
+        (("tool", "semantic_search", "{}"), "query"),
+    ):
         done = cli(*args)
         assert done.returncode == 0, done.stderr
         assert fragment in json.loads(done.stdout)["error"]
@@ -83,7 +109,10 @@ def test_errors_from_the_tool_are_printed_as_json(cli):
 def test_default_arguments_and_data_operations(cli, shipped_wines):
     done = cli("tool", "catalog_stats")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"wines": len(shipped_wines), "embedding_models": {LOCAL_MODEL_NAME: len(shipped_wines)}}
+    assert json.loads(done.stdout) == {
+        "wines": len(shipped_wines),
+        "embedding_models": {LOCAL_MODEL_NAME: len(shipped_wines)},
+    }
     listed = json.loads(cli("tool", "get_list", '{"limit": 4}').stdout)
     assert listed["found"] == 4 and len({w["wine_type"] for w in listed["wines"]}) == 4
 

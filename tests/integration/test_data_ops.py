@@ -6,10 +6,9 @@ import json
 import math
 
 import pytest
+from sommelier.tools.handler import handle
 
 from tests.conftest import CATALOG_FILE, expected_photo_key
-
-from sommelier.tools.handler import handle
 
 CHAT = 777_000_111
 USER = 555_000_222
@@ -39,8 +38,9 @@ def fingerprint(db) -> tuple:
     """A checksum of every table the tools can touch."""
     with db.connection() as conn:
         return tuple(
-            conn.execute(f"SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM {table} t")
-            .fetchone()
+            conn.execute(
+                f"SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM {table} t"
+            ).fetchone()
             for table in ("wines", "users", "messages", "feedback")
         )
 
@@ -50,6 +50,7 @@ def some_ids(db, count: int, **filters) -> list[str]:
 
 
 # ---------------------------------------------------------------- get_wines
+
 
 def test_get_wines_keeps_the_order_asked_and_lists_missing(catalog_db):
     ids = some_ids(catalog_db, 4)
@@ -78,13 +79,15 @@ def test_get_wines_duplicates_and_empty(catalog_db):
     assert ok(catalog_db, "get_wines", ids=[UNKNOWN_ID]) == {"wines": [], "missing": [UNKNOWN_ID]}
 
 
-@pytest.mark.parametrize("arguments", [{}, {"ids": None}, {"ids": "x"}, {"ids": ["x"]}, {"ids": [1]},
-                                       {"ids": [UNKNOWN_ID] * 201}])
+@pytest.mark.parametrize(
+    "arguments", [{}, {"ids": None}, {"ids": "x"}, {"ids": ["x"]}, {"ids": [1]}, {"ids": [UNKNOWN_ID] * 201}]
+)
 def test_get_wines_bad_ids(catalog_db, arguments):
     assert "ids" in error(catalog_db, "get_wines", **arguments)
 
 
 # ---------------------------------------------------------------- get_list
+
 
 def test_get_list_interleaves_types_at_typical_prices(catalog_db, shipped_wines):
     result = ok(catalog_db, "get_list")
@@ -123,10 +126,20 @@ def test_get_list_bad_arguments(catalog_db):
 
 # ---------------------------------------------------------------- history
 
+
 def test_save_turn_and_load_history(fresh_db):
     wine_ids = some_ids(fresh_db, 2)
-    saved = ok(fresh_db, "save_turn", chat_id=CHAT, user_id=USER, update_id=1001, user_text="красное к стейку",
-               answer_text="Вот что я нашёл.\n\nMalbec — к стейку.", wine_ids=wine_ids, response_type="recommendation")
+    saved = ok(
+        fresh_db,
+        "save_turn",
+        chat_id=CHAT,
+        user_id=USER,
+        update_id=1001,
+        user_text="красное к стейку",
+        answer_text="Вот что я нашёл.\n\nMalbec — к стейку.",
+        wine_ids=wine_ids,
+        response_type="recommendation",
+    )
     assert saved["saved"] is True and saved["assistant_message_id"] > saved["user_message_id"]
     history = ok(fresh_db, "load_history", chat_id=CHAT)["messages"]
     assert [(m["role"], m["content"]) for m in history] == [
@@ -175,21 +188,27 @@ def test_history_text_limit_is_2000_characters(fresh_db):
 def test_history_limit_holds_in_the_database_too(fresh_db):
     import psycopg
 
-    with fresh_db.connection() as conn, pytest.raises(psycopg.errors.CheckViolation, match="ck_messages_content_length"):
+    with (
+        fresh_db.connection() as conn,
+        pytest.raises(psycopg.errors.CheckViolation, match="ck_messages_content_length"),
+    ):
         conn.execute("INSERT INTO messages (chat_id, role, content) VALUES (1, 'user', %s)", ("x" * 2001,))
 
 
-@pytest.mark.parametrize("arguments,fragment", [
-    ({"user_text": "a", "answer_text": "b"}, "chat_id"),
-    ({"chat_id": "1", "user_text": "a", "answer_text": "b"}, "chat_id"),
-    ({"chat_id": True, "user_text": "a", "answer_text": "b"}, "chat_id"),
-    ({"chat_id": 2**60, "user_text": "a", "answer_text": "b"}, "chat_id"),
-    ({"chat_id": 1, "answer_text": "b"}, "user_text"),
-    ({"chat_id": 1, "user_text": "  ", "answer_text": "b"}, "user_text"),
-    ({"chat_id": 1, "user_text": "a", "answer_text": "b", "response_type": "poem"}, "response_type"),
-    ({"chat_id": 1, "user_text": "a", "answer_text": "b", "wine_ids": ["x"]}, "wine_ids"),
-    ({"chat_id": 1, "user_text": "a", "answer_text": "b", "update_id": 1.5}, "update_id"),
-])
+@pytest.mark.parametrize(
+    "arguments,fragment",
+    [
+        ({"user_text": "a", "answer_text": "b"}, "chat_id"),
+        ({"chat_id": "1", "user_text": "a", "answer_text": "b"}, "chat_id"),
+        ({"chat_id": True, "user_text": "a", "answer_text": "b"}, "chat_id"),
+        ({"chat_id": 2**60, "user_text": "a", "answer_text": "b"}, "chat_id"),
+        ({"chat_id": 1, "answer_text": "b"}, "user_text"),
+        ({"chat_id": 1, "user_text": "  ", "answer_text": "b"}, "user_text"),
+        ({"chat_id": 1, "user_text": "a", "answer_text": "b", "response_type": "poem"}, "response_type"),
+        ({"chat_id": 1, "user_text": "a", "answer_text": "b", "wine_ids": ["x"]}, "wine_ids"),
+        ({"chat_id": 1, "user_text": "a", "answer_text": "b", "update_id": 1.5}, "update_id"),
+    ],
+)
 def test_save_turn_bad_arguments_write_nothing(fresh_db, arguments, fragment):
     before = fingerprint(fresh_db)
     assert fragment in error(fresh_db, "save_turn", **arguments)
@@ -214,34 +233,61 @@ def test_reset_history_archives(fresh_db):
 
 # ---------------------------------------------------------------- users
 
+
 def test_upsert_user_creates_then_updates_and_merges_profile(fresh_db):
-    created = ok(fresh_db, "upsert_user", telegram_user_id=USER, chat_id=CHAT, username="anna", first_name="Анна",
-                 language_code="ru", profile={"likes": ["red"]})
+    created = ok(
+        fresh_db,
+        "upsert_user",
+        telegram_user_id=USER,
+        chat_id=CHAT,
+        username="anna",
+        first_name="Анна",
+        language_code="ru",
+        profile={"likes": ["red"]},
+    )
     assert created["created"] is True
-    assert created["user"] == {"telegram_user_id": USER, "chat_id": CHAT, "username": "anna", "first_name": "Анна",
-                               "profile": {"likes": ["red"]}, "is_active": True}
-    updated = ok(fresh_db, "upsert_user", telegram_user_id=USER, chat_id=CHAT + 1, username="anna_v",
-                 first_name="Анна", profile={"budget": 2000})
+    assert created["user"] == {
+        "telegram_user_id": USER,
+        "chat_id": CHAT,
+        "username": "anna",
+        "first_name": "Анна",
+        "profile": {"likes": ["red"]},
+        "is_active": True,
+    }
+    updated = ok(
+        fresh_db,
+        "upsert_user",
+        telegram_user_id=USER,
+        chat_id=CHAT + 1,
+        username="anna_v",
+        first_name="Анна",
+        profile={"budget": 2000},
+    )
     assert updated["created"] is False
     assert updated["user"]["chat_id"] == CHAT + 1 and updated["user"]["username"] == "anna_v"
     assert updated["user"]["profile"] == {"likes": ["red"], "budget": 2000}
     # a later value for the same key wins; no profile keeps the profile
     again = ok(fresh_db, "upsert_user", telegram_user_id=USER, chat_id=CHAT, profile={"budget": 3000})
     assert again["user"]["profile"] == {"likes": ["red"], "budget": 3000}
-    assert ok(fresh_db, "upsert_user", telegram_user_id=USER, chat_id=CHAT)["user"]["profile"] == again["user"]["profile"]
+    assert (
+        ok(fresh_db, "upsert_user", telegram_user_id=USER, chat_id=CHAT)["user"]["profile"] == again["user"]["profile"]
+    )
     with fresh_db.connection() as conn:
         assert conn.execute("SELECT count(*) FROM users").fetchone()[0] == 1
 
 
-@pytest.mark.parametrize("arguments,fragment", [
-    ({"chat_id": CHAT}, "telegram_user_id"),
-    ({"telegram_user_id": USER}, "chat_id"),
-    ({"telegram_user_id": "5", "chat_id": CHAT}, "telegram_user_id"),
-    ({"telegram_user_id": USER, "chat_id": CHAT, "profile": ["x"]}, "profile"),
-    ({"telegram_user_id": USER, "chat_id": CHAT, "profile": "{}"}, "profile"),
-    ({"telegram_user_id": USER, "chat_id": CHAT, "username": 5}, "username"),
-    ({"telegram_user_id": USER, "chat_id": CHAT, "username": "x" * 257}, "username"),
-])
+@pytest.mark.parametrize(
+    "arguments,fragment",
+    [
+        ({"chat_id": CHAT}, "telegram_user_id"),
+        ({"telegram_user_id": USER}, "chat_id"),
+        ({"telegram_user_id": "5", "chat_id": CHAT}, "telegram_user_id"),
+        ({"telegram_user_id": USER, "chat_id": CHAT, "profile": ["x"]}, "profile"),
+        ({"telegram_user_id": USER, "chat_id": CHAT, "profile": "{}"}, "profile"),
+        ({"telegram_user_id": USER, "chat_id": CHAT, "username": 5}, "username"),
+        ({"telegram_user_id": USER, "chat_id": CHAT, "username": "x" * 257}, "username"),
+    ],
+)
 def test_upsert_user_bad_arguments(fresh_db, arguments, fragment):
     before = fingerprint(fresh_db)
     assert fragment in error(fresh_db, "upsert_user", **arguments)
@@ -251,8 +297,15 @@ def test_upsert_user_bad_arguments(fresh_db, arguments, fragment):
 def test_hostile_user_names_are_stored_literally(fresh_db):
     wines_before = fingerprint(fresh_db)[0]
     name = "'; DROP TABLE wines; --"
-    user = ok(fresh_db, "upsert_user", telegram_user_id=USER, chat_id=CHAT, username=name, first_name="%' OR 1=1 --",
-              profile={"note": "\\ _%"})["user"]
+    user = ok(
+        fresh_db,
+        "upsert_user",
+        telegram_user_id=USER,
+        chat_id=CHAT,
+        username=name,
+        first_name="%' OR 1=1 --",
+        profile={"note": "\\ _%"},
+    )["user"]
     assert user["username"] == name and user["first_name"] == "%' OR 1=1 --" and user["profile"] == {"note": "\\ _%"}
     assert fingerprint(fresh_db)[0] == wines_before
 
@@ -273,6 +326,7 @@ def test_set_user_active(fresh_db):
 
 # ---------------------------------------------------------------- photos
 
+
 def test_cache_photo(fresh_db):
     wine_id = some_ids(fresh_db, 1)[0]
     assert ok(fresh_db, "cache_photo", wine_id=wine_id, file_id="AgACAgIAAxkBAAIB") == {"updated": 1}
@@ -288,17 +342,21 @@ def test_cache_photo(fresh_db):
 
 # ---------------------------------------------------------------- feedback
 
+
 def _feedback_rows(db):
     with db.connection() as conn:
-        return conn.execute("SELECT chat_id, user_id, message_id, wine_id::text, rating FROM feedback ORDER BY id").fetchall()
+        return conn.execute(
+            "SELECT chat_id, user_id, message_id, wine_id::text, rating FROM feedback ORDER BY id"
+        ).fetchall()
 
 
 def test_save_feedback_vote_and_change_of_mind(fresh_db):
     saved = ok(fresh_db, "save_turn", chat_id=CHAT, update_id=7, user_text="q", answer_text="a")
     message_id = saved["assistant_message_id"]
     wine_id = some_ids(fresh_db, 1)[0]
-    assert ok(fresh_db, "save_feedback", chat_id=CHAT, user_id=USER, message_id=message_id, wine_id=wine_id,
-              rating=1) == {"saved": True}
+    assert ok(
+        fresh_db, "save_feedback", chat_id=CHAT, user_id=USER, message_id=message_id, wine_id=wine_id, rating=1
+    ) == {"saved": True}
     ok(fresh_db, "save_feedback", chat_id=CHAT, user_id=USER, message_id=message_id, wine_id=wine_id, rating=-1)
     assert _feedback_rows(fresh_db) == [(CHAT, USER, message_id, wine_id, -1)]  # one vote per user per answer
     ok(fresh_db, "save_feedback", chat_id=CHAT, user_id=USER + 1, message_id=message_id, rating=1)
@@ -311,15 +369,26 @@ def test_save_feedback_stale_message_keeps_the_vote(fresh_db):
     # a message of another chat is stale for this one too
     ok(fresh_db, "save_feedback", chat_id=CHAT + 1, user_id=USER, message_id=saved["assistant_message_id"], rating=-1)
     ok(fresh_db, "save_feedback", chat_id=CHAT, user_id=USER, rating=1)  # no message at all
-    assert _feedback_rows(fresh_db) == [(CHAT, USER, None, None, 1), (CHAT + 1, USER, None, None, -1),
-                                        (CHAT, USER, None, None, 1)]
+    assert _feedback_rows(fresh_db) == [
+        (CHAT, USER, None, None, 1),
+        (CHAT + 1, USER, None, None, -1),
+        (CHAT, USER, None, None, 1),
+    ]
 
 
-@pytest.mark.parametrize("arguments,fragment", [
-    ({"rating": 0}, "rating"), ({"rating": 2}, "rating"), ({"rating": True}, "rating"), ({"rating": "1"}, "rating"),
-    ({"rating": 1, "message_id": 0}, "message_id"), ({"rating": 1, "message_id": "5"}, "message_id"),
-    ({"rating": 1, "wine_id": "nope"}, "wine_id"), ({"rating": 1, "user_id": None}, "user_id"),
-])
+@pytest.mark.parametrize(
+    "arguments,fragment",
+    [
+        ({"rating": 0}, "rating"),
+        ({"rating": 2}, "rating"),
+        ({"rating": True}, "rating"),
+        ({"rating": "1"}, "rating"),
+        ({"rating": 1, "message_id": 0}, "message_id"),
+        ({"rating": 1, "message_id": "5"}, "message_id"),
+        ({"rating": 1, "wine_id": "nope"}, "wine_id"),
+        ({"rating": 1, "user_id": None}, "user_id"),
+    ],
+)
 def test_save_feedback_bad_arguments(fresh_db, arguments, fragment):
     before = fingerprint(fresh_db)
     full = {"chat_id": CHAT, "user_id": USER, **arguments}
@@ -339,9 +408,12 @@ def test_feedback_for_an_unknown_wine_keeps_the_vote(fresh_db):
 
 # ---------------------------------------------------------------- stats and read-only tools
 
+
 def test_catalog_stats(catalog_db, shipped_wines, empty_db):
-    assert ok(catalog_db, "catalog_stats") == {"wines": len(shipped_wines),
-                                                "embedding_models": {"local-ngram-hash-v1": len(shipped_wines)}}
+    assert ok(catalog_db, "catalog_stats") == {
+        "wines": len(shipped_wines),
+        "embedding_models": {"local-ngram-hash-v1": len(shipped_wines)},
+    }
     assert ok(empty_db, "catalog_stats") == {"wines": 0, "embedding_models": {}}
 
 
@@ -355,8 +427,16 @@ def test_read_only_tools_change_nothing(fresh_db):
     vector = LocalHashingEmbeddings().embed(["лёгкое белое"])[0]
     for tool, arguments in [
         ("search_wines", {"wine_type": "red", "food_pairing": "мясо", "price_max": 5000}),
-        ("semantic_search", {"query": "лёгкое белое", "embedding": vector, "embedding_model": "local-ngram-hash-v1",
-                             "wine_type": "white", "price_max": 3000}),
+        (
+            "semantic_search",
+            {
+                "query": "лёгкое белое",
+                "embedding": vector,
+                "embedding_model": "local-ngram-hash-v1",
+                "wine_type": "white",
+                "price_max": 3000,
+            },
+        ),
         ("semantic_search", {"query": "x", "embedding": vector, "embedding_model": "another-model"}),
         ("get_wines", {"ids": ids + [UNKNOWN_ID]}),
         ("get_list", {"limit": 50}),

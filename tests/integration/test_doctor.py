@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from sommelier.cli.main import main
 from sommelier.db.pool import reset_default_database
+
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import FakeTelegram
 
@@ -47,9 +47,14 @@ def test_missing_catalogue_and_model_mismatch(doctor, empty_db, catalog_db):
 
 def test_llm_endpoint_and_telegram_are_checked(doctor, catalog_db):
     with FakeOpenAI() as llm, FakeTelegram() as telegram:
-        code, out = doctor(DATABASE_URL=catalog_db.conninfo, EMBEDDING_PROVIDER="local", OPENAI_API_KEY="test",
-                           OPENAI_BASE_URL=llm.base_url, TELEGRAM_BOT_TOKEN=telegram.token,
-                           TELEGRAM_API_BASE_URL=telegram.base_url)
+        code, out = doctor(
+            DATABASE_URL=catalog_db.conninfo,
+            EMBEDDING_PROVIDER="local",
+            OPENAI_API_KEY="test",
+            OPENAI_BASE_URL=llm.base_url,
+            TELEGRAM_BOT_TOKEN=telegram.token,
+            TELEGRAM_API_BASE_URL=telegram.base_url,
+        )
     assert code == 0, out
     assert "✓ llm" in out and "answers" in out
     assert "✓ telegram   bot @sommelier_test_bot; webhook: none" in out

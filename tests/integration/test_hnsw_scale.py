@@ -15,7 +15,6 @@ import numpy as np
 import psycopg
 import pytest
 from pgvector.psycopg import register_vector
-
 from sommelier.embeddings.local import LOCAL_MODEL_NAME
 from sommelier.tools import search
 from sommelier.tools.arguments import semantic_request
@@ -25,10 +24,40 @@ ROWS = 10_000
 DIMENSIONS = 1536
 INDEX = "ix_wines_embedding_hnsw"
 TYPES = ("red", "white", "rose", "sparkling")
-COLUMNS = ("name", "producer", "country", "region", "grape_varieties", "wine_type", "sweetness", "body", "tannins",
-           "acidity", "price_rub", "description", "food_pairings", "embedding", "embedding_model")
-PG_TYPES = ("text", "text", "text", "text", "text[]", "text", "text", "int2", "int2", "int2", "numeric", "text",
-            "text[]", "vector", "text")
+COLUMNS = (
+    "name",
+    "producer",
+    "country",
+    "region",
+    "grape_varieties",
+    "wine_type",
+    "sweetness",
+    "body",
+    "tannins",
+    "acidity",
+    "price_rub",
+    "description",
+    "food_pairings",
+    "embedding",
+    "embedding_model",
+)
+PG_TYPES = (
+    "text",
+    "text",
+    "text",
+    "text",
+    "text[]",
+    "text",
+    "text",
+    "int2",
+    "int2",
+    "int2",
+    "numeric",
+    "text",
+    "text[]",
+    "vector",
+    "text",
+)
 
 
 class RecordingCursor(psycopg.Cursor):
@@ -67,22 +96,42 @@ def big_catalogue(admin_url, empty_template):
         register_vector(conn)
         definition = conn.execute("SELECT pg_get_indexdef(%s::regclass)", (INDEX,)).fetchone()[0]
         conn.execute(f"DROP INDEX {INDEX}")
-        with conn.cursor() as cur, cur.copy(
-            f"COPY wines ({', '.join(COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"
-        ) as copy:
+        with (
+            conn.cursor() as cur,
+            cur.copy(f"COPY wines ({', '.join(COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)") as copy,
+        ):
             copy.set_types(list(PG_TYPES))
             for i in range(ROWS):
-                copy.write_row((
-                    f"Synthetic {i:05d}", f"Producer {i % 97}", "Италия", "Тоскана", ["Санджовезе"],
-                    TYPES[i % 4], "dry", 1 + i % 5, 1 + i % 5, 1 + i % 5, 300 + (i * 37) % 20000,
-                    "synthetic wine", ["сыр"], vectors[i], LOCAL_MODEL_NAME,
-                ))
+                copy.write_row(
+                    (
+                        f"Synthetic {i:05d}",
+                        f"Producer {i % 97}",
+                        "Италия",
+                        "Тоскана",
+                        ["Санджовезе"],
+                        TYPES[i % 4],
+                        "dry",
+                        1 + i % 5,
+                        1 + i % 5,
+                        1 + i % 5,
+                        300 + (i * 37) % 20000,
+                        "synthetic wine",
+                        ["сыр"],
+                        vectors[i],
+                        LOCAL_MODEL_NAME,
+                    )
+                )
         conn.execute("SET maintenance_work_mem = '256MB'")
         conn.execute(definition)  # the migration's own index, rebuilt after the bulk load
         conn.execute("ANALYZE wines")
     database = Database(url)
-    yield {"database": database, "url": url, "vectors": vectors, "definition": definition,
-           "load_seconds": time.monotonic() - started}
+    yield {
+        "database": database,
+        "url": url,
+        "vectors": vectors,
+        "definition": definition,
+        "load_seconds": time.monotonic() - started,
+    }
     database.close()
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -109,8 +158,12 @@ def _plan(url: str, query: str, params) -> str:
 
 
 def _arguments(vector, **filters) -> dict:
-    return {"query": "synthetic", "embedding": [float(x) for x in vector], "embedding_model": LOCAL_MODEL_NAME,
-            **filters}
+    return {
+        "query": "synthetic",
+        "embedding": [float(x) for x in vector],
+        "embedding_model": LOCAL_MODEL_NAME,
+        **filters,
+    }
 
 
 def test_catalogue_has_10k_wines_and_the_index(big_catalogue):
@@ -121,14 +174,20 @@ def test_catalogue_has_10k_wines_and_the_index(big_catalogue):
     assert indexdef == big_catalogue["definition"]
 
 
-
-
-@pytest.mark.parametrize("filters", [
-    {}, {"wine_type": "red"}, {"price_max": 5000},
-    pytest.param({"wine_type": "white", "price_max": 20000}),
-], ids=["no-filter", "wine_type", "price_max", "type-and-loose-price"])
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {},
+        {"wine_type": "red"},
+        {"price_max": 5000},
+        pytest.param({"wine_type": "white", "price_max": 20000}),
+    ],
+    ids=["no-filter", "wine_type", "price_max", "type-and-loose-price"],
+)
 def test_semantic_search_sql_uses_the_hnsw_index(big_catalogue, filters):
-    query, params, answer = _recorded_semantic_sql(big_catalogue["url"], _arguments(big_catalogue["vectors"][1], **filters))
+    query, params, answer = _recorded_semantic_sql(
+        big_catalogue["url"], _arguments(big_catalogue["vectors"][1], **filters)
+    )
     assert "LIMIT" in query
     plan = _plan(big_catalogue["url"], query, params)
     assert f"Index Scan using {INDEX}" in plan, plan
@@ -141,7 +200,8 @@ def test_selective_filters_may_scan_exactly_and_stay_correct(big_catalogue):
     exact sort to the HNSW graph. Either plan is fine as long as the answer is the true nearest."""
     vectors = big_catalogue["vectors"]
     query, params, answer = _recorded_semantic_sql(
-        big_catalogue["url"], _arguments(vectors[1], wine_type="white", price_max=8000, limit=5))
+        big_catalogue["url"], _arguments(vectors[1], wine_type="white", price_max=8000, limit=5)
+    )
     plan = _plan(big_catalogue["url"], query, params)
     prices = 300 + (np.arange(ROWS) * 37) % 20000
     keep = (np.arange(ROWS) % 4 == 1) & (prices <= 8000)
@@ -159,8 +219,9 @@ def test_selective_filters_may_scan_exactly_and_stay_correct(big_catalogue):
 def test_planted_wine_is_found_first_through_the_index(big_catalogue):
     vectors = big_catalogue["vectors"]
     for i in (0, 4321, ROWS - 1):
-        result = handle({"tool": "semantic_search", "arguments": _arguments(vectors[i], limit=5)},
-                        big_catalogue["database"])
+        result = handle(
+            {"tool": "semantic_search", "arguments": _arguments(vectors[i], limit=5)}, big_catalogue["database"]
+        )
         assert result["wines"][0]["name"] == f"Synthetic {i:05d}"
         assert result["wines"][0]["similarity_score"] == pytest.approx(1.0, abs=1e-4)
         scores = [w["similarity_score"] for w in result["wines"]]
@@ -170,8 +231,10 @@ def test_planted_wine_is_found_first_through_the_index(big_catalogue):
 def test_filters_hold_and_fill_the_page_at_scale(big_catalogue):
     """The iterative index scan keeps going until enough rows pass a selective filter."""
     vector = big_catalogue["vectors"][2]  # a rose; ask for reds under a low price
-    result = handle({"tool": "semantic_search", "arguments": _arguments(vector, wine_type="red", price_max=1500,
-                                                                          limit=20)}, big_catalogue["database"])
+    result = handle(
+        {"tool": "semantic_search", "arguments": _arguments(vector, wine_type="red", price_max=1500, limit=20)},
+        big_catalogue["database"],
+    )
     assert result["found"] == 20
     assert all(w["wine_type"] == "red" and w["price_rub"] <= 1500 for w in result["wines"])
 
@@ -195,16 +258,30 @@ def test_search_wines_price_filter_is_an_index_condition(big_catalogue):
 
 
 def test_search_wines_filters_hold_at_scale(big_catalogue):
-    result = handle({"tool": "search_wines", "arguments": {"wine_type": "red", "price_max": 1000, "region": "тоскана",
-                                                           "food_pairing": "сыр", "limit": 20}}, big_catalogue["database"])
+    result = handle(
+        {
+            "tool": "search_wines",
+            "arguments": {
+                "wine_type": "red",
+                "price_max": 1000,
+                "region": "тоскана",
+                "food_pairing": "сыр",
+                "limit": 20,
+            },
+        },
+        big_catalogue["database"],
+    )
     assert result["found"] == 20
     assert all(w["wine_type"] == "red" and w["price_rub"] <= 1000 for w in result["wines"])
     prices = [w["price_rub"] for w in result["wines"]]
     assert prices == sorted(prices, reverse=True)  # the best the budget buys first
 
 
-@pytest.mark.parametrize("filters", [{"food_pairing": "сыр"}, {"grape_variety": "санджовезе"}, {"country": "Italy"}],
-                         ids=["food", "grape", "country"])
+@pytest.mark.parametrize(
+    "filters",
+    [{"food_pairing": "сыр"}, {"grape_variety": "санджовезе"}, {"country": "Italy"}],
+    ids=["food", "grape", "country"],
+)
 def test_search_wines_default_order_walks_the_typical_price_index(big_catalogue, filters):
     """Without a price filter the wines nearest 2000 ₽ come first. Migration 0003 indexes that order,
     so PostgreSQL stops at the LIMIT-th match instead of filtering and sorting the whole table."""

@@ -102,8 +102,9 @@ def test_unreadable_or_invalid_event_exits_2(capsys, tmp_path):
 
 
 def test_missing_env_vars_file_exits_2(capsys, tmp_path):
-    code, _, err = _invoke(capsys, "tools", str(EVENTS / "tool_get_wines.json"),
-                           "--env-vars", str(tmp_path / "nope.json"))
+    code, _, err = _invoke(
+        capsys, "tools", str(EVENTS / "tool_get_wines.json"), "--env-vars", str(tmp_path / "nope.json")
+    )
     assert code == 2 and "nope.json" in err
 
 
@@ -166,7 +167,8 @@ def toy(tmp_path):
     """A small SAM project: Globals, a handler that reports what it sees, one that raises."""
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "helper.py").write_text("GREETING = 'привет'\n", encoding="utf-8")
-    (tmp_path / "src" / "app.py").write_text(textwrap.dedent("""
+    (tmp_path / "src" / "app.py").write_text(
+        textwrap.dedent("""
         import logging
         import os
         import sys
@@ -197,8 +199,11 @@ def toy(tmp_path):
 
         def broken(event, context):
             raise ValueError("boom\\nsecond line")
-    """), encoding="utf-8")
-    (tmp_path / "template.yaml").write_text(textwrap.dedent("""
+    """),
+        encoding="utf-8",
+    )
+    (tmp_path / "template.yaml").write_text(
+        textwrap.dedent("""
         AWSTemplateFormatVersion: "2010-09-09"
         Transform: AWS::Serverless-2016-10-31
         Parameters:
@@ -239,11 +244,18 @@ def toy(tmp_path):
             Properties:
               CodeUri: src
               Handler: app.broken
-    """), encoding="utf-8")
+    """),
+        encoding="utf-8",
+    )
     (tmp_path / "events").mkdir()
-    (tmp_path / "events" / "env.json").write_text(json.dumps({
-        "ToyFunction": {"OVERRIDDEN": "env-file", "FROM_SHELL": "env-file", "FROM_FILE_ONLY": "env-file"},
-    }), encoding="utf-8")
+    (tmp_path / "events" / "env.json").write_text(
+        json.dumps(
+            {
+                "ToyFunction": {"OVERRIDDEN": "env-file", "FROM_SHELL": "env-file", "FROM_FILE_ONLY": "env-file"},
+            }
+        ),
+        encoding="utf-8",
+    )
     (tmp_path / "event.json").write_text(json.dumps({"hello": "мир"}), encoding="utf-8")
     return tmp_path
 
@@ -253,8 +265,13 @@ def test_toy_template_spec(toy):
     assert spec.timeout == 7  # from Globals
     assert spec.memory == 384  # !Ref Size -> its default
     assert spec.routes == [("GET", "/hello")]
-    assert spec.environment == {"FROM_GLOBALS": "globals", "OVERRIDDEN": "template", "LITERAL": "template",
-                                "FROM_SHELL": "template", "INTRINSIC": ""}
+    assert spec.environment == {
+        "FROM_GLOBALS": "globals",
+        "OVERRIDDEN": "template",
+        "LITERAL": "template",
+        "FROM_SHELL": "template",
+        "INTRINSIC": "",
+    }
 
 
 def test_environment_layers_context_and_cleanup(toy, capsys, monkeypatch):
@@ -268,8 +285,9 @@ def test_environment_layers_context_and_cleanup(toy, capsys, monkeypatch):
     preconfigured.addHandler(stdout_handler)
     preconfigured.propagate = False
     try:
-        code, out, err = _invoke(capsys, "ToyFunction", str(toy / "event.json"), "--template",
-                                 str(toy / "template.yaml"))
+        code, out, err = _invoke(
+            capsys, "ToyFunction", str(toy / "event.json"), "--template", str(toy / "template.yaml")
+        )
     finally:
         preconfigured.removeHandler(stdout_handler)
         preconfigured.propagate = True
@@ -303,11 +321,20 @@ def test_environment_layers_context_and_cleanup(toy, capsys, monkeypatch):
 
 def test_explicit_env_vars_file(toy, capsys, tmp_path):
     custom = tmp_path / "custom-env.json"
-    custom.write_text(json.dumps({"Parameters": {"LITERAL": "all-functions"},
-                                  "ToyFunction": {"FROM_FILE_ONLY": "custom"}}), encoding="utf-8")
+    custom.write_text(
+        json.dumps({"Parameters": {"LITERAL": "all-functions"}, "ToyFunction": {"FROM_FILE_ONLY": "custom"}}),
+        encoding="utf-8",
+    )
 
-    code, out, err = _invoke(capsys, "toyfunction", str(toy / "event.json"), "--template", str(toy / "template.yaml"),
-                             "--env-vars", str(custom))
+    code, out, err = _invoke(
+        capsys,
+        "toyfunction",
+        str(toy / "event.json"),
+        "--template",
+        str(toy / "template.yaml"),
+        "--env-vars",
+        str(custom),
+    )
 
     assert code == 0, err
     env = json.loads(out)["env"]
@@ -317,8 +344,9 @@ def test_explicit_env_vars_file(toy, capsys, tmp_path):
 
 
 def test_a_raising_handler_exits_1_with_one_line(toy, capsys):
-    code, out, err = _invoke(capsys, "BrokenFunction", str(toy / "event.json"),
-                             "--template", str(toy / "template.yaml"))
+    code, out, err = _invoke(
+        capsys, "BrokenFunction", str(toy / "event.json"), "--template", str(toy / "template.yaml")
+    )
 
     assert code == 1
     assert out == ""
@@ -327,8 +355,9 @@ def test_a_raising_handler_exits_1_with_one_line(toy, capsys):
 
 
 def test_debug_prints_the_traceback(toy, capsys):
-    code, _, err = _invoke(capsys, "BrokenFunction", str(toy / "event.json"), "--template", str(toy / "template.yaml"),
-                           "--debug")
+    code, _, err = _invoke(
+        capsys, "BrokenFunction", str(toy / "event.json"), "--template", str(toy / "template.yaml"), "--debug"
+    )
 
     assert code == 1
     assert "Traceback" in err and "raise ValueError" in err

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
-
 from sommelier.tools.handler import handle
 
 MAX_LIMIT = 20
@@ -23,12 +22,26 @@ DEFAULT_LIMIT = 5
 TYPICAL_PRICE = 2000
 
 WINE_KEYS = {
-    "id", "name", "producer", "region", "vintage_year", "grape_varieties", "wine_type", "sweetness",
-    "body", "tannins", "acidity", "price_rub", "description", "tasting_notes", "food_pairings",
+    "id",
+    "name",
+    "producer",
+    "region",
+    "vintage_year",
+    "grape_varieties",
+    "wine_type",
+    "sweetness",
+    "body",
+    "tannins",
+    "acidity",
+    "price_rub",
+    "description",
+    "tasting_notes",
+    "food_pairings",
 }
 
 
 # ---------------------------------------------------------------- independent predicates
+
 
 def norm(text: str | None) -> str:
     """Case-insensitive, ё→е, hyphens as spaces: how a customer's words are compared."""
@@ -45,9 +58,7 @@ Predicate = Callable[[dict], bool]
 def grape_is(*names: str) -> Predicate:
     """A grape equals one of `names`, or `names` is its first word(s) ("каберне" → Каберне Фран)."""
     wanted = [norm(n) for n in names]
-    return lambda w: any(
-        norm(g) == n or norm(g).startswith(n + " ") for g in w["grape_varieties"] for n in wanted
-    )
+    return lambda w: any(norm(g) == n or norm(g).startswith(n + " ") for g in w["grape_varieties"] for n in wanted)
 
 
 def country_is(name: str) -> Predicate:
@@ -81,10 +92,45 @@ def price_at_most(value: float) -> Predicate:
 
 
 # Meat words a customer means by "мясо" (the broad-word rule of docs/matching.md).
-MEAT = ("мяс", "стейк", "шашлык", "говядин", "баранин", "ягнят", "свин", "барбекю", "дич", "бургер", "жарк",
-        "телят", "кабан", "оленин", "хамон", "ребрышк", "колбас", "котлет", "утк", "гуляш", "рагу")
-CHEESES = ("сыр", "пармезан", "пекорино", "сулугуни", "бри", "камамбер", "горгонзол", "рокфор", "чеддер",
-           "моцарелл", "бурат", "маасдам", "гауд", "фет")
+MEAT = (
+    "мяс",
+    "стейк",
+    "шашлык",
+    "говядин",
+    "баранин",
+    "ягнят",
+    "свин",
+    "барбекю",
+    "дич",
+    "бургер",
+    "жарк",
+    "телят",
+    "кабан",
+    "оленин",
+    "хамон",
+    "ребрышк",
+    "колбас",
+    "котлет",
+    "утк",
+    "гуляш",
+    "рагу",
+)
+CHEESES = (
+    "сыр",
+    "пармезан",
+    "пекорино",
+    "сулугуни",
+    "бри",
+    "камамбер",
+    "горгонзол",
+    "рокфор",
+    "чеддер",
+    "моцарелл",
+    "бурат",
+    "маасдам",
+    "гауд",
+    "фет",
+)
 FISH = ("рыб", "лосос", "форел", "тунец", "дорадо", "сибас", "треск")
 
 
@@ -99,6 +145,7 @@ class Case:
 
 
 # ---------------------------------------------------------------- helpers
+
 
 def search(db, **arguments) -> dict:
     result = handle({"tool": "search_wines", "arguments": arguments}, db)
@@ -134,6 +181,7 @@ def by_key(shipped: list[dict]) -> dict[tuple, dict]:
 
 
 # ---------------------------------------------------------------- the catalogue itself
+
 
 def test_catalogue_is_loaded_in_full(catalog_db, shipped_wines):
     result = handle({"tool": "catalog_stats", "arguments": {}}, catalog_db)
@@ -276,30 +324,70 @@ def test_pairs_of_filters(catalog_db, shipped_wines, first, second):
 
 
 COMBINATIONS = [
-    Case({"wine_type": "red", "country": "Штаты", "price_max": 5000}, lambda w: type_is("red")(w)
-         and country_is("США")(w) and w["price_rub"] <= 5000, "red-usa-cheap"),
-    Case({"wine_type": "red", "sweetness": "dry", "food_pairing": "стейк", "price_max": 3000},
-         lambda w: w["wine_type"] == "red" and w["sweetness"] == "dry" and pairing_has("стейк")(w)
-         and w["price_rub"] <= 3000, "red-dry-steak-3000"),
-    Case({"grape_variety": "каберне", "country": "Россия"},
-         lambda w: grape_is("каберне")(w) and country_is("Россия")(w), "cabernet-russia"),
-    Case({"grape_variety": "Каберне Совиньон", "region": "тоскана", "food_pairing": "стейк из говядины"},
-         lambda w: grape_is("Каберне Совиньон")(w) and region_has("тоскана")(w)
-         and pairing_has(("стейк", "говядин"))(w), "cabernet-tuscany-beef"),
-    Case({"wine_type": "white", "food_pairing": "к рыбе", "price_min": 1000, "price_max": 3000},
-         lambda w: w["wine_type"] == "white" and pairing_has(*FISH)(w) and 1000 <= w["price_rub"] <= 3000,
-         "white-fish-range"),
-    Case({"wine_type": "sparkling", "country": "France", "region": "Champagne", "sweetness": "dry"},
-         lambda w: w["wine_type"] == "sparkling" and country_is("Франция")(w) and region_has("шампань")(w)
-         and w["sweetness"] == "dry", "champagne"),
-    Case({"wine_type": "red", "sweetness": "dry", "grape_variety": "саперави", "price_min": 1000,
-          "price_max": 2000, "country": "Россия", "region": "Кубань", "food_pairing": "шашлык"},
-         lambda w: w["wine_type"] == "red" and w["sweetness"] == "dry" and grape_is("Саперави")(w)
-         and 1000 <= w["price_rub"] <= 2000 and country_is("Россия")(w) and region_has("кубань")(w)
-         and pairing_has("шашлык")(w), "all-eight"),
-    Case({"wine_type": "rose", "country": "испанское", "food_pairing": "курица"},
-         lambda w: w["wine_type"] == "rose" and country_is("Испания")(w) and pairing_has("куриц")(w),
-         "spanish-rose-chicken"),
+    Case(
+        {"wine_type": "red", "country": "Штаты", "price_max": 5000},
+        lambda w: type_is("red")(w) and country_is("США")(w) and w["price_rub"] <= 5000,
+        "red-usa-cheap",
+    ),
+    Case(
+        {"wine_type": "red", "sweetness": "dry", "food_pairing": "стейк", "price_max": 3000},
+        lambda w: (
+            w["wine_type"] == "red" and w["sweetness"] == "dry" and pairing_has("стейк")(w) and w["price_rub"] <= 3000
+        ),
+        "red-dry-steak-3000",
+    ),
+    Case(
+        {"grape_variety": "каберне", "country": "Россия"},
+        lambda w: grape_is("каберне")(w) and country_is("Россия")(w),
+        "cabernet-russia",
+    ),
+    Case(
+        {"grape_variety": "Каберне Совиньон", "region": "тоскана", "food_pairing": "стейк из говядины"},
+        lambda w: grape_is("Каберне Совиньон")(w) and region_has("тоскана")(w) and pairing_has(("стейк", "говядин"))(w),
+        "cabernet-tuscany-beef",
+    ),
+    Case(
+        {"wine_type": "white", "food_pairing": "к рыбе", "price_min": 1000, "price_max": 3000},
+        lambda w: w["wine_type"] == "white" and pairing_has(*FISH)(w) and 1000 <= w["price_rub"] <= 3000,
+        "white-fish-range",
+    ),
+    Case(
+        {"wine_type": "sparkling", "country": "France", "region": "Champagne", "sweetness": "dry"},
+        lambda w: (
+            w["wine_type"] == "sparkling"
+            and country_is("Франция")(w)
+            and region_has("шампань")(w)
+            and w["sweetness"] == "dry"
+        ),
+        "champagne",
+    ),
+    Case(
+        {
+            "wine_type": "red",
+            "sweetness": "dry",
+            "grape_variety": "саперави",
+            "price_min": 1000,
+            "price_max": 2000,
+            "country": "Россия",
+            "region": "Кубань",
+            "food_pairing": "шашлык",
+        },
+        lambda w: (
+            w["wine_type"] == "red"
+            and w["sweetness"] == "dry"
+            and grape_is("Саперави")(w)
+            and 1000 <= w["price_rub"] <= 2000
+            and country_is("Россия")(w)
+            and region_has("кубань")(w)
+            and pairing_has("шашлык")(w)
+        ),
+        "all-eight",
+    ),
+    Case(
+        {"wine_type": "rose", "country": "испанское", "food_pairing": "курица"},
+        lambda w: w["wine_type"] == "rose" and country_is("Испания")(w) and pairing_has("куриц")(w),
+        "spanish-rose-chicken",
+    ),
 ]
 
 
@@ -317,6 +405,7 @@ def test_contradictory_filters_find_nothing(catalog_db):
 
 
 # ---------------------------------------------------------------- real phrasing, spelled out
+
 
 def _names(result: dict) -> set[str]:
     return {w["name"] for w in result["wines"]}
@@ -349,8 +438,10 @@ def test_meat_finds_steak_and_shashlik(catalog_db, shipped_wines):
     result = search(catalog_db, food_pairing="мясо", wine_type="red", price_max=2000, limit=MAX_LIMIT)
     found = set(result_keys(result))
     steak_or_shashlik = {
-        key(w) for w in shipped_wines
-        if w["wine_type"] == "red" and w["price_rub"] <= 2000
+        key(w)
+        for w in shipped_wines
+        if w["wine_type"] == "red"
+        and w["price_rub"] <= 2000
         and any("стейк" in p or "шашлык" in p for p in w["food_pairings"])
     }
     assert steak_or_shashlik and steak_or_shashlik <= found
@@ -380,19 +471,32 @@ def test_tuscany_in_english_and_russian(catalog_db, shipped_wines):
 
 
 def test_enum_synonyms_are_accepted(catalog_db, shipped_wines):
-    for phrase, value in (("красное", "red"), ("Red", "red"), (" white ", "white"), ("rosé", "rose"),
-                          ("игристое", "sparkling"), ("шампанское", "sparkling")):
+    for phrase, value in (
+        ("красное", "red"),
+        ("Red", "red"),
+        (" white ", "white"),
+        ("rosé", "rose"),
+        ("игристое", "sparkling"),
+        ("шампанское", "sparkling"),
+    ):
         result = search(catalog_db, wine_type=phrase, limit=MAX_LIMIT)
         assert result["filters_applied"] == {"wine_type": value}
         assert {w["wine_type"] for w in result["wines"]} == {value}
-    for phrase, value in (("сухое", "dry"), ("полусладкое", "semi_sweet"), ("semi-dry", "semi_dry"),
-                          ("брют", "dry"), ("off-dry", "semi_dry"), ("SWEET", "sweet")):
+    for phrase, value in (
+        ("сухое", "dry"),
+        ("полусладкое", "semi_sweet"),
+        ("semi-dry", "semi_dry"),
+        ("брют", "dry"),
+        ("off-dry", "semi_dry"),
+        ("SWEET", "sweet"),
+    ):
         result = search(catalog_db, sweetness=phrase, limit=MAX_LIMIT)
         assert result["filters_applied"] == {"sweetness": value}
         assert_matches(result, shipped_wines, sweetness_is(value))
 
 
 # ---------------------------------------------------------------- ordering
+
 
 def test_price_max_lists_the_best_the_budget_buys_first(catalog_db, shipped_wines):
     result = search(catalog_db, price_max=3000, limit=MAX_LIMIT)
@@ -420,8 +524,9 @@ def test_without_price_filter_typical_prices_come_first(catalog_db, shipped_wine
     result = search(catalog_db, wine_type="red", limit=MAX_LIMIT)
     distances = [abs(math.log(w["price_rub"]) - math.log(TYPICAL_PRICE)) for w in result["wines"]]
     assert distances == sorted(distances)
-    all_red = sorted(abs(math.log(w["price_rub"]) - math.log(TYPICAL_PRICE))
-                     for w in shipped_wines if w["wine_type"] == "red")
+    all_red = sorted(
+        abs(math.log(w["price_rub"]) - math.log(TYPICAL_PRICE)) for w in shipped_wines if w["wine_type"] == "red"
+    )
     assert distances == pytest.approx(all_red[:MAX_LIMIT])
 
 
@@ -433,11 +538,20 @@ def test_order_is_deterministic(catalog_db):
 
 # ---------------------------------------------------------------- filters_applied, limit, exclude_ids
 
+
 def test_filters_applied_reports_the_normalised_filters(catalog_db):
     result = search(
-        catalog_db, wine_type=" Красное ", sweetness="DRY", grape_variety="  каберне   совиньон ",
-        price_min="1 000", price_max=5000.0, country="Штаты", region="Napa", food_pairing="к стейку",
-        limit=3, exclude_ids=[],
+        catalog_db,
+        wine_type=" Красное ",
+        sweetness="DRY",
+        grape_variety="  каберне   совиньон ",
+        price_min="1 000",
+        price_max=5000.0,
+        country="Штаты",
+        region="Napa",
+        food_pairing="к стейку",
+        limit=3,
+        exclude_ids=[],
     )
     assert result["filters_applied"] == {
         "wine_type": "red",
@@ -491,6 +605,7 @@ def test_exclude_unknown_ids_changes_nothing(catalog_db):
 
 # ---------------------------------------------------------------- the response format
 
+
 def test_response_format_is_seeds_002_plus_id(catalog_db, shipped_wines):
     catalogue = by_key(shipped_wines)
     result = search(catalog_db, limit=MAX_LIMIT)
@@ -530,19 +645,28 @@ def test_ids_are_stable_across_calls_and_tools(catalog_db):
 # ---------------------------------------------------------------- known gaps in the broad dish words
 
 
-
-@pytest.mark.parametrize("broad,dishes", [
-    ("мясо", ("телятин",)),
-    ("сыр", ("пармезан", "пекорино", "сулугуни")),
-    ("морепродукты", ("омар",)),
-], ids=["meat-veal", "cheese-named-cheeses", "seafood-lobster"])
+@pytest.mark.parametrize(
+    "broad,dishes",
+    [
+        ("мясо", ("телятин",)),
+        ("сыр", ("пармезан", "пекорино", "сулугуни")),
+        ("морепродукты", ("омар",)),
+    ],
+    ids=["meat-veal", "cheese-named-cheeses", "seafood-lobster"],
+)
 def test_broad_dish_words_cover_named_dishes(catalog_db, shipped_wines, broad, dishes):
     missed = []
     for wine in shipped_wines:
         if not pairing_has(*dishes)(wine):
             continue
-        result = search(catalog_db, food_pairing=broad, country=wine["country"], price_min=wine["price_rub"],
-                        price_max=wine["price_rub"], limit=MAX_LIMIT)
+        result = search(
+            catalog_db,
+            food_pairing=broad,
+            country=wine["country"],
+            price_min=wine["price_rub"],
+            price_max=wine["price_rub"],
+            limit=MAX_LIMIT,
+        )
         if wine["name"] not in _names(result):
             missed.append(wine["name"])
     if not any(pairing_has(*dishes)(w) for w in shipped_wines):
@@ -558,9 +682,15 @@ def test_pinot_grigio_by_its_usual_names(catalog_db, shipped_wines, phrase):
 
 
 ENGLISH_GRAPE_NAMES = [
-    ("Gamay", "Гаме"), ("Verdejo", "Вердехо"), ("Petit Verdot", "Пти Вердо"), ("Furmint", "Фурминт"),
-    ("Lambrusco", "Ламбруско"), ("Pinot Meunier", "Пино Менье"), ("Mourvedre", "Мурведр"),
-    ("Vermentino", "Верментино"), ("Cinsault", "Сенсо"),
+    ("Gamay", "Гаме"),
+    ("Verdejo", "Вердехо"),
+    ("Petit Verdot", "Пти Вердо"),
+    ("Furmint", "Фурминт"),
+    ("Lambrusco", "Ламбруско"),
+    ("Pinot Meunier", "Пино Менье"),
+    ("Mourvedre", "Мурведр"),
+    ("Vermentino", "Верментино"),
+    ("Cinsault", "Сенсо"),
 ]
 
 

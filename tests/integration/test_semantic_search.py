@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from sommelier.catalog.models import WineRecord
 from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
 from sommelier.tools.handler import handle
@@ -20,8 +19,22 @@ MOOD_FILE = Path(__file__).resolve().parents[1] / "data" / "mood_queries.json"
 MOOD_QUERIES = json.loads(MOOD_FILE.read_text("utf-8"))
 TOP_K = 5
 WINE_KEYS = {
-    "id", "name", "producer", "region", "vintage_year", "grape_varieties", "wine_type", "sweetness",
-    "body", "tannins", "acidity", "price_rub", "description", "tasting_notes", "food_pairings", "similarity_score",
+    "id",
+    "name",
+    "producer",
+    "region",
+    "vintage_year",
+    "grape_varieties",
+    "wine_type",
+    "sweetness",
+    "body",
+    "tannins",
+    "acidity",
+    "price_rub",
+    "description",
+    "tasting_notes",
+    "food_pairings",
+    "similarity_score",
 }
 
 embedder = LocalHashingEmbeddings()
@@ -29,9 +42,15 @@ embedder = LocalHashingEmbeddings()
 
 def semantic(db, query: str, **arguments) -> dict:
     result = handle(
-        {"tool": "semantic_search", "arguments": {
-            "query": query, "embedding": embedder.embed([query])[0], "embedding_model": embedder.model, **arguments,
-        }},
+        {
+            "tool": "semantic_search",
+            "arguments": {
+                "query": query,
+                "embedding": embedder.embed([query])[0],
+                "embedding_model": embedder.model,
+                **arguments,
+            },
+        },
         db,
     )
     assert "error" not in result, result
@@ -57,6 +76,7 @@ def brute_force(shipped_wines, vectors, query: str, keep=lambda w: True, k: int 
 
 
 # ---------------------------------------------------------------- mood queries
+
 
 def test_mood_query_file_is_usable(shipped_wines):
     assert len(MOOD_QUERIES) >= 10
@@ -89,8 +109,16 @@ def test_mood_queries_recall_at_5(catalog_db):
 
 # ---------------------------------------------------------------- ranking equals brute force
 
-@pytest.mark.parametrize("query", ["лёгкое освежающее белое", "насыщенное красное с танинами к мясу",
-                                   "игристое для праздника", "сладкое десертное вино"])
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "лёгкое освежающее белое",
+        "насыщенное красное с танинами к мясу",
+        "игристое для праздника",
+        "сладкое десертное вино",
+    ],
+)
 def test_ranking_matches_brute_force_cosine(catalog_db, shipped_wines, catalogue_vectors, query):
     result = semantic(catalog_db, query, limit=10)
     want = brute_force(shipped_wines, catalogue_vectors, query, k=10)
@@ -112,6 +140,7 @@ def test_a_wines_own_description_ranks_it_first(catalog_db, shipped_wines):
 
 
 # ---------------------------------------------------------------- filters in the same query
+
 
 @pytest.mark.parametrize("wine_type", ["red", "white", "rose", "sparkling"])
 def test_wine_type_filter_holds_for_every_result(catalog_db, shipped_wines, catalogue_vectors, wine_type):
@@ -137,7 +166,9 @@ def test_price_max_filter_holds_for_every_result(catalog_db, shipped_wines, cata
 def test_both_filters_together(catalog_db, shipped_wines):
     result = semantic(catalog_db, "что-нибудь к рыбе", wine_type="white", price_max="1 500", limit=20)
     assert result["filters_applied"] == {"wine_type": "white", "price_max": 1500}
-    expected = {(w["name"], w["producer"]) for w in shipped_wines if w["wine_type"] == "white" and w["price_rub"] <= 1500}
+    expected = {
+        (w["name"], w["producer"]) for w in shipped_wines if w["wine_type"] == "white" and w["price_rub"] <= 1500
+    }
     assert {(w["name"], w["producer"]) for w in result["wines"]} == expected
 
 
@@ -157,22 +188,39 @@ def test_rows_of_another_embedding_model_are_never_compared(fresh_db):
     hidden = semantic(fresh_db, "игристое для праздника", limit=3)["wines"]
     other = np.zeros(1536)
     other[0] = 1.0
-    updated = handle({"tool": "update_embeddings", "arguments": {
-        "embedding_model": "text-embedding-3-small",
-        "items": [{"id": w["id"], "embedding": other.tolist()} for w in hidden],
-    }}, fresh_db)
+    updated = handle(
+        {
+            "tool": "update_embeddings",
+            "arguments": {
+                "embedding_model": "text-embedding-3-small",
+                "items": [{"id": w["id"], "embedding": other.tolist()} for w in hidden],
+            },
+        },
+        fresh_db,
+    )
     assert updated == {"updated": 3}
     result = semantic(fresh_db, "игристое для праздника", limit=20)
     assert result["found"] == 20
     assert not {w["id"] for w in hidden} & {w["id"] for w in result["wines"]}
     # …and a query in the other model sees only those rows
-    only = handle({"tool": "semantic_search", "arguments": {
-        "query": "x", "embedding": other.tolist(), "embedding_model": "text-embedding-3-small", "limit": 20}}, fresh_db)
+    only = handle(
+        {
+            "tool": "semantic_search",
+            "arguments": {
+                "query": "x",
+                "embedding": other.tolist(),
+                "embedding_model": "text-embedding-3-small",
+                "limit": 20,
+            },
+        },
+        fresh_db,
+    )
     assert {w["id"] for w in only["wines"]} == {w["id"] for w in hidden}
     assert all(w["similarity_score"] == pytest.approx(1.0) for w in only["wines"])
 
 
 # ---------------------------------------------------------------- the answer format
+
 
 def test_answer_format(catalog_db, shipped_wines):
     result = semantic(catalog_db, "вино к сырной тарелке")
@@ -204,8 +252,13 @@ def test_scores_are_sorted_and_bounded_for_every_mood_query(catalog_db):
 
 def test_opposite_vector_scores_zero_not_negative(catalog_db):
     vector = [-x for x in embedder.embed(["игристое брют шампанское"])[0]]
-    result = handle({"tool": "semantic_search", "arguments": {
-        "query": "anti", "embedding": vector, "embedding_model": LOCAL_MODEL_NAME, "limit": 20}}, catalog_db)
+    result = handle(
+        {
+            "tool": "semantic_search",
+            "arguments": {"query": "anti", "embedding": vector, "embedding_model": LOCAL_MODEL_NAME, "limit": 20},
+        },
+        catalog_db,
+    )
     assert all(0.0 <= w["similarity_score"] <= 1.0 for w in result["wines"])
 
 

@@ -8,7 +8,6 @@ import traceback
 
 import httpx2
 import pytest
-
 from sommelier.telegram.client import (
     BadRequest,
     Forbidden,
@@ -22,6 +21,7 @@ from sommelier.telegram.client import (
     WebhookInfo,
     mask_token,
 )
+
 from tests.fakes.telegram_server import FakeTelegram
 
 TOKEN = "7012345678:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"  # shaped like a real token
@@ -66,8 +66,9 @@ def test_get_me(client):
 def test_send_message_html_markup_and_reply(fake, client):
     first = client.send_message(CHAT, "plain")
     kb = {"inline_keyboard": [[{"text": "👍", "callback_data": "fb:1:x"}]]}
-    msg = client.send_message(CHAT, "<b>Привет</b> &amp; пока", parse_mode="HTML", reply_markup=kb,
-                              reply_to_message_id=first.message_id)
+    msg = client.send_message(
+        CHAT, "<b>Привет</b> &amp; пока", parse_mode="HTML", reply_markup=kb, reply_to_message_id=first.message_id
+    )
     assert isinstance(msg, Message)
     assert msg.text == "Привет & пока" and msg.chat.id == CHAT and msg.message_id == first.message_id + 1
     assert msg.reply_markup == kb
@@ -78,8 +79,9 @@ def test_send_message_html_markup_and_reply(fake, client):
 
 
 def test_send_photo_by_url_file_id_and_upload(fake, client):
-    by_url = client.send_photo(CHAT, "https://bucket.example/wine.png?X-Amz-Signature=abc", caption="<b>Вино</b>",
-                               parse_mode="HTML")
+    by_url = client.send_photo(
+        CHAT, "https://bucket.example/wine.png?X-Amz-Signature=abc", caption="<b>Вино</b>", parse_mode="HTML"
+    )
     assert by_url.caption == "Вино" and by_url.largest_file_id
     assert by_url.largest_file_id == max(by_url.photo, key=lambda s: s.width).file_id
 
@@ -87,8 +89,14 @@ def test_send_photo_by_url_file_id_and_upload(fake, client):
     assert again.largest_file_id == by_url.largest_file_id
 
     kb = {"inline_keyboard": [[{"text": "Ещё", "callback_data": "more:x"}]]}
-    uploaded = client.send_photo(CHAT, PNG, caption="<i>загрузка</i> & <b>жирный</b>".replace("& ", "&amp; "),
-                                 parse_mode="HTML", reply_markup=kb, filename="malbec.png")
+    uploaded = client.send_photo(
+        CHAT,
+        PNG,
+        caption="<i>загрузка</i> & <b>жирный</b>".replace("& ", "&amp; "),
+        parse_mode="HTML",
+        reply_markup=kb,
+        filename="malbec.png",
+    )
     assert uploaded.caption == "загрузка & жирный" and uploaded.reply_markup == kb
     assert uploaded.largest_file_id not in (None, by_url.largest_file_id)
 
@@ -122,8 +130,15 @@ def test_edit_message_reply_markup(client):
 
 
 def test_webhook_methods(fake, client):
-    assert client.set_webhook("https://example.com/hook", "s3cr3t_-", allowed_updates=["message", "callback_query"],
-                              drop_pending_updates=True) is True
+    assert (
+        client.set_webhook(
+            "https://example.com/hook",
+            "s3cr3t_-",
+            allowed_updates=["message", "callback_query"],
+            drop_pending_updates=True,
+        )
+        is True
+    )
     assert fake.webhook["secret_token"] == "s3cr3t_-"
     info = client.get_webhook_info()
     assert isinstance(info, WebhookInfo)
@@ -179,8 +194,10 @@ def test_400_parse_error_and_bad_file(client):
     with pytest.raises(BadRequest) as err:
         client.send_photo(CHAT, "https://bucket.example/missing.png")
     assert err.value.is_bad_file
-    for description in ("Bad Request: failed to get HTTP URL content",
-                        "Bad Request: wrong type of the web page content"):
+    for description in (
+        "Bad Request: failed to get HTTP URL content",
+        "Bad Request: wrong type of the web page content",
+    ):
         assert BadRequest(400, description).is_bad_file
     with pytest.raises(BadRequest) as err:
         client.send_message(0, "x")

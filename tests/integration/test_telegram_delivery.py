@@ -10,12 +10,12 @@ import uuid
 import boto3
 import pytest
 from moto import mock_aws
-
 from sommelier.agent.models import SommelierResponse, WineRecommendation
 from sommelier.storage.photos import S3PhotoStore
 from sommelier.telegram.client import Forbidden, NetworkError, RetryAfter, ServerError, TelegramClient
 from sommelier.telegram.delivery import DynamoDeliveryLog, InMemoryDeliveryLog, Sender
 from sommelier.telegram.render import Outgoing, render_answer, render_text
+
 from tests.fakes.telegram_server import FakeTelegram
 
 CHAT = 4242
@@ -23,7 +23,7 @@ BUCKET = "sommelier-photos"
 TABLE = "sommelier-idempotency"
 REF = "ref123"
 PNG = b"\x89PNG\r\n\x1a\n" + b"wine-photo" * 50
-PARSE_ERROR = "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0"
+PARSE_ERROR = 'Bad Request: can\'t parse entities: Unsupported start tag "x" at byte offset 0'
 
 
 class Store(S3PhotoStore):
@@ -127,8 +127,16 @@ def known_file_id(client) -> str:
 
 
 def wine(name: str, **extra) -> dict:
-    data = {"id": str(uuid.uuid4()), "name": name, "producer": "Домен", "vintage_year": 2020,
-            "region": "Бордо, Франция", "price_rub": 1799, "image_key": None, "telegram_file_id": None}
+    data = {
+        "id": str(uuid.uuid4()),
+        "name": name,
+        "producer": "Домен",
+        "vintage_year": 2020,
+        "region": "Бордо, Франция",
+        "price_rub": 1799,
+        "image_key": None,
+        "telegram_file_id": None,
+    }
     data.update(extra)
     return data
 
@@ -143,8 +151,10 @@ def turn(client) -> tuple[list[Outgoing], dict[str, dict]]:
     resp = SommelierResponse(
         response_type="recommendation",
         intro="Вот три вина <для> вас & ваших гостей:",
-        wines=[WineRecommendation(wine_name=w["name"], wine_id=w["id"], description=f"Описание {w['name']}.")
-               for w in wines],
+        wines=[
+            WineRecommendation(wine_name=w["name"], wine_id=w["id"], description=f"Описание {w['name']}.")
+            for w in wines
+        ],
         closing="Что-нибудь ещё?",
     )
     return render_answer(resp, {w["id"]: w for w in wines}, REF), {w["name"]: w for w in wines}
@@ -185,8 +195,10 @@ def test_full_turn_in_order(fake, client, store, log, rec):
     assert sent[-1].result["reply_markup"] == parts[-1].reply_markup
     assert all("reply_markup" not in c.result for c in sent[:-1])
     # The cached file_id is unchanged; the other two are new and reported.
-    assert rec.file_ids == [(wines["ByUrl"]["id"], sent[2].result["photo"][-1]["file_id"]),
-                            (wines["ByUpload"]["id"], sent[3].result["photo"][-1]["file_id"])]
+    assert rec.file_ids == [
+        (wines["ByUrl"]["id"], sent[2].result["photo"][-1]["file_id"]),
+        (wines["ByUpload"]["id"], sent[3].result["photo"][-1]["file_id"]),
+    ]
     assert store.asked.count(("url", "wines/url.png")) == 1  # the cached wine never touched the store
     # Every part is logged with its message id.
     logged = log.delivered("upd-1")
@@ -301,10 +313,16 @@ def test_reset_after_request_is_not_duplicated(fake, client, store, log, rec, ca
 
 def test_bad_cached_file_id_falls_back_to_url_and_reports_new_file_id(fake, client, store, log, rec):
     w = wine("Stale", telegram_file_id="AgACstale-file-id", image_key="wines/url.png")
-    part = render_answer(SommelierResponse(response_type="recommendation", intro="Вот:", closing="Ещё?",
-                                           wines=[WineRecommendation(wine_name="Stale", wine_id=w["id"],
-                                                                     description="Свежее.")]),
-                         {w["id"]: w}, REF)
+    part = render_answer(
+        SommelierResponse(
+            response_type="recommendation",
+            intro="Вот:",
+            closing="Ещё?",
+            wines=[WineRecommendation(wine_name="Stale", wine_id=w["id"], description="Свежее.")],
+        ),
+        {w["id"]: w},
+        REF,
+    )
     result = make_sender(client, store, log, rec).deliver(CHAT, "upd-stale", part)
     photo_calls = [c for c in fake.calls_of("sendPhoto")]
     assert [c.delivered for c in photo_calls] == [False, True]
@@ -316,8 +334,16 @@ def test_bad_cached_file_id_falls_back_to_url_and_reports_new_file_id(fake, clie
 
 def test_bad_file_id_and_bad_url_fall_back_to_upload(fake, client, store, log, rec):
     w = wine("Broken", telegram_file_id="AgACstale", image_key="wines/missing-in-url.png")
-    parts = [Outgoing(kind="photo", html="<b>Broken</b>", plain="Broken", wine_id=w["id"],
-                      image_key=w["image_key"], file_id=w["telegram_file_id"])]
+    parts = [
+        Outgoing(
+            kind="photo",
+            html="<b>Broken</b>",
+            plain="Broken",
+            wine_id=w["id"],
+            image_key=w["image_key"],
+            file_id=w["telegram_file_id"],
+        )
+    ]
     result = make_sender(client, store, log, rec).deliver(CHAT, "upd-upload", parts)
     assert [c.meta.get("photo_source") for c in fake.calls_of("sendPhoto")] == [None, None, "upload"]
     assert result.photo_sources == {0: "upload"} and len(rec.file_ids) == 1
@@ -325,8 +351,16 @@ def test_bad_file_id_and_bad_url_fall_back_to_upload(fake, client, store, log, r
 
 def test_no_usable_photo_becomes_text(fake, client, log, rec, aws):
     empty = Store(BUCKET)  # the image key doesn't exist in the bucket
-    parts = [Outgoing(kind="photo", html="<b>Ghost</b> &amp; Co", plain="Ghost & Co", wine_id="w1",
-                      image_key="wines/nowhere.png", file_id="AgACstale")]
+    parts = [
+        Outgoing(
+            kind="photo",
+            html="<b>Ghost</b> &amp; Co",
+            plain="Ghost & Co",
+            wine_id="w1",
+            image_key="wines/nowhere.png",
+            file_id="AgACstale",
+        )
+    ]
     result = make_sender(client, empty, log, rec).deliver(CHAT, "upd-text", parts)
     assert result.text_fallbacks == [0]
     assert chat_log(fake) == [("sendMessage", "Ghost & Co")]
@@ -369,12 +403,19 @@ def test_dynamo_log_items(aws):
 
 def test_plain_mode_sticks_across_photo_sources(fake, client, store, log, rec):
     w = wine("Stale", telegram_file_id="AgACstale", image_key="wines/url.png")
-    parts = [Outgoing(kind="photo", html="<b>Stale</b>", plain="Stale", wine_id=w["id"],
-                      image_key=w["image_key"], file_id=w["telegram_file_id"])]
+    parts = [
+        Outgoing(
+            kind="photo",
+            html="<b>Stale</b>",
+            plain="Stale",
+            wine_id=w["id"],
+            image_key=w["image_key"],
+            file_id=w["telegram_file_id"],
+        )
+    ]
     fake.fail_next("sendPhoto", status=400, description=PARSE_ERROR)
     result = make_sender(client, store, log, rec).deliver(CHAT, "upd-sticky", parts)
     calls = fake.calls_of("sendPhoto")
     assert [c.params.get("parse_mode") for c in calls] == ["HTML", None, None]  # file_id html, file_id plain, URL plain
     assert calls[-1].meta["photo_source"] == "url" and calls[-1].result["caption"] == "Stale"
     assert result.plain_fallbacks == [0] and result.photo_sources == {0: "url"}
-

@@ -11,13 +11,21 @@ import json
 import math
 
 import pytest
-
 from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
 from sommelier.tools.handler import handle
 
 DIMENSIONS = 1536
-INJECTIONS = ["'; DROP TABLE wines; --", "%' OR 1=1 --", "\\", "_%", "%", "' OR ''='", "$$; DELETE FROM wines; $$",
-              "\"; TRUNCATE wines; --", "*/ SELECT pg_sleep(10); /*"]
+INJECTIONS = [
+    "'; DROP TABLE wines; --",
+    "%' OR 1=1 --",
+    "\\",
+    "_%",
+    "%",
+    "' OR ''='",
+    "$$; DELETE FROM wines; $$",
+    '"; TRUNCATE wines; --',
+    "*/ SELECT pg_sleep(10); /*",
+]
 UNICODE = [
     "🍷🍷🍷 стейк 🥩",
     "יין אדום",  # Hebrew, right to left
@@ -76,7 +84,10 @@ def semantic(db, **arguments):
 
 # ---------------------------------------------------------------- enums
 
-@pytest.mark.parametrize("value", ["purple", "RED WINE", "orange", "", "   ", 5, 1.5, True, None, ["red"], {"v": "red"}])
+
+@pytest.mark.parametrize(
+    "value", ["purple", "RED WINE", "orange", "", "   ", 5, 1.5, True, None, ["red"], {"v": "red"}]
+)
 def test_invalid_wine_type_is_ignored(catalog_db, unfiltered, value):
     result = search(catalog_db, wine_type=value)
     assert "error" not in result
@@ -106,6 +117,7 @@ def test_semantic_invalid_wine_type_is_ignored(catalog_db, query_vector):
 
 # ---------------------------------------------------------------- prices
 
+
 def test_price_min_above_price_max_drops_price_min(catalog_db):
     result = search(catalog_db, price_min=5000, price_max=1000, limit=20)
     assert result["filters_applied"] == {"price_max": 1000}
@@ -120,8 +132,26 @@ def test_price_min_equal_to_price_max_is_kept(catalog_db):
     assert result["found"] > 0 and {w["price_rub"] for w in result["wines"]} == {1290}
 
 
-@pytest.mark.parametrize("value", [0, -1, -1500, 0.0, -0.0, float("nan"), float("inf"), float("-inf"), "NaN", "nan",
-                                   "inf", "-Infinity", "0", "-5", ""])
+@pytest.mark.parametrize(
+    "value",
+    [
+        0,
+        -1,
+        -1500,
+        0.0,
+        -0.0,
+        float("nan"),
+        float("inf"),
+        float("-inf"),
+        "NaN",
+        "nan",
+        "inf",
+        "-Infinity",
+        "0",
+        "-5",
+        "",
+    ],
+)
 @pytest.mark.parametrize("name", ["price_min", "price_max"])
 def test_non_positive_or_non_finite_prices_are_ignored(catalog_db, unfiltered, name, value):
     result = search(catalog_db, **{name: value})
@@ -136,10 +166,21 @@ def test_a_bad_price_max_leaves_price_min_alone(catalog_db):
     assert all(w["price_rub"] >= 20000 for w in result["wines"])
 
 
-@pytest.mark.parametrize("value,expected", [
-    ("1500", 1500), ("1 500", 1500), ("1\u00a0500 ₽", 1500), ("1500₽", 1500), ("1500,5", 1500.5),
-    ("1500.50", 1500.5), (" 2000 ", 2000), (1500, 1500), (1500.0, 1500), ("1e3", 1000),
-])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        ("1500", 1500),
+        ("1 500", 1500),
+        ("1\u00a0500 ₽", 1500),
+        ("1500₽", 1500),
+        ("1500,5", 1500.5),
+        ("1500.50", 1500.5),
+        (" 2000 ", 2000),
+        (1500, 1500),
+        (1500.0, 1500),
+        ("1e3", 1000),
+    ],
+)
 def test_numeric_strings_are_accepted(catalog_db, value, expected):
     result = search(catalog_db, price_max=value, limit=20)
     assert result["filters_applied"] == {"price_max": expected}
@@ -154,34 +195,47 @@ def test_absurdly_high_price_is_harmless(catalog_db):
 
 # ---------------------------------------------------------------- wrong types are errors, not exceptions
 
-@pytest.mark.parametrize("arguments,fragment", [
-    ({"grape_variety": 5}, "grape_variety"),
-    ({"grape_variety": ["Мальбек"]}, "grape_variety"),
-    ({"country": ["США"]}, "country"),
-    ({"country": True}, "country"),
-    ({"region": {"name": "Тоскана"}}, "region"),
-    ({"food_pairing": 1.5}, "food_pairing"),
-    ({"price_max": "дёшево"}, "price_max"),
-    ({"price_max": "1500-2000"}, "price_max"),
-    ({"price_min": True}, "price_min"),
-    ({"price_min": [1000]}, "price_min"),
-    ({"price_max": {"value": 1}}, "price_max"),
-    ({"limit": "5"}, "limit"),
-    ({"limit": True}, "limit"),
-    ({"limit": float("nan")}, "limit"),
-    ({"limit": float("inf")}, "limit"),
-    ({"exclude_ids": "6f9619ff-8b86-d011-b42d-00c04fc964ff"}, "exclude_ids"),
-    ({"exclude_ids": ["not-a-uuid"]}, "exclude_ids"),
-    ({"exclude_ids": [1, 2]}, "exclude_ids"),
-    ({"exclude_ids": ["00000000-0000-0000-0000-000000000000"] * 201}, "exclude_ids"),
-])
+
+@pytest.mark.parametrize(
+    "arguments,fragment",
+    [
+        ({"grape_variety": 5}, "grape_variety"),
+        ({"grape_variety": ["Мальбек"]}, "grape_variety"),
+        ({"country": ["США"]}, "country"),
+        ({"country": True}, "country"),
+        ({"region": {"name": "Тоскана"}}, "region"),
+        ({"food_pairing": 1.5}, "food_pairing"),
+        ({"price_max": "дёшево"}, "price_max"),
+        ({"price_max": "1500-2000"}, "price_max"),
+        ({"price_min": True}, "price_min"),
+        ({"price_min": [1000]}, "price_min"),
+        ({"price_max": {"value": 1}}, "price_max"),
+        ({"limit": "5"}, "limit"),
+        ({"limit": True}, "limit"),
+        ({"limit": float("nan")}, "limit"),
+        ({"limit": float("inf")}, "limit"),
+        ({"exclude_ids": "6f9619ff-8b86-d011-b42d-00c04fc964ff"}, "exclude_ids"),
+        ({"exclude_ids": ["not-a-uuid"]}, "exclude_ids"),
+        ({"exclude_ids": [1, 2]}, "exclude_ids"),
+        ({"exclude_ids": ["00000000-0000-0000-0000-000000000000"] * 201}, "exclude_ids"),
+    ],
+)
 def test_wrong_types_are_clear_errors(catalog_db, arguments, fragment):
     assert_error(search(catalog_db, **arguments), fragment)
 
 
 def test_empty_and_blank_strings_count_as_absent(catalog_db, unfiltered):
-    result = search(catalog_db, wine_type="", sweetness=" ", grape_variety="", country="   ", region="\t\n",
-                    food_pairing="", price_min="", price_max="")
+    result = search(
+        catalog_db,
+        wine_type="",
+        sweetness=" ",
+        grape_variety="",
+        country="   ",
+        region="\t\n",
+        food_pairing="",
+        price_min="",
+        price_max="",
+    )
     assert result == unfiltered
     assert result["filters_applied"] == {}
 
@@ -206,29 +260,33 @@ def test_no_results_answer_shape(catalog_db):
 
 # ---------------------------------------------------------------- semantic_search errors
 
-@pytest.mark.parametrize("change,fragment", [
-    ({"query": None}, "query"),
-    ({"query": ""}, "query"),
-    ({"query": "   "}, "query"),
-    ({"query": 42}, "query"),
-    ({"query": "x" * 1001}, "query"),
-    ({"embedding": None}, "embedding"),
-    ({"embedding": "0.1,0.2"}, "embedding"),
-    ({"embedding": [0.1] * 1535}, "1536"),
-    ({"embedding": [0.1] * 1537}, "1536"),
-    ({"embedding": []}, "1536"),
-    ({"embedding": [0.0] * DIMENSIONS}, "zero"),
-    ({"embedding": [0] * DIMENSIONS}, "zero"),
-    ({"embedding": [float("nan")] + [0.1] * (DIMENSIONS - 1)}, "finite"),
-    ({"embedding": [0.1] * (DIMENSIONS - 1) + [float("inf")]}, "finite"),
-    ({"embedding": ["0.1"] * DIMENSIONS}, "finite"),
-    ({"embedding": [True] * DIMENSIONS}, "finite"),
-    ({"embedding": [None] * DIMENSIONS}, "finite"),
-    ({"embedding_model": None}, "embedding_model"),
-    ({"embedding_model": ""}, "embedding_model"),
-    ({"embedding_model": 3}, "embedding_model"),
-    ({"price_max": "много"}, "price_max"),
-])
+
+@pytest.mark.parametrize(
+    "change,fragment",
+    [
+        ({"query": None}, "query"),
+        ({"query": ""}, "query"),
+        ({"query": "   "}, "query"),
+        ({"query": 42}, "query"),
+        ({"query": "x" * 1001}, "query"),
+        ({"embedding": None}, "embedding"),
+        ({"embedding": "0.1,0.2"}, "embedding"),
+        ({"embedding": [0.1] * 1535}, "1536"),
+        ({"embedding": [0.1] * 1537}, "1536"),
+        ({"embedding": []}, "1536"),
+        ({"embedding": [0.0] * DIMENSIONS}, "zero"),
+        ({"embedding": [0] * DIMENSIONS}, "zero"),
+        ({"embedding": [float("nan")] + [0.1] * (DIMENSIONS - 1)}, "finite"),
+        ({"embedding": [0.1] * (DIMENSIONS - 1) + [float("inf")]}, "finite"),
+        ({"embedding": ["0.1"] * DIMENSIONS}, "finite"),
+        ({"embedding": [True] * DIMENSIONS}, "finite"),
+        ({"embedding": [None] * DIMENSIONS}, "finite"),
+        ({"embedding_model": None}, "embedding_model"),
+        ({"embedding_model": ""}, "embedding_model"),
+        ({"embedding_model": 3}, "embedding_model"),
+        ({"price_max": "много"}, "price_max"),
+    ],
+)
 def test_semantic_search_bad_arguments(catalog_db, query_vector, change, fragment):
     arguments = {"query": "лёгкое белое на лето", "embedding": query_vector, "embedding_model": LOCAL_MODEL_NAME}
     arguments.update(change)
@@ -237,13 +295,16 @@ def test_semantic_search_bad_arguments(catalog_db, query_vector, change, fragmen
 
 
 def test_semantic_search_vector_of_another_model_is_refused(catalog_db, query_vector):
-    result = semantic(catalog_db, query="лёгкое белое", embedding=query_vector, embedding_model="text-embedding-3-small")
+    result = semantic(
+        catalog_db, query="лёгкое белое", embedding=query_vector, embedding_model="text-embedding-3-small"
+    )
     assert_error(result, "text-embedding-3-small", LOCAL_MODEL_NAME)
 
 
 def test_semantic_search_other_model_with_filters_is_still_refused(catalog_db, query_vector):
-    result = semantic(catalog_db, query="x", embedding=query_vector, embedding_model="other-model", wine_type="red",
-                      price_max=100000)
+    result = semantic(
+        catalog_db, query="x", embedding=query_vector, embedding_model="other-model", wine_type="red", price_max=100000
+    )
     assert_error(result, "other-model", LOCAL_MODEL_NAME)
 
 
@@ -267,18 +328,45 @@ def test_semantic_search_accepts_integer_components(catalog_db):
 
 def test_semantic_search_ignores_filters_outside_its_schema(catalog_db, query_vector):
     base = dict(query="лёгкое белое", embedding=query_vector, embedding_model=LOCAL_MODEL_NAME)
-    result = semantic(catalog_db, **base, country="Франция", grape_variety="Шардоне", food_pairing="рыба",
-                      sweetness="sweet", region="Бургундия", price_min=100000)
+    result = semantic(
+        catalog_db,
+        **base,
+        country="Франция",
+        grape_variety="Шардоне",
+        food_pairing="рыба",
+        sweetness="sweet",
+        region="Бургундия",
+        price_min=100000,
+    )
     assert result == semantic(catalog_db, **base)
 
 
 # ---------------------------------------------------------------- the event envelope
 
-@pytest.mark.parametrize("event", [
-    None, 42, [], ["search_wines"], "", "not json", b"\xff\xfe", "[1, 2]", '"search_wines"',
-    {}, {"tool": None}, {"tool": 5}, {"tool": ["search_wines"]}, {"tool": "drop_tables"},
-    {"tool": "SEARCH_WINES"}, {"tool": "search_wines "}, {"tool": "__class__"}, {"tool": "x" * 10_000},
-])
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        None,
+        42,
+        [],
+        ["search_wines"],
+        "",
+        "not json",
+        b"\xff\xfe",
+        "[1, 2]",
+        '"search_wines"',
+        {},
+        {"tool": None},
+        {"tool": 5},
+        {"tool": ["search_wines"]},
+        {"tool": "drop_tables"},
+        {"tool": "SEARCH_WINES"},
+        {"tool": "search_wines "},
+        {"tool": "__class__"},
+        {"tool": "x" * 10_000},
+    ],
+)
 def test_bad_events_are_errors(catalog_db, event):
     result = handle(event, catalog_db)
     assert_error(result)
@@ -317,11 +405,13 @@ def test_the_whole_event_may_be_a_json_string(catalog_db):
 
 
 def test_oversized_event_is_refused(catalog_db):
-    assert_error(handle(json.dumps({"tool": "search_wines", "arguments": {"x": "a" * 6_000_000}}), catalog_db),
-                 "too large")
+    assert_error(
+        handle(json.dumps({"tool": "search_wines", "arguments": {"x": "a" * 6_000_000}}), catalog_db), "too large"
+    )
 
 
 # ---------------------------------------------------------------- hostile strings
+
 
 def test_injection_strings_in_every_text_argument(catalog_db, query_vector):
     before = fingerprint(catalog_db)
@@ -404,15 +494,19 @@ def test_unicode_in_every_text_argument(catalog_db, query_vector, text):
         result = search(catalog_db, **{name: text})
         assert "error" not in result, (name, text, result)
         assert result["found"] == len(result["wines"]) <= 5
-    result = semantic(catalog_db, query=text, embedding=LocalHashingEmbeddings().embed([text])[0],
-                      embedding_model=LOCAL_MODEL_NAME)
+    result = semantic(
+        catalog_db, query=text, embedding=LocalHashingEmbeddings().embed([text])[0], embedding_model=LOCAL_MODEL_NAME
+    )
     assert result["found"] == 5
     assert fingerprint(catalog_db) == before
 
 
 def test_emoji_around_a_dish_still_finds_it(catalog_db):
     plain = search(catalog_db, food_pairing="стейк", limit=20)
-    assert search(catalog_db, food_pairing="🥩 стейк 🍷", limit=20) == {**plain, "filters_applied": {"food_pairing": "🥩 стейк 🍷"}}
+    assert search(catalog_db, food_pairing="🥩 стейк 🍷", limit=20) == {
+        **plain,
+        "filters_applied": {"food_pairing": "🥩 стейк 🍷"},
+    }
 
 
 @pytest.mark.parametrize("name", ["grape_variety", "country", "region", "food_pairing"])
@@ -421,7 +515,9 @@ def test_nul_byte_is_an_error(catalog_db, name):
 
 
 def test_nul_byte_in_the_query_and_enums(catalog_db, query_vector, unfiltered):
-    assert_error(semantic(catalog_db, query="лёгкое\x00", embedding=query_vector, embedding_model=LOCAL_MODEL_NAME), "NUL")
+    assert_error(
+        semantic(catalog_db, query="лёгкое\x00", embedding=query_vector, embedding_model=LOCAL_MODEL_NAME), "NUL"
+    )
     assert search(catalog_db, wine_type="red\x00") == unfiltered
     assert_error(call(catalog_db, "save_turn", {"chat_id": 1, "user_text": "a\x00b", "answer_text": "ok"}))
 
@@ -434,8 +530,18 @@ def test_lone_surrogates_do_not_crash(catalog_db):
 def test_tool_never_raises_on_random_garbage(catalog_db):
     garbage = [None, True, 0, -1, 2**70, 1e308, float("nan"), "", "x", [], [None], {}, {"a": []}, ["'; --"]]
     for tool in ("search_wines", "semantic_search", "get_wines", "get_list", "load_history", "catalog_stats"):
-        for name in ("wine_type", "grape_variety", "price_max", "limit", "exclude_ids", "query", "embedding",
-                     "embedding_model", "ids", "chat_id"):
+        for name in (
+            "wine_type",
+            "grape_variety",
+            "price_max",
+            "limit",
+            "exclude_ids",
+            "query",
+            "embedding",
+            "embedding_model",
+            "ids",
+            "chat_id",
+        ):
             for value in garbage:
                 result = call(catalog_db, tool, {name: value})
                 assert "error" in result or "wines" in result or "messages" in result or "embedding_models" in result

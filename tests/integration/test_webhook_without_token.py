@@ -8,6 +8,7 @@ import json
 from sommelier.db.pool import reset_default_database
 from sommelier.telegram import consumer
 from sommelier.telegram.ingress import InlineSink, handle_http
+
 from tests.fakes.telegram_updates import TEST_WEBHOOK_SECRET, text_update, webhook_event
 
 
@@ -28,5 +29,6 @@ def test_inline_webhook_without_a_bot_token_asks_for_it(fresh_db, state_dir, mon
     assert json.loads(response["body"]) == {"ok": False, "error": "try again"}
     errors = [r for r in caplog.records if r.levelname == "ERROR"]
     assert [r.getMessage() for r in errors] == [
-        "could not process the update: TELEGRAM_BOT_TOKEN is not set; set it to answer (Telegram will redeliver)"]
+        "could not process the update: TELEGRAM_BOT_TOKEN is not set; set it to answer (Telegram will redeliver)"
+    ]
     assert errors[0].exc_info is None  # a configuration problem, not a traceback

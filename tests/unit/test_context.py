@@ -25,6 +25,6 @@ def test_season_and_time_of_day():
 
 
 def test_moment_context_in_moscow_time():
-    moment = moment_context(dt.datetime(2026, 3, 7, 22, 30, tzinfo=dt.timezone.utc))  # 01:30 on 8 March in Moscow
+    moment = moment_context(dt.datetime(2026, 3, 7, 22, 30, tzinfo=dt.UTC))  # 01:30 on 8 March in Moscow
     assert moment.date.startswith("8 марта 2026") and moment.time_of_day == "ночь"
     assert any("женский" in h and "сегодня" in h for h in moment.holidays)

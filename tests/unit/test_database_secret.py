@@ -9,7 +9,6 @@ import boto3
 import pytest
 from aws_lambda_powertools.utilities import parameters
 from moto import mock_aws
-
 from sommelier.db import pool
 from sommelier.db.url import resolve_database_url
 from sommelier.tools.handler import handle
@@ -30,8 +29,9 @@ def secret(monkeypatch):
     pool.reset_default_database()
     with mock_aws():
         client = boto3.client("secretsmanager")
-        arn = client.create_secret(Name="app-db", SecretString=json.dumps(
-            {"username": "sommelier_app_user", "password": "first-password"}))["ARN"]
+        arn = client.create_secret(
+            Name="app-db", SecretString=json.dumps({"username": "sommelier_app_user", "password": "first-password"})
+        )["ARN"]
         monkeypatch.setenv("DATABASE_SECRET_ARN", arn)
         yield client, arn
         current = pool._default
@@ -43,15 +43,17 @@ def secret(monkeypatch):
 
 def test_the_url_is_built_from_the_secret_and_the_host_variables(secret):
     assert resolve_database_url() == (
-        "postgresql://sommelier_app_user:first-password@127.0.0.1:9/sommelier?sslmode=require")
+        "postgresql://sommelier_app_user:first-password@127.0.0.1:9/sommelier?sslmode=require"
+    )
 
 
 def test_a_changed_password_is_picked_up_after_a_connection_failure(secret):
     client, arn = secret
     first = pool.default_database()
     assert "first-password" in first.conninfo
-    client.put_secret_value(SecretId=arn, SecretString=json.dumps(
-        {"username": "sommelier_app_user", "password": "second-password"}))
+    client.put_secret_value(
+        SecretId=arn, SecretString=json.dumps({"username": "sommelier_app_user", "password": "second-password"})
+    )
 
     # Still cached: the URL is not re-read on every call.
     assert "first-password" in resolve_database_url()

@@ -16,8 +16,18 @@ WEBHOOK_EVENTS = sorted(EVENTS.glob("webhook_*.json"))
 SQS_EVENTS = sorted(EVENTS.glob("sqs_*.json"))
 UPDATE_KINDS = {"message", "edited_message", "callback_query", "my_chat_member"}
 EXPECTED_WEBHOOK = {
-    "text", "start", "photo", "sticker", "voice", "edited", "callback", "group_mention",
-    "my_chat_member", "bad_secret", "duplicate", "base64",
+    "text",
+    "start",
+    "photo",
+    "sticker",
+    "voice",
+    "edited",
+    "callback",
+    "group_mention",
+    "my_chat_member",
+    "bad_secret",
+    "duplicate",
+    "base64",
 }
 
 
@@ -103,7 +113,7 @@ def test_samples_cover_the_update_kinds():
     assert group["chat"]["type"] == "supergroup" and group["chat"]["id"] < 0
     mention = group["entities"][0]
     assert mention["type"] == "mention"
-    assert group["text"][mention["offset"]:mention["offset"] + mention["length"]] == "@sommelier_test_bot"
+    assert group["text"][mention["offset"] : mention["offset"] + mention["length"]] == "@sommelier_test_bot"
     member = updates["my_chat_member"]["my_chat_member"]
     assert (member["old_chat_member"]["status"], member["new_chat_member"]["status"]) == ("member", "kicked")
     assert _load(EVENTS / "webhook_base64.json")["isBase64Encoded"] is True

@@ -263,7 +263,9 @@ def test_scripted_callable_and_raising_default(fake, client):
 
 
 def test_embeddings_default_float_deterministic_unit_norm(fake, client):
-    r1 = client.embeddings.create(model="text-embedding-3-small", input=["Pinot Noir", "Chablis"], encoding_format="float")
+    r1 = client.embeddings.create(
+        model="text-embedding-3-small", input=["Pinot Noir", "Chablis"], encoding_format="float"
+    )
     r2 = client.embeddings.create(model="text-embedding-3-small", input="Pinot Noir", encoding_format="float")
     v_pinot, v_chablis = r1.data[0].embedding, r1.data[1].embedding
     assert [d.index for d in r1.data] == [0, 1]

@@ -14,7 +14,7 @@ try:
 except ImportError:  # the venv ships the drop-in fork under its own name
     import httpx2 as httpx  # type: ignore[no-redef]
 
-from tests.fakes.telegram_server import FakeTelegram, parse_html, utf16_len, HtmlParseError
+from tests.fakes.telegram_server import FakeTelegram, HtmlParseError, parse_html, utf16_len
 
 CHAT = 4242
 GROUP = -1001234567890
@@ -147,7 +147,9 @@ def test_send_message_empty_text(tg, client, text):
 
 
 def test_send_message_missing_chat(tg, client):
-    assert err(post(client, tg, "sendMessage", json={"text": "x"}), 400)["description"] == "Bad Request: chat_id is empty"
+    assert (
+        err(post(client, tg, "sendMessage", json={"text": "x"}), 400)["description"] == "Bad Request: chat_id is empty"
+    )
 
 
 def test_text_limit_cyrillic(tg, client):
@@ -185,18 +187,26 @@ def test_html_valid_nested_tags_and_entities(tg, client):
     text = (
         '<b>Bold <i>ital <u>under</u></i></b> <a href="https://example.com/?a=1&amp;b=2">link</a> '
         '<span class="tg-spoiler">sp</span> <tg-spoiler>sp2</tg-spoiler> <s>x</s><del>y</del><strike>z</strike> '
-        '<strong>st</strong><em>em</em><ins>in</ins> <code>c&lt;d</code> '
+        "<strong>st</strong><em>em</em><ins>in</ins> <code>c&lt;d</code> "
         '<pre><code class="language-python">print(1 &gt; 0)</code></pre>'
         "<blockquote expandable>quote</blockquote><blockquote>q2</blockquote> "
         "&#8364; &#x20AC; 5 > 3 ‘Кьянти’ 🍷"
     )
     msg = ok(post(client, tg, "sendMessage", json={"chat_id": CHAT, "text": text, "parse_mode": "HTML"}))
-    assert msg["text"] == (
-        "Bold ital under link sp sp2 xyz stemin c<d print(1 > 0)quoteq2 € € 5 > 3 ‘Кьянти’ 🍷"
-    )
+    assert msg["text"] == ("Bold ital under link sp sp2 xyz stemin c<d print(1 > 0)quoteq2 € € 5 > 3 ‘Кьянти’ 🍷")
     types = {e["type"] for e in msg["entities"]}
-    assert {"bold", "italic", "underline", "text_link", "spoiler", "strikethrough", "code", "pre",
-            "expandable_blockquote", "blockquote"} <= types
+    assert {
+        "bold",
+        "italic",
+        "underline",
+        "text_link",
+        "spoiler",
+        "strikethrough",
+        "code",
+        "pre",
+        "expandable_blockquote",
+        "blockquote",
+    } <= types
     link = next(e for e in msg["entities"] if e["type"] == "text_link")
     assert link["url"] == "https://example.com/?a=1&b=2"
     assert msg["text"][link["offset"] : link["offset"] + link["length"]] == "link"
@@ -268,8 +278,12 @@ def test_send_photo_multipart_upload_and_file_id_reuse(tg, client):
         client,
         tg,
         "sendPhoto",
-        data={"chat_id": str(CHAT), "caption": "<b>Barolo</b> 2019", "parse_mode": "HTML",
-              "reply_markup": json.dumps(markup)},
+        data={
+            "chat_id": str(CHAT),
+            "caption": "<b>Barolo</b> 2019",
+            "parse_mode": "HTML",
+            "reply_markup": json.dumps(markup),
+        },
         files={"photo": ("wine.png", image, "image/png")},
     )
     msg = ok(r)
@@ -335,19 +349,38 @@ def test_chat_action_callback_edit_delete(tg, client):
     assert ok(post(client, tg, "sendChatAction", json={"chat_id": CHAT, "action": "typing"})) is True
     body = err(post(client, tg, "sendChatAction", json={"chat_id": CHAT, "action": "dancing"}), 400)
     assert body["description"] == "Bad Request: wrong parameter action in request"
-    assert ok(post(client, tg, "answerCallbackQuery",
-                   data={"callback_query_id": "q1", "text": "Saved", "show_alert": "true"})) is True
+    assert (
+        ok(
+            post(
+                client,
+                tg,
+                "answerCallbackQuery",
+                data={"callback_query_id": "q1", "text": "Saved", "show_alert": "true"},
+            )
+        )
+        is True
+    )
     assert tg.calls[-1].params["show_alert"] is True
 
     kb = {"inline_keyboard": [[{"text": "A", "callback_data": "a"}]]}
     sent = ok(post(client, tg, "sendMessage", json={"chat_id": CHAT, "text": "pick", "reply_markup": kb}))
-    edited = ok(post(client, tg, "editMessageReplyMarkup",
-                     json={"chat_id": CHAT, "message_id": sent["message_id"], "reply_markup": {"inline_keyboard": []}}))
+    edited = ok(
+        post(
+            client,
+            tg,
+            "editMessageReplyMarkup",
+            json={"chat_id": CHAT, "message_id": sent["message_id"], "reply_markup": {"inline_keyboard": []}},
+        )
+    )
     assert edited["message_id"] == sent["message_id"] and "reply_markup" not in edited
-    body = err(post(client, tg, "editMessageReplyMarkup", json={"chat_id": CHAT, "message_id": sent["message_id"]}), 400)
+    body = err(
+        post(client, tg, "editMessageReplyMarkup", json={"chat_id": CHAT, "message_id": sent["message_id"]}), 400
+    )
     assert body["description"].startswith("Bad Request: message is not modified")
     # a message this fake never saw (e.g. from a pushed update) is accepted
-    other = ok(post(client, tg, "editMessageReplyMarkup", json={"chat_id": CHAT, "message_id": 999, "reply_markup": kb}))
+    other = ok(
+        post(client, tg, "editMessageReplyMarkup", json={"chat_id": CHAT, "message_id": 999, "reply_markup": kb})
+    )
     assert other["reply_markup"] == kb
     assert ok(post(client, tg, "deleteMessage", json={"chat_id": CHAT, "message_id": sent["message_id"]})) is True
 
@@ -355,9 +388,17 @@ def test_chat_action_callback_edit_delete(tg, client):
 def test_webhook_lifecycle(tg, client):
     info = ok(post(client, tg, "getWebhookInfo"))
     assert info == {"url": "", "has_custom_certificate": False, "pending_update_count": 0}
-    r = post(client, tg, "setWebhook", json={"url": "https://abc.execute-api.eu-west-1.amazonaws.com/webhook",
-                                             "secret_token": "s3cr3t_-X", "allowed_updates": ["message", "callback_query"],
-                                             "drop_pending_updates": True})
+    r = post(
+        client,
+        tg,
+        "setWebhook",
+        json={
+            "url": "https://abc.execute-api.eu-west-1.amazonaws.com/webhook",
+            "secret_token": "s3cr3t_-X",
+            "allowed_updates": ["message", "callback_query"],
+            "drop_pending_updates": True,
+        },
+    )
     assert ok(r) is True and r.json()["description"] == "Webhook was set"
     info = ok(post(client, tg, "getWebhookInfo"))
     assert info["url"].endswith("/webhook") and info["allowed_updates"] == ["message", "callback_query"]
@@ -459,8 +500,12 @@ def test_fail_next_403_and_500_and_times(tg, client):
 
 
 def test_fail_when_predicate(tg, client):
-    tg.fail_when(lambda c: c.method == "sendMessage" and c.params.get("chat_id") == GROUP, status=403,
-                 description="Forbidden: bot was kicked from the supergroup chat", times=1)
+    tg.fail_when(
+        lambda c: c.method == "sendMessage" and c.params.get("chat_id") == GROUP,
+        status=403,
+        description="Forbidden: bot was kicked from the supergroup chat",
+        times=1,
+    )
     ok(post(client, tg, "sendMessage", json={"chat_id": CHAT, "text": "fine"}))
     body = err(post(client, tg, "sendMessage", json={"chat_id": GROUP, "text": "nope"}), 403)
     assert body["description"] == "Forbidden: bot was kicked from the supergroup chat"

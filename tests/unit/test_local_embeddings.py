@@ -8,10 +8,16 @@ import sys
 
 import numpy as np
 import pytest
-
 from sommelier.config import EMBEDDING_DIMENSIONS
 from sommelier.embeddings import embed_one
-from sommelier.embeddings.local import CONCEPTS, LOCAL_MODEL_NAME, STOPWORDS, LocalHashingEmbeddings, embed_text, features
+from sommelier.embeddings.local import (
+    CONCEPTS,
+    LOCAL_MODEL_NAME,
+    STOPWORDS,
+    LocalHashingEmbeddings,
+    embed_text,
+    features,
+)
 
 embedder = LocalHashingEmbeddings()
 
@@ -45,8 +51,13 @@ def test_batches_keep_order_and_match_single_calls():
 def test_deterministic_across_processes():
     """The catalogue is embedded in one process and queries in another: hashing must not be salted."""
     code = "from sommelier.embeddings.local import embed_text; v = embed_text('согреться у камина'); print(repr(v[:8]))"
-    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           env={"PYTHONHASHSEED": "12345", "PATH": ""}).stdout.strip()
+    other = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONHASHSEED": "12345", "PATH": ""},
+    ).stdout.strip()
     assert other == repr(embed_text("согреться у камина")[:8])
 
 
@@ -64,13 +75,16 @@ def test_inflections_are_close():
     assert cosine("к стейку", "стейк") > 0.7
 
 
-@pytest.mark.parametrize("a,b,concept", [
-    ("согреться у камина", "зимний вечер", "winter"),
-    ("отметить повышение", "для праздника", "celebration"),
-    ("романтическое свидание", "ужин для двоих при свечах", "romance"),
-    ("подарок начальнику", "престижное коллекционное", "gift"),
-    ("пузырьки", "игристое брют", "bubbles"),
-])
+@pytest.mark.parametrize(
+    "a,b,concept",
+    [
+        ("согреться у камина", "зимний вечер", "winter"),
+        ("отметить повышение", "для праздника", "celebration"),
+        ("романтическое свидание", "ужин для двоих при свечах", "romance"),
+        ("подарок начальнику", "престижное коллекционное", "gift"),
+        ("пузырьки", "игристое брют", "bubbles"),
+    ],
+)
 def test_paraphrases_share_a_concept(a, b, concept):
     assert f"c:{concept}" in features(a) and f"c:{concept}" in features(b)
     assert cosine(a, b) > cosine(a, "устрицы и морепродукты")
@@ -79,7 +93,8 @@ def test_paraphrases_share_a_concept(a, b, concept):
 def test_unrelated_texts_are_far_apart():
     assert cosine("насыщенное красное к стейку", "сладкое десертное к торту") < 0.3
     assert cosine("насыщенное красное к стейку", "плотное танинное к шашлыку") > cosine(
-        "насыщенное красное к стейку", "лёгкое игристое аперитив")
+        "насыщенное красное к стейку", "лёгкое игристое аперитив"
+    )
 
 
 def test_concepts_thesaurus_is_well_formed():

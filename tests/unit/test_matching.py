@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from sommelier.text import escape_like, normalize, stem, stems, words
 from sommelier.tools import matching
 from sommelier.tools.arguments import ArgumentError, optional_price, search_filters, semantic_request
@@ -16,10 +15,18 @@ CATALOG = Path(__file__).resolve().parents[2] / "data" / "catalog" / "wines.json
 
 # ---------------------------------------------------------------- normalisation
 
-@pytest.mark.parametrize("raw,expected", [
-    ("Лёгкое", "легкое"), ("  КАБЕРНЕ   Совиньон ", "каберне совиньон"), ("Трентино-Альто-Адидже", "трентино альто адидже"),
-    ("semi_dry", "semi dry"), ("Ёлка\tи\nЁж", "елка и еж"), ("", ""),
-])
+
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("Лёгкое", "легкое"),
+        ("  КАБЕРНЕ   Совиньон ", "каберне совиньон"),
+        ("Трентино-Альто-Адидже", "трентино альто адидже"),
+        ("semi_dry", "semi dry"),
+        ("Ёлка\tи\nЁж", "елка и еж"),
+        ("", ""),
+    ],
+)
 def test_normalize(raw, expected):
     assert normalize(raw) == expected
 
@@ -30,11 +37,25 @@ def test_words_keep_letters_and_digits_only():
     assert words("_%") == []
 
 
-@pytest.mark.parametrize("word,expected", [
-    ("стейку", "стейк"), ("стейк", "стейк"), ("рыбе", "рыб"), ("рыба", "рыб"), ("мясо", "мяс"), ("мясу", "мяс"),
-    ("летнего", "летн"), ("устрицам", "устриц"), ("шашлыку", "шашлык"), ("сыр", "сыр"), ("фуа", "фуа"),
-    ("steak", "steak"), ("2020", "2020"), ("", ""),
-])
+@pytest.mark.parametrize(
+    "word,expected",
+    [
+        ("стейку", "стейк"),
+        ("стейк", "стейк"),
+        ("рыбе", "рыб"),
+        ("рыба", "рыб"),
+        ("мясо", "мяс"),
+        ("мясу", "мяс"),
+        ("летнего", "летн"),
+        ("устрицам", "устриц"),
+        ("шашлыку", "шашлык"),
+        ("сыр", "сыр"),
+        ("фуа", "фуа"),
+        ("steak", "steak"),
+        ("2020", "2020"),
+        ("", ""),
+    ],
+)
 def test_stem(word, expected):
     assert stem(word) == expected
 
@@ -51,16 +72,43 @@ def test_escape_like():
 
 # ---------------------------------------------------------------- countries
 
-@pytest.mark.parametrize("phrase,country", [
-    ("США", "США"), ("сша", "США"), ("USA", "США"), ("usa", "США"), ("Штаты", "США"), ("американское", "США"),
-    ("Америка", "США"), ("United States", "США"), ("Калифорния", "США"),
-    ("Россия", "Россия"), ("РФ", "Россия"), ("российское", "Россия"), ("Крым", "Россия"), ("кубань", "Россия"),
-    ("France", "Франция"), ("французское", "Франция"), ("Italy", "Италия"), ("итальянские", "Италия"),
-    ("испанское", "Испания"), ("Germany", "Германия"), ("немецкое", "Германия"), ("Грузия", "Грузия"),
-    ("грузинское", "Грузия"), ("New Zealand", "Новая Зеландия"), ("новозеландское", "Новая Зеландия"),
-    ("South Africa", "ЮАР"), ("ЮАР", "ЮАР"), ("Чили", "Чили"), ("чилийское", "Чили"), ("Молдавия", "Молдова"),
-    ("  аргентинское ", "Аргентина"),
-])
+
+@pytest.mark.parametrize(
+    "phrase,country",
+    [
+        ("США", "США"),
+        ("сша", "США"),
+        ("USA", "США"),
+        ("usa", "США"),
+        ("Штаты", "США"),
+        ("американское", "США"),
+        ("Америка", "США"),
+        ("United States", "США"),
+        ("Калифорния", "США"),
+        ("Россия", "Россия"),
+        ("РФ", "Россия"),
+        ("российское", "Россия"),
+        ("Крым", "Россия"),
+        ("кубань", "Россия"),
+        ("France", "Франция"),
+        ("французское", "Франция"),
+        ("Italy", "Италия"),
+        ("итальянские", "Италия"),
+        ("испанское", "Испания"),
+        ("Germany", "Германия"),
+        ("немецкое", "Германия"),
+        ("Грузия", "Грузия"),
+        ("грузинское", "Грузия"),
+        ("New Zealand", "Новая Зеландия"),
+        ("новозеландское", "Новая Зеландия"),
+        ("South Africa", "ЮАР"),
+        ("ЮАР", "ЮАР"),
+        ("Чили", "Чили"),
+        ("чилийское", "Чили"),
+        ("Молдавия", "Молдова"),
+        ("  аргентинское ", "Аргентина"),
+    ],
+)
 def test_country_aliases(phrase, country):
     assert matching.canonical_country(phrase) == country
     assert matching.country_keys(phrase) == [normalize(country)]
@@ -86,19 +134,23 @@ def test_country_alias_table_has_no_conflicts():
 
 # ---------------------------------------------------------------- grapes
 
-@pytest.mark.parametrize("phrase,must_include", [
-    ("Каберне Совиньон", ["каберне совиньон", "cabernet sauvignon"]),
-    ("CABERNET SAUVIGNON", ["cabernet sauvignon", "каберне совиньон"]),
-    ("Shiraz", ["shiraz", "сира"]),
-    ("Шираз", ["шираз", "сира", "syrah"]),
-    ("Сира", ["сира", "shiraz"]),
-    ("Pinot Noir", ["pinot noir", "пино нуар"]),
-    ("Pinot Grigio", ["pinot grigio", "пино гриджио", "пино гри"]),
-    ("Пино Гри", ["пино гри", "пино гриджио"]),
-    ("Grüner Veltliner", ["grüner veltliner", "грюнер вельтлинер"]),
-    ("просекко", ["просекко", "глера"]),
-    ("Цимлянский", ["цимлянский", "цимлянский черный"]),
-])
+
+@pytest.mark.parametrize(
+    "phrase,must_include",
+    [
+        ("Каберне Совиньон", ["каберне совиньон", "cabernet sauvignon"]),
+        ("CABERNET SAUVIGNON", ["cabernet sauvignon", "каберне совиньон"]),
+        ("Shiraz", ["shiraz", "сира"]),
+        ("Шираз", ["шираз", "сира", "syrah"]),
+        ("Сира", ["сира", "shiraz"]),
+        ("Pinot Noir", ["pinot noir", "пино нуар"]),
+        ("Pinot Grigio", ["pinot grigio", "пино гриджио", "пино гри"]),
+        ("Пино Гри", ["пино гри", "пино гриджио"]),
+        ("Grüner Veltliner", ["grüner veltliner", "грюнер вельтлинер"]),
+        ("просекко", ["просекко", "глера"]),
+        ("Цимлянский", ["цимлянский", "цимлянский черный"]),
+    ],
+)
 def test_grape_keys_cover_every_spelling_of_the_group(phrase, must_include):
     keys = matching.grape_keys(phrase)
     assert keys[0] == must_include[0], "the customer's own words come first"
@@ -118,6 +170,7 @@ def test_grape_alias_table_is_normalised():
 
 
 # ---------------------------------------------------------------- food
+
 
 def test_food_patterns_single_dish():
     assert matching.food_patterns("стейк") == [["стейк"]]
@@ -158,39 +211,91 @@ def test_food_patterns_have_no_duplicates():
 
 # ---------------------------------------------------------------- regions
 
-@pytest.mark.parametrize("phrase,key", [
-    ("Tuscany", "тоскана"), ("toscana", "тоскана"), ("Тоскана", "тоскана"), ("Piedmont", "пьемонт"),
-    ("Bordeaux", "бордо"), ("Burgundy", "бургундия"), ("bourgogne", "бургундия"), ("Champagne", "шампань"),
-    ("Rioja", "риоха"), ("Mendoza", "мендоса"), ("Mosel", "мозель"), ("Кубань", "кубань"),
-    ("Napa Valley", "napa valley"), ("Трентино-Альто-Адидже", "трентино альто адидже"),
-])
+
+@pytest.mark.parametrize(
+    "phrase,key",
+    [
+        ("Tuscany", "тоскана"),
+        ("toscana", "тоскана"),
+        ("Тоскана", "тоскана"),
+        ("Piedmont", "пьемонт"),
+        ("Bordeaux", "бордо"),
+        ("Burgundy", "бургундия"),
+        ("bourgogne", "бургундия"),
+        ("Champagne", "шампань"),
+        ("Rioja", "риоха"),
+        ("Mendoza", "мендоса"),
+        ("Mosel", "мозель"),
+        ("Кубань", "кубань"),
+        ("Napa Valley", "napa valley"),
+        ("Трентино-Альто-Адидже", "трентино альто адидже"),
+    ],
+)
 def test_region_key(phrase, key):
     assert matching.region_key(phrase) == key
 
 
 # ---------------------------------------------------------------- argument rules (enums and prices)
 
-@pytest.mark.parametrize("phrase,value", [
-    ("red", "red"), ("RED", "red"), (" red ", "red"), ("красное", "red"), ("белое", "white"), ("розовое", "rose"),
-    ("rosé", "rose"), ("игристое", "sparkling"), ("шампанское", "sparkling"), ("purple", None), ("", None), (5, None),
-])
+
+@pytest.mark.parametrize(
+    "phrase,value",
+    [
+        ("red", "red"),
+        ("RED", "red"),
+        (" red ", "red"),
+        ("красное", "red"),
+        ("белое", "white"),
+        ("розовое", "rose"),
+        ("rosé", "rose"),
+        ("игристое", "sparkling"),
+        ("шампанское", "sparkling"),
+        ("purple", None),
+        ("", None),
+        (5, None),
+    ],
+)
 def test_wine_type_leniency(phrase, value):
     assert search_filters({"wine_type": phrase}).wine_type == value
 
 
-@pytest.mark.parametrize("phrase,value", [
-    ("dry", "dry"), ("сухое", "dry"), ("брют", "dry"), ("brut", "dry"), ("semi-dry", "semi_dry"),
-    ("полусухое", "semi_dry"), ("off-dry", "semi_dry"), ("semi-sweet", "semi_sweet"), ("полусладкое", "semi_sweet"),
-    ("сладкое", "sweet"), ("extra brut", None),
-])
+@pytest.mark.parametrize(
+    "phrase,value",
+    [
+        ("dry", "dry"),
+        ("сухое", "dry"),
+        ("брют", "dry"),
+        ("brut", "dry"),
+        ("semi-dry", "semi_dry"),
+        ("полусухое", "semi_dry"),
+        ("off-dry", "semi_dry"),
+        ("semi-sweet", "semi_sweet"),
+        ("полусладкое", "semi_sweet"),
+        ("сладкое", "sweet"),
+        ("extra brut", None),
+    ],
+)
 def test_sweetness_leniency(phrase, value):
     assert search_filters({"sweetness": phrase}).sweetness == value
 
 
-@pytest.mark.parametrize("raw,value", [
-    (1500, 1500.0), ("1500", 1500.0), ("1 500 ₽", 1500.0), ("1\u00a0500", 1500.0), ("99,90", 99.9), (0, None),
-    (-5, None), ("", None), (None, None), (float("nan"), None), ("inf", None), (5e12, 1e9),
-])
+@pytest.mark.parametrize(
+    "raw,value",
+    [
+        (1500, 1500.0),
+        ("1500", 1500.0),
+        ("1 500 ₽", 1500.0),
+        ("1\u00a0500", 1500.0),
+        ("99,90", 99.9),
+        (0, None),
+        (-5, None),
+        ("", None),
+        (None, None),
+        (float("nan"), None),
+        ("inf", None),
+        (5e12, 1e9),
+    ],
+)
 def test_price_rules(raw, value):
     assert optional_price({"p": raw}, "p") == value
 
@@ -214,8 +319,17 @@ def test_text_filters_fold_whitespace_and_drop_empty():
 
 
 def test_semantic_request_keeps_only_its_schema_filters():
-    request = semantic_request({"query": " лёгкое ", "embedding": [0.5] * 1536, "embedding_model": "m",
-                                "wine_type": "white", "price_max": 2000, "country": "Франция", "price_min": 10})
+    request = semantic_request(
+        {
+            "query": " лёгкое ",
+            "embedding": [0.5] * 1536,
+            "embedding_model": "m",
+            "wine_type": "white",
+            "price_max": 2000,
+            "country": "Франция",
+            "price_min": 10,
+        }
+    )
     assert request.query == "лёгкое"
     assert (request.filters.wine_type, request.filters.price_max) == ("white", 2000)
     assert request.filters.country is None and request.filters.price_min is None

@@ -209,5 +209,7 @@ def test_real_layer_modules_match_the_contract(monkeypatch):
     url = pytest.importorskip("sommelier.db.url")
     assert list(inspect.signature(migrations.apply_migrations).parameters) == ["conninfo"]
     # app.py calls resolve_database_url() with no arguments: every parameter must be optional.
-    assert all(p.default is not inspect.Parameter.empty
-               for p in inspect.signature(url.resolve_database_url).parameters.values())
+    assert all(
+        p.default is not inspect.Parameter.empty
+        for p in inspect.signature(url.resolve_database_url).parameters.values()
+    )

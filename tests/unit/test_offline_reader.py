@@ -6,7 +6,6 @@ import re
 from dataclasses import replace
 
 import pytest
-
 from sommelier.agent.offline import glossary
 from sommelier.agent.offline.reader import QueryIntent, read_query
 
@@ -62,7 +61,12 @@ CASES: list[tuple[str, str, dict, str | None]] = [
     ("каберне", "recommendation", {"grape_variety": "Каберне"}, None),
     ("шираз", "recommendation", {"grape_variety": "Сира"}, None),
     ("Pinot Grigio", "recommendation", {"grape_variety": "Пино Гриджио"}, None),
-    ("совиньон блан из Новой Зеландии", "recommendation", {"grape_variety": "Совиньон Блан", "country": "Новая Зеландия"}, None),
+    (
+        "совиньон блан из Новой Зеландии",
+        "recommendation",
+        {"grape_variety": "Совиньон Блан", "country": "Новая Зеландия"},
+        None,
+    ),
     # countries and regions
     ("бутылку итальянского", "recommendation", {"country": "Италия"}, None),
     ("что-нибудь из Франции", "recommendation", {"country": "Франция"}, None),
@@ -85,8 +89,12 @@ CASES: list[tuple[str, str, dict, str | None]] = [
     ("вино к пицце", "recommendation", {"food_pairing": "пицца"}, None),
     ("к утке", "recommendation", {"food_pairing": "утка"}, None),
     ("сладкое к десерту", "recommendation", {"sweetness": "sweet", "food_pairing": "десерт"}, None),
-    ("сухое красное к шашлыку до 2000", "recommendation",
-     {"wine_type": "red", "sweetness": "dry", "food_pairing": "шашлык", "price_max": 2000}, None),
+    (
+        "сухое красное к шашлыку до 2000",
+        "recommendation",
+        {"wine_type": "red", "sweetness": "dry", "food_pairing": "шашлык", "price_max": 2000},
+        None,
+    ),
     # mood
     ("что-нибудь лёгкое на летний вечер", "recommendation", {}, "летн"),
     ("вино для романтического ужина", "recommendation", {}, "романт"),
@@ -142,19 +150,22 @@ def test_table_is_large_enough():
     assert len(CASES) >= 40
 
 
-@pytest.mark.parametrize(("text", "topic"), [
-    ("что такое танины", "tannins"),
-    ("чем брют отличается от сухого", "brut"),
-    ("что значит терруар?", "terroir"),
-    ("при какой температуре подавать красное", "serving_temperature"),
-    ("как хранить вино", "storage"),
-    ("что такое декантация?", "decanting"),
-    ("что значит DOCG на этикетке", "appellation"),
-    ("что такое купаж", "blend"),
-    ("что означает NV на бутылке", "non_vintage"),
-    ("что такое шампанский метод", "traditional_method"),
-    ("какие бокалы нужны для игристого?", "glasses"),
-])
+@pytest.mark.parametrize(
+    ("text", "topic"),
+    [
+        ("что такое танины", "tannins"),
+        ("чем брют отличается от сухого", "brut"),
+        ("что значит терруар?", "terroir"),
+        ("при какой температуре подавать красное", "serving_temperature"),
+        ("как хранить вино", "storage"),
+        ("что такое декантация?", "decanting"),
+        ("что значит DOCG на этикетке", "appellation"),
+        ("что такое купаж", "blend"),
+        ("что означает NV на бутылке", "non_vintage"),
+        ("что такое шампанский метод", "traditional_method"),
+        ("какие бокалы нужны для игристого?", "glasses"),
+    ],
+)
 def test_informational_topics(text, topic):
     intent = read_query(text)
     assert intent.kind == "informational"
@@ -164,15 +175,20 @@ def test_informational_topics(text, topic):
 PREVIOUS = read_query("красное сухое к стейку до 2000")
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("а белое?", {"wine_type": "white", "sweetness": "dry", "food_pairing": "стейк", "price_max": 2000}),
-    ("а что-нибудь из Италии?", {"wine_type": "red", "sweetness": "dry", "food_pairing": "стейк", "price_max": 2000,
-                                 "country": "Италия"}),
-    ("а полусладкое?", {"wine_type": "red", "sweetness": "semi_sweet", "food_pairing": "стейк", "price_max": 2000}),
-    ("а к рыбе?", {"wine_type": "red", "sweetness": "dry", "food_pairing": "рыба", "price_max": 2000}),
-    ("а до 1000?", {"wine_type": "red", "sweetness": "dry", "food_pairing": "стейк", "price_max": 1000}),
-    ("до 1500", {"wine_type": "red", "sweetness": "dry", "food_pairing": "стейк", "price_max": 1500}),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("а белое?", {"wine_type": "white", "sweetness": "dry", "food_pairing": "стейк", "price_max": 2000}),
+        (
+            "а что-нибудь из Италии?",
+            {"wine_type": "red", "sweetness": "dry", "food_pairing": "стейк", "price_max": 2000, "country": "Италия"},
+        ),
+        ("а полусладкое?", {"wine_type": "red", "sweetness": "semi_sweet", "food_pairing": "стейк", "price_max": 2000}),
+        ("а к рыбе?", {"wine_type": "red", "sweetness": "dry", "food_pairing": "рыба", "price_max": 2000}),
+        ("а до 1000?", {"wine_type": "red", "sweetness": "dry", "food_pairing": "стейк", "price_max": 1000}),
+        ("до 1500", {"wine_type": "red", "sweetness": "dry", "food_pairing": "стейк", "price_max": 1500}),
+    ],
+)
 def test_follow_ups_change_one_thing(text, expected):
     intent = read_query(text, PREVIOUS)
     assert intent.kind == "recommendation"
@@ -208,8 +224,17 @@ def test_pricier_lifts_the_budget():
     assert "price_max" not in intent.filters
 
 
-@pytest.mark.parametrize("text", ["ещё", "Ещё варианты", "другие варианты", "а есть что-нибудь ещё?", "покажи другие",
-                                  "Покажи другие варианты по моему предыдущему запросу"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ещё",
+        "Ещё варианты",
+        "другие варианты",
+        "а есть что-нибудь ещё?",
+        "покажи другие",
+        "Покажи другие варианты по моему предыдущему запросу",
+    ],
+)
 def test_more_keeps_the_request(text):
     intent = read_query(text, PREVIOUS)
     assert intent.follow_up and intent.more
@@ -262,9 +287,26 @@ def test_intent_is_a_plain_dataclass():
 
 def test_glossary_has_enough_entries():
     assert len(glossary.topics()) >= 15
-    required = {"tannins", "acidity", "body", "terroir", "brut", "sweetness", "decanting", "serving_temperature",
-                "oak", "blend", "sommelier", "enoteca", "appellation", "vintage", "non_vintage",
-                "traditional_method", "storage", "glasses"}
+    required = {
+        "tannins",
+        "acidity",
+        "body",
+        "terroir",
+        "brut",
+        "sweetness",
+        "decanting",
+        "serving_temperature",
+        "oak",
+        "blend",
+        "sommelier",
+        "enoteca",
+        "appellation",
+        "vintage",
+        "non_vintage",
+        "traditional_method",
+        "storage",
+        "glasses",
+    }
     assert required <= set(glossary.topics())
 
 
@@ -289,9 +331,11 @@ def test_glossary_lookup_prefers_the_subject():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_VOCABULARY = ("красное белое розовое игристое брют сухое полусладкое до от около 2000 3к тысяч полутора к стейку "
-               "рыбе под шашлык из Италии грузинское мальбека пино нуара лёгкое летний вечер подарок а ещё подешевле "
-               "подороже что такое танины привет спасибо погода ? , ! - ₽ 1,5к 2 000").split()
+_VOCABULARY = (
+    "красное белое розовое игристое брют сухое полусладкое до от около 2000 3к тысяч полутора к стейку "
+    "рыбе под шашлык из Италии грузинское мальбека пино нуара лёгкое летний вечер подарок а ещё подешевле "
+    "подороже что такое танины привет спасибо погода ? , ! - ₽ 1,5к 2 000"
+).split()
 
 
 @settings(max_examples=300, deadline=None)
@@ -300,8 +344,16 @@ def test_reader_never_fails_on_word_salad(parts, with_previous):
     previous = PREVIOUS if with_previous else None
     intent = read_query(" ".join(parts), previous)
     assert intent.kind in ("recommendation", "greeting", "thanks", "informational", "off_topic", "help")
-    assert set(intent.filters) <= {"wine_type", "sweetness", "grape_variety", "price_min", "price_max", "country",
-                                   "region", "food_pairing"}
+    assert set(intent.filters) <= {
+        "wine_type",
+        "sweetness",
+        "grape_variety",
+        "price_min",
+        "price_max",
+        "country",
+        "region",
+        "food_pairing",
+    }
     if "price_min" in intent.filters and "price_max" in intent.filters:
         assert intent.filters["price_min"] <= intent.filters["price_max"]
     if intent.kind != "recommendation":
@@ -314,11 +366,14 @@ def test_reader_never_fails_on_any_text(text):
     read_query(text)
 
 
-@pytest.mark.parametrize("text,wine_type", [
-    ("Забудь про красное, давай белое к рыбе", "white"),
-    ("вместо красного хочу розовое", "rose"),
-    ("красное не хочу, давай белое", "white"),
-    ("не надо красное, лучше игристое", "sparkling"),
-])
+@pytest.mark.parametrize(
+    "text,wine_type",
+    [
+        ("Забудь про красное, давай белое к рыбе", "white"),
+        ("вместо красного хочу розовое", "rose"),
+        ("красное не хочу, давай белое", "white"),
+        ("не надо красное, лучше игристое", "sparkling"),
+    ],
+)
 def test_a_rejected_colour_gives_way_to_the_wanted_one(text, wine_type):
     assert read_query(text).filters.get("wine_type") == wine_type

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from sommelier.agent.models import SommelierResponse
 from sommelier.agent.parsing import (
     extract_json,
@@ -57,9 +56,16 @@ class TestTruncation:
 
 
 class TestExtractJson:
-    @pytest.mark.parametrize("wrapper", [
-        "{}", "```json\n{}\n```", "```\n{}\n```", "Вот ответ: {} — надеюсь, помог", "text\n```JSON\n{}```",
-    ])
+    @pytest.mark.parametrize(
+        "wrapper",
+        [
+            "{}",
+            "```json\n{}\n```",
+            "```\n{}\n```",
+            "Вот ответ: {} — надеюсь, помог",
+            "text\n```JSON\n{}```",
+        ],
+    )
     def test_tolerant(self, wrapper):
         payload = answer()
         assert extract_json(wrapper.replace("{}", payload))["intro"] == "Вот мой выбор."
@@ -75,19 +81,22 @@ class TestValidation:
         assert result.ok and result.wine_ids == [WINE_ID]
         assert "Malbec: Сочный мальбек" in result.text
 
-    @pytest.mark.parametrize("overrides,fragment", [
-        ({"response_type": "maybe"}, "response_type"),
-        ({"wines": []}, "at least one wine"),
-        ({"response_type": "informational"}, "must not contain wines"),
-        ({"response_type": "off_topic", "wines": []}, "guard_type is required"),
-        ({"guard_type": "prompt_injection"}, "only allowed"),
-        ({"intro": ""}, "intro"),
-        ({"closing": ""}, "closing"),
-        ({"wines": [{"wine_name": "Malbec", "description": "a"}] * 4}, "wines"),
-        ({"wines": [{"wine_name": "", "description": "a"}]}, "wine_name"),
-        ({"wines": [{"wine_name": "Malbec", "description": ""}]}, "description"),
-        ({"wines": [{"wine_name": "Malbec", "description": "x" * 801}]}, "description"),
-    ])
+    @pytest.mark.parametrize(
+        "overrides,fragment",
+        [
+            ({"response_type": "maybe"}, "response_type"),
+            ({"wines": []}, "at least one wine"),
+            ({"response_type": "informational"}, "must not contain wines"),
+            ({"response_type": "off_topic", "wines": []}, "guard_type is required"),
+            ({"guard_type": "prompt_injection"}, "only allowed"),
+            ({"intro": ""}, "intro"),
+            ({"closing": ""}, "closing"),
+            ({"wines": [{"wine_name": "Malbec", "description": "a"}] * 4}, "wines"),
+            ({"wines": [{"wine_name": "", "description": "a"}]}, "wine_name"),
+            ({"wines": [{"wine_name": "Malbec", "description": ""}]}, "description"),
+            ({"wines": [{"wine_name": "Malbec", "description": "x" * 801}]}, "description"),
+        ],
+    )
     def test_rules(self, overrides, fragment):
         result = parse_final_response(answer(**overrides), FOUND)
         assert not result.ok and fragment in result.error

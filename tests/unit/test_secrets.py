@@ -10,7 +10,6 @@ import boto3
 import pytest
 from aws_lambda_powertools.utilities import parameters
 from moto import mock_aws
-
 from sommelier import secrets
 
 VARIABLES = ("TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "OPENAI_API_KEY", "EMBEDDING_API_KEY")
@@ -27,9 +26,15 @@ def aws(monkeypatch):
     parameters.clear_caches()
     with mock_aws():
         client = boto3.client("secretsmanager")
-        bot = client.create_secret(Name="bot", SecretString=json.dumps(
-            {"telegram_bot_token": "123:token-one", "openai_api_key": "sk-one", "embedding_api_key": ""}))["ARN"]
-        hook = client.create_secret(Name="hook", SecretString=json.dumps({"telegram_webhook_secret": "hook-one"}))["ARN"]
+        bot = client.create_secret(
+            Name="bot",
+            SecretString=json.dumps(
+                {"telegram_bot_token": "123:token-one", "openai_api_key": "sk-one", "embedding_api_key": ""}
+            ),
+        )["ARN"]
+        hook = client.create_secret(Name="hook", SecretString=json.dumps({"telegram_webhook_secret": "hook-one"}))[
+            "ARN"
+        ]
         monkeypatch.setenv("SOMMELIER_SECRETS_ARN", bot)
         monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET_ARN", hook)
         yield client, bot, hook

@@ -34,8 +34,9 @@ class _FakeTelegramAndCloudFormation(CloudFormationResponses):
         body = json.loads(self.rfile.read(length) or b"{}")
         _, _, rest = self.path.partition("/bot")
         token, _, method = rest.partition("/")
-        server.calls.append({"token": token, "method": method, "body": body,
-                             "content_type": self.headers.get("Content-Type")})
+        server.calls.append(
+            {"token": token, "method": method, "body": body, "content_type": self.headers.get("Content-Type")}
+        )
         scripted = server.script.get(method)
         if scripted:
             status, answer = scripted.pop(0)
@@ -45,8 +46,13 @@ class _FakeTelegramAndCloudFormation(CloudFormationResponses):
             server.webhook_url = body.get("url", "")
             status, answer = 200, {"ok": True, "result": True, "description": "Webhook was set"}
         elif method == "getWebhookInfo":
-            status, answer = 200, {"ok": True, "result": {"url": server.webhook_url, "has_custom_certificate": False,
-                                                          "pending_update_count": 0}}
+            status, answer = (
+                200,
+                {
+                    "ok": True,
+                    "result": {"url": server.webhook_url, "has_custom_certificate": False, "pending_update_count": 0},
+                },
+            )
         elif method == "deleteWebhook":
             server.webhook_url = ""
             status, answer = 200, {"ok": True, "result": True, "description": "Webhook was deleted"}
@@ -116,9 +122,13 @@ class _Context:
 
 def _event(server, request_type: str, url: str = WEBHOOK_URL, **extra) -> dict:
     host, port = server.server_address
-    properties = {"ServiceToken": _Context.invoked_function_arn, "ServiceTimeout": "120", "Url": url,
-                  "AllowedUpdates": list(ALLOWED),
-                  "SecretsArn": "arn:aws:secretsmanager:eu-central-1:123456789012:secret:BotSecrets-AbCdEf"}
+    properties = {
+        "ServiceToken": _Context.invoked_function_arn,
+        "ServiceTimeout": "120",
+        "Url": url,
+        "AllowedUpdates": list(ALLOWED),
+        "SecretsArn": "arn:aws:secretsmanager:eu-central-1:123456789012:secret:BotSecrets-AbCdEf",
+    }
     event = {
         "RequestType": request_type,
         "ServiceToken": _Context.invoked_function_arn,
@@ -189,8 +199,13 @@ def test_allowed_updates_default_when_the_property_is_missing(app, server):
 
 def test_update_points_the_webhook_at_the_new_url(app, server):
     new_url = "https://zzz999yyyy.execute-api.eu-central-1.amazonaws.com/telegram/webhook"
-    event = _event(server, "Update", url=new_url, PhysicalResourceId="sommelier-telegram-webhook",
-                   OldResourceProperties={"Url": WEBHOOK_URL})
+    event = _event(
+        server,
+        "Update",
+        url=new_url,
+        PhysicalResourceId="sommelier-telegram-webhook",
+        OldResourceProperties={"Url": WEBHOOK_URL},
+    )
 
     app.handler(event, _Context())
 
@@ -225,8 +240,12 @@ def test_a_non_https_url_is_refused(app, server):
 
 
 def test_429_waits_retry_after_and_tries_again(app, server):
-    too_many = {"ok": False, "error_code": 429, "description": "Too Many Requests: retry after 3",
-                "parameters": {"retry_after": 3}}
+    too_many = {
+        "ok": False,
+        "error_code": 429,
+        "description": "Too Many Requests: retry after 3",
+        "parameters": {"retry_after": 3},
+    }
     server.script["setWebhook"] = [(429, too_many)]
 
     app.handler(_event(server, "Create"), _Context())
@@ -324,8 +343,12 @@ def test_credentials_come_from_secrets_manager(app, server, monkeypatch, logs):
     boto3 = pytest.importorskip("boto3")
     from aws_lambda_powertools.utilities.parameters import base
 
-    for name, value in {"AWS_DEFAULT_REGION": "eu-central-1", "AWS_ACCESS_KEY_ID": "testing",
-                        "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing"}.items():
+    for name, value in {
+        "AWS_DEFAULT_REGION": "eu-central-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.delenv("TELEGRAM_BOT_TOKEN")
@@ -334,8 +357,14 @@ def test_credentials_come_from_secrets_manager(app, server, monkeypatch, logs):
     with moto.mock_aws():
         arn = boto3.client("secretsmanager").create_secret(
             Name="sommelier-BotSecrets",
-            SecretString=json.dumps({"telegram_bot_token": TOKEN, "openai_api_key": "sk-or-v1-test",
-                                     "embedding_api_key": "", "telegram_webhook_secret": SECRET_TOKEN}),
+            SecretString=json.dumps(
+                {
+                    "telegram_bot_token": TOKEN,
+                    "openai_api_key": "sk-or-v1-test",
+                    "embedding_api_key": "",
+                    "telegram_webhook_secret": SECRET_TOKEN,
+                }
+            ),
         )["ARN"]
         monkeypatch.setenv("SOMMELIER_SECRETS_ARN", arn)
 

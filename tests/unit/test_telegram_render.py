@@ -8,7 +8,6 @@ from __future__ import annotations
 import uuid
 
 import pytest
-
 from sommelier.agent.models import SommelierResponse, WineRecommendation
 from sommelier.telegram.client import TelegramClient
 from sommelier.telegram.render import (
@@ -25,6 +24,7 @@ from sommelier.telegram.render import (
     split_text,
     utf16_len,
 )
+
 from tests.fakes.telegram_server import FakeTelegram, parse_html
 
 CHAT = 5151
@@ -47,7 +47,9 @@ def wine(name="Malbec", *, image_key="photos/malbec.png", file_id=None, **extra)
     return data
 
 
-def answer(wines: list[tuple[dict, str]], intro="Вот что я нашёл:", closing="Подобрать что-то ещё?") -> SommelierResponse:
+def answer(
+    wines: list[tuple[dict, str]], intro="Вот что я нашёл:", closing="Подобрать что-то ещё?"
+) -> SommelierResponse:
     return SommelierResponse(
         response_type="recommendation" if wines else "informational",
         intro=intro,
@@ -73,8 +75,11 @@ def send_all(client: TelegramClient, parts: list[Outgoing]) -> list:
     out = []
     for p in parts:
         if p.kind == "photo":
-            out.append(client.send_photo(CHAT, "https://img.example/wine.png", caption=p.html, parse_mode="HTML",
-                                         reply_markup=p.reply_markup))
+            out.append(
+                client.send_photo(
+                    CHAT, "https://img.example/wine.png", caption=p.html, parse_mode="HTML", reply_markup=p.reply_markup
+                )
+            )
         else:
             out.append(client.send_message(CHAT, p.html, parse_mode="HTML", reply_markup=p.reply_markup))
     return out
@@ -98,18 +103,23 @@ def test_price_label():
 
 
 def test_full_answer_mapping(fake, client):
-    w1, w2, w3 = wine("Malbec"), wine("Chablis", image_key=None, file_id="AgACcached"), wine(
-        "Rkatsiteli", image_key=None, vintage_year=None, price_rub=1799, region="Кахетия, Грузия")
+    w1, w2, w3 = (
+        wine("Malbec"),
+        wine("Chablis", image_key=None, file_id="AgACcached"),
+        wine("Rkatsiteli", image_key=None, vintage_year=None, price_rub=1799, region="Кахетия, Грузия"),
+    )
     resp = answer([(w1, "Сочный и бархатистый."), (w2, "Минеральное."), (w3, "Без фото.")])
     parts = render_answer(resp, {w["id"]: w for w in (w1, w2, w3)}, REF)
 
     assert [p.kind for p in parts] == ["text", "photo", "photo", "text", "text"]
     intro, p1, p2, p3, closing = parts
     assert intro.plain == "Вот что я нашёл:" and intro.reply_markup is None
-    assert p1.html == ("<b>Malbec</b> — Luigi Bosca, 2022\n"
-                       f"Мендоса, Аргентина · 2{NNBSP}490{NNBSP}₽\n\nСочный и бархатистый.")
-    assert p1.plain == ("Malbec — Luigi Bosca, 2022\n"
-                        f"Мендоса, Аргентина · 2{NNBSP}490{NNBSP}₽\n\nСочный и бархатистый.")
+    assert p1.html == (
+        f"<b>Malbec</b> — Luigi Bosca, 2022\nМендоса, Аргентина · 2{NNBSP}490{NNBSP}₽\n\nСочный и бархатистый."
+    )
+    assert p1.plain == (
+        f"Malbec — Luigi Bosca, 2022\nМендоса, Аргентина · 2{NNBSP}490{NNBSP}₽\n\nСочный и бархатистый."
+    )
     assert (p1.wine_id, p1.image_key, p1.file_id) == (w1["id"], "photos/malbec.png", None)
     assert (p2.file_id, p2.image_key) == ("AgACcached", None)
     assert p3.wine_id == w3["id"] and "Rkatsiteli — Luigi Bosca, NV" in p3.plain
@@ -232,8 +242,9 @@ def test_long_intro_splits_into_messages(fake, client):
     intro = "\n\n".join([paragraph] * 5)[:5200]
     assert len(intro) >= 5000
     # The model caps intro at 1000 chars; model_construct skips validation to test the renderer's own limit.
-    resp = SommelierResponse.model_construct(response_type="informational", intro=intro, wines=[],
-                                             closing="Ещё?", guard_type=None)
+    resp = SommelierResponse.model_construct(
+        response_type="informational", intro=intro, wines=[], closing="Ещё?", guard_type=None
+    )
     parts = render_answer(resp, {}, REF)[:-1]  # without the closing
     assert len(parts) >= 2
     assert render_text(intro) == parts

@@ -202,13 +202,15 @@ def test_images_bucket_is_private_and_encrypted(resources):
 
 def test_images_bucket_policy_denies_plain_http(resources):
     policies = [
-        p for p in _of_type(resources, "AWS::S3::BucketPolicy").values()
+        p
+        for p in _of_type(resources, "AWS::S3::BucketPolicy").values()
         if p["Properties"]["Bucket"] == {"Ref": "ImagesBucket"}
     ]
     assert len(policies) == 1
     statements = policies[0]["Properties"]["PolicyDocument"]["Statement"]
     tls = [
-        s for s in statements
+        s
+        for s in statements
         if s["Effect"] == "Deny"
         and s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") in ("false", False)
     ]
@@ -267,7 +269,8 @@ def test_database_accepts_postgres_only_from_the_function_security_group(resourc
 
 def test_secrets_manager_interface_endpoint(resources):
     endpoints = [
-        e["Properties"] for e in _of_type(resources, "AWS::EC2::VPCEndpoint").values()
+        e["Properties"]
+        for e in _of_type(resources, "AWS::EC2::VPCEndpoint").values()
         if "secretsmanager" in str(e["Properties"]["ServiceName"])
     ]
     assert len(endpoints) == 1
@@ -285,7 +288,8 @@ def test_secrets_manager_interface_endpoint(resources):
 def test_s3_gateway_endpoint_lets_the_custom_resource_answer(resources):
     """A VPC function with no NAT can reach CloudFormation's pre-signed S3 URL only this way."""
     gateways = [
-        e["Properties"] for e in _of_type(resources, "AWS::EC2::VPCEndpoint").values()
+        e["Properties"]
+        for e in _of_type(resources, "AWS::EC2::VPCEndpoint").values()
         if e["Properties"].get("VpcEndpointType") == "Gateway"
     ]
     assert any(".s3" in str(g["ServiceName"]) for g in gateways)
@@ -351,7 +355,9 @@ def test_layer_makefile_builds_for_the_lambda_runtime(tmp_path):
     layer_dir = Path(__file__).resolve().parents[2] / "layers" / "sommelier"
     plan = subprocess.run(
         ["make", "-n", "-C", str(layer_dir), "build-SommelierLayer", f"ARTIFACTS_DIR={tmp_path}"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert "--platform manylinux2014_aarch64" in plan and "--python-version 3.12" in plan
     assert "--only-binary=:all: -r requirements.txt" in plan
@@ -596,9 +602,13 @@ def test_webhook_secret_token_is_generated_once_in_its_own_secret(resources):
     assert generated["PasswordLength"] == 48
     assert generated["ExcludePunctuation"] is True  # Telegram allows only A-Z a-z 0-9 _ -
     assert generated.get("IncludeSpace", False) is False
-    readers = {name for name, resource in resources.items() if resource["Type"] == "AWS::Serverless::Function"
-               and {"Ref": "WebhookSecretToken"} in json.loads(json.dumps(
-                   resource["Properties"].get("Environment", {}).get("Variables", {}))).values()}
+    readers = {
+        name
+        for name, resource in resources.items()
+        if resource["Type"] == "AWS::Serverless::Function"
+        and {"Ref": "WebhookSecretToken"}
+        in json.loads(json.dumps(resource["Properties"].get("Environment", {}).get("Variables", {}))).values()
+    }
     assert readers == {"WebhookFunction", "SetWebhookFunction"}  # the agent never needs it
     for name in readers:
         statements = resources[name]["Properties"]["Policies"][0]["Statement"]
@@ -609,7 +619,7 @@ def test_webhook_secret_token_is_generated_once_in_its_own_secret(resources):
 def test_every_function_logs_to_a_group_that_expires(template, resources):
     functions = {name: r for name, r in resources.items() if r["Type"] == "AWS::Serverless::Function"}
     assert len(functions) == 5
-    for name, function in functions.items():
+    for _name, function in functions.items():
         group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
         assert resources[group]["Type"] == "AWS::Logs::LogGroup"
         assert resources[group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
@@ -667,17 +677,35 @@ def test_telegram_iam_statements_are_scoped_to_one_resource_each(resources):
         "sqs:ChangeMessageVisibility": [{"Fn::GetAtt": ["TurnQueue", "Arn"]}],
     }
     expected_actions = {
-        "WebhookFunction": {"sqs:SendMessage", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
-                            "dynamodb:DeleteItem", "secretsmanager:GetSecretValue"},
-        "AgentFunction": {"lambda:InvokeFunction", "s3:GetObject", "dynamodb:GetItem", "dynamodb:PutItem",
-                          "dynamodb:UpdateItem", "dynamodb:DeleteItem", "secretsmanager:GetSecretValue",
-                          "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
-                          "sqs:ChangeMessageVisibility"},
+        "WebhookFunction": {
+            "sqs:SendMessage",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:DeleteItem",
+            "secretsmanager:GetSecretValue",
+        },
+        "AgentFunction": {
+            "lambda:InvokeFunction",
+            "s3:GetObject",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:DeleteItem",
+            "secretsmanager:GetSecretValue",
+            "sqs:ReceiveMessage",
+            "sqs:DeleteMessage",
+            "sqs:GetQueueAttributes",
+            "sqs:ChangeMessageVisibility",
+        },
         "SetWebhookFunction": {"secretsmanager:GetSecretValue"},
     }
     # Only the functions that check or register the webhook read its secret token.
-    secrets_read = {"WebhookFunction": [BOT_SECRETS, WEBHOOK_SECRET], "AgentFunction": [BOT_SECRETS],
-                    "SetWebhookFunction": [BOT_SECRETS, WEBHOOK_SECRET]}
+    secrets_read = {
+        "WebhookFunction": [BOT_SECRETS, WEBHOOK_SECRET],
+        "AgentFunction": [BOT_SECRETS],
+        "SetWebhookFunction": [BOT_SECRETS, WEBHOOK_SECRET],
+    }
     for name, actions in expected_actions.items():
         policies = resources[name]["Properties"]["Policies"]
         assert all(isinstance(p, dict) for p in policies), f"{name}: no managed/SAM policy templates"
@@ -707,8 +735,10 @@ def test_set_webhook_custom_resource_is_optional(resources, template):
     assert function["Condition"] == "SetWebhookOnDeployEnabled"
     assert function["Properties"]["CodeUri"] == "functions/set_webhook"
     assert function["Properties"]["Handler"] == "app.handler"
-    assert _variables(resources, "SetWebhookFunction") == {"SOMMELIER_SECRETS_ARN": BOT_SECRETS,
-                                                           "TELEGRAM_WEBHOOK_SECRET_ARN": WEBHOOK_SECRET}
+    assert _variables(resources, "SetWebhookFunction") == {
+        "SOMMELIER_SECRETS_ARN": BOT_SECRETS,
+        "TELEGRAM_WEBHOOK_SECRET_ARN": WEBHOOK_SECRET,
+    }
     webhook = resources["TelegramWebhook"]
     assert webhook["Type"] == "Custom::TelegramWebhook"
     assert webhook["Condition"] == "SetWebhookOnDeployEnabled"

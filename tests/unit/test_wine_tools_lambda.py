@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from sommelier.db import pool
 
 APP_PATH = Path(__file__).resolve().parents[2] / "functions" / "wine_tools" / "app.py"
@@ -59,9 +58,18 @@ def test_semantic_search_through_the_lambda_handler(app):
     from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
 
     vector = LocalHashingEmbeddings().embed(["игристое отметить повышение"])[0]
-    result = invoke(app, {"tool": "semantic_search", "arguments": {
-        "query": "игристое отметить повышение", "embedding": vector, "embedding_model": LOCAL_MODEL_NAME,
-        "wine_type": "sparkling"}})
+    result = invoke(
+        app,
+        {
+            "tool": "semantic_search",
+            "arguments": {
+                "query": "игристое отметить повышение",
+                "embedding": vector,
+                "embedding_model": LOCAL_MODEL_NAME,
+                "wine_type": "sparkling",
+            },
+        },
+    )
     assert result["found"] == 5 and all(w["wine_type"] == "sparkling" for w in result["wines"])
 
 
@@ -70,17 +78,20 @@ def test_arguments_as_a_json_string_like_the_llm_sends(app):
     assert result["found"] == 2 and result["filters_applied"] == {"country": "Италия"}
 
 
-@pytest.mark.parametrize("event", [
-    {"tool": "drop_everything", "arguments": {}},
-    {"tool": "search_wines", "arguments": [1, 2]},
-    {"tool": "search_wines", "arguments": {"price_max": "дёшево"}},
-    {"tool": "semantic_search", "arguments": {"query": "x"}},
-    {"arguments": {}},
-    {},
-    [],
-    "not json at all",
-    None,
-])
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"tool": "drop_everything", "arguments": {}},
+        {"tool": "search_wines", "arguments": [1, 2]},
+        {"tool": "search_wines", "arguments": {"price_max": "дёшево"}},
+        {"tool": "semantic_search", "arguments": {"query": "x"}},
+        {"arguments": {}},
+        {},
+        [],
+        "not json at all",
+        None,
+    ],
+)
 def test_bad_events_answer_an_error_and_never_raise(app, event):
     result = invoke(app, event)
     assert set(result) == {"error"} and result["error"]

@@ -79,7 +79,9 @@ class Settings:
 
 def load_settings() -> Settings:
     openai_key = env("OPENAI_API_KEY")
-    provider = (env("EMBEDDING_PROVIDER") or ("openai" if (env("EMBEDDING_API_KEY") or openai_key) else "local")).lower()
+    provider = (
+        env("EMBEDDING_PROVIDER") or ("openai" if (env("EMBEDDING_API_KEY") or openai_key) else "local")
+    ).lower()
     if provider not in {"openai", "local"}:
         raise ValueError(f"EMBEDDING_PROVIDER must be 'openai' or 'local', got {provider!r}")
     from sommelier.embeddings.local import LOCAL_MODEL_NAME  # local import keeps config import-light
@@ -96,7 +98,8 @@ def load_settings() -> Settings:
         embedding_api_key=env("EMBEDDING_API_KEY") or openai_key,
         telegram_bot_token=env("TELEGRAM_BOT_TOKEN"),
         telegram_webhook_secret=env("TELEGRAM_WEBHOOK_SECRET"),
-        telegram_api_base_url=env("TELEGRAM_API_BASE_URL", DEFAULT_TELEGRAM_API_BASE_URL) or DEFAULT_TELEGRAM_API_BASE_URL,
+        telegram_api_base_url=env("TELEGRAM_API_BASE_URL", DEFAULT_TELEGRAM_API_BASE_URL)
+        or DEFAULT_TELEGRAM_API_BASE_URL,
         images_bucket=env("IMAGES_BUCKET"),
         tool_function_name=env("TOOL_FUNCTION_NAME"),
         queue_url=env("QUEUE_URL"),

@@ -37,15 +37,23 @@ def _deployed_catalogue(settings: Settings) -> Check:
 
     stats = LambdaTools(settings.tool_function_name).call("catalog_stats", {})
     if "error" in stats:
-        return Check("tool function", FAIL, f"{settings.tool_function_name}: {stats['error']}",
-                     "check AWS credentials/region, the function name (WineToolsFunctionName output) and its logs")
+        return Check(
+            "tool function",
+            FAIL,
+            f"{settings.tool_function_name}: {stats['error']}",
+            "check AWS credentials/region, the function name (WineToolsFunctionName output) and its logs",
+        )
     models = stats["embedding_models"]
     detail = f"{settings.tool_function_name}: {stats['wines']} wines; embeddings {models}"
     if stats["wines"] == 0:
         return Check("tool function", FAIL, detail, "import the catalogue: `sommelier catalog import FILE`")
     if settings.embedding_model not in models:
-        return Check("tool function", FAIL, detail + f"; queries use {settings.embedding_model}",
-                     "set EMBEDDING_PROVIDER/EMBEDDING_MODEL like the agent's, or `sommelier catalog reembed`")
+        return Check(
+            "tool function",
+            FAIL,
+            detail + f"; queries use {settings.embedding_model}",
+            "set EMBEDDING_PROVIDER/EMBEDDING_MODEL like the agent's, or `sommelier catalog reembed`",
+        )
     return Check("tool function", OK, detail)
 
 
@@ -53,8 +61,12 @@ def run_checks(settings: Settings) -> list[Check]:
     checks: list[Check] = []
     state: dict = {}
     if settings.tool_function_name:
-        return ([_safe("tool function", True, lambda: _deployed_catalogue(settings))] + _llm_checks(settings)
-                + [_bucket_check(settings)] + _telegram_checks(settings))
+        return (
+            [_safe("tool function", True, lambda: _deployed_catalogue(settings))]
+            + _llm_checks(settings)
+            + [_bucket_check(settings)]
+            + _telegram_checks(settings)
+        )
 
     def database() -> Check:
         from sommelier.db.url import resolve_database_url
@@ -79,8 +91,12 @@ def run_checks(settings: Settings) -> list[Check]:
         with psycopg.connect(state["url"]) as conn:
             row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
         if not row:
-            return Check("pgvector", FAIL, "the vector extension is not installed",
-                         "run `sommelier dev up` (or deploy: the migrate custom resource creates it)")
+            return Check(
+                "pgvector",
+                FAIL,
+                "the vector extension is not installed",
+                "run `sommelier dev up` (or deploy: the migrate custom resource creates it)",
+            )
         return Check("pgvector", OK, f"pgvector {row[0]}")
 
     def migrations() -> Check:
@@ -91,8 +107,12 @@ def run_checks(settings: Settings) -> list[Check]:
         with psycopg.connect(state["url"]) as conn:
             pending = pending_migrations(conn)
         if pending:
-            return Check("migrations", FAIL, "pending: " + ", ".join(m.version for m in pending),
-                         "run `sommelier dev up` locally; in AWS redeploy (the migrate custom resource applies them)")
+            return Check(
+                "migrations",
+                FAIL,
+                "pending: " + ", ".join(m.version for m in pending),
+                "run `sommelier dev up` locally; in AWS redeploy (the migrate custom resource applies them)",
+            )
         return Check("migrations", OK, "schema is current")
 
     def catalogue() -> Check:
@@ -106,12 +126,16 @@ def run_checks(settings: Settings) -> list[Check]:
         models = {model or "none": count for model, count in rows}
         detail = f"{total} wines; embeddings: " + ", ".join(f"{m} ({c})" for m, c in models.items())
         if settings.embedding_model not in models:
-            return Check("catalogue", FAIL, detail + f"; queries use {settings.embedding_model}",
-                         "run `sommelier catalog reembed`, or set EMBEDDING_PROVIDER/EMBEDDING_MODEL to the "
-                         "catalogue's model")
+            return Check(
+                "catalogue",
+                FAIL,
+                detail + f"; queries use {settings.embedding_model}",
+                "run `sommelier catalog reembed`, or set EMBEDDING_PROVIDER/EMBEDDING_MODEL to the catalogue's model",
+            )
         if len(models) > 1:
-            return Check("catalogue", WARN, detail, "run `sommelier catalog reembed` so every wine is searchable",
-                         required=False)
+            return Check(
+                "catalogue", WARN, detail, "run `sommelier catalog reembed` so every wine is searchable", required=False
+            )
         return Check("catalogue", OK, detail)
 
     for name, probe in (("pgvector", pgvector), ("migrations", migrations)):
@@ -125,20 +149,39 @@ def run_checks(settings: Settings) -> list[Check]:
 
 def _llm_checks(settings: Settings) -> list[Check]:
     if settings.offline_forced:
-        return [Check("llm", WARN, "SOMMELIER_OFFLINE=1: the rule-based offline responder answers",
-                      "unset SOMMELIER_OFFLINE to use the LLM", required=False)]
+        return [
+            Check(
+                "llm",
+                WARN,
+                "SOMMELIER_OFFLINE=1: the rule-based offline responder answers",
+                "unset SOMMELIER_OFFLINE to use the LLM",
+                required=False,
+            )
+        ]
     if not settings.openai_api_key:
-        return [Check("llm", WARN, "no OPENAI_API_KEY: offline mode (rule-based answers, no LLM)",
-                      "export OPENAI_API_KEY (and OPENAI_BASE_URL for OpenRouter) to use the LLM", required=False)]
+        return [
+            Check(
+                "llm",
+                WARN,
+                "no OPENAI_API_KEY: offline mode (rule-based answers, no LLM)",
+                "export OPENAI_API_KEY (and OPENAI_BASE_URL for OpenRouter) to use the LLM",
+                required=False,
+            )
+        ]
 
     def endpoint() -> Check:
         import openai
 
-        client = openai.OpenAI(api_key=settings.openai_api_key, base_url=settings.openai_base_url, timeout=5,
-                               max_retries=0)
+        client = openai.OpenAI(
+            api_key=settings.openai_api_key, base_url=settings.openai_base_url, timeout=5, max_retries=0
+        )
         client.models.list()
-        return Check("llm", OK, f"key set; {settings.openai_base_url or 'api.openai.com'} answers; "
-                                f"model {settings.llm_model}", required=False)
+        return Check(
+            "llm",
+            OK,
+            f"key set; {settings.openai_base_url or 'api.openai.com'} answers; model {settings.llm_model}",
+            required=False,
+        )
 
     check = _safe("llm", False, endpoint)
     if check.status == FAIL:
@@ -150,8 +193,9 @@ def _llm_checks(settings: Settings) -> list[Check]:
 
 def _bucket_check(settings: Settings) -> Check:
     if not settings.images_bucket:
-        return Check("photos", OK, f"local photo folder {settings.state_dir / 'photos'} (IMAGES_BUCKET unset)",
-                     required=False)
+        return Check(
+            "photos", OK, f"local photo folder {settings.state_dir / 'photos'} (IMAGES_BUCKET unset)", required=False
+        )
 
     def bucket() -> Check:
         import boto3
@@ -167,8 +211,15 @@ def _bucket_check(settings: Settings) -> Check:
 
 def _telegram_checks(settings: Settings) -> list[Check]:
     if not settings.telegram_bot_token:
-        return [Check("telegram", WARN, "no TELEGRAM_BOT_TOKEN: only the terminal chat works",
-                      "export TELEGRAM_BOT_TOKEN from @BotFather for `sommelier poll` or a deploy", required=False)]
+        return [
+            Check(
+                "telegram",
+                WARN,
+                "no TELEGRAM_BOT_TOKEN: only the terminal chat works",
+                "export TELEGRAM_BOT_TOKEN from @BotFather for `sommelier poll` or a deploy",
+                required=False,
+            )
+        ]
 
     def bot() -> Check:
         from sommelier.telegram.client import TelegramClient
@@ -178,8 +229,12 @@ def _telegram_checks(settings: Settings) -> list[Check]:
             info = client.get_webhook_info()
         webhook = info.url or "none (use `sommelier poll`, or `sommelier webhook set URL`)"
         extra = f"; last error: {info.last_error_message}" if getattr(info, "last_error_message", None) else ""
-        return Check("telegram", OK, f"bot @{me.username}; webhook: {webhook}; pending "
-                                     f"{info.pending_update_count}{extra}", required=False)
+        return Check(
+            "telegram",
+            OK,
+            f"bot @{me.username}; webhook: {webhook}; pending {info.pending_update_count}{extra}",
+            required=False,
+        )
 
     check = _safe("telegram", False, bot)
     if check.status == FAIL:

@@ -48,8 +48,13 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@\"']*:)[^@\s/\"']+@"), r"\1" + MASK + "@"),  # URL user:password@
     (re.compile(r"(?i)(\bpassword\s*=\s*)(?:'[^']*'|[^\s&'\",;]+)"), r"\1" + MASK),  # conninfo / query
     (re.compile(r"(?i)(x-telegram-bot-api-secret-token['\"]?\s*[:=]\s*['\"]?)[A-Za-z0-9_-]+"), r"\1" + MASK),
-    (re.compile(r"(?i)(\"(?:password|secret|api_key|token|telegram_bot_token|telegram_webhook_secret|"
-                r"openai_api_key|embedding_api_key)\"\s*:\s*\")[^\"]+"), r"\1" + MASK),
+    (
+        re.compile(
+            r"(?i)(\"(?:password|secret|api_key|token|telegram_bot_token|telegram_webhook_secret|"
+            r"openai_api_key|embedding_api_key)\"\s*:\s*\")[^\"]+"
+        ),
+        r"\1" + MASK,
+    ),
 ]
 
 _registered: set[str] = set()

@@ -31,8 +31,9 @@ def record_turn(metadata: dict[str, Any]) -> None:
         metrics.add_metric(name="PromptTokens", unit=MetricUnit.Count, value=metadata["tokens"]["prompt"])
         metrics.add_metric(name="CompletionTokens", unit=MetricUnit.Count, value=metadata["tokens"]["completion"])
         metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=len(metadata["tools_used"]))
-        metrics.add_metric(name="StructuredOutputRetries", unit=MetricUnit.Count,
-                           value=metadata["structured_output_retries"])
+        metrics.add_metric(
+            name="StructuredOutputRetries", unit=MetricUnit.Count, value=metadata["structured_output_retries"]
+        )
         metrics.add_metric(name="TurnLatency", unit=MetricUnit.Milliseconds, value=metadata["latency_ms"]["total"])
         if metadata["mode"] not in ("llm", "offline"):
             metrics.add_metric(name=f"Fallback_{metadata['mode']}", unit=MetricUnit.Count, value=1)

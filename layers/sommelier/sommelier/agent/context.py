@@ -9,8 +9,20 @@ from zoneinfo import ZoneInfo
 MOSCOW = ZoneInfo("Europe/Moscow")
 HOLIDAY_HORIZON_DAYS = 14
 
-_MONTHS = ("января", "февраля", "марта", "апреля", "мая", "июня", "июля", "августа", "сентября", "октября",
-           "ноября", "декабря")
+_MONTHS = (
+    "января",
+    "февраля",
+    "марта",
+    "апреля",
+    "мая",
+    "июня",
+    "июля",
+    "августа",
+    "сентября",
+    "октября",
+    "ноября",
+    "декабря",
+)
 _WEEKDAYS = ("понедельник", "вторник", "среда", "четверг", "пятница", "суббота", "воскресенье")
 
 # (month, day, name): fixed-date holidays and occasions people buy wine for.
@@ -51,8 +63,11 @@ def _mothers_day(year: int) -> dt.date:
 def holidays_in(year: int) -> list[tuple[dt.date, str]]:
     days = [(dt.date(year, m, d), name) for m, d, name in _FIXED_HOLIDAYS]
     easter = orthodox_easter(year)
-    days += [(easter, "Пасха"), (easter - dt.timedelta(days=49), "Масленица (последний день)"),
-             (_mothers_day(year), "День матери")]
+    days += [
+        (easter, "Пасха"),
+        (easter - dt.timedelta(days=49), "Масленица (последний день)"),
+        (_mothers_day(year), "День матери"),
+    ]
     return sorted(days)
 
 
@@ -63,8 +78,9 @@ def upcoming_holidays(today: dt.date, horizon_days: int = HOLIDAY_HORIZON_DAYS) 
 
 
 def season(day: dt.date) -> str:
-    return {12: "зима", 1: "зима", 2: "зима", 3: "весна", 4: "весна", 5: "весна", 6: "лето", 7: "лето",
-            8: "лето"}.get(day.month, "осень")
+    return {12: "зима", 1: "зима", 2: "зима", 3: "весна", 4: "весна", 5: "весна", 6: "лето", 7: "лето", 8: "лето"}.get(
+        day.month, "осень"
+    )
 
 
 def time_of_day(moment: dt.datetime) -> str:
@@ -97,7 +113,7 @@ class MomentContext:
 
 
 def moment_context(now: dt.datetime | None = None) -> MomentContext:
-    moment = (now or dt.datetime.now(dt.timezone.utc)).astimezone(MOSCOW)
+    moment = (now or dt.datetime.now(dt.UTC)).astimezone(MOSCOW)
     today = moment.date()
     holidays = [
         f"{name} ({'сегодня' if day == today else f'{day.day} {_MONTHS[day.month - 1]}'})"

@@ -34,7 +34,7 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
 
@@ -63,7 +63,10 @@ class ChatLLM(Protocol):
     model: str
 
     def complete(
-        self, messages: list[dict[str, Any]], *, tools: list[dict] | None = None,
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict] | None = None,
         response_format: dict | None = None,
     ) -> LLMReply: ...
 
@@ -89,7 +92,10 @@ class OpenAIChat:
         self._response_format_supported = True
 
     def complete(
-        self, messages: list[dict[str, Any]], *, tools: list[dict] | None = None,
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict] | None = None,
         response_format: dict | None = None,
     ) -> LLMReply:
         request: dict[str, Any] = {

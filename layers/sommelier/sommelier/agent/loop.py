@@ -10,7 +10,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sommelier.agent import prompts
@@ -21,8 +21,8 @@ from sommelier.agent.models import RESPONSE_JSON_SCHEMA, ParseResult, SommelierR
 from sommelier.agent.offline import OfflineResponder
 from sommelier.agent.output_guard import is_leak_error
 from sommelier.agent.parsing import parse_final_response, render_text, truncate_for_storage
-from sommelier.observability import record_turn
 from sommelier.embeddings import EmbeddingError, EmbeddingProvider, embed_one
+from sommelier.observability import record_turn
 from sommelier.tools.client import ToolClient
 from sommelier.tools.schemas import LLM_TOOL_NAMES, TOOLS
 
@@ -103,7 +103,7 @@ class SommelierAgent:
     # ------------------------------------------------------------------ entry point
     def run(self, request: TurnRequest) -> TurnResult:
         trace = _Trace(model=self.llm.model if self.llm else None)
-        text = request.text.strip()[:MAX_USER_TEXT * 2]
+        text = request.text.strip()[: MAX_USER_TEXT * 2]
         verdict = precheck(text)
         history = self._history(request, trace) if verdict is None else []
         found: dict[str, dict[str, Any]] = {}
@@ -149,16 +149,18 @@ class SommelierAgent:
             logger.warning("tool use failed, falling back to the catalogue in the prompt: %s", exc)
             trace.errors.append(str(exc)[:300])
             trace.mode = "catalog_fallback"
-            catalog = self.tools.call(
-                "get_list", {"limit": CATALOG_FALLBACK_SIZE, "exclude_ids": request.exclude_ids}
-            )
+            catalog = self.tools.call("get_list", {"limit": CATALOG_FALLBACK_SIZE, "exclude_ids": request.exclude_ids})
             if "error" in catalog:
                 raise LLMError(f"the catalogue is unavailable too: {catalog['error']}") from exc
             found = {w["id"]: {**w, "source_tool": "get_list"} for w in catalog["wines"]}
             messages = [
                 {"role": "system", "content": prompts.SYSTEM_PROMPT},
-                {"role": "user", "content": prompts.build_user_prompt(
-                    text, moment=moment, history=history, profile=request.profile, catalog=catalog["wines"])},
+                {
+                    "role": "user",
+                    "content": prompts.build_user_prompt(
+                        text, moment=moment, history=history, profile=request.profile, catalog=catalog["wines"]
+                    ),
+                },
             ]
             reply = self._call(messages, None, trace)
         result = self._validated(reply, messages, found, trace)
@@ -189,11 +191,13 @@ class SommelierAgent:
                 result = self._execute(call, request, found, trace)
                 attempted += 1
                 failed += bool(result.get("retryable"))
-                messages.append({
-                    "role": "tool",
-                    "tool_call_id": call.id,
-                    "content": json.dumps(result, ensure_ascii=False),
-                })
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call.id,
+                        "content": json.dumps(result, ensure_ascii=False),
+                    }
+                )
             trace.tool_rounds += 1
             if attempted and failed == attempted and not found:
                 raise ToolUseFailure("every tool call failed: the wine database is unreachable")
@@ -295,15 +299,18 @@ class SommelierAgent:
 
     def _save(self, request, text, rendered, response, trace) -> dict[str, Any] | None:
         started = time.perf_counter()
-        result = self.tools.call("save_turn", {
-            "chat_id": request.chat_id,
-            "user_id": request.user_id,
-            "update_id": request.update_id,
-            "user_text": truncate_for_storage(text),
-            "answer_text": truncate_for_storage(rendered),
-            "wine_ids": response.wine_ids(),
-            "response_type": response.response_type,
-        })
+        result = self.tools.call(
+            "save_turn",
+            {
+                "chat_id": request.chat_id,
+                "user_id": request.user_id,
+                "update_id": request.update_id,
+                "user_text": truncate_for_storage(text),
+                "answer_text": truncate_for_storage(rendered),
+                "wine_ids": response.wine_ids(),
+                "response_type": response.response_type,
+            },
+        )
         trace.add_stage("save", started)
         if "error" in result:
             logger.warning("could not save the turn: %s", result["error"])
@@ -315,7 +322,7 @@ class SommelierAgent:
         elapsed = round((time.perf_counter() - trace.started) * 1000, 2)
         return {
             "response_id": str(uuid.uuid4()),
-            "generated_at": datetime.now(timezone.utc).isoformat(),
+            "generated_at": datetime.now(UTC).isoformat(),
             "model": trace.model if trace.mode not in ("offline", "guard") else "offline-rules",
             "mode": trace.mode,
             "offline": trace.mode in ("offline", "offline_fallback"),

@@ -21,7 +21,9 @@ class WineRecommendation(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
     wine_name: str = Field(min_length=1, max_length=300, description="Имя вина точно как в каталоге")
-    description: str = Field(min_length=1, max_length=MAX_DESCRIPTION, description="Почему это вино подходит, 2-3 предложения")
+    description: str = Field(
+        min_length=1, max_length=MAX_DESCRIPTION, description="Почему это вино подходит, 2-3 предложения"
+    )
     wine_id: str | None = Field(default=None, description="id вина из результатов инструмента")
 
     @field_validator("wine_id")
@@ -45,7 +47,7 @@ class SommelierResponse(BaseModel):
     guard_type: GuardType | None = None
 
     @model_validator(mode="after")
-    def _consistent(self) -> "SommelierResponse":
+    def _consistent(self) -> SommelierResponse:
         if self.response_type == "recommendation" and not self.wines:
             raise ValueError("a recommendation must contain at least one wine")
         if self.response_type != "recommendation" and self.wines:
@@ -110,7 +112,7 @@ class ParsedResponse:
     guard_type: str | None = None
 
     @classmethod
-    def from_response(cls, response: SommelierResponse) -> "ParsedResponse":
+    def from_response(cls, response: SommelierResponse) -> ParsedResponse:
         return cls(
             intro=response.intro,
             wines=[w.description for w in response.wines],

@@ -130,7 +130,9 @@ def parse_final_response(content: str | None, found_wines: dict[str, dict[str, A
 
 def _legacy_as_response(parsed: ParsedResponse) -> dict[str, Any]:
     """A model that answered in the old [INTRO][WINE:n][CLOSING] format still gets validated and grounded."""
-    wines = [{"wine_name": name, "description": body} for name, body in zip(parsed.wine_names, parsed.wines, strict=False)]
+    wines = [
+        {"wine_name": name, "description": body} for name, body in zip(parsed.wine_names, parsed.wines, strict=False)
+    ]
     return {
         "response_type": "recommendation" if wines else "informational",
         "intro": parsed.intro,

@@ -89,13 +89,20 @@ class Dialog:
         return Reply(parts=render_text(RESET_DONE))
 
     # -- messages -------------------------------------------------------------
-    def message(self, sender: Sender, text: str, *, update_id: int | None = None,
-                exclude_ids: list[str] | None = None) -> Reply:
+    def message(
+        self, sender: Sender, text: str, *, update_id: int | None = None, exclude_ids: list[str] | None = None
+    ) -> Reply:
         profile = self._remember(sender)
-        turn = self.agent.run(TurnRequest(
-            text=text, chat_id=sender.chat_id, user_id=sender.user_id, update_id=update_id,
-            profile=profile, exclude_ids=exclude_ids or [],
-        ))
+        turn = self.agent.run(
+            TurnRequest(
+                text=text,
+                chat_id=sender.chat_id,
+                user_id=sender.user_id,
+                update_id=update_id,
+                profile=profile,
+                exclude_ids=exclude_ids or [],
+            )
+        )
         ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
         return Reply(parts=self._render(turn.response, answer_ref=ref, found=turn.found_wines), turn=turn)
 
@@ -106,10 +113,15 @@ class Dialog:
         if pressed.action == "feedback":
             ref = pressed.answer_ref
             message_id = int(ref) if ref.isdigit() and int(ref) > 0 else None
-            self.tools.call("save_feedback", {
-                "chat_id": sender.chat_id, "user_id": sender.user_id, "message_id": message_id,
-                "rating": pressed.rating,
-            })
+            self.tools.call(
+                "save_feedback",
+                {
+                    "chat_id": sender.chat_id,
+                    "user_id": sender.user_id,
+                    "message_id": message_id,
+                    "rating": pressed.rating,
+                },
+            )
             return Reply(callback_text=FEEDBACK_THANKS[pressed.rating])
         query, shown = self._last_query_and_shown(sender.chat_id)
         reply = self.message(sender, query or MORE_REQUEST, update_id=update_id, exclude_ids=shown)
@@ -131,10 +143,17 @@ class Dialog:
         return render_answer(response, wines, answer_ref)
 
     def _remember(self, sender: Sender) -> dict[str, Any] | None:
-        result = self.tools.call("upsert_user", {
-            "telegram_user_id": sender.user_id, "chat_id": sender.chat_id, "username": sender.username,
-            "first_name": sender.first_name, "last_name": sender.last_name, "language_code": sender.language_code,
-        })
+        result = self.tools.call(
+            "upsert_user",
+            {
+                "telegram_user_id": sender.user_id,
+                "chat_id": sender.chat_id,
+                "username": sender.username,
+                "first_name": sender.first_name,
+                "last_name": sender.last_name,
+                "language_code": sender.language_code,
+            },
+        )
         if "error" in result:
             logger.warning("user not saved: %s", result["error"])
             return {"name": sender.first_name} if sender.first_name else None
@@ -146,7 +165,8 @@ class Dialog:
 
     def _last_query_and_shown(self, chat_id: int) -> tuple[str | None, list[str]]:
         history = self.tools.call("load_history", {"chat_id": chat_id, "limit": 10}).get("messages", [])
-        query = next((m["content"] for m in reversed(history) if m["role"] == "user"
-                      and m["content"] != MORE_REQUEST), None)
+        query = next(
+            (m["content"] for m in reversed(history) if m["role"] == "user" and m["content"] != MORE_REQUEST), None
+        )
         shown = [wid for m in history if m["role"] == "assistant" for wid in m.get("wine_ids", [])]
         return query, shown

@@ -37,5 +37,10 @@ def build_runtime(settings: Settings | None = None, *, tools: ToolClient | None 
         max_tool_rounds=env_int("AGENT_MAX_TOOL_ROUNDS", 2),
         max_retries=env_int("AGENT_MAX_RETRIES", 2),
     )
-    return Runtime(settings=settings, tools=tools, agent=agent, dialog=Dialog(agent, tools),
-                   photos=photo_store_from_settings(settings))
+    return Runtime(
+        settings=settings,
+        tools=tools,
+        agent=agent,
+        dialog=Dialog(agent, tools),
+        photos=photo_store_from_settings(settings),
+    )

@@ -163,7 +163,9 @@ def validate_rows(rows: list[tuple[int, Any]], base_dir: Path) -> list[WineRecor
             errors.append(RowError(line, f"image: file not found: {record.image}"))
             continue
         if record.image and Path(record.image).suffix.lower() not in PHOTO_TYPES:
-            errors.append(RowError(line, f"image: use PNG, JPEG or WebP, not {Path(record.image).suffix or 'no extension'}"))
+            errors.append(
+                RowError(line, f"image: use PNG, JPEG or WebP, not {Path(record.image).suffix or 'no extension'}")
+            )
             continue
         records.append(record)
     if not rows:
@@ -254,8 +256,10 @@ def reembed_catalog(
         vectors = embedder.embed(texts)
         result = tools.call(
             "update_embeddings",
-            {"embedding_model": embedder.model,
-             "items": [{"id": e["id"], "embedding": v} for e, v in zip(batch, vectors, strict=True)]},
+            {
+                "embedding_model": embedder.model,
+                "items": [{"id": e["id"], "embedding": v} for e, v in zip(batch, vectors, strict=True)],
+            },
         )
         if "error" in result:
             raise CatalogImportError(result["error"])

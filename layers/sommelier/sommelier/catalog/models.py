@@ -73,7 +73,7 @@ class WineRecord(BaseModel):
         return value or None
 
     @model_validator(mode="after")
-    def _grapes_present(self) -> "WineRecord":
+    def _grapes_present(self) -> WineRecord:
         if not self.grape_varieties:
             raise ValueError("grape_varieties needs at least one grape")
         return self

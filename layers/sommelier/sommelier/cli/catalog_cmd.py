@@ -36,13 +36,20 @@ def _context():
         from sommelier.db.pool import default_database
 
         apply_migrations(default_database().conninfo)  # a fresh local database works at once
-    return settings, tools_from_settings(settings), provider_from_settings(settings), photo_store_from_settings(settings)
+    return (
+        settings,
+        tools_from_settings(settings),
+        provider_from_settings(settings),
+        photo_store_from_settings(settings),
+    )
 
 
 def _progress():
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    return Progress(TextColumn("{task.description:12}"), BarColumn(), MofNCompleteColumn(), console=console, transient=False)
+    return Progress(
+        TextColumn("{task.description:12}"), BarColumn(), MofNCompleteColumn(), console=console, transient=False
+    )
 
 
 def run_import(args: argparse.Namespace) -> int:

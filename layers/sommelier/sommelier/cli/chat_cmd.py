@@ -33,11 +33,25 @@ def telegram_calls(chat_id: int, parts, photos) -> list[dict[str, Any]]:
             photo = part.file_id or (photos.presigned_url(part.image_key) if part.image_key else None)
             if not photo and part.image_key:
                 photo = f"upload:{photos.describe(part.image_key)}"
-            calls.append({"method": "sendPhoto", "params": {
-                "chat_id": chat_id, "photo": photo, "caption": part.html, "parse_mode": "HTML", **markup}})
+            calls.append(
+                {
+                    "method": "sendPhoto",
+                    "params": {
+                        "chat_id": chat_id,
+                        "photo": photo,
+                        "caption": part.html,
+                        "parse_mode": "HTML",
+                        **markup,
+                    },
+                }
+            )
         else:
-            calls.append({"method": "sendMessage", "params": {
-                "chat_id": chat_id, "text": part.html, "parse_mode": "HTML", **markup}})
+            calls.append(
+                {
+                    "method": "sendMessage",
+                    "params": {"chat_id": chat_id, "text": part.html, "parse_mode": "HTML", **markup},
+                }
+            )
     return calls
 
 
@@ -57,8 +71,12 @@ class TerminalChat:
             mode = "офлайн-режим: правила без LLM (задайте OPENAI_API_KEY, чтобы подключить модель)"
         else:
             mode = f"LLM {settings.llm_model}"
-        self.console.print(Panel(Text(f"Сомелье · {mode}\nКоманды: /start /help /reset, цифра — нажать кнопку, "
-                                      "/quit — выход"), style="bold magenta"))
+        self.console.print(
+            Panel(
+                Text(f"Сомелье · {mode}\nКоманды: /start /help /reset, цифра — нажать кнопку, /quit — выход"),
+                style="bold magenta",
+            )
+        )
 
     def handle(self, line: str) -> None:
         from sommelier.bot.dialog import Reply
@@ -74,8 +92,11 @@ class TerminalChat:
         elif text.split()[0] in ("/start", "/help", "/reset"):
             command = text.split()[0]
             dialog = self.runtime.dialog
-            reply: Reply = {"/start": lambda: self._busy(lambda: dialog.start(self.sender)),
-                            "/help": dialog.help, "/reset": lambda: dialog.reset(self.sender)}[command]()
+            reply: Reply = {
+                "/start": lambda: self._busy(lambda: dialog.start(self.sender)),
+                "/help": dialog.help,
+                "/reset": lambda: dialog.reset(self.sender),
+            }[command]()
         else:
             reply = self._busy(lambda: self.runtime.dialog.message(self.sender, text, update_id=self.update_id))
         self.show(reply)
@@ -107,8 +128,9 @@ class TerminalChat:
             else:
                 self.console.print(Text("🍷 " + part.plain))
             if part.reply_markup:
-                self.buttons = [(b["text"], b["callback_data"]) for row in part.reply_markup["inline_keyboard"]
-                                for b in row]
+                self.buttons = [
+                    (b["text"], b["callback_data"]) for row in part.reply_markup["inline_keyboard"] for b in row
+                ]
                 labels = "   ".join(f"[{i}] {label}" for i, (label, _) in enumerate(self.buttons, 1))
                 self.console.print(Text(labels, style="bold cyan"))
         self.console.print()
@@ -170,11 +192,13 @@ def _once(runtime, args: argparse.Namespace) -> int:
     else:
         reply = dialog.message(sender, text or "?")
     if args.json:
-        print_json({
-            "response": reply.turn.response.model_dump(mode="json") if reply.turn else None,
-            "metadata": reply.turn.metadata if reply.turn else {"mode": "command", "command": command},
-            "telegram": telegram_calls(args.chat_id, reply.parts, runtime.photos),
-        })
+        print_json(
+            {
+                "response": reply.turn.response.model_dump(mode="json") if reply.turn else None,
+                "metadata": reply.turn.metadata if reply.turn else {"mode": "command", "command": command},
+                "telegram": telegram_calls(args.chat_id, reply.parts, runtime.photos),
+            }
+        )
         return 0
     chat = TerminalChat(runtime, args.chat_id, Console(highlight=False))
     chat.show(reply)

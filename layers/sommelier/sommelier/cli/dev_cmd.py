@@ -24,11 +24,10 @@ def ensure_ready(quiet: bool = False) -> dict:
     from sommelier.catalog.importer import import_catalog
     from sommelier.db.migrations import apply_migrations
     from sommelier.db.pool import default_database
+    from sommelier.db.url import resolve_database_url
     from sommelier.embeddings import provider_from_settings
     from sommelier.storage.photos import photo_store_from_settings
     from sommelier.tools.client import InProcessTools
-
-    from sommelier.db.url import resolve_database_url
 
     settings = load_settings()
     applied = apply_migrations(resolve_database_url())  # before the pool: it needs the vector type

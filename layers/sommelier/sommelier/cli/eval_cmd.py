@@ -21,19 +21,27 @@ from sommelier.cli.output import console, fail
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("eval", help="recommendation-quality evaluation on the Russian golden set")
-    parser.add_argument("--offline", action="store_true",
-                        help="use the offline responder (the default when OPENAI_API_KEY is not set)")
+    parser.add_argument(
+        "--offline", action="store_true", help="use the offline responder (the default when OPENAI_API_KEY is not set)"
+    )
     parser.add_argument("--model", help="LLM model (default: LLM_MODEL or anthropic/claude-sonnet-4)")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
     parser.add_argument("--temperature", type=float, help="sampling temperature (default: the agent's own)")
     parser.add_argument("--golden", type=Path, help="golden set file (default: eval/golden_set.json)")
     parser.add_argument("--thresholds", type=Path, help="thresholds file (default: eval/thresholds.json)")
-    parser.add_argument("--output-dir", type=Path, help="where to write the reports (default: eval/reports/<timestamp>/)")
+    parser.add_argument(
+        "--output-dir", type=Path, help="where to write the reports (default: eval/reports/<timestamp>/)"
+    )
     parser.add_argument("--case", action="append", dest="cases", metavar="ID", help="run only this case (repeatable)")
-    parser.add_argument("--category", action="append", dest="categories", metavar="NAME",
-                        help="run only this category (repeatable)")
-    parser.add_argument("--embeddings", choices=("auto", "local", "configured"), default="auto",
-                        help="query embeddings: 'auto' matches the catalogue's embedding model (default)")
+    parser.add_argument(
+        "--category", action="append", dest="categories", metavar="NAME", help="run only this category (repeatable)"
+    )
+    parser.add_argument(
+        "--embeddings",
+        choices=("auto", "local", "configured"),
+        default="auto",
+        help="query embeddings: 'auto' matches the catalogue's embedding model (default)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no per-case progress")
     parser.set_defaults(run=run)
 
@@ -126,22 +134,30 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:
         return fail(f"cannot start the evaluation: {exc}", 2)
 
-    harness = EvalHarness.build(tools, embedder, llm,
-                                max_tool_rounds=env_int("AGENT_MAX_TOOL_ROUNDS", 2),
-                                max_retries=env_int("AGENT_MAX_RETRIES", 2))
+    harness = EvalHarness.build(
+        tools,
+        embedder,
+        llm,
+        max_tool_rounds=env_int("AGENT_MAX_TOOL_ROUNDS", 2),
+        max_retries=env_int("AGENT_MAX_RETRIES", 2),
+    )
     thresholds = thresholds_for(threshold_data, harness.mode)
-    console.print(f"evaluating {len(cases)} cases · mode [bold]{harness.mode}[/] · model {escape(harness.model)} · "
-                  f"{escape(database)}")
+    console.print(
+        f"evaluating {len(cases)} cases · mode [bold]{harness.mode}[/] · model {escape(harness.model)} · "
+        f"{escape(database)}"
+    )
 
     def progress(index, case, run) -> None:
         if args.quiet or run.turn is None:
             return
         response = run.turn.response or {}
         wines = ", ".join(w.get("wine_name", "") for w in response.get("wines") or [])
-        console.print(f"[dim]{index + 1:>3}/{len(cases)}[/] {escape(case.id):<12} "
-                      f"{escape(str(response.get('response_type')))}"
-                      f"{' / ' + escape(str(response.get('guard_type'))) if response.get('guard_type') else ''}"
-                      f"{(' · ' + escape(wines)) if wines else ''} [dim]{run.turn.wall_ms:.0f} ms[/]")
+        console.print(
+            f"[dim]{index + 1:>3}/{len(cases)}[/] {escape(case.id):<12} "
+            f"{escape(str(response.get('response_type')))}"
+            f"{' / ' + escape(str(response.get('guard_type'))) if response.get('guard_type') else ''}"
+            f"{(' · ' + escape(wines)) if wines else ''} [dim]{run.turn.wall_ms:.0f} ms[/]"
+        )
 
     golden_path = golden.path or args.golden
     try:
@@ -149,7 +165,8 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, TypeError):
         display_golden = str(golden_path)
     meta = {
-        "command": "sommelier " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["eval"]
+        "command": "sommelier " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        if sys.argv[1:2] == ["eval"]
         else "sommelier eval",
         "golden_set": display_golden,
         "database": database,
@@ -165,8 +182,10 @@ def run(args: argparse.Namespace) -> int:
     for kind, path in paths.items():
         console.print(f"{kind}: {escape(str(path))}")
     if not result.passed:
-        missed = ", ".join(f"{r['metric']} {r['value']:.3f} (needs {'≥' if r['bound'] == 'min' else '≤'} {r['limit']:g})"
-                           for r in result.missed())
+        missed = ", ".join(
+            f"{r['metric']} {r['value']:.3f} (needs {'≥' if r['bound'] == 'min' else '≤'} {r['limit']:g})"
+            for r in result.missed()
+        )
         console.print(f"[bold red]thresholds missed:[/] {escape(missed)}")
         return 1
     console.print("[green]all thresholds met[/]")
@@ -188,8 +207,15 @@ def _print_summary(result, thresholds) -> None:
         table.add_row(LABELS[metric], format_value(metric, entry), format_bound(thresholds.get(metric), metric))
     console.print(table)
     per_category = Table(title="per category")
-    columns = ("response_type_accuracy", "tool_choice_accuracy", "filter_accuracy", "constraint_satisfaction",
-               "groundedness", "guard_accuracy", "recall_at_5_mood")
+    columns = (
+        "response_type_accuracy",
+        "tool_choice_accuracy",
+        "filter_accuracy",
+        "constraint_satisfaction",
+        "groundedness",
+        "guard_accuracy",
+        "recall_at_5_mood",
+    )
     per_category.add_column("category")
     per_category.add_column("cases", justify="right")
     for metric in columns:

@@ -58,11 +58,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("function", help="logical id (e.g. WineToolsFunction) or webhook / agent / tools / migrate")
     parser.add_argument("event", help="the event JSON file ('-' reads stdin), e.g. events/tool_search_wines.json")
-    parser.add_argument("--env-vars", metavar="FILE", default=None,
-                        help="environment overrides in `sam local invoke --env-vars` format "
-                             "(default: events/env.json next to the template, when present)")
-    parser.add_argument("--template", "-t", metavar="FILE", default=None,
-                        help="the SAM template (default: ./template.yaml, else the checkout's)")
+    parser.add_argument(
+        "--env-vars",
+        metavar="FILE",
+        default=None,
+        help="environment overrides in `sam local invoke --env-vars` format "
+        "(default: events/env.json next to the template, when present)",
+    )
+    parser.add_argument(
+        "--template",
+        "-t",
+        metavar="FILE",
+        default=None,
+        help="the SAM template (default: ./template.yaml, else the checkout's)",
+    )
     parser.add_argument("--debug", action="store_true", help="print the full traceback when the handler raises")
     parser.set_defaults(run=run)
 
@@ -299,9 +308,15 @@ class _HandlerFailed(Exception):
 
 def _report(context: LambdaContext, started: float) -> None:
     elapsed_ms = (time.monotonic() - started) * 1000
-    line = (f"REPORT RequestId: {context.aws_request_id} Duration: {elapsed_ms:.2f} ms "
-            f"Timeout: {context.timeout_s} s Memory Size: {context.memory_limit_in_mb} MB")
+    line = (
+        f"REPORT RequestId: {context.aws_request_id} Duration: {elapsed_ms:.2f} ms "
+        f"Timeout: {context.timeout_s} s Memory Size: {context.memory_limit_in_mb} MB"
+    )
     console.print(line, markup=False, highlight=False, soft_wrap=True)
     if elapsed_ms > context.timeout_s * 1000:
-        console.print(f"warning: {elapsed_ms / 1000:.1f} s is over the function's {context.timeout_s} s timeout; "
-                      "Lambda would have stopped it", markup=False, soft_wrap=True)
+        console.print(
+            f"warning: {elapsed_ms / 1000:.1f} s is over the function's {context.timeout_s} s timeout; "
+            "Lambda would have stopped it",
+            markup=False,
+            soft_wrap=True,
+        )

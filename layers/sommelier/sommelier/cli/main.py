@@ -6,7 +6,17 @@ import argparse
 import os
 import sys
 
-from sommelier.cli import catalog_cmd, chat_cmd, dev_cmd, doctor_cmd, eval_cmd, invoke_cmd, serve_cmd, telegram_cmd, tool_cmd
+from sommelier.cli import (
+    catalog_cmd,
+    chat_cmd,
+    dev_cmd,
+    doctor_cmd,
+    eval_cmd,
+    invoke_cmd,
+    serve_cmd,
+    telegram_cmd,
+    tool_cmd,
+)
 
 COMMANDS = (dev_cmd, tool_cmd, catalog_cmd, chat_cmd, serve_cmd, telegram_cmd, doctor_cmd, invoke_cmd, eval_cmd)
 

@@ -49,8 +49,9 @@ def run_set(args: argparse.Namespace) -> int:
         return fail("TELEGRAM_WEBHOOK_SECRET is not set (or SOMMELIER_SECRETS_ARN to read it from the stack)")
     try:
         with _client() as client:
-            client.set_webhook(args.url, secret_token=token, allowed_updates=ALLOWED_UPDATES,
-                               drop_pending_updates=args.drop_pending)
+            client.set_webhook(
+                args.url, secret_token=token, allowed_updates=ALLOWED_UPDATES, drop_pending_updates=args.drop_pending
+            )
     except (TelegramError, ValueError) as exc:
         return fail(f"setWebhook failed: {exc}")
     console.print(f"[green]webhook set[/]: {args.url}")

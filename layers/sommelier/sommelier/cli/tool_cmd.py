@@ -9,7 +9,9 @@ from sommelier.cli.output import fail, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("tool", help="call the tool function in-process, e.g. tool search_wines '{\"wine_type\":\"red\"}'")
+    parser = sub.add_parser(
+        "tool", help='call the tool function in-process, e.g. tool search_wines \'{"wine_type":"red"}\''
+    )
     parser.add_argument("name", help="search_wines, semantic_search, get_list, get_wines, ...")
     parser.add_argument("arguments", nargs="?", default="{}", help="the arguments as a JSON object")
     parser.set_defaults(run=run)

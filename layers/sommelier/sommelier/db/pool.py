@@ -19,7 +19,9 @@ _pools: dict[str, ConnectionPool] = {}
 def _configure(conn: psycopg.Connection) -> None:
     register_vector(conn)
     # A stuck query must not eat the whole Lambda timeout.
-    conn.execute("SELECT set_config('statement_timeout', %s, false)", (f"{env_int('DATABASE_STATEMENT_TIMEOUT_MS', 5000)}ms",))
+    conn.execute(
+        "SELECT set_config('statement_timeout', %s, false)", (f"{env_int('DATABASE_STATEMENT_TIMEOUT_MS', 5000)}ms",)
+    )
     conn.commit()
 
 

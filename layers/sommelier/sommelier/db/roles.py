@@ -52,9 +52,7 @@ def ensure_app_user(conninfo: str, username: str, password: str) -> bool:
             conn.execute(sql.SQL("ALTER ROLE {} WITH ").format(user) + attributes.format(verifier))
         else:
             conn.execute(sql.SQL("CREATE ROLE {} WITH ").format(user) + attributes.format(verifier))
-        member = conn.execute(
-            "SELECT pg_has_role(%s, %s, 'MEMBER')", (username, APP_GROUP_ROLE)
-        ).fetchone()[0]
+        member = conn.execute("SELECT pg_has_role(%s, %s, 'MEMBER')", (username, APP_GROUP_ROLE)).fetchone()[0]
         if not member:
             conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(APP_GROUP_ROLE), user))
     return not exists

@@ -25,8 +25,14 @@ MAX_BODY = 2_000_000
 class ChatOrderedWorkers:
     """A stand-in for SQS FIFO: message groups by chat, in order, with bounded redelivery."""
 
-    def __init__(self, process: Callable[[dict[str, Any], int], None], *, workers: int = 8,
-                 max_attempts: int = 3, retry_delay: float = 0.2):
+    def __init__(
+        self,
+        process: Callable[[dict[str, Any], int], None],
+        *,
+        workers: int = 8,
+        max_attempts: int = 3,
+        retry_delay: float = 0.2,
+    ):
         self._process = process
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="turn")
         self._queues: dict[int, deque[dict[str, Any]]] = {}
@@ -102,8 +108,13 @@ def api_gateway_event(method: str, path: str, headers: dict[str, str], body: byt
         "rawQueryString": "",
         "headers": {k.lower(): v for k, v in headers.items()},
         "requestContext": {
-            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": source_ip,
-                     "userAgent": headers.get("User-Agent", "")},
+            "http": {
+                "method": method,
+                "path": path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": source_ip,
+                "userAgent": headers.get("User-Agent", ""),
+            },
             "requestId": f"local-{time.time_ns()}",
             "routeKey": f"{method} {path}",
             "stage": "$default",
@@ -178,7 +189,7 @@ class LocalApi:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> "LocalApi":
+    def start(self) -> LocalApi:
         self._thread = threading.Thread(target=self._server.serve_forever, name="local-api", daemon=True)
         self._thread.start()
         return self

@@ -33,9 +33,7 @@ class OpenAIEmbeddings:
         for start in range(0, len(texts), BATCH_SIZE):
             batch = [text if text.strip() else " " for text in texts[start : start + BATCH_SIZE]]
             try:
-                response = self._client.embeddings.create(
-                    model=self.model, input=batch, encoding_format="float"
-                )
+                response = self._client.embeddings.create(model=self.model, input=batch, encoding_format="float")
             except openai.OpenAIError as exc:
                 raise EmbeddingError(f"embedding request failed: {exc}") from exc
             ordered = sorted(response.data, key=lambda item: item.index)

@@ -40,8 +40,17 @@ GUARD_TYPES = ("off_topic", "prompt_injection", "social_engineering")
 SEARCH_TOOLS = ("search_wines", "semantic_search")
 FILTER_KEYS = ("wine_type", "sweetness", "grape_variety", "price_min", "price_max", "country", "region", "food_pairing")
 CONSTRAINT_KEYS = (
-    "wine_type", "sweetness", "price_min", "price_max", "country", "region", "grape", "food",
-    "not_previous", "cheaper_than_previous", "pricier_than_previous",
+    "wine_type",
+    "sweetness",
+    "price_min",
+    "price_max",
+    "country",
+    "region",
+    "grape",
+    "food",
+    "not_previous",
+    "cheaper_than_previous",
+    "pricier_than_previous",
 )
 WINE_TYPES = ("red", "white", "rose", "sparkling")
 SWEETNESS = ("dry", "semi_dry", "semi_sweet", "sweet")
@@ -146,7 +155,7 @@ def _parse_case(raw: Any, index: int, categories: dict[str, str]) -> GoldenCase:
     if not isinstance(category, str) or not category:
         raise _fail(where, "category must be a non-empty string")
     if categories and category not in categories:
-        raise _fail(where, f"category {category!r} is not declared in \"categories\"")
+        raise _fail(where, f'category {category!r} is not declared in "categories"')
     query = raw.get("query")
     if not isinstance(query, str) or not query.strip():
         raise _fail(where, "query must be a non-empty string")
@@ -170,7 +179,11 @@ def _parse_expect(raw: Any, where: str) -> Expectation:
     response_types = raw.get("response_type")
     if isinstance(response_types, str):
         response_types = [response_types]
-    if not isinstance(response_types, list) or not response_types or any(t not in RESPONSE_TYPES for t in response_types):
+    if (
+        not isinstance(response_types, list)
+        or not response_types
+        or any(t not in RESPONSE_TYPES for t in response_types)
+    ):
         raise _fail(where, f"expect.response_type must be one of {RESPONSE_TYPES} or a list of them")
 
     guard_type = raw.get("guard_type")
@@ -214,7 +227,9 @@ def _parse_expect(raw: Any, where: str) -> Expectation:
             if not values or any(v not in allowed for v in values):
                 raise _fail(where, f"constraints.{key} must be one of {allowed} or a list of them")
     for key in ("price_min", "price_max"):
-        if key in constraints and (isinstance(constraints[key], bool) or not isinstance(constraints[key], (int, float))):
+        if key in constraints and (
+            isinstance(constraints[key], bool) or not isinstance(constraints[key], (int, float))
+        ):
             raise _fail(where, f"constraints.{key} must be a number")
     if "food" in constraints:
         food = constraints["food"]
@@ -229,8 +244,12 @@ def _parse_expect(raw: Any, where: str) -> Expectation:
         raise _fail(where, f"expect.relevant must be a list of at most {MAX_RELEVANT} wines")
     relevant: list[tuple[str, str]] = []
     for item in relevant_raw:
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(item.get("producer"), str):
-            raise _fail(where, "each relevant wine is {\"name\": ..., \"producer\": ...}")
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("name"), str)
+            or not isinstance(item.get("producer"), str)
+        ):
+            raise _fail(where, 'each relevant wine is {"name": ..., "producer": ...}')
         relevant.append((item["name"], item["producer"]))
     if len(set(relevant)) != len(relevant):
         raise _fail(where, "a relevant wine is listed twice")
@@ -251,7 +270,11 @@ def _check_price_spec(value: Any, where: str) -> None:
         raise GoldenSetError(f"{where} must be a number or [low, high]")
     if isinstance(value, (int, float)):
         return
-    if (isinstance(value, list) and len(value) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                          for v in value) and value[0] <= value[1]):
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        and value[0] <= value[1]
+    ):
         return
     raise GoldenSetError(f"{where} must be a number or [low, high]")

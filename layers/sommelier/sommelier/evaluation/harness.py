@@ -66,8 +66,14 @@ class CaseRun:
 
 
 class EvalHarness:
-    def __init__(self, agent: SommelierAgent, tools: RecordingTools, llm: RecordingLLM | None = None,
-                 *, run_seed: int | None = None):
+    def __init__(
+        self,
+        agent: SommelierAgent,
+        tools: RecordingTools,
+        llm: RecordingLLM | None = None,
+        *,
+        run_seed: int | None = None,
+    ):
         if agent.tools is not tools:
             raise ValueError("the agent must call tools through the harness's RecordingTools")
         self.agent = agent
@@ -77,8 +83,15 @@ class EvalHarness:
         self.chat_base = -(_CHAT_BASE + seed * _CASE_STRIDE)
 
     @classmethod
-    def build(cls, tools: ToolClient, embedder: EmbeddingProvider, llm: ChatLLM | None = None,
-              *, run_seed: int | None = None, **agent_options: Any) -> "EvalHarness":
+    def build(
+        cls,
+        tools: ToolClient,
+        embedder: EmbeddingProvider,
+        llm: ChatLLM | None = None,
+        *,
+        run_seed: int | None = None,
+        **agent_options: Any,
+    ) -> EvalHarness:
         """Wrap the tool port (and the LLM, if any) in recorders and build the agent on them."""
         recording_tools = tools if isinstance(tools, RecordingTools) else RecordingTools(tools)
         recording_llm = None
@@ -97,8 +110,9 @@ class EvalHarness:
 
     # ------------------------------------------------------------------ running
 
-    def run(self, cases: Iterable[GoldenCase], *,
-            progress: Callable[[int, GoldenCase, CaseRun], None] | None = None) -> list[CaseRun]:
+    def run(
+        self, cases: Iterable[GoldenCase], *, progress: Callable[[int, GoldenCase, CaseRun], None] | None = None
+    ) -> list[CaseRun]:
         runs = []
         for index, case in enumerate(cases):
             run = self.run_case(case, index)
@@ -126,8 +140,15 @@ class EvalHarness:
             result = self.agent.run(TurnRequest(text=text, chat_id=chat_id, save=True))
         except Exception as exc:  # the agent promises never to raise; record it if it does
             logger.exception("the agent raised on %r", text[:80])
-            return TurnRecord(text, None, {}, list(self.tools.calls), self._llm_calls(),
-                              round((time.perf_counter() - started) * 1000, 2), error=f"{type(exc).__name__}: {exc}")
+            return TurnRecord(
+                text,
+                None,
+                {},
+                list(self.tools.calls),
+                self._llm_calls(),
+                round((time.perf_counter() - started) * 1000, 2),
+                error=f"{type(exc).__name__}: {exc}",
+            )
         wall_ms = round((time.perf_counter() - started) * 1000, 2)
         _drop_buffered_metrics()
         return TurnRecord(

@@ -55,10 +55,12 @@ class Catalog:
             self._by_label.setdefault(label_key(row["name"], row["producer"]), []).append(wine_id)
 
     @classmethod
-    def load(cls, tools: ToolClient) -> "Catalog":
+    def load(cls, tools: ToolClient) -> Catalog:
         result = tools.call("embedding_texts", {})
         if not isinstance(result, dict) or "error" in result:
-            raise RuntimeError(f"could not read the catalogue: {result.get('error') if isinstance(result, dict) else result}")
+            raise RuntimeError(
+                f"could not read the catalogue: {result.get('error') if isinstance(result, dict) else result}"
+            )
         return cls({str(item["id"]): item["wine"] for item in result.get("items", [])})
 
     def get(self, wine_id: str | None) -> dict[str, Any] | None:
@@ -82,14 +84,35 @@ def label_key(name: str, producer: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------- filter normalisation
 
 _WINE_TYPE_WORDS = {
-    "red": "red", "красное": "red", "красный": "red", "white": "white", "белое": "white", "белый": "white",
-    "rose": "rose", "rosé": "rose", "розовое": "rose", "розовый": "rose", "sparkling": "sparkling",
-    "игристое": "sparkling", "шампанское": "sparkling",
+    "red": "red",
+    "красное": "red",
+    "красный": "red",
+    "white": "white",
+    "белое": "white",
+    "белый": "white",
+    "rose": "rose",
+    "rosé": "rose",
+    "розовое": "rose",
+    "розовый": "rose",
+    "sparkling": "sparkling",
+    "игристое": "sparkling",
+    "шампанское": "sparkling",
 }
 _SWEETNESS_WORDS = {
-    "dry": "dry", "сухое": "dry", "брют": "dry", "brut": "dry", "semi_dry": "semi_dry", "semi-dry": "semi_dry",
-    "off-dry": "semi_dry", "полусухое": "semi_dry", "semi_sweet": "semi_sweet", "semi-sweet": "semi_sweet",
-    "полусладкое": "semi_sweet", "sweet": "sweet", "сладкое": "sweet", "десертное": "sweet",
+    "dry": "dry",
+    "сухое": "dry",
+    "брют": "dry",
+    "brut": "dry",
+    "semi_dry": "semi_dry",
+    "semi-dry": "semi_dry",
+    "off-dry": "semi_dry",
+    "полусухое": "semi_dry",
+    "semi_sweet": "semi_sweet",
+    "semi-sweet": "semi_sweet",
+    "полусладкое": "semi_sweet",
+    "sweet": "sweet",
+    "сладкое": "sweet",
+    "десертное": "sweet",
 }
 _FOOD_STOPWORDS = {"к", "с", "со", "из", "на", "под", "для", "и", "в", "или", "блюда", "блюдо", "блюдам"}
 
@@ -191,8 +214,14 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def constraint_violations(row: dict[str, Any], constraints: dict[str, Any], *,
-                          previous_ids: set[str], previous_prices: list[float], wine_id: str) -> list[str]:
+def constraint_violations(
+    row: dict[str, Any],
+    constraints: dict[str, Any],
+    *,
+    previous_ids: set[str],
+    previous_prices: list[float],
+    wine_id: str,
+) -> list[str]:
     """Which hard constraints a catalogue row breaks (empty list: it meets them all)."""
     broken: list[str] = []
     price = float(row.get("price_rub") or 0)
@@ -321,8 +350,9 @@ class CaseScore:
             out.append(f"filters missing: {', '.join(self.filters_missing or [])}")
         for wine in self.wines:
             if not wine.grounded:
-                out.append(f"ungrounded wine «{wine.wine_name}»"
-                           + ("" if wine.in_catalog else " (not in the catalogue)"))
+                out.append(
+                    f"ungrounded wine «{wine.wine_name}»" + ("" if wine.in_catalog else " (not in the catalogue)")
+                )
             if self.constraints_checked and wine.violations:
                 out.append(f"«{wine.wine_name}» breaks: {'; '.join(wine.violations)}")
         if self.recall_at_5 is not None and self.recall_at_5 < 0.6:
@@ -435,15 +465,21 @@ def score_case(run: CaseRun, catalog: Catalog) -> CaseScore:
         wine_id = rec.get("wine_id") or catalog.find_by_name(rec.get("wine_name") or "")
         row = catalog.get(wine_id)
         returned = bool(wine_id and wine_id in candidates) or (
-            not rec.get("wine_id") and wine_key(rec.get("wine_name") or "") in candidate_names)
-        check = WineCheck(wine_id=wine_id, wine_name=rec.get("wine_name") or "", in_catalog=row is not None,
-                          returned_by_tool=returned)
+            not rec.get("wine_id") and wine_key(rec.get("wine_name") or "") in candidate_names
+        )
+        check = WineCheck(
+            wine_id=wine_id, wine_name=rec.get("wine_name") or "", in_catalog=row is not None, returned_by_tool=returned
+        )
         if row is None:
             check.violations = ["not in the catalogue"]
         else:
             check.violations = constraint_violations(
-                row, expect.constraints, previous_ids=previous_ids, previous_prices=previous_prices,
-                wine_id=str(wine_id))
+                row,
+                expect.constraints,
+                previous_ids=previous_ids,
+                previous_prices=previous_prices,
+                wine_id=str(wine_id),
+            )
         if relevant_ids:
             check.relevant = bool(wine_id and wine_id in relevant_ids)
         checks.append(check)
@@ -524,9 +560,18 @@ def score_case(run: CaseRun, catalog: Catalog) -> CaseScore:
 # --------------------------------------------------------------------------- summaries
 
 METRICS = (
-    "response_type_accuracy", "tool_choice_accuracy", "filter_accuracy", "constraint_satisfaction",
-    "groundedness", "model_groundedness", "recall_at_5_mood", "recall_at_5_mood_uncapped", "mood_pick_precision",
-    "guard_accuracy", "guard_false_positive_rate", "case_pass_rate",
+    "response_type_accuracy",
+    "tool_choice_accuracy",
+    "filter_accuracy",
+    "constraint_satisfaction",
+    "groundedness",
+    "model_groundedness",
+    "recall_at_5_mood",
+    "recall_at_5_mood_uncapped",
+    "mood_pick_precision",
+    "guard_accuracy",
+    "guard_false_positive_rate",
+    "case_pass_rate",
 )
 
 

@@ -19,8 +19,18 @@ from sommelier.tools.client import ToolClient
 
 # Tools whose results are candidate wines (the ones a recommendation may come from).
 CANDIDATE_TOOLS = ("search_wines", "semantic_search", "get_list")
-_WINE_FIELDS = ("id", "name", "producer", "region", "wine_type", "sweetness", "price_rub", "grape_varieties",
-                "food_pairings", "similarity_score")
+_WINE_FIELDS = (
+    "id",
+    "name",
+    "producer",
+    "region",
+    "wine_type",
+    "sweetness",
+    "price_rub",
+    "grape_varieties",
+    "food_pairings",
+    "similarity_score",
+)
 
 
 @dataclass
@@ -60,7 +70,8 @@ def _visible_arguments(arguments: Any) -> dict[str, Any]:
         return {"_raw": repr(arguments)[:200]}
     return {
         k: (v[:MAX_RECORDED_TEXT] + "…" if isinstance(v, str) and len(v) > MAX_RECORDED_TEXT else v)
-        for k, v in arguments.items() if k != "embedding"
+        for k, v in arguments.items()
+        if k != "embedding"
     }
 
 
@@ -88,7 +99,8 @@ class RecordingTools:
             if name in CANDIDATE_TOOLS:
                 record.wines = [
                     {k: w.get(k) for k in _WINE_FIELDS if k in w}
-                    for w in result.get("wines") or [] if isinstance(w, dict) and w.get("id")
+                    for w in result.get("wines") or []
+                    if isinstance(w, dict) and w.get("id")
                 ]
                 record.found = result.get("found", len(record.wines))
                 applied = result.get("filters_applied")
@@ -140,15 +152,26 @@ class RecordingLLM:
         try:
             reply = self.inner.complete(messages, tools=tools, response_format=response_format)
         except Exception as exc:
-            self.calls.append(LLMCallRecord(None, [], 0, 0, round((time.perf_counter() - started) * 1000, 2),
-                                            bool(tools), error=f"{type(exc).__name__}: {str(exc)[:200]}"))
+            self.calls.append(
+                LLMCallRecord(
+                    None,
+                    [],
+                    0,
+                    0,
+                    round((time.perf_counter() - started) * 1000, 2),
+                    bool(tools),
+                    error=f"{type(exc).__name__}: {str(exc)[:200]}",
+                )
+            )
             raise
-        self.calls.append(LLMCallRecord(
-            content=reply.content,
-            tool_calls=[{"name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
-            prompt_tokens=reply.usage.prompt_tokens,
-            completion_tokens=reply.usage.completion_tokens,
-            duration_ms=round((time.perf_counter() - started) * 1000, 2),
-            offered_tools=bool(tools),
-        ))
+        self.calls.append(
+            LLMCallRecord(
+                content=reply.content,
+                tool_calls=[{"name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
+                prompt_tokens=reply.usage.prompt_tokens,
+                completion_tokens=reply.usage.completion_tokens,
+                duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                offered_tools=bool(tools),
+            )
+        )
         return reply

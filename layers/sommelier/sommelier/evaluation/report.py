@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +36,36 @@ LABELS = {
     "latency_ms_p95": "latency p95, ms",
 }
 RATIO_METRICS = (
-    "response_type_accuracy", "tool_choice_accuracy", "filter_accuracy", "constraint_satisfaction", "groundedness",
-    "model_groundedness", "recall_at_5_mood", "recall_at_5_mood_uncapped", "mood_pick_precision", "guard_accuracy",
-    "guard_false_positive_rate", "case_pass_rate",
+    "response_type_accuracy",
+    "tool_choice_accuracy",
+    "filter_accuracy",
+    "constraint_satisfaction",
+    "groundedness",
+    "model_groundedness",
+    "recall_at_5_mood",
+    "recall_at_5_mood_uncapped",
+    "mood_pick_precision",
+    "guard_accuracy",
+    "guard_false_positive_rate",
+    "case_pass_rate",
 )
-COST_METRICS = ("llm_calls_per_turn", "tokens_per_turn", "prompt_tokens_per_turn", "completion_tokens_per_turn",
-                "latency_ms_p50", "latency_ms_p95")
-CHART_METRICS = ("response_type_accuracy", "tool_choice_accuracy", "filter_accuracy", "constraint_satisfaction",
-                 "groundedness", "guard_accuracy", "recall_at_5_mood")
+COST_METRICS = (
+    "llm_calls_per_turn",
+    "tokens_per_turn",
+    "prompt_tokens_per_turn",
+    "completion_tokens_per_turn",
+    "latency_ms_p50",
+    "latency_ms_p95",
+)
+CHART_METRICS = (
+    "response_type_accuracy",
+    "tool_choice_accuracy",
+    "filter_accuracy",
+    "constraint_satisfaction",
+    "groundedness",
+    "guard_accuracy",
+    "recall_at_5_mood",
+)
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -94,8 +116,9 @@ def check_thresholds(summary: dict[str, Any], thresholds: dict[str, dict[str, fl
             else:
                 ok = measured <= limit + 1e-9
                 status = "ok" if ok else "missed"
-            rows.append({"metric": metric, "bound": kind, "limit": limit, "value": measured, "ok": ok,
-                         "status": status})
+            rows.append(
+                {"metric": metric, "bound": kind, "limit": limit, "value": measured, "ok": ok, "status": status}
+            )
     return rows
 
 
@@ -111,23 +134,30 @@ def machine_info() -> dict[str, Any]:
                 break
     except OSError:
         pass
-    return {"python": platform.python_version(), "platform": platform.platform(), "cpu": cpu,
-            "cpus": os.cpu_count()}
+    return {"python": platform.python_version(), "platform": platform.platform(), "cpu": cpu, "cpus": os.cpu_count()}
 
 
-def build_report(*, meta: dict[str, Any], summary: dict[str, Any], scores: list[CaseScore], runs: list[CaseRun],
-                 threshold_rows: list[dict[str, Any]]) -> dict[str, Any]:
+def build_report(
+    *,
+    meta: dict[str, Any],
+    summary: dict[str, Any],
+    scores: list[CaseScore],
+    runs: list[CaseRun],
+    threshold_rows: list[dict[str, Any]],
+) -> dict[str, Any]:
     by_id = {run.case.id: run for run in runs}
     cases = []
     for score in scores:
         run = by_id[score.id]
-        cases.append({
-            "score": score.to_json(),
-            "expect": _expect_json(run),
-            "note": run.case.note,
-            "history_turns": [_turn_brief(t) for t in run.history],
-            "turn": run.turn.to_json() if run.turn else None,
-        })
+        cases.append(
+            {
+                "score": score.to_json(),
+                "expect": _expect_json(run),
+                "note": run.case.note,
+                "history_turns": [_turn_brief(t) for t in run.history],
+                "turn": run.turn.to_json() if run.turn else None,
+            }
+        )
     return {
         "meta": meta,
         "summary": summary,
@@ -155,8 +185,11 @@ def _turn_brief(turn) -> dict[str, Any]:
         "text": turn.text,
         "response_type": (turn.response or {}).get("response_type"),
         "wines": [w.get("wine_name") for w in turn.recommended],
-        "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in turn.tool_calls
-                       if c.name in ("search_wines", "semantic_search", "get_list")],
+        "tool_calls": [
+            {"name": c.name, "arguments": c.arguments}
+            for c in turn.tool_calls
+            if c.name in ("search_wines", "semantic_search", "get_list")
+        ],
     }
 
 
@@ -170,8 +203,11 @@ def format_value(metric: str, entry: dict[str, Any] | None) -> str:
     if metric in RATIO_METRICS:
         hits = entry.get("hits")
         suffix = f" ({hits}/{entry['n']})" if hits is not None else f" (n={entry['n']})"
-        return f"{v * 100:.1f}%{suffix}" if metric not in ("recall_at_5_mood", "recall_at_5_mood_uncapped",
-                                                             "mood_pick_precision") else f"{v:.3f}{suffix}"
+        return (
+            f"{v * 100:.1f}%{suffix}"
+            if metric not in ("recall_at_5_mood", "recall_at_5_mood_uncapped", "mood_pick_precision")
+            else f"{v:.3f}{suffix}"
+        )
     if metric.startswith("latency"):
         return f"{v:.1f}"
     return f"{v:.2f}"
@@ -181,8 +217,11 @@ def format_bound(bound: dict[str, float] | None, metric: str) -> str:
     if not bound:
         return ""
     parts = []
-    as_pct = metric in RATIO_METRICS and metric not in ("recall_at_5_mood", "recall_at_5_mood_uncapped",
-                                                         "mood_pick_precision")
+    as_pct = metric in RATIO_METRICS and metric not in (
+        "recall_at_5_mood",
+        "recall_at_5_mood_uncapped",
+        "mood_pick_precision",
+    )
     for kind, sign in (("min", "≥"), ("max", "≤")):
         if kind in bound:
             parts.append(f"{sign} {bound[kind] * 100:g}%" if as_pct else f"{sign} {bound[kind]:g}")
@@ -216,12 +255,24 @@ def render_markdown(report: dict[str, Any], thresholds: dict[str, dict[str, floa
         if (not entry or entry.get("value") is None) and metric not in thresholds:
             continue
         row = status.get(metric)
-        lines.append(f"| {LABELS[metric]} | {format_value(metric, entry)} | {format_bound(thresholds.get(metric), metric)} | "
-                     f"{'' if row is None else ('✅' if row['ok'] else '❌')}{'' if row is None or row['status'] in ('ok', 'missed') else ' ' + row['status']} |")
+        lines.append(
+            f"| {LABELS[metric]} | {format_value(metric, entry)} | {format_bound(thresholds.get(metric), metric)} | "
+            f"{'' if row is None else ('✅' if row['ok'] else '❌')}{'' if row is None or row['status'] in ('ok', 'missed') else ' ' + row['status']} |"
+        )
     lines += ["", "## Per category", ""]
-    shown = [m for m in (*CHART_METRICS, "mood_pick_precision", "guard_false_positive_rate", "llm_calls_per_turn",
-                         "tokens_per_turn", "latency_ms_p50", "latency_ms_p95")
-             if overall.get(m, {}).get("value") is not None]
+    shown = [
+        m
+        for m in (
+            *CHART_METRICS,
+            "mood_pick_precision",
+            "guard_false_positive_rate",
+            "llm_calls_per_turn",
+            "tokens_per_turn",
+            "latency_ms_p50",
+            "latency_ms_p95",
+        )
+        if overall.get(m, {}).get("value") is not None
+    ]
     lines.append("| category | cases | " + " | ".join(LABELS[m] for m in shown) + " |")
     lines.append("|---|---|" + "---|" * len(shown))
     for name, block in sorted(summary["categories"].items()):
@@ -234,8 +285,10 @@ def render_markdown(report: dict[str, Any], thresholds: dict[str, dict[str, floa
     for case in failing:
         score = case["score"]
         history = " → ".join(f"«{h}»" for h in score["history"])
-        lines.append(f"- **{score['id']}** ({score['category']}) {history + ' → ' if history else ''}«{score['query']}»: "
-                     + "; ".join(score["failures"]))
+        lines.append(
+            f"- **{score['id']}** ({score['category']}) {history + ' → ' if history else ''}«{score['query']}»: "
+            + "; ".join(score["failures"])
+        )
     warnings = [(c["score"]["id"], w) for c in report["cases"] for w in c["score"]["warnings"]]
     if warnings:
         lines += ["", "## Warnings", ""]
@@ -298,4 +351,4 @@ def write_outputs(report: dict[str, Any], thresholds: dict[str, dict[str, float]
 
 
 def timestamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sommelier.evaluation.golden import GoldenCase
 from sommelier.evaluation.harness import CaseRun, EvalHarness
-from sommelier.evaluation.metrics import Catalog, CaseScore, score_case, summarize
+from sommelier.evaluation.metrics import CaseScore, Catalog, score_case, summarize
 from sommelier.evaluation.report import build_report, check_thresholds, machine_info
 
 
@@ -43,7 +43,7 @@ def evaluate(
     progress: Callable[[int, GoldenCase, CaseRun], None] | None = None,
 ) -> EvalResult:
     catalog = catalog or Catalog.load(harness.tools.inner)
-    started_at = datetime.now(timezone.utc)
+    started_at = datetime.now(UTC)
     started = time.perf_counter()
     runs = harness.run(cases, progress=progress)
     duration = time.perf_counter() - started
@@ -55,7 +55,7 @@ def evaluate(
         "model": harness.model,
         "embedding_model": getattr(harness.agent.embedder, "model", None),
         "started_at": started_at.isoformat(timespec="seconds"),
-        "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "duration_s": round(duration, 2),
         "cases": len(cases),
         "turns": sum(len(c.history) + 1 for c in cases),

@@ -92,8 +92,9 @@ if not any(isinstance(f, _RedactTokens) for f in _httpx_logger.filters):
 class TelegramError(Exception):
     """An error answer from the Bot API (or, for NetworkError, no answer)."""
 
-    def __init__(self, error_code: int, description: str, *, method: str | None = None,
-                 parameters: dict[str, Any] | None = None):
+    def __init__(
+        self, error_code: int, description: str, *, method: str | None = None, parameters: dict[str, Any] | None = None
+    ):
         self.error_code = error_code
         self.description = description
         self.method = method
@@ -111,8 +112,15 @@ class TelegramError(Exception):
 class RetryAfter(TelegramError):
     """429 Too Many Requests: wait ``retry_after`` seconds."""
 
-    def __init__(self, error_code: int, description: str, *, retry_after: float, method: str | None = None,
-                 parameters: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        error_code: int,
+        description: str,
+        *,
+        retry_after: float,
+        method: str | None = None,
+        parameters: dict[str, Any] | None = None,
+    ):
         self.retry_after = retry_after
         super().__init__(error_code, description, method=method, parameters=parameters)
 
@@ -249,8 +257,16 @@ def _default_timeout(read: float = READ_TIMEOUT) -> httpx2.Timeout:
 
 
 # Failures before the request fully left this process: the server cannot have acted on it.
-_NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout, httpx2.WriteError,
-             httpx2.WriteTimeout, httpx2.LocalProtocolError, httpx2.UnsupportedProtocol, httpx2.ProxyError)
+_NOT_SENT = (
+    httpx2.ConnectError,
+    httpx2.ConnectTimeout,
+    httpx2.PoolTimeout,
+    httpx2.WriteError,
+    httpx2.WriteTimeout,
+    httpx2.LocalProtocolError,
+    httpx2.UnsupportedProtocol,
+    httpx2.ProxyError,
+)
 
 
 class TelegramClient:
@@ -271,12 +287,13 @@ class TelegramClient:
         _KNOWN_TOKENS.add(token)
         self.base_url = (base_url or DEFAULT_TELEGRAM_API_BASE_URL).rstrip("/")
         self._read_timeout = read_timeout
-        self._timeout = httpx2.Timeout(connect=connect_timeout, read=read_timeout, write=WRITE_TIMEOUT,
-                                       pool=POOL_TIMEOUT)
+        self._timeout = httpx2.Timeout(
+            connect=connect_timeout, read=read_timeout, write=WRITE_TIMEOUT, pool=POOL_TIMEOUT
+        )
         self._http = httpx2.Client(timeout=self._timeout, transport=transport, trust_env=True)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "TelegramClient":
+    def from_settings(cls, settings: Settings) -> TelegramClient:
         if not settings.telegram_bot_token:
             raise MissingSetting("TELEGRAM_BOT_TOKEN is not set")
         return cls(settings.telegram_bot_token, settings.telegram_api_base_url)
@@ -287,7 +304,7 @@ class TelegramClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "TelegramClient":
+    def __enter__(self) -> TelegramClient:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -305,8 +322,13 @@ class TelegramClient:
         """Call a Bot API method and return its ``result`` (raises TelegramError subclasses)."""
         url = f"{self.base_url}/bot{self._token}/{method}"
         clean = {k: v for k, v in (params or {}).items() if v is not None}
-        timeout = self._timeout if read_timeout is None else httpx2.Timeout(
-            connect=self._timeout.connect, read=read_timeout, write=WRITE_TIMEOUT, pool=POOL_TIMEOUT)
+        timeout = (
+            self._timeout
+            if read_timeout is None
+            else httpx2.Timeout(
+                connect=self._timeout.connect, read=read_timeout, write=WRITE_TIMEOUT, pool=POOL_TIMEOUT
+            )
+        )
         try:
             if files:
                 form = {k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k, v in clean.items()}
@@ -332,8 +354,9 @@ class TelegramClient:
         except ValueError:
             payload = None
         if not isinstance(payload, dict) or "ok" not in payload:
-            description = mask_token(f"{response.reason_phrase or 'invalid response'} (not a Bot API answer)",
-                                     self._token)
+            description = mask_token(
+                f"{response.reason_phrase or 'invalid response'} (not a Bot API answer)", self._token
+            )
             if status >= 500:
                 raise ServerError(status, description, method=method)
             raise TelegramError(status, description, method=method)

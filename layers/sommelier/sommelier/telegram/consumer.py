@@ -21,9 +21,7 @@ from sommelier.telegram.updates import Routed, UpdateError, parse_update, route
 
 logger = logging.getLogger(__name__)
 
-NON_TEXT_REPLY = (
-    "Я пока понимаю только текст 🙂 Напишите, к какому блюду или поводу нужно вино, и какой у вас бюджет."
-)
+NON_TEXT_REPLY = "Я пока понимаю только текст 🙂 Напишите, к какому блюду или поводу нужно вино, и какой у вас бюджет."
 RATE_NOTICE = "Вы пишете очень быстро 🙂 Дайте мне минутку подумать — и напишите снова."
 APOLOGY = (
     "Простите, у меня не получилось ответить на это сообщение из-за технической ошибки. "
@@ -189,8 +187,13 @@ def default_bot() -> TelegramBot:
             client = TelegramClient.from_settings(runtime.settings)
             log, plans, limiter = state_from_environment(env_int("RATE_LIMIT_PER_MINUTE", 10))
             _default_bot = TelegramBot(
-                runtime, client, delivery_log=log, plans=plans, limiter=limiter,
-                bot_username=_bot_username(client), max_receives=env_int("SQS_MAX_RECEIVES", 3),
+                runtime,
+                client,
+                delivery_log=log,
+                plans=plans,
+                limiter=limiter,
+                bot_username=_bot_username(client),
+                max_receives=env_int("SQS_MAX_RECEIVES", 3),
             )
         return _default_bot
 
@@ -228,7 +231,8 @@ def _retry_soon(record, attempt: int) -> None:
         import boto3
 
         boto3.client("sqs").change_message_visibility(
-            QueueUrl=queue_url, ReceiptHandle=record.receipt_handle,
+            QueueUrl=queue_url,
+            ReceiptHandle=record.receipt_handle,
             VisibilityTimeout=min(RETRY_BACKOFF_SECONDS * attempt, 300),
         )
     except Exception as exc:  # the default visibility timeout still brings it back

@@ -97,8 +97,14 @@ class DynamoDeliveryLog:
     ``expiration`` TTL about a day ahead.
     """
 
-    def __init__(self, table_name: str, client: Any = None, *, ttl_seconds: int = DELIVERY_TTL_SECONDS,
-                 clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        table_name: str,
+        client: Any = None,
+        *,
+        ttl_seconds: int = DELIVERY_TTL_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ):
         import boto3
         from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
@@ -117,8 +123,13 @@ class DynamoDeliveryLog:
         return {"id": {"S": self.item_id(key)}}
 
     def delivered(self, key: str) -> dict[int, dict]:
-        answer = self._client.get_item(TableName=self.table_name, Key=self._key(key), ConsistentRead=True,
-                                       ProjectionExpression="#p", ExpressionAttributeNames={"#p": "parts"})
+        answer = self._client.get_item(
+            TableName=self.table_name,
+            Key=self._key(key),
+            ConsistentRead=True,
+            ProjectionExpression="#p",
+            ExpressionAttributeNames={"#p": "parts"},
+        )
         raw = answer.get("Item", {}).get("parts")
         if not raw:
             return {}
@@ -227,7 +238,9 @@ class Sender:
             except _Uncertain as unc:
                 logger.warning(
                     "telegram part %d of %s may have been delivered (%s); not resending it",
-                    index, key, unc.error.description,
+                    index,
+                    key,
+                    unc.error.description,
                 )
                 self.log.mark(key, index, {"uncertain": True})
                 result.uncertain.append(index)
@@ -240,29 +253,35 @@ class Sender:
         return result
 
     # ---------------- one part ----------------
-    def _send_part(self, chat_id: int, index: int, part: Outgoing, result: DeliveryResult,
-                   budget: "_Budget") -> tuple[Message, dict]:
+    def _send_part(
+        self, chat_id: int, index: int, part: Outgoing, result: DeliveryResult, budget: _Budget
+    ) -> tuple[Message, dict]:
         if part.kind == "photo":
             sent = self._send_photo(chat_id, index, part, result, budget)
             if sent is not None:
                 return sent, {"message_id": sent.message_id, "file_id": sent.largest_file_id}
             result.text_fallbacks.append(index)
         message = self._formatted(
-            index, result, budget,
-            lambda text, mode: self.client.send_message(chat_id, text, parse_mode=mode,
-                                                        reply_markup=part.reply_markup),
+            index,
+            result,
+            budget,
+            lambda text, mode: self.client.send_message(chat_id, text, parse_mode=mode, reply_markup=part.reply_markup),
             part,
         )
         return message, {"message_id": message.message_id}
 
-    def _send_photo(self, chat_id: int, index: int, part: Outgoing, result: DeliveryResult,
-                    budget: "_Budget") -> Message | None:
+    def _send_photo(
+        self, chat_id: int, index: int, part: Outgoing, result: DeliveryResult, budget: _Budget
+    ) -> Message | None:
         for source, photo in self._photo_sources(part):
             try:
                 message = self._formatted(
-                    index, result, budget,
+                    index,
+                    result,
+                    budget,
                     lambda text, mode, photo=photo: self.client.send_photo(
-                        chat_id, photo, caption=text, parse_mode=mode, reply_markup=part.reply_markup),
+                        chat_id, photo, caption=text, parse_mode=mode, reply_markup=part.reply_markup
+                    ),
                     part,
                 )
             except BadRequest as exc:
@@ -294,8 +313,14 @@ class Sender:
             logger.warning("photo store %s(%s) failed: %s", name, key, exc)
             return None
 
-    def _formatted(self, index: int, result: DeliveryResult, budget: "_Budget",
-                   send: Callable[[str, str | None], Message], part: Outgoing) -> Message:
+    def _formatted(
+        self,
+        index: int,
+        result: DeliveryResult,
+        budget: _Budget,
+        send: Callable[[str, str | None], Message],
+        part: Outgoing,
+    ) -> Message:
         """HTML first; on a parse error the same part as plain text (and plain for the rest of this part)."""
         if index not in result.plain_fallbacks:
             try:
@@ -307,7 +332,7 @@ class Sender:
                 result.plain_fallbacks.append(index)
         return self._with_retry(lambda: send(part.plain, None), budget, result)
 
-    def _with_retry(self, call: Callable[[], Message], budget: "_Budget", result: DeliveryResult) -> Message:
+    def _with_retry(self, call: Callable[[], Message], budget: _Budget, result: DeliveryResult) -> Message:
         while True:
             try:
                 return call()

@@ -166,7 +166,11 @@ def handle_http(event: Any, context: Any = None, *, sink: TurnSink | None = None
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: absurdly deep nesting
         return _response(400, {"ok": False, "error": "the body is not JSON"})
-    if not isinstance(data, dict) or not isinstance(data.get("update_id"), int) or isinstance(data.get("update_id"), bool):
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("update_id"), int)
+        or isinstance(data.get("update_id"), bool)
+    ):
         return _response(400, {"ok": False, "error": "not a Telegram update"})
 
     logger.append_keys(update_id=data["update_id"])

@@ -82,8 +82,13 @@ def _safe_cut(text: str, n: int) -> int:
     """Move a hard cut left so it doesn't split a grapheme (ZWJ emoji, variation selector, accent)."""
     while 0 < n < len(text):
         nxt, prev = text[n], text[n - 1]
-        if nxt in "\u200d\ufe0e\ufe0f" or prev == "\u200d" or unicodedata.combining(nxt) \
-                or 0x1F3FB <= ord(nxt) <= 0x1F3FF or 0xE0020 <= ord(nxt) <= 0xE007F:
+        if (
+            nxt in "\u200d\ufe0e\ufe0f"
+            or prev == "\u200d"
+            or unicodedata.combining(nxt)
+            or 0x1F3FB <= ord(nxt) <= 0x1F3FF
+            or 0xE0020 <= ord(nxt) <= 0xE007F
+        ):
             n -= 1
             continue
         break
@@ -96,8 +101,12 @@ _PARAGRAPH = re.compile(r"\n\s*\n")
 
 def _last_boundary(window: str, minimum: int) -> tuple[int, str] | None:
     """The best cut position in window: paragraph, line, sentence, then word. -> (index, kind)."""
-    for kind, pattern in (("paragraph", _PARAGRAPH), ("line", re.compile(r"\n")),
-                          ("sentence", _SENTENCE_END), ("word", re.compile(r"\s"))):
+    for kind, pattern in (
+        ("paragraph", _PARAGRAPH),
+        ("line", re.compile(r"\n")),
+        ("sentence", _SENTENCE_END),
+        ("word", re.compile(r"\s")),
+    ):
         best = None
         for m in pattern.finditer(window):
             pos = m.end() if kind == "sentence" else m.start()
@@ -238,8 +247,14 @@ def _wine_header(wine: dict[str, Any], fallback_name: str) -> tuple[list[tuple[s
     tail = ", ".join(x for x in (producer, vintage_text) if x)
     line1_plain = f"{name} — {tail}" if tail else name
     line1_html = f"<b>{_esc(name)}</b> — {_esc(tail)}" if tail else f"<b>{_esc(name)}</b>"
-    second = [x for x in (_field(wine.get("region")),
-                          price_label(wine["price_rub"]) if wine.get("price_rub") not in (None, "") else "") if x]
+    second = [
+        x
+        for x in (
+            _field(wine.get("region")),
+            price_label(wine["price_rub"]) if wine.get("price_rub") not in (None, "") else "",
+        )
+        if x
+    ]
     line2 = " · ".join(second)
     lines = [(line1_html, line1_plain)]
     if line2:
@@ -259,8 +274,14 @@ def _wine_part(wine: dict[str, Any], description: str, fallback_name: str) -> Ou
     desc = shorten(description, budget) if budget > 0 else ""
     plain = f"{header_plain}\n\n{desc}" if desc else header_plain
     html_text = f"{header_html}\n\n{_esc(desc)}" if desc else header_html
-    return Outgoing(kind=kind, html=html_text, plain=plain, wine_id=str(wine.get("id")) if wine.get("id") else None,
-                    image_key=image_key, file_id=file_id)
+    return Outgoing(
+        kind=kind,
+        html=html_text,
+        plain=plain,
+        wine_id=str(wine.get("id")) if wine.get("id") else None,
+        image_key=image_key,
+        file_id=file_id,
+    )
 
 
 def _lookup(wines_by_id: dict[str, dict], wine_id: str | None, wine_name: str) -> dict | None:
@@ -271,8 +292,9 @@ def _lookup(wines_by_id: dict[str, dict], wine_id: str | None, wine_name: str) -
         if wine is not None:
             return wine
     wanted = " ".join(wine_name.split()).casefold()
-    return next((w for w in wines_by_id.values() if " ".join(str(w.get("name", "")).split()).casefold() == wanted),
-                None)
+    return next(
+        (w for w in wines_by_id.values() if " ".join(str(w.get("name", "")).split()).casefold() == wanted), None
+    )
 
 
 def render_answer(response: SommelierResponse, wines_by_id: dict[str, dict], answer_ref: str) -> list[Outgoing]:

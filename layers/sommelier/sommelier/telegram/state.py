@@ -58,16 +58,20 @@ class DynamoTurnPlans:
         self._clock = clock
 
     def load(self, key: str) -> list[Outgoing] | None:
-        item = self._client.get_item(TableName=self.table, Key={"id": {"S": f"plan#{key}"}},
-                                     ConsistentRead=True).get("Item")
+        item = self._client.get_item(TableName=self.table, Key={"id": {"S": f"plan#{key}"}}, ConsistentRead=True).get(
+            "Item"
+        )
         return _decode(item["parts"]["S"]) if item and "parts" in item else None
 
     def save(self, key: str, parts: list[Outgoing]) -> None:
-        self._client.put_item(TableName=self.table, Item={
-            "id": {"S": f"plan#{key}"},
-            "parts": {"S": _encode(parts)},
-            "expiration": {"N": str(int(self._clock()) + STATE_TTL_SECONDS)},
-        })
+        self._client.put_item(
+            TableName=self.table,
+            Item={
+                "id": {"S": f"plan#{key}"},
+                "parts": {"S": _encode(parts)},
+                "expiration": {"N": str(int(self._clock()) + STATE_TTL_SECONDS)},
+            },
+        )
 
 
 @dataclass(frozen=True)
@@ -146,7 +150,12 @@ def state_from_environment(per_minute: int) -> tuple[Any, TurnPlans, RateLimiter
 
 
 __all__ = [
-    "DynamoRateLimiter", "DynamoTurnPlans", "InMemoryRateLimiter", "InMemoryTurnPlans", "RateDecision",
-    "RateLimiter", "TurnPlans", "state_from_environment",
+    "DynamoRateLimiter",
+    "DynamoTurnPlans",
+    "InMemoryRateLimiter",
+    "InMemoryTurnPlans",
+    "RateDecision",
+    "RateLimiter",
+    "TurnPlans",
+    "state_from_environment",
 ]
-

@@ -127,7 +127,9 @@ def _addressed(message: Message, bot_username: str | None) -> bool:
         target = text.split()[0].partition("@")[2]
         return not target or (bot_username is not None and target.lower() == bot_username.lower())
     replied_from = (message.reply_to_message or {}).get("from") or {}
-    if replied_from.get("is_bot") and (bot_username is None or replied_from.get("username", "").lower() == bot_username.lower()):
+    if replied_from.get("is_bot") and (
+        bot_username is None or replied_from.get("username", "").lower() == bot_username.lower()
+    ):
         return True
     for entity in message.entities:
         if entity.type == "mention":
@@ -148,19 +150,38 @@ def route(update: Update, bot_username: str | None = None) -> Routed:
         query = update.callback_query
         chat = (query.message or {}).get("chat") or {}
         chat_id = chat.get("id") if isinstance(chat.get("id"), int) else query.from_user.id
-        return Routed(kind="callback", update_id=update.update_id, chat_id=chat_id, user=query.from_user,
-                      callback_id=query.id, callback_data=query.data or "",
-                      message_id=(query.message or {}).get("message_id"), chat_type=chat.get("type"))
+        return Routed(
+            kind="callback",
+            update_id=update.update_id,
+            chat_id=chat_id,
+            user=query.from_user,
+            callback_id=query.id,
+            callback_data=query.data or "",
+            message_id=(query.message or {}).get("message_id"),
+            chat_type=chat.get("type"),
+        )
     if update.my_chat_member is not None:
         member = update.my_chat_member
-        return Routed(kind="member", update_id=update.update_id, chat_id=member.chat.id, user=member.from_user,
-                      member_status=member.new_chat_member.status, chat_type=member.chat.type)
+        return Routed(
+            kind="member",
+            update_id=update.update_id,
+            chat_id=member.chat.id,
+            user=member.from_user,
+            member_status=member.new_chat_member.status,
+            chat_type=member.chat.type,
+        )
     message = update.message or update.edited_message
     if message is None:
         return Routed(kind="ignored", update_id=update.update_id)
     edited = update.message is None
-    base = dict(update_id=update.update_id, chat_id=message.chat.id, user=message.from_user,
-                message_id=message.message_id, chat_type=message.chat.type, edited=edited)
+    base = dict(
+        update_id=update.update_id,
+        chat_id=message.chat.id,
+        user=message.from_user,
+        message_id=message.message_id,
+        chat_type=message.chat.type,
+        edited=edited,
+    )
     if message.from_user is not None and message.from_user.is_bot:
         return Routed(kind="ignored", **base)
     addressed = _addressed(message, bot_username)

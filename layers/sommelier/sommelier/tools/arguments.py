@@ -24,12 +24,23 @@ MAX_IDS = 200
 
 # Lenient spellings a model or a person may send for the enums.
 _WINE_TYPE_SYNONYMS = {
-    "красное": "red", "белое": "white", "розовое": "rose", "rosé": "rose", "игристое": "sparkling",
+    "красное": "red",
+    "белое": "white",
+    "розовое": "rose",
+    "rosé": "rose",
+    "игристое": "sparkling",
     "шампанское": "sparkling",
 }
 _SWEETNESS_SYNONYMS = {
-    "сухое": "dry", "полусухое": "semi_dry", "полусладкое": "semi_sweet", "сладкое": "sweet",
-    "semi-dry": "semi_dry", "semi-sweet": "semi_sweet", "off-dry": "semi_dry", "brut": "dry", "брют": "dry",
+    "сухое": "dry",
+    "полусухое": "semi_dry",
+    "полусладкое": "semi_sweet",
+    "сладкое": "sweet",
+    "semi-dry": "semi_dry",
+    "semi-sweet": "semi_sweet",
+    "off-dry": "semi_dry",
+    "brut": "dry",
+    "брют": "dry",
 }
 
 

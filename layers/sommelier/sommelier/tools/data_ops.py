@@ -192,8 +192,10 @@ def upsert_user(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             " (xmax = 0) AS created",
             {"uid": user_id, "chat": chat_id, **fields, "lang": language, "profile": Jsonb(profile or {})},
         ).fetchone()
-    return {"user": {k: row[k] for k in ("telegram_user_id", "chat_id", "username", "first_name", "profile", "is_active")},
-            "created": row["created"]}
+    return {
+        "user": {k: row[k] for k in ("telegram_user_id", "chat_id", "username", "first_name", "profile", "is_active")},
+        "created": row["created"],
+    }
 
 
 def set_user_active(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
@@ -235,7 +237,9 @@ def save_feedback(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     wine_id = single_uuid(args, "wine_id", required=False)
     with conn.transaction(), conn.cursor() as cur:
         if message_id is not None:
-            exists = cur.execute("SELECT 1 FROM messages WHERE id = %s AND chat_id = %s", (message_id, chat_id)).fetchone()
+            exists = cur.execute(
+                "SELECT 1 FROM messages WHERE id = %s AND chat_id = %s", (message_id, chat_id)
+            ).fetchone()
             if not exists:
                 message_id = None  # a stale button: keep the vote, drop the link
         if wine_id is not None and not cur.execute("SELECT 1 FROM wines WHERE id = %s", (wine_id,)).fetchone():
@@ -269,18 +273,32 @@ def export_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     """Every wine as an import row (the `sommelier catalog export` format)."""
     require_object(arguments)
     with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(f"SELECT {WINE_COLUMNS}, w.country FROM wines w ORDER BY w.producer, w.name, w.vintage_year").fetchall()  # nosec B608 - a constant query
+        rows = cur.execute(
+            f"SELECT {WINE_COLUMNS}, w.country FROM wines w ORDER BY w.producer, w.name, w.vintage_year"
+        ).fetchall()  # nosec B608 - a constant query
     wines = []
     for row in rows:
-        wines.append({
-            "name": row["name"], "producer": row["producer"], "country": row["country"], "region": row["region"],
-            "appellation": row["appellation"], "vintage_year": row["vintage_year"],
-            "grape_varieties": list(row["grape_varieties"]), "wine_type": row["wine_type"],
-            "sweetness": row["sweetness"], "body": row["body"], "tannins": row["tannins"],
-            "acidity": row["acidity"], "price_rub": money(row["price_rub"]), "description": row["description"],
-            "tasting_notes": row["tasting_notes"], "food_pairings": list(row["food_pairings"]),
-            "image_key": row["image_key"],
-        })
+        wines.append(
+            {
+                "name": row["name"],
+                "producer": row["producer"],
+                "country": row["country"],
+                "region": row["region"],
+                "appellation": row["appellation"],
+                "vintage_year": row["vintage_year"],
+                "grape_varieties": list(row["grape_varieties"]),
+                "wine_type": row["wine_type"],
+                "sweetness": row["sweetness"],
+                "body": row["body"],
+                "tannins": row["tannins"],
+                "acidity": row["acidity"],
+                "price_rub": money(row["price_rub"]),
+                "description": row["description"],
+                "tasting_notes": row["tasting_notes"],
+                "food_pairings": list(row["food_pairings"]),
+                "image_key": row["image_key"],
+            }
+        )
     return {"wines": wines}
 
 

@@ -166,9 +166,10 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> dict[
 
 def _refuse_model_mismatch(conn: psycopg.Connection, model: str) -> None:
     """No row matched: if the catalogue is embedded with other models only, say so."""
-    models = [r[0] for r in conn.execute(
-        "SELECT DISTINCT embedding_model FROM wines WHERE embedding_model IS NOT NULL"
-    ).fetchall()]
+    models = [
+        r[0]
+        for r in conn.execute("SELECT DISTINCT embedding_model FROM wines WHERE embedding_model IS NOT NULL").fetchall()
+    ]
     if models and model not in models:
         raise ModelMismatchError(
             f"the query was embedded with '{model}' but the catalogue is embedded with "

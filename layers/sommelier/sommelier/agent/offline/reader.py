@@ -105,20 +105,23 @@ _NEGATION_AFTER = re.compile(r"^\w*\s+(?:не\s+хочу|не\s+надо|не\s+
 
 
 def _negated(t: str, start: int, end: int | None = None) -> bool:
-    """"не красное", "забудь про красное", "вместо красного", "красное не хочу" all reject the word."""
-    if _NEGATION_BEFORE.search(t[max(0, start - 30):start]):
+    """ "не красное", "забудь про красное", "вместо красного", "красное не хочу" all reject the word."""
+    if _NEGATION_BEFORE.search(t[max(0, start - 30) : start]):
         return True
-    return end is not None and bool(_NEGATION_AFTER.search(t[start:end + 30]))
+    return end is not None and bool(_NEGATION_AFTER.search(t[start : end + 30]))
 
 
 # --------------------------------------------------------------------------- wine type, sweetness
 
 _TYPES: list[tuple[str, re.Pattern[str]]] = [
-    ("sparkling", _rx(
-        r"игрист" + _ADJ + r"|шампанск" + _ADJ + r"|шампусик\w*|пузырьк\w*|пузыр(?:и|ями|ях)|просекко|"
-        r"кав[аыуе]|кавой|креман\w*|асти|ламбруско|франчакорт\w*|шипуч\w*|брют\w*|"
-        r"sparkling|champagne|prosecco|cava|cremant|brut|igrist\w*|shampansk\w*"
-    )),
+    (
+        "sparkling",
+        _rx(
+            r"игрист" + _ADJ + r"|шампанск" + _ADJ + r"|шампусик\w*|пузырьк\w*|пузыр(?:и|ями|ях)|просекко|"
+            r"кав[аыуе]|кавой|креман\w*|асти|ламбруско|франчакорт\w*|шипуч\w*|брют\w*|"
+            r"sparkling|champagne|prosecco|cava|cremant|brut|igrist\w*|shampansk\w*"
+        ),
+    ),
     ("red", _rx(r"красн" + _ADJ + r"|red|rouge|rosso|tinto|krasn\w*")),
     ("white", _rx(r"бел" + _ADJ + r"|white|bianco|blanco|belo\w*|belye")),
     ("rose", _rx(r"розов" + _ADJ + r"|розе|розэ|розовенькое|rose|rosé|rosado|rosato|rozov\w*")),
@@ -127,7 +130,18 @@ _TYPES: list[tuple[str, re.Pattern[str]]] = [
 _SWEETNESS: list[tuple[str, re.Pattern[str]]] = [
     ("semi_dry", _rx(r"полусух" + _ADJ + r"|semi ?dry|off ?dry|medium ?dry|polusuh\w*")),
     ("semi_sweet", _rx(r"полуслад(?:к|еньк)" + _ADJ + r"|semi ?sweet|medium ?sweet|amabile|polusladk\w*")),
-    ("dry", _rx(r"сух" + _ADJ + r"|сухач\w*|несладк" + _ADJ + r"|не сладк" + _ADJ + r"|брют\w*|brut|dry|secco|seco|sec|suh\w*")),
+    (
+        "dry",
+        _rx(
+            r"сух"
+            + _ADJ
+            + r"|сухач\w*|несладк"
+            + _ADJ
+            + r"|не сладк"
+            + _ADJ
+            + r"|брют\w*|brut|dry|secco|seco|sec|suh\w*"
+        ),
+    ),
     ("sweet", _rx(r"слад(?:к|еньк)" + _ADJ + r"|десертн" + _ADJ + r"|sweet|dolce|sladk\w*")),
 ]
 
@@ -156,22 +170,67 @@ def _pick_enum(t: str, table: list[tuple[str, re.Pattern[str]]], spans: _Spans) 
 # --------------------------------------------------------------------------- price
 
 _THOUSAND_WORDS = {
-    "полутора": 1.5, "полторы": 1.5, "полтора": 1.5, "одной": 1, "одну": 1, "одна": 1,
-    "две": 2, "двух": 2, "пары": 2, "пару": 2, "пара": 2, "три": 3, "трех": 3, "четыре": 4, "четырех": 4,
-    "пять": 5, "пяти": 5, "шесть": 6, "шести": 6, "семь": 7, "семи": 7, "восемь": 8, "восьми": 8,
-    "девять": 9, "девяти": 9, "десять": 10, "десяти": 10, "пятнадцать": 15, "пятнадцати": 15,
-    "двадцать": 20, "двадцати": 20, "тридцать": 30, "тридцати": 30, "пятьдесят": 50, "пятидесяти": 50,
+    "полутора": 1.5,
+    "полторы": 1.5,
+    "полтора": 1.5,
+    "одной": 1,
+    "одну": 1,
+    "одна": 1,
+    "две": 2,
+    "двух": 2,
+    "пары": 2,
+    "пару": 2,
+    "пара": 2,
+    "три": 3,
+    "трех": 3,
+    "четыре": 4,
+    "четырех": 4,
+    "пять": 5,
+    "пяти": 5,
+    "шесть": 6,
+    "шести": 6,
+    "семь": 7,
+    "семи": 7,
+    "восемь": 8,
+    "восьми": 8,
+    "девять": 9,
+    "девяти": 9,
+    "десять": 10,
+    "десяти": 10,
+    "пятнадцать": 15,
+    "пятнадцати": 15,
+    "двадцать": 20,
+    "двадцати": 20,
+    "тридцать": 30,
+    "тридцати": 30,
+    "пятьдесят": 50,
+    "пятидесяти": 50,
 }
 _HUNDRED_WORDS = {
-    "двести": 200, "двухсот": 200, "триста": 300, "трехсот": 300, "четыреста": 400, "четырехсот": 400,
-    "пятьсот": 500, "пятисот": 500, "шестьсот": 600, "шестисот": 600, "семьсот": 700, "семисот": 700,
-    "восемьсот": 800, "восьмисот": 800, "девятьсот": 900, "девятисот": 900,
+    "двести": 200,
+    "двухсот": 200,
+    "триста": 300,
+    "трехсот": 300,
+    "четыреста": 400,
+    "четырехсот": 400,
+    "пятьсот": 500,
+    "пятисот": 500,
+    "шестьсот": 600,
+    "шестисот": 600,
+    "семьсот": 700,
+    "семисот": 700,
+    "восемьсот": 800,
+    "восьмисот": 800,
+    "девятьсот": 900,
+    "девятисот": 900,
 }
 _THOUSAND_UNIT = r"тысяч\w*|тыщ\w*|тыс\.?|косар\w*|кос(?:ых)?"
 _AMOUNT = re.compile(
     r"(?<![\w.,])(?:"
     r"(?P<n>\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
-    r"(?:\s*(?P<u>к(?![а-я])|k(?![a-z])|" + _THOUSAND_UNIT + r"|тр(?![а-я])|т\.р\.?|₽|р\.|р(?![а-я])|руб\w*\.?|rub\w*|rur))?"
+    r"(?:\s*(?P<u>к(?![а-я])|k(?![a-z])|"
+    + _THOUSAND_UNIT
+    + r"|тр(?![а-я])|т\.р\.?|₽|р\.|р(?![а-я])|руб\w*\.?|rub\w*|rur))?"
     r"|(?:(?P<w>" + "|".join(sorted(_THOUSAND_WORDS, key=len, reverse=True)) + r")\s+)?(?P<th>тысяч\w*|тыщ\w*|косар\w*)"
     r"|(?P<h>" + "|".join(_HUNDRED_WORDS) + r")"
     r")(?:\s*(?:₽|руб\w*\.?|р\.|р(?![а-я])))?"
@@ -185,20 +244,34 @@ _YEAR_BEFORE = re.compile(r"(?:урожа\w*|винтаж\w*|года|год|в�
 _BEFORE_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("min", re.compile(r"(?:не\s+дешевле|не\s+ниже|не\s+менее|не\s+меньше)\s*(?:чем\s*)?$")),
     ("max", re.compile(r"(?:не\s+дороже|не\s+больше|не\s+более|не\s+выше|не\s+свыше)\s*(?:чем\s*)?$")),
-    ("max", re.compile(
-        r"(?:(?<![а-я])до|дешевле|меньше|максимум|макс\.?|в\s+пределах|в\s+рамках|бюджет(?:ом)?(?:\s+до)?|"
-        r"ниже|under|below|less\s+than|up\s+to|max|cheaper\s+than|<|≤|<=)\s*(?:чем\s*)?$"
-    )),
-    ("min", re.compile(
-        r"(?:(?<![а-я])от|дороже|больше|более|свыше|выше|минимум|from|over|above|more\s+than|>|≥|>=)\s*(?:чем\s*)?$"
-    )),
-    ("approx", re.compile(
-        r"(?:около|примерно|приблизительно|в\s+районе|порядка|где\s*то|~|≈|(?<![а-я])за|around|about|approximately|"
-        r"тысяч\s+за|плюс\s*минус|стоимостью|ценой|по\s+цене)\s*$"
-    )),
+    (
+        "max",
+        re.compile(
+            r"(?:(?<![а-я])до|дешевле|меньше|максимум|макс\.?|в\s+пределах|в\s+рамках|бюджет(?:ом)?(?:\s+до)?|"
+            r"ниже|under|below|less\s+than|up\s+to|max|cheaper\s+than|<|≤|<=)\s*(?:чем\s*)?$"
+        ),
+    ),
+    (
+        "min",
+        re.compile(
+            r"(?:(?<![а-я])от|дороже|больше|более|свыше|выше|минимум|from|over|above|more\s+than|>|≥|>=)\s*(?:чем\s*)?$"
+        ),
+    ),
+    (
+        "approx",
+        re.compile(
+            r"(?:около|примерно|приблизительно|в\s+районе|порядка|где\s*то|~|≈|(?<![а-я])за|around|about|approximately|"
+            r"тысяч\s+за|плюс\s*минус|стоимостью|ценой|по\s+цене)\s*$"
+        ),
+    ),
 ]
 _AFTER_RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("max", re.compile(r"^\s*(?:максимум|макс|max|и\s+дешевле|или\s+дешевле|и\s+меньше|или\s+меньше|и\s+ниже|или\s+ниже|потолок)")),
+    (
+        "max",
+        re.compile(
+            r"^\s*(?:максимум|макс|max|и\s+дешевле|или\s+дешевле|и\s+меньше|или\s+меньше|и\s+ниже|или\s+ниже|потолок)"
+        ),
+    ),
     ("min", re.compile(r"^\s*(?:\+|и\s+дороже|или\s+дороже|и\s+выше|или\s+выше|и\s+больше|минимум|min\b)")),
     ("approx", re.compile(r"^\s*(?:плюс\s*минус|\+\s*-|\+/-|±|примерно|или\s+около)")),
 ]
@@ -255,16 +328,19 @@ def _read_price(raw: str, spans: _Spans) -> tuple[float | None, float | None]:
     # Ranges: "1500-2000", "1-2 тысячи", "от 1 до 2 тысяч".
     for i in range(len(amounts) - 1):
         a, b = amounts[i], amounts[i + 1]
-        between = raw[a.end:b.start]
+        between = raw[a.end : b.start]
         is_dash = bool(_RANGE_DASH.match(between))
         is_from_to = bool(re.match(r"^\s*до\s*$", between)) and bool(
-            re.search(r"(?:^|\s)от\s*$", raw[max(0, a.start - 10):a.start]))
+            re.search(r"(?:^|\s)от\s*$", raw[max(0, a.start - 10) : a.start])
+        )
         if not (is_dash or is_from_to):
             continue
         low, high = a.value, b.value
         if b.thousand_unit and not a.thousand_unit and low < 100:
             low *= 1000
-        if high < 100 or (not is_from_to and not (a.money_unit or b.money_unit or a.thousand_unit or b.thousand_unit) and high < 300):
+        if high < 100 or (
+            not is_from_to and not (a.money_unit or b.money_unit or a.thousand_unit or b.thousand_unit) and high < 300
+        ):
             continue
         if low > high:
             low, high = high, low
@@ -274,7 +350,7 @@ def _read_price(raw: str, spans: _Spans) -> tuple[float | None, float | None]:
     for i, amount in enumerate(amounts):
         if i in used:
             continue
-        before, after = raw[max(0, amount.start - 40):amount.start], raw[amount.end:amount.end + 40]
+        before, after = raw[max(0, amount.start - 40) : amount.start], raw[amount.end : amount.end + 40]
         if _NOT_PRICE_AFTER.match(after) and not amount.money_unit and not amount.thousand_unit:
             continue
         relation = None
@@ -330,14 +406,38 @@ def _price_words(t: str, spans: _Spans) -> tuple[float | None, float | None]:
 # Vermentino, but "какую роль играет кислотность" is not about grapes.
 _EXCLUDED_GRAPE_ALIASES = {"кот", "cot", "роль", "rolle"}
 _EXTRA_GRAPES = {
-    "каберне": "Каберне", "гаме": "Гаме", "gamay": "Гаме", "вердехо": "Вердехо", "verdejo": "Вердехо",
-    "фурминт": "Фурминт", "furmint": "Фурминт", "ламбруско": "Ламбруско", "lambrusco": "Ламбруско",
-    "мурведр": "Мурведр", "mourvedre": "Мурведр", "верментино": "Верментино", "vermentino": "Верментино",
-    "кариньян": "Кариньян", "carignan": "Кариньян", "алиготе": "Алиготе", "aligote": "Алиготе",
-    "кокур": "Кокур", "сибирьковый": "Сибирьковый", "пти вердо": "Пти Вердо", "petit verdot": "Пти Вердо",
-    "пино блан": "Пино Блан", "pinot blanc": "Пино Блан", "пино менье": "Пино Менье", "pinot meunier": "Пино Менье",
-    "мцване": "Мцване", "турига насьональ": "Турига Насьональ", "touriga nacional": "Турига Насьональ",
-    "семильон": "Семильон", "semillon": "Семильон", "мальвазия": "Мальвазия", "malvasia": "Мальвазия",
+    "каберне": "Каберне",
+    "гаме": "Гаме",
+    "gamay": "Гаме",
+    "вердехо": "Вердехо",
+    "verdejo": "Вердехо",
+    "фурминт": "Фурминт",
+    "furmint": "Фурминт",
+    "ламбруско": "Ламбруско",
+    "lambrusco": "Ламбруско",
+    "мурведр": "Мурведр",
+    "mourvedre": "Мурведр",
+    "верментино": "Верментино",
+    "vermentino": "Верментино",
+    "кариньян": "Кариньян",
+    "carignan": "Кариньян",
+    "алиготе": "Алиготе",
+    "aligote": "Алиготе",
+    "кокур": "Кокур",
+    "сибирьковый": "Сибирьковый",
+    "пти вердо": "Пти Вердо",
+    "petit verdot": "Пти Вердо",
+    "пино блан": "Пино Блан",
+    "pinot blanc": "Пино Блан",
+    "пино менье": "Пино Менье",
+    "pinot meunier": "Пино Менье",
+    "мцване": "Мцване",
+    "турига насьональ": "Турига Насьональ",
+    "touriga nacional": "Турига Насьональ",
+    "семильон": "Семильон",
+    "semillon": "Семильон",
+    "мальвазия": "Мальвазия",
+    "malvasia": "Мальвазия",
 }
 # The catalogue writes "Пино Гриджио"; this value also matches "Пино Гри" through the tools' aliases.
 _GRAPE_AND_TYPE = {"просекко", "prosecco", "ламбруско", "lambrusco"}
@@ -410,7 +510,12 @@ REGIONS: list[tuple[str, str, str, re.Pattern[str]]] = [
     ("Шампань", "Шампани", "Франция", _rx(r"шампан(?:ь|и|ью)")),
     ("Прованс", "Прованса", "Франция", _rx(r"прованс\w*|provence")),
     ("Эльзас", "Эльзаса", "Франция", _rx(r"эльзас\w*|alsace")),
-    ("Долина Роны", "долины Роны", "Франция", _rx(r"рон(?:а|ы|е|у)|ронск\w*|долин\w*\s+рон\w*|rhone|кот\s*дю\s*рон\w*")),
+    (
+        "Долина Роны",
+        "долины Роны",
+        "Франция",
+        _rx(r"рон(?:а|ы|е|у)|ронск\w*|долин\w*\s+рон\w*|rhone|кот\s*дю\s*рон\w*"),
+    ),
     ("Божоле", "Божоле", "Франция", _rx(r"божоле|beaujolais")),
     ("Лангедок", "Лангедока", "Франция", _rx(r"лангедок\w*|languedoc")),
     ("Риоха", "Риохи", "Испания", _rx(r"риох\w*|rioja")),
@@ -449,7 +554,12 @@ _FOODS: list[tuple[re.Pattern[str], str]] = [
     (_rx(r"мяс(?:о|а|у|ом|е|ной|ная|ное|ному|ным|ных|ные)|meat"), "мясо"),
     (_rx(r"лосос\w*|семг\w*|сёмг\w*|salmon"), "лосось"),
     (_rx(r"устриц\w*|oyster\w*"), "устрицы"),
-    (_rx(r"морепродукт\w*|креветк\w*|мидии|мидий|мидиям\w*|кальмар\w*|гребешк\w*|краб\w*|омар\w*|лобстер\w*|seafood|shrimp\w*"), "морепродукты"),
+    (
+        _rx(
+            r"морепродукт\w*|креветк\w*|мидии|мидий|мидиям\w*|кальмар\w*|гребешк\w*|краб\w*|омар\w*|лобстер\w*|seafood|shrimp\w*"
+        ),
+        "морепродукты",
+    ),
     (_rx(r"рыб\w*|форел\w*|сибас\w*|дорадо|треск\w*|тунц\w*|тунец|судак\w*|fish"), "рыба"),
     (_rx(r"суши|сашими|ролл(?:ы|ам|ов|ами)|sushi"), "суши"),
     (_rx(r"паст(?:а|у|ой|е|ы)|спагетти|макарон\w*|лазань\w*|карбонар\w*|болоньезе|pasta"), "паста"),
@@ -490,8 +600,13 @@ _MOOD_CUES = _rx(
     r"light|fresh|summer|winter|romantic|date|party|celebrat\w*|gift|picnic|fruity|elegant|rich|smooth|cozy"
 )
 _MOOD_REWRITES = {
-    "полегче": "легкое", "посвежее": "свежее", "помягче": "мягкое", "понасыщеннее": "насыщенное",
-    "поплотнее": "плотное", "помощнее": "мощное насыщенное", "покрепче": "насыщенное крепкое",
+    "полегче": "легкое",
+    "посвежее": "свежее",
+    "помягче": "мягкое",
+    "понасыщеннее": "насыщенное",
+    "поплотнее": "плотное",
+    "помощнее": "мощное насыщенное",
+    "покрепче": "насыщенное крепкое",
 }
 _FILLER = set(
     """и в во на с со к ко по для за из от до о об а но или что чтобы как так же ли бы не ни это этот эта эти то тот
@@ -534,7 +649,9 @@ _INFO = re.compile(
     r"какую\s+роль|как\s+влия\w*|на\s+что\s+влия\w*|"
     r"нужно\s+ли|надо\s+ли|можно\s+ли\s+(?:хранить|пить|охлаждать|ставить|класть|замораживать)|правда\s+ли)(?=\s|$|[?,.!])"
 )
-_TELL_ABOUT = re.compile(r"(?:^|\s)(?:расскажи(?:те)?\s+(?:мне\s+)?(?:про|о|об)|что\s+можешь\s+сказать\s+(?:про|о|об))\s")
+_TELL_ABOUT = re.compile(
+    r"(?:^|\s)(?:расскажи(?:те)?\s+(?:мне\s+)?(?:про|о|об)|что\s+можешь\s+сказать\s+(?:про|о|об))\s"
+)
 _WINE_WORD = _rx(
     r"вин(?:о|а|у|ом|е|ам|ами|ах)|винц\w*|винишк\w*|вино\w*|бутыл\w*|бутылочк\w*|wine\w*|винтаж\w*|бокал\w*"
 )
@@ -556,7 +673,9 @@ _FOLLOW_START = re.compile(
     r"^(?:а|и|ну|тогда|лучше|может|может\s+быть|а\s+если|а\s+как\s+насчет|а\s+что\s+насчет|а\s+можно|а\s+есть|"
     r"а\s+теперь|and|what\s+about|how\s+about)(?=\s|$|[?,.!])"
 )
-_PREVIOUS_REQUEST = _rx(r"(?:по\s+)?(?:моему\s+|тому\s+же\s+|этому\s+же\s+)?(?:предыдущ\w*|прошл\w*|тому\s+же|этому\s+же)\s+(?:запрос\w*|вопрос\w*)")
+_PREVIOUS_REQUEST = _rx(
+    r"(?:по\s+)?(?:моему\s+|тому\s+же\s+|этому\s+же\s+)?(?:предыдущ\w*|прошл\w*|тому\s+же|этому\s+же)\s+(?:запрос\w*|вопрос\w*)"
+)
 _MORE = _rx(
     r"ещ[её]|больше\s+вариантов|другие|другое|другой|другого|других|другую|иные|иное|альтернатив\w*|похож\w*|аналог\w*|"
     r"more|other|others|another|else"
@@ -575,6 +694,7 @@ def _content_left(t: str, *patterns: re.Pattern[str]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- reading
+
 
 @dataclass
 class _Reading:
@@ -618,7 +738,7 @@ def _read_filters(raw: str, t: str) -> _Reading:
         filters["wine_type"] = wine_type
     # "брют" is both sparkling and dry: let the sweetness table see it again.
     sweet_spans = _Spans()
-    sweet_spans.ranges = [r for r in spans.ranges if not re.match(r"брют|brut", t[r[0]:r[1]])]
+    sweet_spans.ranges = [r for r in spans.ranges if not re.match(r"брют|brut", t[r[0] : r[1]])]
     sweetness = _pick_enum(t, _SWEETNESS, sweet_spans)
     spans.ranges = sweet_spans.ranges + [r for r in spans.ranges if r not in sweet_spans.ranges]
     if sweetness:
@@ -738,8 +858,7 @@ def _is_follow_up(t: str, reading: _Reading, previous: QueryIntent | None) -> bo
         return True
     # A bare change of one parameter: "белое", "до 1500", "из Италии?" (not "мальбек из Аргентины").
     keys = {"price" if k.startswith("price") else k for k in reading.filters}
-    return (len(words) <= 2 and len(keys) == 1 and reading.mood is None
-            and not _WINE_WORD.search(t))
+    return len(words) <= 2 and len(keys) == 1 and reading.mood is None and not _WINE_WORD.search(t)
 
 
 def _resolve_direction(filters: dict[str, Any], direction: PriceDirection, previous: QueryIntent | None) -> None:

@@ -146,8 +146,11 @@ class OfflineResponder:
         verdict = guards.precheck(text)
         if verdict is not None:
             return OfflineAnswer(
-                response=guards.guard_response(verdict, seed=text), found_wines=[], tool_calls=[],
-                intent=QueryIntent(kind="off_topic"), guard=verdict,
+                response=guards.guard_response(verdict, seed=text),
+                found_wines=[],
+                tool_calls=[],
+                intent=QueryIntent(kind="off_topic"),
+                guard=verdict,
             )
 
         pairs = _pairs(history)
@@ -249,7 +252,10 @@ class OfflineResponder:
             logger.warning("offline responder could not embed the query: %s", exc)
             return None
         arguments: dict[str, Any] = {
-            "query": mood, "embedding": vector, "embedding_model": self.embedder.model, "limit": CANDIDATE_LIMIT,
+            "query": mood,
+            "embedding": vector,
+            "embedding_model": self.embedder.model,
+            "limit": CANDIDATE_LIMIT,
         }
         for key in ("wine_type", "price_max"):
             if filters.get(key) is not None:
@@ -408,8 +414,13 @@ def _select(candidates: list[dict], *, diversify: bool, count: int = MAX_PICKS) 
 
     head = candidates[:8]
     if diversify:
-        take(lambda w: w.get("wine_type") not in {p.get("wine_type") for p in picked}
-             and w.get("producer") not in {p.get("producer") for p in picked}, head)
+        take(
+            lambda w: (
+                w.get("wine_type") not in {p.get("wine_type") for p in picked}
+                and w.get("producer") not in {p.get("producer") for p in picked}
+            ),
+            head,
+        )
     take(lambda w: w.get("producer") not in {p.get("producer") for p in picked}, head)
     take(lambda w: True, candidates)
     order = {id(w): i for i, w in enumerate(candidates)}

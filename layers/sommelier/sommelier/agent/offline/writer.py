@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 import zlib
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from sommelier.agent.models import MAX_CLOSING, MAX_DESCRIPTION, MAX_INTRO, SommelierResponse, WineRecommendation
@@ -77,34 +77,81 @@ def _first_sentence(text: str, limit: int = 320) -> str:
 
 
 COUNTRY_GENITIVE = {
-    "Россия": "России", "Франция": "Франции", "Италия": "Италии", "Испания": "Испании", "Португалия": "Португалии",
-    "Германия": "Германии", "Австрия": "Австрии", "Грузия": "Грузии", "Армения": "Армении", "Аргентина": "Аргентины",
-    "Чили": "Чили", "США": "США", "ЮАР": "ЮАР", "Новая Зеландия": "Новой Зеландии", "Австралия": "Австралии",
-    "Венгрия": "Венгрии", "Греция": "Греции", "Молдова": "Молдовы", "Абхазия": "Абхазии",
+    "Россия": "России",
+    "Франция": "Франции",
+    "Италия": "Италии",
+    "Испания": "Испании",
+    "Португалия": "Португалии",
+    "Германия": "Германии",
+    "Австрия": "Австрии",
+    "Грузия": "Грузии",
+    "Армения": "Армении",
+    "Аргентина": "Аргентины",
+    "Чили": "Чили",
+    "США": "США",
+    "ЮАР": "ЮАР",
+    "Новая Зеландия": "Новой Зеландии",
+    "Австралия": "Австралии",
+    "Венгрия": "Венгрии",
+    "Греция": "Греции",
+    "Молдова": "Молдовы",
+    "Абхазия": "Абхазии",
 }
 
 FOOD_DATIVE = {
-    "стейк": "к стейку", "шашлык": "к шашлыку", "барбекю": "к барбекю и блюдам на гриле", "говядина": "к говядине",
-    "свинина": "к свинине", "ягнятина": "к ягнятине", "дичь": "к дичи", "мясо": "к мясу", "лосось": "к лососю",
-    "устрицы": "к устрицам", "морепродукты": "к морепродуктам", "рыба": "к рыбе", "суши": "к суши", "паста": "к пасте",
-    "пицца": "к пицце", "сыр": "к сырам", "утка": "к утке", "курица": "к курице", "птица": "к птице",
-    "десерт": "к десерту", "шоколад": "к шоколаду", "фрукты": "к фруктам", "салаты": "к салатам",
-    "закуски": "к закускам и на аперитив", "бургеры": "к бургерам", "грибы": "к грибам", "хачапури": "к хачапури",
-    "хинкали": "к хинкали", "паэлья": "к паэлье", "ризотто": "к ризотто", "азиатская кухня": "к азиатской кухне",
+    "стейк": "к стейку",
+    "шашлык": "к шашлыку",
+    "барбекю": "к барбекю и блюдам на гриле",
+    "говядина": "к говядине",
+    "свинина": "к свинине",
+    "ягнятина": "к ягнятине",
+    "дичь": "к дичи",
+    "мясо": "к мясу",
+    "лосось": "к лососю",
+    "устрицы": "к устрицам",
+    "морепродукты": "к морепродуктам",
+    "рыба": "к рыбе",
+    "суши": "к суши",
+    "паста": "к пасте",
+    "пицца": "к пицце",
+    "сыр": "к сырам",
+    "утка": "к утке",
+    "курица": "к курице",
+    "птица": "к птице",
+    "десерт": "к десерту",
+    "шоколад": "к шоколаду",
+    "фрукты": "к фруктам",
+    "салаты": "к салатам",
+    "закуски": "к закускам и на аперитив",
+    "бургеры": "к бургерам",
+    "грибы": "к грибам",
+    "хачапури": "к хачапури",
+    "хинкали": "к хинкали",
+    "паэлья": "к паэлье",
+    "ризотто": "к ризотто",
+    "азиатская кухня": "к азиатской кухне",
     "фуа-гра": "к фуа-гра",
 }
 
 _BODY = {1: "очень лёгкое", 2: "лёгкое", 3: "средней полноты", 4: "насыщенное", 5: "мощное, полнотелое"}
-_TANNINS = {2: "с мягкими танинами", 3: "с умеренными танинами", 4: "с заметными, крепкими танинами", 5: "с мощными танинами"}
+_TANNINS = {
+    2: "с мягкими танинами",
+    3: "с умеренными танинами",
+    4: "с заметными, крепкими танинами",
+    5: "с мощными танинами",
+}
 _ACIDITY = {
-    1: "с мягкой кислотностью", 2: "с невысокой кислотностью", 3: "со сбалансированной кислотностью",
-    4: "со свежей кислотностью", 5: "с яркой, высокой кислотностью",
+    1: "с мягкой кислотностью",
+    2: "с невысокой кислотностью",
+    3: "со сбалансированной кислотностью",
+    4: "со свежей кислотностью",
+    5: "с яркой, высокой кислотностью",
 }
 _INDECLINABLE_GRAPES = {"Каберне Совиньон", "Каберне Фран"}
 
 
 def grape_genitive(name: str) -> str:
-    """"Мальбек" → "Мальбека", "Пино Нуар" → "Пино Нуара"; indeclinable names stay as they are."""
+    """ "Мальбек" → "Мальбека", "Пино Нуар" → "Пино Нуара"; indeclinable names stay as they are."""
     if name in _INDECLINABLE_GRAPES:
         return name
     parts = name.split()
@@ -126,7 +173,7 @@ def _count_phrase(n: int) -> str:
 
 
 def style_phrase(wine_type: str | None, sweetness: str | None) -> str:
-    """"сухое красное", "игристое брют", "полусладкое игристое"."""
+    """ "сухое красное", "игристое брют", "полусладкое игристое"."""
     type_ru = WINE_TYPE_RU.get(wine_type or "", "")
     sweet_ru = SWEETNESS_RU.get(sweetness or "", "")
     if wine_type == "sparkling":
@@ -152,7 +199,8 @@ def price_phrase(filters: dict[str, Any]) -> str:
 # Occasions the customer named → how to say it ("для летнего вечера"), most specific first. Each
 # phrase covers some groups; a later phrase of an already covered group is skipped.
 _OCCASIONS: tuple[tuple[re.Pattern[str], str, frozenset[str]], ...] = tuple(
-    (re.compile(p), phrase, frozenset(groups.split())) for p, phrase, groups in (
+    (re.compile(p), phrase, frozenset(groups.split()))
+    for p, phrase, groups in (
         (r"романт\w*\s+ужин", "для романтического ужина", "romance dinner"),
         (r"романт|свидан|валентин|вдво[её]м|двоих", "для романтического вечера", "romance"),
         (r"летн\w*\s+вечер|вечер\w*\s+летн", "для летнего вечера", "summer"),
@@ -179,17 +227,57 @@ _OCCASIONS: tuple[tuple[re.Pattern[str], str, frozenset[str]], ...] = tuple(
 )
 # Taste words the customer used → the adjective for the summary ("бархатное вино").
 _ADJECTIVES: tuple[tuple[str, str], ...] = (
-    ("легк", "лёгкое"), ("легч", "лёгкое"), ("свеж", "свежее"), ("освеж", "освежающее"), ("бодр", "бодрящее"),
-    ("бархат", "бархатное"), ("насыщ", "насыщенное"), ("плотн", "плотное"), ("мощн", "мощное"),
-    ("полнотел", "полнотелое"), ("согрева", "согревающее"), ("фрукт", "фруктовое"), ("ягодн", "ягодное"),
-    ("элегант", "элегантное"), ("изыскан", "изысканное"), ("утончен", "утончённое"), ("мягк", "мягкое"),
-    ("нежн", "нежное"), ("сочн", "сочное"), ("минерал", "минеральное"), ("пряны", "пряное"),
-    ("ароматн", "ароматное"), ("терпк", "терпкое"), ("необычн", "необычное"), ("интересн", "интересное"),
-    ("цветочн", "цветочное"), ("округл", "округлое"), ("шелковист", "шелковистое"), ("крепк", "крепкое"),
+    ("легк", "лёгкое"),
+    ("легч", "лёгкое"),
+    ("свеж", "свежее"),
+    ("освеж", "освежающее"),
+    ("бодр", "бодрящее"),
+    ("бархат", "бархатное"),
+    ("насыщ", "насыщенное"),
+    ("плотн", "плотное"),
+    ("мощн", "мощное"),
+    ("полнотел", "полнотелое"),
+    ("согрева", "согревающее"),
+    ("фрукт", "фруктовое"),
+    ("ягодн", "ягодное"),
+    ("элегант", "элегантное"),
+    ("изыскан", "изысканное"),
+    ("утончен", "утончённое"),
+    ("мягк", "мягкое"),
+    ("нежн", "нежное"),
+    ("сочн", "сочное"),
+    ("минерал", "минеральное"),
+    ("пряны", "пряное"),
+    ("ароматн", "ароматное"),
+    ("терпк", "терпкое"),
+    ("необычн", "необычное"),
+    ("интересн", "интересное"),
+    ("цветочн", "цветочное"),
+    ("округл", "округлое"),
+    ("шелковист", "шелковистое"),
+    ("крепк", "крепкое"),
 )
 # Occasion concepts first: "для зимнего вечера" explains a pick better than a taste word does.
-_CONCEPT_PRIORITY = ("winter", "summer", "romance", "celebration", "gift", "picnic", "everyday", "light",
-                     "aperitif", "bubbles", "sweet", "rich", "fruity", "elegant", "oak", "spicy", "mineral", "south")
+_CONCEPT_PRIORITY = (
+    "winter",
+    "summer",
+    "romance",
+    "celebration",
+    "gift",
+    "picnic",
+    "everyday",
+    "light",
+    "aperitif",
+    "bubbles",
+    "sweet",
+    "rich",
+    "fruity",
+    "elegant",
+    "oak",
+    "spicy",
+    "mineral",
+    "south",
+)
 
 
 def mood_concepts(mood: str | None) -> list[str]:
@@ -377,8 +465,14 @@ def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str) -> str:
         "{Grapes} из региона {region}: {style}, {body}.",
     ]
     identity = _pick(identity_templates, query, wid, "identity").format(
-        Style=_cap(style), style=style, region=region, grapes=grapes, Grapes=_cap(grapes), body=body_words,
-        Producer=producer or _cap(style), vintage=_vintage(wine),
+        Style=_cap(style),
+        style=style,
+        region=region,
+        grapes=grapes,
+        Grapes=_cap(grapes),
+        body=body_words,
+        Producer=producer or _cap(style),
+        vintage=_vintage(wine),
     )
 
     f = intent.filters
@@ -388,11 +482,18 @@ def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str) -> str:
         hits = matching_pairings(wine, str(f["food_pairing"]))
         dative = FOOD_DATIVE.get(f["food_pairing"], f"к блюду «{f['food_pairing']}»")
         if hits:
-            reasons.append(_pick([
-                f"подходит {dative}: в списке сочетаний — {', '.join(hits[:2])}",
-                f"хорошо ляжет {dative} (рекомендуемые сочетания: {', '.join(hits[:2])})",
-                f"{dative} — то, что нужно: среди сочетаний есть {hits[0]}",
-            ], query, wid, "food"))
+            reasons.append(
+                _pick(
+                    [
+                        f"подходит {dative}: в списке сочетаний — {', '.join(hits[:2])}",
+                        f"хорошо ляжет {dative} (рекомендуемые сочетания: {', '.join(hits[:2])})",
+                        f"{dative} — то, что нужно: среди сочетаний есть {hits[0]}",
+                    ],
+                    query,
+                    wid,
+                    "food",
+                )
+            )
     occasions = mood_occasions(intent.mood)
     occasion = occasions[0] if occasions else None
     mood_reason = False
@@ -403,27 +504,55 @@ def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str) -> str:
             mood_reason = True
             break
     if intent.mood and not mood_reason and wine.get("similarity_score") is not None:
-        reasons.append(_pick([
-            "по описанию ближе всего к тому, что вы ищете",
-            "по характеру хорошо совпадает с вашим описанием",
-        ], query, wid, "similar"))
+        reasons.append(
+            _pick(
+                [
+                    "по описанию ближе всего к тому, что вы ищете",
+                    "по характеру хорошо совпадает с вашим описанием",
+                ],
+                query,
+                wid,
+                "similar",
+            )
+        )
     if price is not None:
         if f.get("price_max") is not None and f.get("price_min") is not None:
-            reasons.append(_pick([
-                f"цена {format_price(price)} — в вашем диапазоне",
-                f"стоит {format_price(price)}, ровно в заданных рамках",
-            ], query, wid, "range"))
+            reasons.append(
+                _pick(
+                    [
+                        f"цена {format_price(price)} — в вашем диапазоне",
+                        f"стоит {format_price(price)}, ровно в заданных рамках",
+                    ],
+                    query,
+                    wid,
+                    "range",
+                )
+            )
         elif f.get("price_max") is not None:
-            reasons.append(_pick([
-                f"укладывается в бюджет: {format_price(price)}",
-                f"стоит {format_price(price)} — в рамках бюджета {price_phrase(f)}",
-                f"цена {format_price(price)}, бюджет соблюдён",
-            ], query, wid, "budget"))
+            reasons.append(
+                _pick(
+                    [
+                        f"укладывается в бюджет: {format_price(price)}",
+                        f"стоит {format_price(price)} — в рамках бюджета {price_phrase(f)}",
+                        f"цена {format_price(price)}, бюджет соблюдён",
+                    ],
+                    query,
+                    wid,
+                    "budget",
+                )
+            )
         elif f.get("price_min") is not None:
-            reasons.append(_pick([
-                f"достойный уровень: {format_price(price)}",
-                f"цена {format_price(price)} — вино серьёзного уровня",
-            ], query, wid, "premium"))
+            reasons.append(
+                _pick(
+                    [
+                        f"достойный уровень: {format_price(price)}",
+                        f"цена {format_price(price)} — вино серьёзного уровня",
+                    ],
+                    query,
+                    wid,
+                    "premium",
+                )
+            )
         else:
             reasons.append(_pick([f"цена {format_price(price)}", f"стоит {format_price(price)}"], query, wid, "price"))
     why = _cap("; ".join(reasons[:3])) + "." if reasons else ""
@@ -472,31 +601,51 @@ def _intro(intent: QueryIntent, n: int, query: str) -> str:
     summary = request_summary(intent)
     count = _count_phrase(n)
     if intent.price_direction == "cheaper" and f.get("price_max") is not None:
-        return _pick([
-            f"Вот варианты подешевле — все не дороже {format_price(f['price_max'])}.",
-            f"Нашлись и более доступные вина: {count} до {format_price(f['price_max'])}.",
-        ], query, "cheaper")
+        return _pick(
+            [
+                f"Вот варианты подешевле — все не дороже {format_price(f['price_max'])}.",
+                f"Нашлись и более доступные вина: {count} до {format_price(f['price_max'])}.",
+            ],
+            query,
+            "cheaper",
+        )
     if intent.price_direction == "pricier" and f.get("price_min") is not None:
-        return _pick([
-            f"Если хочется чего-то посерьёзнее, вот {count} от {format_price(f['price_min'])}.",
-            f"Поднимаемся по цене: {count} дороже {format_price(f['price_min'])}.",
-        ], query, "pricier")
+        return _pick(
+            [
+                f"Если хочется чего-то посерьёзнее, вот {count} от {format_price(f['price_min'])}.",
+                f"Поднимаемся по цене: {count} дороже {format_price(f['price_min'])}.",
+            ],
+            query,
+            "pricier",
+        )
     if intent.more:
-        return _pick([
-            f"Вот ещё {count} по тому же запросу — {summary}.",
-            f"Другие варианты ({summary}): {count}, которые вы ещё не видели.",
-            f"Держите ещё {count}: {summary}.",
-        ], query, "more")
+        return _pick(
+            [
+                f"Вот ещё {count} по тому же запросу — {summary}.",
+                f"Другие варианты ({summary}): {count}, которые вы ещё не видели.",
+                f"Держите ещё {count}: {summary}.",
+            ],
+            query,
+            "more",
+        )
     if summary == "вино" or (intent.mood and summary == request_summary(replace(intent, mood=None))):
         if intent.mood:
-            return _pick([
-                f"По вашему описанию лучше всего подходят эти {count}.",
-                f"Под такое настроение я бы предложил {count} — вот они.",
-            ], query, "mood")
-        return _pick([
-            f"Вот {count} из нашего каталога, с которых приятно начать знакомство.",
-            f"Для начала предлагаю {count} разных стилей — от них легко оттолкнуться.",
-        ], query, "generic")
+            return _pick(
+                [
+                    f"По вашему описанию лучше всего подходят эти {count}.",
+                    f"Под такое настроение я бы предложил {count} — вот они.",
+                ],
+                query,
+                "mood",
+            )
+        return _pick(
+            [
+                f"Вот {count} из нашего каталога, с которых приятно начать знакомство.",
+                f"Для начала предлагаю {count} разных стилей — от них легко оттолкнуться.",
+            ],
+            query,
+            "generic",
+        )
     prefix = "Тогда " if intent.follow_up else ""
     lead = (lambda word: prefix + word[:1].lower() + word[1:]) if prefix else (lambda word: word)
     if n == 1:
@@ -553,9 +702,13 @@ def recommendation(
         if name.casefold() in seen:
             continue
         seen.add(name.casefold())
-        items.append(WineRecommendation(
-            wine_name=name, wine_id=wine.get("id"), description=describe_wine(wine, intent, query),
-        ))
+        items.append(
+            WineRecommendation(
+                wine_name=name,
+                wine_id=wine.get("id"),
+                description=describe_wine(wine, intent, query),
+            )
+        )
     intro = _intro(intent, len(items), query)
     if relaxed is not None:
         intro = _relax_sentence(relaxed[0], intent, relaxed[1], query) + " " + intro
@@ -577,16 +730,24 @@ def nothing_found(
     f = intent.filters
     summary = request_summary(intent)
     if intent.more:
-        intro = _pick([
-            f"Больше вин по этому запросу ({summary}) в каталоге нет — вы уже видели всё, что подходит.",
-            f"Похоже, по запросу «{summary}» вы уже видели всё, что есть в каталоге.",
-        ], query, "none-more")
+        intro = _pick(
+            [
+                f"Больше вин по этому запросу ({summary}) в каталоге нет — вы уже видели всё, что подходит.",
+                f"Похоже, по запросу «{summary}» вы уже видели всё, что есть в каталоге.",
+            ],
+            query,
+            "none-more",
+        )
     else:
-        intro = _pick([
-            f"Честно скажу: {summary} в нашем каталоге сейчас нет.",
-            f"К сожалению, по запросу «{summary}» в каталоге сейчас ничего не нашлось.",
-            f"Такого сочетания условий — {summary} — в каталоге пока нет, а придумывать я не буду.",
-        ], query, "none")
+        intro = _pick(
+            [
+                f"Честно скажу: {summary} в нашем каталоге сейчас нет.",
+                f"К сожалению, по запросу «{summary}» в каталоге сейчас ничего не нашлось.",
+                f"Такого сочетания условий — {summary} — в каталоге пока нет, а придумывать я не буду.",
+            ],
+            query,
+            "none",
+        )
     country = matching.canonical_country(str(f.get("country") or ""))
     if blocker == "price_max" and nearest_price is not None:
         suggestion = f"Ближайшие подходящие вина стоят от {format_price(nearest_price)}. Поднимем бюджет?"
@@ -595,12 +756,16 @@ def nothing_found(
     elif blocker in ("price_max", "price_min"):
         suggestion = "Если изменить ценовые рамки, варианты найдутся. Попробуем другой бюджет?"
     elif blocker == "sweetness":
-        suggestion = (f"Если рассмотреть не только {_SWEETNESS_PLURAL.get(str(f.get('sweetness')), 'такие')} вина, "
-                      "варианты найдутся. Показать?")
+        suggestion = (
+            f"Если рассмотреть не только {_SWEETNESS_PLURAL.get(str(f.get('sweetness')), 'такие')} вина, "
+            "варианты найдутся. Показать?"
+        )
     elif blocker == "grape_variety":
         suggestion = f"Без условия по сорту ({f.get('grape_variety')}) подходящие вина есть. Показать близкие по стилю?"
     elif blocker == "country":
-        suggestion = f"Если рассмотреть вина не только из {COUNTRY_GENITIVE.get(country, country)}, варианты найдутся. Показать?"
+        suggestion = (
+            f"Если рассмотреть вина не только из {COUNTRY_GENITIVE.get(country, country)}, варианты найдутся. Показать?"
+        )
     elif blocker == "region":
         suggestion = "Если не ограничиваться этим регионом, варианты найдутся. Расширим поиск?"
     elif blocker == "food_pairing":
@@ -613,34 +778,51 @@ def nothing_found(
         suggestion = "Попробуем поднять бюджет или изменить другие условия?"
     else:
         suggestion = "Расскажите чуть иначе, что ищете, — попробую ещё раз?"
-    return SommelierResponse(response_type="informational", intro=_clip(intro, MAX_INTRO),
-                             closing=_clip(suggestion, MAX_CLOSING))
+    return SommelierResponse(
+        response_type="informational", intro=_clip(intro, MAX_INTRO), closing=_clip(suggestion, MAX_CLOSING)
+    )
 
 
 def greeting(query: str) -> SommelierResponse:
-    intro = _pick([
-        "Здравствуйте! Я винный сомелье нашего магазина и помогу выбрать вино к ужину, на подарок или под настроение.",
-        "Добрый день! Подберу вино из нашего каталога: по цвету и сладости, к блюду, по поводу или в рамках бюджета.",
-        "Привет! Я помогаю выбрать вино — расскажите, что за повод, и я предложу пару-тройку бутылок из каталога.",
-    ], query, "greeting")
-    closing = _pick([
-        "Что будем искать: вино к ужину, на праздник или просто на вечер?",
-        "Какой повод и на какой бюджет ориентируемся?",
-        "Красное, белое, розовое или игристое — с чего начнём?",
-    ], query, "greeting-closing")
+    intro = _pick(
+        [
+            "Здравствуйте! Я винный сомелье нашего магазина и помогу выбрать вино к ужину, на подарок или под настроение.",
+            "Добрый день! Подберу вино из нашего каталога: по цвету и сладости, к блюду, по поводу или в рамках бюджета.",
+            "Привет! Я помогаю выбрать вино — расскажите, что за повод, и я предложу пару-тройку бутылок из каталога.",
+        ],
+        query,
+        "greeting",
+    )
+    closing = _pick(
+        [
+            "Что будем искать: вино к ужину, на праздник или просто на вечер?",
+            "Какой повод и на какой бюджет ориентируемся?",
+            "Красное, белое, розовое или игристое — с чего начнём?",
+        ],
+        query,
+        "greeting-closing",
+    )
     return SommelierResponse(response_type="informational", intro=intro, closing=closing)
 
 
 def thanks(query: str) -> SommelierResponse:
-    intro = _pick([
-        "Пожалуйста! Приятного вечера и хорошего вина.",
-        "Всегда пожалуйста, обращайтесь!",
-        "Рады помочь! Надеюсь, вино понравится.",
-    ], query, "thanks")
-    closing = _pick([
-        "Если захочется подобрать что-то ещё — просто напишите.",
-        "Понадобится вино к другому случаю — я здесь.",
-    ], query, "thanks-closing")
+    intro = _pick(
+        [
+            "Пожалуйста! Приятного вечера и хорошего вина.",
+            "Всегда пожалуйста, обращайтесь!",
+            "Рады помочь! Надеюсь, вино понравится.",
+        ],
+        query,
+        "thanks",
+    )
+    closing = _pick(
+        [
+            "Если захочется подобрать что-то ещё — просто напишите.",
+            "Понадобится вино к другому случаю — я здесь.",
+        ],
+        query,
+        "thanks-closing",
+    )
     return SommelierResponse(response_type="informational", intro=intro, closing=closing)
 
 
@@ -650,10 +832,14 @@ def help_answer(query: str) -> SommelierResponse:
         "(«до 2000»), страну или сорт, блюдо («к стейку») или повод («на летний вечер», «в подарок»), "
         "а после ответа можно попросить «подешевле», «а белое?» или «ещё»."
     )
-    closing = _pick([
-        "Ещё могу объяснить винные термины — например, что такое танины или терруар. С чего начнём?",
-        "Могу и просто рассказать о вине: что такое декантация, как хранить бутылки. Что вам интересно?",
-    ], query, "help")
+    closing = _pick(
+        [
+            "Ещё могу объяснить винные термины — например, что такое танины или терруар. С чего начнём?",
+            "Могу и просто рассказать о вине: что такое декантация, как хранить бутылки. Что вам интересно?",
+        ],
+        query,
+        "help",
+    )
     return SommelierResponse(response_type="informational", intro=intro, closing=closing)
 
 
@@ -680,41 +866,61 @@ _INFO_CLOSINGS = {
 def informational(topic: str | None, query: str) -> SommelierResponse:
     entry = glossary.get(topic) if topic else None
     if entry is None:
-        intro = _pick([
-            "На этот вопрос у меня нет короткой справки: в офлайн-режиме я знаю основные винные термины — танины, "
-            "кислотность, терруар, декантацию, выдержку в дубе и другие.",
-            "Подробно ответить на это сейчас не смогу, но объясню базовые понятия: танины, тело вина, аппелласьоны, "
-            "температуру подачи, хранение.",
-        ], query, "info-unknown")
+        intro = _pick(
+            [
+                "На этот вопрос у меня нет короткой справки: в офлайн-режиме я знаю основные винные термины — танины, "
+                "кислотность, терруар, декантацию, выдержку в дубе и другие.",
+                "Подробно ответить на это сейчас не смогу, но объясню базовые понятия: танины, тело вина, аппелласьоны, "
+                "температуру подачи, хранение.",
+            ],
+            query,
+            "info-unknown",
+        )
         closing = "Спросите о термине или расскажите, к какому случаю подобрать вино."
         return SommelierResponse(response_type="informational", intro=intro, closing=closing)
-    closing = _INFO_CLOSINGS.get(entry.key) or _pick([
-        "Хотите, подберу вино, на котором это хорошо чувствуется?",
-        "Подобрать вино к ближайшему ужину?",
-        "Если интересно, расскажу ещё о чём-нибудь или подберу вино.",
-    ], query, "info-closing")
+    closing = _INFO_CLOSINGS.get(entry.key) or _pick(
+        [
+            "Хотите, подберу вино, на котором это хорошо чувствуется?",
+            "Подобрать вино к ближайшему ужину?",
+            "Если интересно, расскажу ещё о чём-нибудь или подберу вино.",
+        ],
+        query,
+        "info-closing",
+    )
     return SommelierResponse(response_type="informational", intro=_clip(entry.answer, MAX_INTRO), closing=closing)
 
 
 def off_topic(query: str) -> SommelierResponse:
-    intro = _pick([
-        "Я винный сомелье и разбираюсь только в вине, так что с этим вопросом помочь не смогу.",
-        "С этим, увы, не помогу: я здесь, чтобы подбирать вино и рассказывать о нём.",
-        "Это немного не по моей части — я специализируюсь на вине из нашего каталога.",
-    ], query, "off")
-    closing = _pick([
-        "Зато могу подобрать вино к ужину, на подарок или под настроение — что ищете?",
-        "Давайте лучше подберём вино: какой повод?",
-        "Если нужно вино к столу или в подарок — расскажите, подберу.",
-    ], query, "off-closing")
+    intro = _pick(
+        [
+            "Я винный сомелье и разбираюсь только в вине, так что с этим вопросом помочь не смогу.",
+            "С этим, увы, не помогу: я здесь, чтобы подбирать вино и рассказывать о нём.",
+            "Это немного не по моей части — я специализируюсь на вине из нашего каталога.",
+        ],
+        query,
+        "off",
+    )
+    closing = _pick(
+        [
+            "Зато могу подобрать вино к ужину, на подарок или под настроение — что ищете?",
+            "Давайте лучше подберём вино: какой повод?",
+            "Если нужно вино к столу или в подарок — расскажите, подберу.",
+        ],
+        query,
+        "off-closing",
+    )
     return SommelierResponse(response_type="off_topic", guard_type="off_topic", intro=intro, closing=closing)
 
 
 def tool_error(query: str) -> SommelierResponse:
-    intro = _pick([
-        "Простите, сейчас не получается заглянуть в каталог: поиск вин временно недоступен.",
-        "Извините, каталог вин сейчас не отвечает, и я не хочу советовать наугад.",
-    ], query, "error")
+    intro = _pick(
+        [
+            "Простите, сейчас не получается заглянуть в каталог: поиск вин временно недоступен.",
+            "Извините, каталог вин сейчас не отвечает, и я не хочу советовать наугад.",
+        ],
+        query,
+        "error",
+    )
     return SommelierResponse(
         response_type="informational",
         intro=intro,
