@@ -274,8 +274,8 @@ def export_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     require_object(arguments)
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
-            f"SELECT {WINE_COLUMNS}, w.country FROM wines w ORDER BY w.producer, w.name, w.vintage_year"
-        ).fetchall()  # nosec B608 - a constant query
+            f"SELECT {WINE_COLUMNS}, w.country FROM wines w ORDER BY w.producer, w.name, w.vintage_year"  # nosec B608 - a constant query
+        ).fetchall()
     wines = []
     for row in rows:
         wines.append(
