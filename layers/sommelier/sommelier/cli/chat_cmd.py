@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -55,13 +56,63 @@ def telegram_calls(chat_id: int, parts, photos) -> list[dict[str, Any]]:
     return calls
 
 
+def terminal_update(update_id: int, chat_id: int, text: str) -> dict[str, Any]:
+    """A line typed in the terminal as the private-chat Update Telegram would deliver."""
+    message: dict[str, Any] = {
+        "message_id": update_id,
+        "date": int(time.time()),
+        "chat": {"id": chat_id, "type": "private"},
+        "from": {"id": chat_id, "is_bot": False, "first_name": ""},
+        "text": text,
+    }
+    if text.startswith("/"):
+        message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
+    return {"update_id": update_id, "message": message}
+
+
+def terminal_button(update_id: int, chat_id: int, data: str) -> dict[str, Any]:
+    """A pressed inline button as Telegram's callback_query Update."""
+    return {
+        "update_id": update_id,
+        "callback_query": {
+            "id": f"terminal-{update_id}",
+            "from": {"id": chat_id, "is_bot": False, "first_name": ""},
+            "message": {"message_id": update_id - 1, "chat": {"id": chat_id, "type": "private"}},
+            "data": data,
+        },
+    }
+
+
+class TerminalChannel:
+    """The router's side calls, shown in the terminal (no rate limit: one person types here)."""
+
+    def __init__(self, chat: TerminalChat):
+        self.chat = chat
+
+    def allow(self):
+        from sommelier.telegram.state import RateDecision
+
+        return RateDecision(allowed=True)
+
+    def typing(self) -> None:
+        return None  # the spinner of TerminalChat._busy shows it
+
+    def answer_callback(self, text: str | None) -> None:
+        if text:
+            self.chat.console.print(Text(f"🔔 {text}", style="italic"))
+
+    def edit_buttons(self, message_id: int, keyboard: dict) -> None:
+        self.chat.buttons = [(b["text"], b["callback_data"]) for row in keyboard["inline_keyboard"] for b in row]
+
+    def set_active(self, active: bool) -> None:
+        return None  # a terminal chat never blocks the bot
+
+
 class TerminalChat:
     def __init__(self, runtime, chat_id: int, console: Console):
-        from sommelier.bot.dialog import Sender
-
         self.runtime = runtime
         self.console = console
-        self.sender = Sender(user_id=chat_id, chat_id=chat_id, first_name=None)
+        self.chat_id = chat_id
         self.buttons: list[tuple[str, str]] = []  # (label, callback data) of the last keyboard
         self.update_id = 0
 
@@ -78,9 +129,16 @@ class TerminalChat:
             )
         )
 
-    def handle(self, line: str) -> None:
-        from sommelier.bot.dialog import Reply
+    def reply_to(self, update: dict[str, Any]):
+        """The reply the shared router gives this update (None: nothing to show)."""
+        from sommelier.telegram.router import ROUTER, Turn
+        from sommelier.telegram.updates import parse_update, route
 
+        routed = route(parse_update(update))
+        turn = Turn(routed=routed, dialog=self.runtime.dialog, tools=self.runtime.tools, channel=TerminalChannel(self))
+        return self._busy(lambda: ROUTER.dispatch(turn))
+
+    def handle(self, line: str) -> None:
         text = line.strip()
         if not text:
             return
@@ -88,18 +146,11 @@ class TerminalChat:
         if text.isdigit() and self.buttons and 1 <= int(text) <= len(self.buttons):
             label, data = self.buttons[int(text) - 1]
             self.console.print(Text(f"[нажата кнопка {label}]", style="dim"))
-            reply = self._busy(lambda: self.runtime.dialog.callback(self.sender, data, update_id=self.update_id))
-        elif text.split()[0] in ("/start", "/help", "/reset"):
-            command = text.split()[0]
-            dialog = self.runtime.dialog
-            reply: Reply = {
-                "/start": lambda: self._busy(lambda: dialog.start(self.sender)),
-                "/help": dialog.help,
-                "/reset": lambda: dialog.reset(self.sender),
-            }[command]()
+            reply = self.reply_to(terminal_button(self.update_id, self.chat_id, data))
         else:
-            reply = self._busy(lambda: self.runtime.dialog.message(self.sender, text, update_id=self.update_id))
-        self.show(reply)
+            reply = self.reply_to(terminal_update(self.update_id, self.chat_id, text))
+        if reply is not None:
+            self.show(reply)
 
     def _busy(self, work):
         if self.console.is_terminal:
@@ -119,8 +170,6 @@ class TerminalChat:
             return where
 
     def show(self, reply) -> None:
-        if reply.callback_text:
-            self.console.print(Text(f"🔔 {reply.callback_text}", style="italic"))
         for part in reply.parts:
             if part.kind == "photo":
                 self.console.print(Panel(Text(part.plain), title="📷 фото", title_align="left", border_style="red"))
@@ -177,21 +226,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _once(runtime, args: argparse.Namespace) -> int:
-    from sommelier.bot.dialog import Sender
+    from sommelier.bot.dialog import Reply
 
-    sender = Sender(user_id=args.chat_id, chat_id=args.chat_id)
-    text = args.once.strip()
-    dialog = runtime.dialog
-    command = text.split()[0] if text else ""
-    if command == "/start":
-        reply = dialog.start(sender)
-    elif command == "/help":
-        reply = dialog.help()
-    elif command == "/reset":
-        reply = dialog.reset(sender)
-    else:
-        reply = dialog.message(sender, text or "?")
+    text = args.once.strip() or "?"
+    chat = TerminalChat(runtime, args.chat_id, Console(highlight=False))
+    reply = chat.reply_to(terminal_update(1, args.chat_id, text)) or Reply()
     if args.json:
+        command = text.split()[0] if text.startswith("/") else ""
         print_json(
             {
                 "response": reply.turn.response.model_dump(mode="json") if reply.turn else None,
@@ -200,6 +241,5 @@ def _once(runtime, args: argparse.Namespace) -> int:
             }
         )
         return 0
-    chat = TerminalChat(runtime, args.chat_id, Console(highlight=False))
     chat.show(reply)
     return 0

@@ -10,24 +10,57 @@ import logging
 import threading
 from typing import Any
 
-from sommelier.bot.dialog import Dialog, Reply, Sender
+from sommelier.bot.dialog import Dialog
 from sommelier.bot.runtime import Runtime, build_runtime
 from sommelier.config import env, env_int
 from sommelier.telegram.client import BadRequest, Forbidden, TelegramClient, TelegramError
 from sommelier.telegram.delivery import Sender as TelegramSender
-from sommelier.telegram.render import feedback_keyboard, parse_callback_data, render_text
-from sommelier.telegram.state import RateLimiter, TurnPlans, state_from_environment
+from sommelier.telegram.identity import BotUsername
+from sommelier.telegram.render import render_text
+from sommelier.telegram.router import ROUTER, Router, Turn
+from sommelier.telegram.state import RateDecision, RateLimiter, TurnPlans, state_from_environment
 from sommelier.telegram.updates import Routed, UpdateError, parse_update, route
 
 logger = logging.getLogger(__name__)
 
-NON_TEXT_REPLY = "Я пока понимаю только текст 🙂 Напишите, к какому блюду или поводу нужно вино, и какой у вас бюджет."
-RATE_NOTICE = "Вы пишете очень быстро 🙂 Дайте мне минутку подумать — и напишите снова."
 APOLOGY = (
     "Простите, у меня не получилось ответить на это сообщение из-за технической ошибки. "
     "Попробуйте, пожалуйста, написать ещё раз чуть позже."
 )
-INACTIVE_STATUSES = {"kicked", "left"}
+
+
+class TelegramChannel:
+    """The router's side calls, made in one Telegram chat (best effort, except a block)."""
+
+    def __init__(self, bot: TelegramBot, routed: Routed):
+        self.bot = bot
+        self.routed = routed
+
+    def allow(self) -> RateDecision:
+        return self.bot.limiter.check(self.routed.chat_id)
+
+    def typing(self) -> None:
+        try:
+            self.bot.client.send_chat_action(self.routed.chat_id, "typing")
+        except Forbidden:
+            raise
+        except TelegramError as exc:
+            logger.info("typing not shown: %s", exc)
+
+    def answer_callback(self, text: str | None) -> None:
+        try:
+            self.bot.client.answer_callback_query(self.routed.callback_id or "", text)
+        except TelegramError as exc:
+            logger.info("callback not answered: %s", exc)
+
+    def edit_buttons(self, message_id: int, keyboard: dict) -> None:
+        try:
+            self.bot.client.edit_message_reply_markup(self.routed.chat_id, message_id, keyboard)
+        except TelegramError as exc:
+            logger.info("could not update the buttons: %s", exc)
+
+    def set_active(self, active: bool) -> None:
+        self.bot.set_active(self.routed, active)
 
 
 class TelegramBot:
@@ -42,6 +75,7 @@ class TelegramBot:
         bot_username: str | None = None,
         max_receives: int = 3,
         sleep=None,
+        router: Router = ROUTER,
     ):
         self.runtime = runtime
         self.dialog: Dialog = runtime.dialog
@@ -51,6 +85,7 @@ class TelegramBot:
         self.limiter = limiter
         self.bot_username = bot_username
         self.max_receives = max_receives
+        self.router = router
         extra = {"sleep": sleep} if sleep else {}
         self.sender = TelegramSender(client, runtime.photos, delivery_log, on_file_id=self._cache_file_id, **extra)
 
@@ -65,10 +100,10 @@ class TelegramBot:
         except UpdateError as exc:
             logger.warning("unreadable update skipped: %s", exc)
             return
-        if routed.kind == "ignored" or routed.chat_id is None:
+        if self.router.route_for(routed) is None:
             return
-        if routed.kind == "member":
-            self._member_changed(routed)
+        if routed.kind == "member":  # no reply to plan or deliver
+            self.router.dispatch(self._turn(routed))
             return
         key = str(routed.update_id)
         try:
@@ -81,7 +116,7 @@ class TelegramBot:
             self.sender.deliver(routed.chat_id, key, plan)
         except Forbidden:
             logger.info("the user blocked the bot; marking chat %s inactive", routed.chat_id)
-            self._set_active(routed, False)
+            self.set_active(routed, False)
         except BadRequest as exc:
             # A 400 is Telegram refusing this very request (chat not found, ...): resending the same reply
             # can't succeed, so the update is done (parse errors and bad photos were handled by the sender).
@@ -92,76 +127,14 @@ class TelegramBot:
             raise
 
     # ------------------------------------------------------------------ planning a reply
+    def _turn(self, routed: Routed) -> Turn:
+        return Turn(routed=routed, dialog=self.dialog, tools=self.tools, channel=TelegramChannel(self, routed))
+
     def _plan(self, routed: Routed):
-        sender = Sender(
-            user_id=routed.user.id if routed.user else routed.chat_id,
-            chat_id=routed.chat_id,
-            username=routed.user.username if routed.user else None,
-            first_name=routed.user.first_name if routed.user else None,
-            last_name=routed.user.last_name if routed.user else None,
-            language_code=routed.user.language_code if routed.user else None,
-        )
-        if routed.kind == "non_text":
-            return render_text(NON_TEXT_REPLY)
-        if routed.kind == "callback":
-            return self._callback(routed, sender)
-        if routed.kind == "command" and routed.command == "/help":
-            return self.dialog.help().parts
-        decision = self.limiter.check(routed.chat_id)
-        if not decision.allowed:
-            return render_text(RATE_NOTICE) if decision.notify else None
-        self._typing(routed.chat_id)
-        if routed.kind == "command":
-            if routed.command == "/start":
-                return self.dialog.start(sender).parts
-            if routed.command == "/reset":
-                return self.dialog.reset(sender).parts
-            return self.dialog.help().parts
-        return self.dialog.message(sender, routed.text, update_id=routed.update_id).parts
+        reply = self.router.dispatch(self._turn(routed))
+        return reply.parts if reply is not None and reply.parts else None
 
-    def _callback(self, routed: Routed, sender: Sender):
-        pressed = parse_callback_data(routed.callback_data)
-        if pressed is not None and pressed.action == "more":
-            decision = self.limiter.check(routed.chat_id)
-            if not decision.allowed:
-                self._answer_callback(routed, "Слишком часто — подождите минутку 🙂")
-                return None
-            # Telegram wants an answer to the button within seconds: give it before the slow turn.
-            self._answer_callback(routed, "Ищу другие варианты…")
-            self._typing(routed.chat_id)
-            reply: Reply = self.dialog.callback(sender, routed.callback_data or "", update_id=routed.update_id)
-            return reply.parts
-        reply = self.dialog.callback(sender, routed.callback_data or "", update_id=routed.update_id)
-        self._answer_callback(routed, reply.callback_text)
-        if pressed is not None and pressed.action == "feedback" and routed.message_id:
-            # Keep only «Ещё варианты» under the rated answer: the vote is recorded.
-            keyboard = feedback_keyboard(pressed.answer_ref)
-            keyboard["inline_keyboard"] = keyboard["inline_keyboard"][1:]
-            try:
-                self.client.edit_message_reply_markup(routed.chat_id, routed.message_id, keyboard)
-            except TelegramError as exc:
-                logger.info("could not update the buttons: %s", exc)
-        return reply.parts or None
-
-    # ------------------------------------------------------------------ side calls (best effort)
-    def _answer_callback(self, routed: Routed, text: str | None) -> None:
-        try:
-            self.client.answer_callback_query(routed.callback_id or "", text)
-        except TelegramError as exc:
-            logger.info("callback not answered: %s", exc)
-
-    def _typing(self, chat_id: int) -> None:
-        try:
-            self.client.send_chat_action(chat_id, "typing")
-        except Forbidden:
-            raise
-        except TelegramError as exc:
-            logger.info("typing not shown: %s", exc)
-
-    def _member_changed(self, routed: Routed) -> None:
-        self._set_active(routed, routed.member_status not in INACTIVE_STATUSES)
-
-    def _set_active(self, routed: Routed, active: bool) -> None:
+    def set_active(self, routed: Routed, active: bool) -> None:
         result = self.tools.call("set_user_active", {"chat_id": routed.chat_id, "active": active})
         if "error" in result:
             logger.warning("could not mark chat %s active=%s: %s", routed.chat_id, active, result["error"])
@@ -205,14 +178,7 @@ def reset_default_bot() -> None:
 
 
 def _bot_username(client: TelegramClient) -> str | None:
-    configured = env("TELEGRAM_BOT_USERNAME")
-    if configured:
-        return configured.lstrip("@")
-    try:
-        return client.get_me().username
-    except TelegramError as exc:
-        logger.warning("getMe failed (%s); group mentions are matched loosely", exc)
-        return None
+    return BotUsername(lambda: client.get_me().username).get()
 
 
 def process_update(update: dict[str, Any], attempt: int = 1) -> None:

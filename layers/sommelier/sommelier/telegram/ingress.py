@@ -18,6 +18,7 @@ from aws_lambda_powertools import Logger
 
 from sommelier.config import MissingSetting, env
 from sommelier.secrets import secret
+from sommelier.telegram.identity import BotUsername
 from sommelier.telegram.updates import UpdateError, parse_update, route
 
 logger = Logger(service="sommelier-webhook")
@@ -81,6 +82,7 @@ class _RecentUpdates:
 
 
 _recent = _RecentUpdates()
+_bot_username = BotUsername()  # the consumer's rules for "addressed to the bot" need it here too
 _idempotent_enqueue = None
 
 
@@ -175,7 +177,7 @@ def handle_http(event: Any, context: Any = None, *, sink: TurnSink | None = None
 
     logger.append_keys(update_id=data["update_id"])
     try:
-        routed = route(parse_update(data))
+        routed = route(parse_update(data), _bot_username.get())
     except UpdateError as exc:
         # Telegram would redeliver a non-2xx forever; an update we can't read is logged and dropped.
         logger.warning("unreadable update dropped", extra={"reason": str(exc)[:200]})

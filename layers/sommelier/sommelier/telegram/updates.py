@@ -125,7 +125,8 @@ def _addressed(message: Message, bot_username: str | None) -> bool:
     text = message.text or ""
     if text.startswith("/"):
         target = text.split()[0].partition("@")[2]
-        return not target or (bot_username is not None and target.lower() == bot_username.lower())
+        # Unknown username (getMe failed): match loosely, as mentions are, rather than drop every command.
+        return not target or bot_username is None or target.lower() == bot_username.lower()
     replied_from = (message.reply_to_message or {}).get("from") or {}
     if replied_from.get("is_bot") and (
         bot_username is None or replied_from.get("username", "").lower() == bot_username.lower()

@@ -1,0 +1,232 @@
+"""One route table for every way an update arrives: the SQS consumer, `serve`, `poll` and the terminal chat.
+
+`updates.route` classifies an update once (kind, command, text, "addressed to the bot"); this module
+decides what answers it. A route is a function `Turn -> Reply | None`; the `Channel` of a turn does
+the side calls (rate limit, "typing…", the callback toast, buttons, the chat's active flag) that
+Telegram needs and the terminal imitates.
+
+Extending it (commands are matched without their `@username`, case-insensitively):
+
+    @ROUTER.command("/stats", rate_limited=False)
+    def stats(turn: Turn) -> Reply: ...
+
+    @ROUTER.before                      # runs before every route, in registration order;
+    def age_gate(turn, route): ...      # return a Reply to answer instead of the route
+
+`turn.args` is the text after the command (a deep-link /start payload, say).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from sommelier.bot.dialog import Reply, Sender
+from sommelier.telegram.render import feedback_keyboard, parse_callback_data, render_text
+from sommelier.telegram.state import RateDecision
+from sommelier.telegram.updates import Kind, Routed
+
+if TYPE_CHECKING:
+    from sommelier.bot.dialog import Dialog
+    from sommelier.tools.client import ToolClient
+
+logger = logging.getLogger(__name__)
+
+NON_TEXT_REPLY = "Я пока понимаю только текст 🙂 Напишите, к какому блюду или поводу нужно вино, и какой у вас бюджет."
+RATE_NOTICE = "Вы пишете очень быстро 🙂 Дайте мне минутку подумать — и напишите снова."
+CALLBACK_TOO_OFTEN = "Слишком часто — подождите минутку 🙂"
+CALLBACK_SEARCHING = "Ищу другие варианты…"
+INACTIVE_STATUSES = {"kicked", "left"}
+
+
+class Channel(Protocol):
+    """The side calls a route may make in the chat the update came from."""
+
+    def allow(self) -> RateDecision: ...
+
+    def typing(self) -> None: ...
+
+    def answer_callback(self, text: str | None) -> None: ...
+
+    def edit_buttons(self, message_id: int, keyboard: dict) -> None: ...
+
+    def set_active(self, active: bool) -> None: ...
+
+
+@dataclass
+class Turn:
+    """One routed update and what a route needs to answer it."""
+
+    routed: Routed
+    dialog: Dialog
+    tools: ToolClient
+    channel: Channel
+
+    @property
+    def sender(self) -> Sender:
+        user = self.routed.user
+        chat_id = self.routed.chat_id or 0
+        return Sender(
+            user_id=user.id if user else chat_id,
+            chat_id=chat_id,
+            username=user.username if user else None,
+            first_name=(user.first_name or None) if user else None,
+            last_name=user.last_name if user else None,
+            language_code=user.language_code if user else None,
+        )
+
+    @property
+    def args(self) -> str:
+        """The text after a command (`/start wine42` -> `wine42`); empty otherwise."""
+        if self.routed.kind != "command":
+            return ""
+        return self.routed.text.partition(" ")[2].strip()
+
+
+Handler = Callable[[Turn], "Reply | None"]
+Guard = Callable[[Turn, "Route"], "Reply | None"]
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    handler: Handler
+    rate_limited: bool = True  # counts against the per-chat limit; a refused turn gets RATE_NOTICE once
+    typing: bool = True  # show "typing…" before the (slow) handler runs
+
+
+@dataclass
+class Router:
+    commands: dict[str, Route] = field(default_factory=dict)
+    kinds: dict[str, Route] = field(default_factory=dict)
+    unknown_command: Route | None = None
+    guards: list[Guard] = field(default_factory=list)
+
+    def command(self, *names: str, rate_limited: bool = True, typing: bool = True) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            for name in names:
+                key = name.lower() if name.startswith("/") else f"/{name.lower()}"
+                self.commands[key] = Route(key, handler, rate_limited, typing)
+            return handler
+
+        return register
+
+    def on(self, kind: Kind, *, rate_limited: bool = True, typing: bool = True) -> Callable[[Handler], Handler]:
+        """The route for a kind of update: text, non_text, callback, member (command: unknown commands)."""
+
+        def register(handler: Handler) -> Handler:
+            route = Route(kind, handler, rate_limited, typing)
+            if kind == "command":
+                self.unknown_command = route
+            else:
+                self.kinds[kind] = route
+            return handler
+
+        return register
+
+    def before(self, guard: Guard) -> Guard:
+        self.guards.append(guard)
+        return guard
+
+    def route_for(self, routed: Routed) -> Route | None:
+        if routed.kind == "ignored" or routed.chat_id is None:
+            return None
+        if routed.kind == "command":
+            return self.commands.get(routed.command or "", self.unknown_command)
+        return self.kinds.get(routed.kind)
+
+    def dispatch(self, turn: Turn) -> Reply | None:
+        """The reply to this turn (None: nothing to send)."""
+        route = self.route_for(turn.routed)
+        if route is None:
+            return None
+        for guard in self.guards:
+            reply = guard(turn, route)
+            if reply is not None:
+                return reply
+        if route.rate_limited:
+            decision = turn.channel.allow()
+            if not decision.allowed:
+                return Reply(parts=render_text(RATE_NOTICE)) if decision.notify else None
+        if route.typing:
+            turn.channel.typing()
+        return route.handler(turn)
+
+    def command_names(self) -> list[str]:
+        return sorted(self.commands)
+
+
+ROUTER = Router()
+
+
+@ROUTER.command("/start")
+def start(turn: Turn) -> Reply:
+    return turn.dialog.start(turn.sender)
+
+
+@ROUTER.command("/help", rate_limited=False, typing=False)
+def help_(turn: Turn) -> Reply:
+    return turn.dialog.help()
+
+
+@ROUTER.command("/reset")
+def reset(turn: Turn) -> Reply:
+    return turn.dialog.reset(turn.sender)
+
+
+@ROUTER.on("command")
+def unknown_command(turn: Turn) -> Reply:
+    return turn.dialog.help()
+
+
+@ROUTER.on("text")
+def text(turn: Turn) -> Reply:
+    return turn.dialog.message(turn.sender, turn.routed.text, update_id=turn.routed.update_id)
+
+
+@ROUTER.on("non_text", rate_limited=False, typing=False)
+def non_text(turn: Turn) -> Reply:
+    return Reply(parts=render_text(NON_TEXT_REPLY))
+
+
+@ROUTER.on("member", rate_limited=False, typing=False)
+def member(turn: Turn) -> None:
+    """Added, blocked, removed: keep the chat's active flag (nothing to send)."""
+    turn.channel.set_active(turn.routed.member_status not in INACTIVE_STATUSES)
+
+
+@ROUTER.on("callback", rate_limited=False, typing=False)
+def callback(turn: Turn) -> Reply | None:
+    routed, channel = turn.routed, turn.channel
+    data = routed.callback_data or ""
+    pressed = parse_callback_data(data)
+    if pressed is not None and pressed.action == "more":
+        if not channel.allow().allowed:
+            channel.answer_callback(CALLBACK_TOO_OFTEN)
+            return None
+        # Telegram wants an answer to the button within seconds: give it before the slow turn.
+        channel.answer_callback(CALLBACK_SEARCHING)
+        channel.typing()
+        return turn.dialog.callback(turn.sender, data, update_id=routed.update_id)
+    reply = turn.dialog.callback(turn.sender, data, update_id=routed.update_id)
+    channel.answer_callback(reply.callback_text)
+    if pressed is not None and pressed.action == "feedback" and routed.message_id:
+        # Keep only «Ещё варианты» under the rated answer: the vote is recorded.
+        keyboard = feedback_keyboard(pressed.answer_ref)
+        keyboard["inline_keyboard"] = keyboard["inline_keyboard"][1:]
+        channel.edit_buttons(routed.message_id, keyboard)
+    return reply if reply.parts else None
+
+
+__all__ = [
+    "INACTIVE_STATUSES",
+    "NON_TEXT_REPLY",
+    "RATE_NOTICE",
+    "ROUTER",
+    "Channel",
+    "Route",
+    "Router",
+    "Turn",
+]
