@@ -309,6 +309,12 @@ class SommelierAgent:
                 "answer_text": truncate_for_storage(rendered),
                 "wine_ids": response.wine_ids(),
                 "response_type": response.response_type,
+                "stats": {
+                    "mode": trace.mode,
+                    "llm_calls": trace.llm_calls,
+                    "prompt_tokens": trace.usage.prompt_tokens,
+                    "completion_tokens": trace.usage.completion_tokens,
+                },
             },
         )
         trace.add_stage("save", started)

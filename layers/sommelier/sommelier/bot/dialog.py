@@ -12,6 +12,7 @@ from typing import Any
 
 from sommelier.agent.context import moment_context
 from sommelier.agent.loop import SommelierAgent, TurnRequest, TurnResult
+from sommelier.shop.health import health_warning
 from sommelier.telegram.render import Outgoing, parse_callback_data, render_answer, render_text
 from sommelier.tools.client import ToolClient
 
@@ -140,7 +141,7 @@ class Dialog:
                 # turn (as text, without photos) rather than an answer with its wines missing.
                 logger.warning("wines not loaded for rendering (%s); using this turn's tool results", result["error"])
                 wines = {wid: found[wid] for wid in ids if wid in found}
-        return render_answer(response, wines, answer_ref)
+        return render_answer(response, wines, answer_ref, footer=health_warning())
 
     def _remember(self, sender: Sender) -> dict[str, Any] | None:
         result = self.tools.call(

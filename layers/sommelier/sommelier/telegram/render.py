@@ -297,16 +297,26 @@ def _lookup(wines_by_id: dict[str, dict], wine_id: str | None, wine_name: str) -
     )
 
 
-def render_answer(response: SommelierResponse, wines_by_id: dict[str, dict], answer_ref: str) -> list[Outgoing]:
-    """The Telegram messages for one answer, in order. Wines missing from wines_by_id are skipped."""
+def render_answer(
+    response: SommelierResponse, wines_by_id: dict[str, dict], answer_ref: str, *, footer: str | None = None
+) -> list[Outgoing]:
+    """The Telegram messages for one answer, in order. Wines missing from wines_by_id are skipped.
+
+    ``footer`` (the health warning) ends the closing message when at least one wine is shown.
+    """
     keyboard = feedback_keyboard(answer_ref)
     parts = _text_parts(response.intro)
+    shown = 0
     for rec in response.wines:
         wine = _lookup(wines_by_id, rec.wine_id, rec.wine_name)
         if wine is None:
             continue  # not grounded in the catalogue: the caller already validated the answer
         parts.append(_wine_part(wine, rec.description, rec.wine_name))
-    parts.extend(_text_parts(response.closing, keyboard))
+        shown += 1
+    closing = response.closing.strip()
+    if footer and shown:
+        closing = f"{closing}\n\n{footer}" if closing else footer
+    parts.extend(_text_parts(closing, keyboard))
     if parts and parts[-1].reply_markup is None:  # closing was blank after stripping
         parts[-1].reply_markup = keyboard
     return parts

@@ -137,8 +137,10 @@ def save_turn(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     response_type = args.get("response_type")
     if response_type not in (None, "recommendation", "informational", "off_topic"):
         raise ArgumentError("response_type must be recommendation, informational or off_topic")
+    stats = _turn_stats(args.get("stats"))
     with conn.transaction(), conn.cursor() as cur:
         ids = []
+        first_delivery = True
         for role, content, wines, rtype in (
             ("user", user_text, [], None),
             ("assistant", answer_text, wine_ids, response_type),
@@ -151,12 +153,40 @@ def save_turn(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             )
             row = cur.fetchone()
             if row is None:  # already saved by an earlier delivery of the same update
+                first_delivery = False
                 row = cur.execute(
                     "SELECT id FROM messages WHERE chat_id = %s AND update_id = %s AND role = %s",
                     (chat_id, update_id, role),
                 ).fetchone()
             ids.append(row[0])
+        if stats is not None and first_delivery:
+            cur.execute(
+                "INSERT INTO turn_stats (mode, llm_calls, prompt_tokens, completion_tokens, wines_shown)"
+                " VALUES (%(mode)s, %(llm_calls)s, %(prompt_tokens)s, %(completion_tokens)s, %(wines_shown)s)",
+                {**stats, "wines_shown": len(wine_ids)},
+            )
     return {"saved": True, "user_message_id": ids[0], "assistant_message_id": ids[1]}
+
+
+_STAT_COUNTS = ("llm_calls", "prompt_tokens", "completion_tokens")
+
+
+def _turn_stats(value: Any) -> dict[str, Any] | None:
+    """The optional per-turn figures of save_turn (kept without any user or chat id, for the report)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ArgumentError("stats must be an object")
+    mode = optional_text(value, "mode", 40)
+    if not mode:
+        raise ArgumentError("stats.mode is required")
+    counts = {}
+    for name in _STAT_COUNTS:
+        number = value.get(name, 0)
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number < 2**31:
+            raise ArgumentError(f"stats.{name} must be a non-negative integer")
+        counts[name] = number
+    return {"mode": mode, **counts}
 
 
 def reset_history(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:

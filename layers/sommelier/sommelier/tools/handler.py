@@ -11,7 +11,7 @@ import psycopg
 
 from sommelier.db.pool import Database, default_database, refresh_default_database
 from sommelier.embeddings.port import ModelMismatchError
-from sommelier.tools import data_ops, search
+from sommelier.tools import data_ops, search, shop_ops
 from sommelier.tools.arguments import ArgumentError, search_filters, semantic_request
 
 logger = logging.getLogger(__name__)
@@ -37,6 +37,7 @@ OPERATIONS: dict[str, Operation] = {
     "import_wines": data_ops.import_wines,
     "update_embeddings": data_ops.update_embeddings,
     "embedding_texts": data_ops.embedding_texts,
+    **shop_ops.OPERATIONS,
 }
 
 
