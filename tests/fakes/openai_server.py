@@ -50,6 +50,7 @@ __all__ = [
     "drop_connection",
     "drop_mid_body",
     "delayed",
+    "streamed",
     "embeddings_vectors",
     "deterministic_embedding",
     "DEFAULT_MODELS",
@@ -185,6 +186,48 @@ def drop_mid_body(step: Step | None = None) -> Step:
 def delayed(step: Step, seconds: float) -> Step:
     """Sleep ``seconds`` (cut short by ``FakeOpenAI.stop()``) before performing ``step``."""
     return Step("delayed", {"step": step, "seconds": float(seconds)})
+
+
+def streamed(
+    step: Step,
+    *,
+    first_token_s: float = 0.0,
+    tokens_per_s: float | None = None,
+    chars_per_token: int = 16,
+    comments: int = 0,
+    error_after: int | None = None,
+    finish_error_after: int | None = None,
+    break_after: int | None = None,
+    stall_after: int | None = None,
+    stall_s: float = 3600.0,
+    keepalive_s: float | None = None,
+) -> Step:
+    """``step`` (a reply or tool_calls) as a timed SSE stream, when the request asks for ``stream``.
+
+    Chunk sizes and pacing: ``chars_per_token`` characters of content per chunk, the first after
+    ``first_token_s``, then ``tokens_per_s`` chunks a second (None: all at once). ``comments`` SSE
+    comment lines (``: OPENROUTER PROCESSING``) go before the first chunk. After that many content
+    chunks: ``error_after`` sends an ``error`` object (OpenRouter's mid-stream error), ``finish_error_after``
+    a chunk with ``finish_reason: "error"``, ``break_after`` closes the socket, ``stall_after`` goes
+    silent for ``stall_s`` (with ``keepalive_s``: a comment line that often, so only a deadline ends it).
+    A request without ``stream`` gets the plain reply.
+    """
+    return Step(
+        "streamed",
+        {
+            "step": step,
+            "first_token_s": float(first_token_s),
+            "tokens_per_s": tokens_per_s,
+            "chars_per_token": max(1, int(chars_per_token)),
+            "comments": int(comments),
+            "error_after": error_after,
+            "finish_error_after": finish_error_after,
+            "break_after": break_after,
+            "stall_after": stall_after,
+            "stall_s": float(stall_s),
+            "keepalive_s": keepalive_s,
+        },
+    )
 
 
 def embeddings_vectors(vectors: list[list[float]]) -> Step:
@@ -363,6 +406,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._perform(step.data["step"], rec)
         elif kind == "drop_connection":
             self._drop()
+        elif kind == "streamed":
+            if isinstance(rec.body, dict) and rec.body.get("stream"):
+                self._stream(step, rec)
+            else:
+                self._send(fake._render(step.data["step"], rec))
         elif kind == "drop_mid_body":
             inner = step.data["step"] or reply("This response will be cut in the middle. " * 4)
             resp = fake._render(inner, rec)
@@ -375,6 +423,71 @@ class _Handler(BaseHTTPRequestHandler):
             self._drop()
         else:
             self._send(fake._render(step, rec))
+
+    def _stream(self, step: Step, rec: RecordedRequest) -> None:
+        """Write an SSE stream chunk by chunk (chunked transfer encoding), paced and broken as scripted."""
+        fake = self.server.fake
+        d = step.data
+        body = rec.body if isinstance(rec.body, dict) else {}
+        events = fake._stream_events(d["step"], body, d["chars_per_token"])
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("x-request-id", f"req_fake_{fake._next_id()}")
+        self.end_headers()
+
+        def write(data: bytes) -> None:
+            self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        for _ in range(d["comments"]):
+            write(b": OPENROUTER PROCESSING\n\n")
+        if d["first_token_s"] and fake._stopping.wait(d["first_token_s"]):
+            self._drop()
+            return
+        interval = 1.0 / d["tokens_per_s"] if d["tokens_per_s"] else 0.0
+        content_sent = 0
+        for kind, event in events:
+            if kind == "content":
+                if content_sent == d["error_after"]:
+                    write(_sse({"error": {"code": 502, "message": "fake: provider error mid-stream"}}))
+                    write(b"data: [DONE]\n\n")
+                    write(b"")
+                    return
+                if content_sent == d["finish_error_after"]:
+                    write(fake._error_chunk(body))
+                    write(b"data: [DONE]\n\n")
+                    write(b"")
+                    return
+                if content_sent == d["break_after"]:
+                    self._drop()
+                    return
+                if content_sent == d["stall_after"]:
+                    if not self._stall(d, write):
+                        return
+                if content_sent and interval and fake._stopping.wait(interval):
+                    self._drop()
+                    return
+                content_sent += 1
+            write(event)
+        write(b"")  # the last chunk of the chunked body
+
+    def _stall(self, d: Mapping[str, Any], write: Callable[[bytes], None]) -> bool:
+        """Go silent (or send only keep-alive comments) for stall_s; False when the client went away."""
+        fake = self.server.fake
+        deadline = time.monotonic() + d["stall_s"]
+        while time.monotonic() < deadline:
+            pause = min(d["keepalive_s"] or d["stall_s"], max(deadline - time.monotonic(), 0.0))
+            if fake._stopping.wait(pause):
+                self._drop()
+                return False
+            if d["keepalive_s"]:
+                try:
+                    write(b": OPENROUTER PROCESSING\n\n")
+                except OSError:
+                    return False
+        return True
 
     def _drop(self) -> None:
         self.close_connection = True
@@ -408,6 +521,8 @@ class FakeOpenAI:
         self.embedding_dimensions = embedding_dimensions
         self.models = tuple(models)
         self.default: Callable[[dict], Step] | None = None
+        # A provider that does not stream: every request with ``stream: true`` gets this 400 (no step consumed).
+        self.refuse_stream: str | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._chat_queue: list[Step | Callable[[dict], Step]] = []
@@ -581,6 +696,8 @@ class FakeOpenAI:
                 if body is None:
                     return _bad_request("fake: request body is not a JSON object")
                 self._chat_requests.append(body)
+                if body.get("stream") and self.refuse_stream:
+                    return error(400, self.refuse_stream, code="unsupported_parameter")
                 if self._chat_queue:
                     step = self._chat_queue.pop(0)
                 elif self.default is not None:
@@ -688,10 +805,51 @@ class FakeOpenAI:
         }
         return _Response(200, _json_bytes(payload))
 
-    @staticmethod
     def _render_stream(
-        cid: str, created: int, model: str, message: dict, finish_reason: str, usage: dict, body: dict
+        self, cid: str, created: int, model: str, message: dict, finish_reason: str, usage: dict, body: dict
     ) -> _Response:
+        events = self._chunk_events(cid, created, model, message, finish_reason, usage, body, 16)
+        return _Response(200, b"".join(e for _, e in events), content_type="text/event-stream")
+
+    def _stream_events(self, step: Step, body: dict, chars_per_token: int) -> list[tuple[str, bytes]]:
+        """The SSE events of a reply/tool_calls step: ("content", …) for each content chunk, ("meta", …) else."""
+        response = self._render_chat(step, {**body, "stream": False})
+        payload = json.loads(response.body)
+        choice = payload["choices"][0]
+        return self._chunk_events(
+            payload["id"],
+            payload["created"],
+            payload["model"],
+            choice["message"],
+            choice["finish_reason"],
+            payload["usage"],
+            body,
+            chars_per_token,
+        )
+
+    def _error_chunk(self, body: dict) -> bytes:
+        return _sse(
+            {
+                "id": f"chatcmpl-fake{self._next_id()}",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": body.get("model", "gpt-4o-mini"),
+                "error": {"code": "server_error", "message": "fake: upstream failed"},
+                "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
+            }
+        )
+
+    @staticmethod
+    def _chunk_events(
+        cid: str,
+        created: int,
+        model: str,
+        message: dict,
+        finish_reason: str,
+        usage: dict,
+        body: dict,
+        chars_per_token: int,
+    ) -> list[tuple[str, bytes]]:
         def chunk(delta: dict, fr: str | None = None, choices: bool = True, **extra: Any) -> bytes:
             obj: dict[str, Any] = {
                 "id": cid,
@@ -701,36 +859,33 @@ class FakeOpenAI:
                 "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": fr}] if choices else [],
             }
             obj.update(extra)
-            return b"data: " + _json_bytes(obj) + b"\n\n"
+            return _sse(obj)
 
-        parts = [chunk({"role": "assistant", "content": ""})]
+        events = [("meta", chunk({"role": "assistant", "content": ""}))]
         content = message.get("content") or ""
-        for i in range(0, len(content), 16):
-            parts.append(chunk({"content": content[i : i + 16]}))
+        for i in range(0, len(content), chars_per_token):
+            events.append(("content", chunk({"content": content[i : i + chars_per_token]})))
         if message.get("refusal"):
-            parts.append(chunk({"refusal": message["refusal"]}))
+            events.append(("meta", chunk({"refusal": message["refusal"]})))
         for idx, call in enumerate(message.get("tool_calls") or []):
             fn = call["function"]
-            parts.append(
-                chunk(
-                    {
-                        "tool_calls": [
-                            {
-                                "index": idx,
-                                "id": call["id"],
-                                "type": "function",
-                                "function": {"name": fn["name"], "arguments": ""},
-                            }
-                        ]
-                    }
-                )
-            )
-            parts.append(chunk({"tool_calls": [{"index": idx, "function": {"arguments": fn["arguments"]}}]}))
-        parts.append(chunk({}, finish_reason))
+            head = {
+                "index": idx,
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": fn["name"], "arguments": ""},
+            }
+            events.append(("meta", chunk({"tool_calls": [head]})))
+            arguments = fn["arguments"]
+            half = len(arguments) // 2  # arguments arrive in pieces, as real providers send them
+            for piece in (arguments[:half], arguments[half:]):
+                if piece:
+                    events.append(("meta", chunk({"tool_calls": [{"index": idx, "function": {"arguments": piece}}]})))
+        events.append(("meta", chunk({}, finish_reason)))
         if (body.get("stream_options") or {}).get("include_usage"):
-            parts.append(chunk({}, choices=False, usage=usage))
-        parts.append(b"data: [DONE]\n\n")
-        return _Response(200, b"".join(parts), content_type="text/event-stream")
+            events.append(("meta", chunk({}, choices=False, usage=usage)))
+        events.append(("meta", b"data: [DONE]\n\n"))
+        return events
 
     def _render_embeddings(self, step: Step, body: dict) -> _Response:
         inp = body.get("input", "")
@@ -754,6 +909,10 @@ class FakeOpenAI:
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
         return _Response(200, _json_bytes(payload))
+
+
+def _sse(obj: Any) -> bytes:
+    return b"data: " + _json_bytes(obj) + b"\n\n"
 
 
 def _bad_request(message: str) -> Step:

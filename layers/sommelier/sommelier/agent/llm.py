@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import httpx2
 import openai
 
 from sommelier.config import Settings, env, env_int
@@ -84,12 +87,24 @@ class OpenAIChat:
         max_retries: int = 2,
         temperature: float = 0.6,
         max_tokens: int = 1500,
+        stream: bool = True,
+        stall_timeout: float = 20.0,
     ):
         self.model = model
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.stall_timeout = stall_timeout
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
         self._response_format_supported = True
+        self._stream_wanted = stream
+        self._stream_refused = False  # the provider rejected `stream`: remembered for this client's life
+        self._usage_in_stream = True  # stream_options.include_usage, until a provider rejects it
+
+    @property
+    def streams(self) -> bool:
+        """Whether calls given an ``on_content`` callback stream (config on, provider not refusing)."""
+        return self._stream_wanted and not self._stream_refused
 
     def complete(
         self,
@@ -97,7 +112,12 @@ class OpenAIChat:
         *,
         tools: list[dict] | None = None,
         response_format: dict | None = None,
+        on_content: Callable[[str], None] | None = None,
+        deadline: float | None = None,
     ) -> LLMReply:
+        """One chat completion. With ``on_content`` (and streaming on) it streams: every content delta goes
+        to ``on_content`` as it arrives, and a stream that breaks or stalls raises StreamBroken.
+        ``deadline`` (time.monotonic) bounds a streamed call as a whole."""
         request: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -109,15 +129,34 @@ class OpenAIChat:
             request["parallel_tool_calls"] = False
         if response_format and self._response_format_supported:
             request["response_format"] = response_format
+        streaming = on_content is not None and self.streams
+        if streaming:
+            request["stream"] = True
+            if self._usage_in_stream:
+                request["stream_options"] = {"include_usage": True}
+            # A stream that produces no bytes for stall_timeout fails (httpx2's read timeout between chunks).
+            request["timeout"] = httpx2.Timeout(self.timeout, read=self.stall_timeout)
         try:
             completion = self._client.chat.completions.create(**request)
         except openai.BadRequestError as exc:
             message = str(exc).lower()
+            if streaming and ("stream_options" in message or "include_usage" in message):
+                logger.info("stream_options rejected by the provider; streaming without usage")
+                self._usage_in_stream = False
+                return self.complete(
+                    messages, tools=tools, response_format=response_format, on_content=on_content, deadline=deadline
+                )
+            if streaming and "stream" in message.replace("stream_options", ""):
+                logger.info("streaming rejected by the provider; answering without it from now on")
+                self._stream_refused = True
+                return self.complete(messages, tools=tools, response_format=response_format)
             if "response_format" in request and ("response_format" in message or "json_schema" in message):
                 # Some providers reject json_schema; ask again and parse tolerantly.
                 logger.info("response_format rejected by the provider; falling back to plain JSON instructions")
                 self._response_format_supported = False
-                return self.complete(messages, tools=tools, response_format=None)
+                return self.complete(
+                    messages, tools=tools, response_format=None, on_content=on_content, deadline=deadline
+                )
             raise LLMRequestRejected(f"the LLM rejected the request: {_short(exc)}") from exc
         except (openai.NotFoundError, openai.UnprocessableEntityError) as exc:
             raise LLMRequestRejected(f"the LLM rejected the request: {_short(exc)}") from exc
@@ -125,6 +164,17 @@ class OpenAIChat:
             raise LLMError(f"the LLM is unavailable: {type(exc).__name__}: {_short(exc)}") from exc
         except (json.JSONDecodeError, ValueError) as exc:  # a 200 with a body that is not JSON
             raise LLMError(f"the LLM answered an unreadable body: {exc}") from exc
+        if streaming:
+            from sommelier.agent.streaming import read_stream  # imports jiter only where streams are read
+
+            return read_stream(
+                completion,
+                model=self.model,
+                on_content=on_content,
+                deadline=deadline,
+                close=completion.close,
+                clock=time.monotonic,
+            )
         return _reply_from(completion, self.model)
 
 
@@ -165,6 +215,8 @@ def llm_from_settings(settings: Settings) -> ChatLLM | None:
         model=settings.llm_model,
         timeout=float(env_int("LLM_TIMEOUT_S", 30)),
         max_retries=env_int("LLM_MAX_RETRIES", 2),
+        stream=(env("LLM_STREAM") or "on").lower() not in {"0", "false", "no", "off"},
+        stall_timeout=float(env_int("LLM_STREAM_STALL_S", 20)),
     )
 
 

@@ -1,0 +1,156 @@
+"""Showing the answer while it streams: what may be shown, what was shown, and the answer that results.
+
+The agent feeds every content delta of a call to ``StreamedAnswer``. It passes the customer-visible
+pieces to an ``AnswerListener`` (the Telegram side) only once each is complete and passes the same checks
+as a whole answer: the output guard on its text and, for a wine, validation and grounding in this turn's
+tool results. ``Shown`` remembers what went out, so a retry asks only for what is missing and the final
+answer (``merge_shown``) never repeats what the customer already has.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from sommelier.agent.models import MAX_INTRO, MAX_WINES, SommelierResponse, WineRecommendation
+from sommelier.agent.output_guard import strip_control_characters, text_problem
+from sommelier.agent.parsing import ground
+from sommelier.agent.streaming import AnswerEvent, AnswerScanner
+
+logger = logging.getLogger(__name__)
+
+
+class AnswerListener(Protocol):
+    """Where the pieces go (telegram.progressive.ProgressiveReply). Its methods must not raise."""
+
+    def draft(self, text: str) -> None: ...
+
+    def intro(self, text: str) -> None: ...
+
+    def wine(self, recommendation: WineRecommendation, wine: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class Shown:
+    """What the customer already has from this turn (this attempt or an earlier delivery of the update)."""
+
+    intro: str | None = None
+    wines: list[WineRecommendation] = field(default_factory=list)
+
+    @property
+    def anything(self) -> bool:
+        return self.intro is not None or bool(self.wines)
+
+    def wine_ids(self) -> set[str]:
+        return {w.wine_id for w in self.wines if w.wine_id}
+
+    def retry_note(self) -> str:
+        """Added to the retry instruction: the model must not count on repeating what was shown."""
+        if not self.anything:
+            return ""
+        lines = ["Покупатель уже видит часть ответа, её не покажут повторно:"]
+        if self.intro is not None:
+            lines.append(f"- вступление: «{self.intro[:200]}»")
+        for wine in self.wines:
+            lines.append(f"- вино «{wine.wine_name}» (wine_id {wine.wine_id})")
+        lines.append(
+            "Верни полный JSON-объект; не рекомендуй эти вина снова, добавь только недостающее "
+            "(другие вина, если нужны, и заключение)."
+        )
+        return "\n".join(lines)
+
+
+class StreamedAnswer:
+    """One streamed call: deltas in, checked pieces out to the listener."""
+
+    def __init__(self, listener: AnswerListener, found: dict[str, dict[str, Any]], shown: Shown):
+        self.listener = listener
+        self.found = found
+        self.shown = shown
+        self.scanner = AnswerScanner()
+        self.response_type: str | None = None
+        self._held: list[dict[str, Any]] = []  # wines that arrived before the response type or the intro
+
+    def on_content(self, delta: str) -> None:
+        for event in self.scanner.feed(delta):
+            try:
+                self._handle(event)
+            except Exception:  # a piece that can't be shown must never break the turn: the final answer follows
+                logger.exception("a streamed %s could not be shown", event.kind)
+
+    def _handle(self, event: AnswerEvent) -> None:
+        if event.kind == "response_type":
+            self.response_type = event.value
+            self._release()
+        elif event.kind == "intro_draft":
+            if self.shown.intro is None:
+                self.listener.draft(_clean(event.value))
+        elif event.kind == "intro":
+            self._intro(event.value)
+            self._release()
+        elif event.kind == "wine":
+            self._held.append(event.value)
+            self._release()
+
+    def _intro(self, raw: str) -> None:
+        if self.shown.intro is not None:
+            return
+        text = _clean(raw)
+        if not text or len(text) > MAX_INTRO or text_problem([text]):
+            return  # the whole answer's validation reports it; the retry fixes it
+        self.listener.intro(text)
+        self.shown.intro = text
+
+    def _release(self) -> None:
+        if self.response_type != "recommendation" or self.shown.intro is None:
+            return
+        held, self._held = self._held, []
+        for raw in held:
+            self._wine(raw)
+
+    def _wine(self, raw: Any) -> None:
+        if len(self.shown.wines) >= MAX_WINES or not isinstance(raw, dict):
+            return
+        try:
+            candidate = WineRecommendation.model_validate(strip_control_characters(raw))
+        except ValidationError:
+            return
+        recommendation = ground_one(candidate, self.found)
+        if recommendation is None or recommendation.wine_id in self.shown.wine_ids():
+            return  # ungrounded or already shown: never sent
+        if text_problem([recommendation.wine_name, recommendation.description]):
+            return
+        self.listener.wine(recommendation, self.found[recommendation.wine_id])
+        self.shown.wines.append(recommendation)
+
+
+def _clean(text: str) -> str:
+    return strip_control_characters(text).strip()
+
+
+def ground_one(recommendation: WineRecommendation, found: dict[str, dict[str, Any]]) -> WineRecommendation | None:
+    """The wine grounded in this turn's tool results (id filled in), or None."""
+    probe = SommelierResponse.model_construct(
+        response_type="recommendation", intro="-", wines=[recommendation], closing="-", guard_type=None
+    )
+    try:
+        return ground(probe, found).wines[0]
+    except ValueError:
+        return None
+
+
+def merge_shown(final: SommelierResponse, shown: Shown) -> SommelierResponse:
+    """The answer the customer ends up with: what was shown, then the rest of ``final`` without repeats."""
+    if not shown.anything:
+        return final
+    seen = shown.wine_ids()
+    room = MAX_WINES - len(shown.wines)
+    extra = [w for w in final.wines if w.wine_id not in seen][: max(room, 0)]
+    wines = [*shown.wines, *extra]
+    update: dict[str, Any] = {"intro": shown.intro or final.intro, "wines": wines}
+    if wines:
+        update.update(response_type="recommendation", guard_type=None)
+    return final.model_copy(update=update)

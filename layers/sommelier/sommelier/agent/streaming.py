@@ -1,0 +1,222 @@
+"""A streamed chat completion (Server-Sent Events), read robustly, and the answer inside it as it grows.
+
+- ``read_stream`` turns the openai SDK's chunk iterator into one ``LLMReply``: content and tool-call
+  deltas are joined, a usage chunk with no choices is counted, and a stream that breaks, reports an
+  ``error`` object or ``finish_reason: "error"`` (OpenRouter's way after streaming started), stalls or
+  outlives the turn deadline raises ``StreamBroken`` with what had arrived. The SDK already skips SSE
+  comment lines such as ``: OPENROUTER PROCESSING`` and raises on an ``error`` object in a chunk.
+- ``AnswerScanner`` reads the growing text of a SommelierResponse (bare JSON, in a code fence or after
+  prose) and reports response_type, the intro (also while it grows, for drafts), each wine and the
+  closing as soon as each is complete. It parses the prefix with jiter's partial mode (jiter ships with
+  the openai SDK): re-parsing a few kilobytes per delta costs microseconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import jiter
+
+from sommelier.agent.llm import LLMError, LLMReply, ToolCall, Usage
+
+logger = logging.getLogger(__name__)
+
+
+class StreamBroken(LLMError):
+    """The stream ended before the answer did. ``partial`` is the content that had arrived."""
+
+    def __init__(self, message: str, partial: str = ""):
+        super().__init__(message)
+        self.partial = partial
+
+
+@dataclass
+class _CallParts:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+def read_stream(
+    chunks: Iterable[Any],
+    *,
+    model: str,
+    on_content: Callable[[str], None] | None = None,
+    deadline: float | None = None,
+    close: Callable[[], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> LLMReply:
+    """Join a chat.completion.chunk stream into one reply. Raises StreamBroken when it does not end well.
+
+    ``deadline`` (on ``clock``) bounds the whole stream: a watchdog calls ``close`` (the SDK stream's
+    close) when it passes, so even a provider that sends only keep-alive comments is cut off.
+    """
+    content: list[str] = []
+    refusal: list[str] = []
+    calls: dict[int, _CallParts] = {}
+    usage = Usage()
+    finish_reason: str | None = None
+    answered_model = ""
+    expired = threading.Event()
+    watchdog = None
+    if deadline is not None and close is not None:
+        watchdog = threading.Timer(max(deadline - clock(), 0.0), lambda: (expired.set(), _quietly(close)))
+        watchdog.daemon = True
+        watchdog.start()
+    try:
+        for chunk in chunks:
+            if deadline is not None and clock() > deadline:
+                expired.set()
+                break
+            answered_model = getattr(chunk, "model", None) or answered_model
+            chunk_usage = getattr(chunk, "usage", None)
+            if chunk_usage is not None:  # the usage chunk (no choices) or usage on the last choice chunk
+                usage = Usage(chunk_usage.prompt_tokens or 0, chunk_usage.completion_tokens or 0)
+            for choice in getattr(chunk, "choices", None) or []:
+                if getattr(choice, "index", 0) not in (0, None):
+                    continue
+                delta = choice.delta
+                text = getattr(delta, "content", None) if delta is not None else None
+                if text:
+                    content.append(text)
+                    if on_content is not None:
+                        on_content(text)
+                if delta is not None and getattr(delta, "refusal", None):
+                    refusal.append(delta.refusal)
+                for position, call in enumerate((getattr(delta, "tool_calls", None) if delta else None) or []):
+                    index = call.index if call.index is not None else position
+                    parts = calls.setdefault(index, _CallParts())
+                    parts.id = call.id or parts.id
+                    function = getattr(call, "function", None)
+                    if function is not None:
+                        parts.name = function.name or parts.name
+                        if function.arguments:
+                            parts.arguments.append(function.arguments)
+                if choice.finish_reason:
+                    finish_reason = choice.finish_reason
+            if finish_reason == "error":
+                raise StreamBroken('the stream reported finish_reason "error"', "".join(content))
+    except StreamBroken:
+        raise
+    except Exception as exc:  # APIError (an error object), APIConnectionError / APITimeoutError (break, stall)
+        if expired.is_set():
+            raise StreamBroken("the turn deadline passed while the answer streamed", "".join(content)) from exc
+        raise StreamBroken(f"the stream broke: {type(exc).__name__}: {_short(exc)}", "".join(content)) from exc
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
+    if expired.is_set():
+        _quietly(close)
+        raise StreamBroken("the turn deadline passed while the answer streamed", "".join(content))
+    if finish_reason is None:
+        raise StreamBroken("the stream ended without a finish_reason", "".join(content))
+    tool_calls = [
+        ToolCall(id=parts.id or f"call_{index}", name=parts.name, arguments="".join(parts.arguments) or "{}")
+        for index, parts in sorted(calls.items())
+        if parts.name
+    ]
+    return LLMReply(
+        content="".join(content) if content else None,
+        tool_calls=tool_calls,
+        usage=usage,
+        model=answered_model or model,
+        finish_reason=finish_reason,
+        refusal="".join(refusal) or None,
+    )
+
+
+def _quietly(close: Callable[[], None] | None) -> None:
+    if close is None:
+        return
+    try:
+        close()
+    except Exception as exc:  # closing a half-read response from the watchdog thread: best effort
+        logger.debug("closing the stream failed: %s", exc)
+
+
+def _short(exc: BaseException) -> str:
+    return str(exc).replace("\n", " ")[:300]
+
+
+# --------------------------------------------------------------------------- #
+# The answer as it grows
+# --------------------------------------------------------------------------- #
+EventKind = Literal["response_type", "intro_draft", "intro", "wine", "closing"]
+
+
+@dataclass(frozen=True)
+class AnswerEvent:
+    kind: EventKind
+    value: Any  # str, or the wine's dict for "wine"
+    index: int = 0  # the wine's position in the answer
+
+
+class AnswerScanner:
+    """Feed it content deltas; it returns the parts of the answer that became available."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self._start: int | None = None
+        self._search_from = 0
+        self._sent: set[tuple[str, int]] = set()
+        self._draft = ""
+        self._wines_done = 0
+
+    def feed(self, delta: str) -> list[AnswerEvent]:
+        self.text += delta
+        parsed = self._parse()
+        if parsed is None:
+            return []
+        complete, growing = parsed
+        events: list[AnswerEvent] = []
+        keys = list(growing)  # a key whose string value has just begun already closes the key before it
+        for key in ("response_type", "intro"):
+            events += self._once(key, complete.get(key))
+        if ("intro", 0) not in self._sent:
+            draft = growing.get("intro")
+            if isinstance(draft, str) and draft != self._draft:
+                self._draft = draft
+                events.append(AnswerEvent("intro_draft", draft))
+        wines = complete.get("wines")
+        if isinstance(wines, list):
+            # A wine is complete once the next one starts or a key after "wines" appears.
+            closed = "wines" in keys and keys.index("wines") < len(keys) - 1
+            ready = len(wines) if closed else len(wines) - 1
+            while self._wines_done < ready:
+                wine = wines[self._wines_done]
+                events.append(AnswerEvent("wine", wine, self._wines_done))
+                self._wines_done += 1
+        events += self._once("closing", complete.get("closing"))
+        return events
+
+    def _once(self, key: EventKind, value: Any) -> list[AnswerEvent]:
+        if not isinstance(value, str) or (key, 0) in self._sent:
+            return []
+        self._sent.add((key, 0))
+        return [AnswerEvent(key, value)]
+
+    def _parse(self) -> tuple[dict, dict] | None:
+        while True:
+            if self._start is None:
+                start = self.text.find("{", self._search_from)
+                if start < 0:
+                    self._search_from = len(self.text)
+                    return None
+                self._start = start
+            data = self.text[self._start :].encode("utf-8")
+            try:
+                complete = jiter.from_json(data, partial_mode="on")
+                growing = jiter.from_json(data, partial_mode="trailing-strings")
+            except ValueError:
+                # The brace began prose, not the answer: look for the next one.
+                self._search_from = self._start + 1
+                self._start = None
+                continue
+            if not isinstance(complete, dict) or not isinstance(growing, dict):
+                return None
+            return complete, growing
