@@ -123,7 +123,8 @@ def test_template_gives_the_webhook_route_and_environment():
     environment = spec.environment
     assert environment["TELEGRAM_WEBHOOK_SECRET"] == ""  # a literal empty value
     assert environment["QUEUE_URL"] == ""  # !Ref TurnQueue: unset locally
-    assert environment["SOMMELIER_SECRETS_ARN"] == ""
+    assert environment["TELEGRAM_WEBHOOK_SECRET_ARN"] == ""  # !Ref WebhookSecretToken: unset locally
+    assert "SOMMELIER_SECRETS_ARN" not in environment  # the webhook never reads the bot token or keys
     assert environment["POWERTOOLS_SERVICE_NAME"] == "sommelier"  # merged from Globals
     assert environment["POWERTOOLS_PARAMETERS_MAX_AGE"] == "300"
     assert ("POST", "/telegram/webhook", "WebhookFunction") in http_routes(TEMPLATE)
@@ -148,7 +149,7 @@ def test_template_functions_and_shorthands():
     assert agent.timeout == 120  # !Ref AgentTimeoutSeconds -> the parameter's default
     assert agent.memory == 1024
     assert agent.environment["EMBEDDING_PROVIDER"] == "openai"
-    assert agent.environment["SQS_MAX_RECEIVES"] == "3"
+    assert agent.environment["SQS_MAX_RECEIVES"] == "5"
     assert specs["WineToolsFunction"].memory == 512
     assert find_function("webhook", TEMPLATE).logical_id == "WebhookFunction"
     assert find_function("agent", TEMPLATE).logical_id == "AgentFunction"

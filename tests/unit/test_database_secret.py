@@ -25,6 +25,7 @@ def secret(monkeypatch):
     monkeypatch.setenv("DATABASE_PORT", "9")
     monkeypatch.setenv("DATABASE_NAME", "sommelier")
     monkeypatch.setenv("DATABASE_CONNECT_TIMEOUT_S", "1")
+    monkeypatch.setenv("DATABASE_SSLMODE", "require")  # no RDS CA bundle outside a built layer
     parameters.clear_caches()
     pool.reset_default_database()
     with mock_aws():
@@ -45,6 +46,33 @@ def test_the_url_is_built_from_the_secret_and_the_host_variables(secret):
     assert resolve_database_url() == (
         "postgresql://sommelier_app_user:first-password@127.0.0.1:9/sommelier?sslmode=require"
     )
+
+
+def test_verify_full_checks_the_server_against_the_rds_ca_bundle(secret, monkeypatch, tmp_path):
+    from sommelier.db import url
+
+    bundle = tmp_path / "layer python" / "rds-ca-bundle.pem"
+    bundle.parent.mkdir()
+    bundle.write_text("-----BEGIN CERTIFICATE-----\n")
+    monkeypatch.setattr(url, "RDS_CA_BUNDLE", bundle)
+    monkeypatch.setenv("DATABASE_SSLMODE", "verify-full")
+    assert resolve_database_url().endswith(
+        f"/sommelier?sslmode=verify-full&sslrootcert={tmp_path}/layer%20python/rds-ca-bundle.pem"
+    )
+    monkeypatch.delenv("DATABASE_SSLMODE")  # verify-full is the default
+    assert "sslmode=verify-full&sslrootcert=" in resolve_database_url()
+
+
+def test_verify_full_without_the_bundle_is_a_clear_error(secret, monkeypatch, tmp_path):
+    from sommelier.db import url
+
+    monkeypatch.setattr(url, "RDS_CA_BUNDLE", tmp_path / "missing.pem")
+    monkeypatch.setenv("DATABASE_SSLMODE", "verify-full")
+    with pytest.raises(RuntimeError, match="needs the RDS CA bundle"):
+        resolve_database_url()
+    monkeypatch.setenv("DATABASE_SSLMODE", "sometimes")
+    with pytest.raises(RuntimeError, match="DATABASE_SSLMODE must be one of"):
+        resolve_database_url()
 
 
 def test_a_changed_password_is_picked_up_after_a_connection_failure(secret):

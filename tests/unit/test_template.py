@@ -129,7 +129,9 @@ def test_is_a_sam_template_with_the_python_globals(template):
     function_globals = template["Globals"]["Function"]
     assert function_globals["Runtime"] == "python3.12"
     assert function_globals["Tracing"] == "Active"
-    assert function_globals["Architectures"] in (["arm64"], ["x86_64"])
+    assert function_globals["Architectures"] == [{"Ref": "Architecture"}]
+    architecture = template["Parameters"]["Architecture"]
+    assert architecture["Default"] == "arm64" and architecture["AllowedValues"] == ["arm64", "x86_64"]
     variables = function_globals["Environment"]["Variables"]
     assert variables["POWERTOOLS_SERVICE_NAME"] == "sommelier"
     assert {"POWERTOOLS_LOG_LEVEL", "LOG_LEVEL"} <= set(variables)
@@ -153,9 +155,9 @@ def test_parameters_have_descriptions_and_sane_defaults(template):
     for name in secret_like:
         assert parameters[name].get("NoEcho") in (True, "true"), name
         assert parameters[name].get("Default", "") == "", name
-    # Only the required secrets have no default (`sam deploy --guided` asks for them).
+    # Only the bot token has no default: an offline deploy leaves both API keys empty.
     for name, parameter in parameters.items():
-        if name not in ("TelegramBotToken", "OpenAIApiKey"):
+        if name != "TelegramBotToken":
             assert "Default" in parameter, f"parameter {name} has no default"
 
 
@@ -300,16 +302,19 @@ def test_s3_gateway_endpoint_lets_the_custom_resource_answer(resources):
 # ------------------------------------------------------------------------------ database --
 
 
-def test_aurora_serverless_v2_scales_to_zero_with_a_managed_secret(resources):
+def test_aurora_serverless_v2_scales_to_zero_with_a_managed_secret(resources, template):
     cluster = resources["DatabaseCluster"]
     assert cluster["DeletionPolicy"] == "Snapshot"
     assert cluster["UpdateReplacePolicy"] == "Snapshot"
     properties = cluster["Properties"]
     assert properties["Engine"] == "aurora-postgresql"
-    major, minor = (int(x) for x in str(properties["EngineVersion"]).split(".")[:2])
+    assert properties["EngineVersion"] == {"Ref": "AuroraEngineVersion"}
+    engine_version = template["Parameters"]["AuroraEngineVersion"]
+    major, minor = (int(x) for x in str(engine_version["Default"]).split(".")[:2])
     assert (major, minor) >= (16, 3)  # scaling to 0 ACU needs 16.3+
     scaling = properties["ServerlessV2ScalingConfiguration"]
-    assert scaling["MinCapacity"] == 0
+    assert scaling["MinCapacity"] == {"Ref": "AuroraMinCapacity"}
+    assert str(template["Parameters"]["AuroraMinCapacity"]["Default"]) == "0"
     assert scaling["MaxCapacity"] == {"Ref": "AuroraMaxCapacity"}
     assert properties["ManageMasterUserPassword"] is True
     assert "MasterUserPassword" not in properties
@@ -321,6 +326,8 @@ def test_aurora_serverless_v2_scales_to_zero_with_a_managed_secret(resources):
     for instance in instances.values():
         assert instance["Properties"]["DBClusterIdentifier"] == {"Ref": "DatabaseCluster"}
         assert instance["Properties"].get("PubliclyAccessible") is False
+        # The template's AuroraEngineVersion is the version that runs: no upgrade behind its back.
+        assert instance["Properties"]["AutoMinorVersionUpgrade"] is False
 
 
 def test_migrations_custom_resource(resources):
@@ -381,10 +388,14 @@ def test_wine_tools_function_environment_and_vpc(resources):
     properties = resources["WineToolsFunction"]["Properties"]
     assert properties["CodeUri"] == "functions/wine_tools"
     assert properties["Handler"] == "app.handler"
-    assert properties["Timeout"] == 30  # room for an Aurora resume from 0 ACU (~15 s)
+    # Room for an Aurora resume from 0 ACU: ~15 s usually, longer after a long pause.
+    assert properties["Timeout"] == 60
+    variables = properties["Environment"]["Variables"]
+    assert int(variables["DATABASE_CONNECT_TIMEOUT_S"]) + 10 <= properties["Timeout"]
+    assert variables["DATABASE_SSLMODE"] == "verify-full"  # the server's certificate is checked
     assert properties["MemorySize"] == 512
     assert "VpcConfig" in properties
-    assert properties["Environment"]["Variables"] == {
+    assert {k: v for k, v in variables.items() if k not in ("DATABASE_CONNECT_TIMEOUT_S", "DATABASE_SSLMODE")} == {
         "DATABASE_URL": "",  # empty = unset in AWS; overridable by `sam local invoke --env-vars`
         "DATABASE_SECRET_ARN": APP_SECRET_ARN,  # its own user, not the master (no DDL rights)
         "DATABASE_HOST": {"Fn::GetAtt": ["DatabaseCluster", "Endpoint.Address"]},
@@ -483,7 +494,7 @@ def test_webhook_function(resources):
     assert _variables(resources, "WebhookFunction") == {
         "QUEUE_URL": {"Ref": "TurnQueue"},
         "IDEMPOTENCY_TABLE": {"Ref": "IdempotencyTable"},
-        "SOMMELIER_SECRETS_ARN": BOT_SECRETS,
+        # Internet-facing: only the webhook secret, never the bot token or the LLM keys.
         "TELEGRAM_WEBHOOK_SECRET_ARN": WEBHOOK_SECRET,
         "TELEGRAM_WEBHOOK_SECRET": "",  # empty = read from the secret
     }
@@ -523,7 +534,7 @@ def test_agent_function(resources, template):
     assert variables["RATE_LIMIT_PER_MINUTE"] == {"Ref": "RatePerMinute"}
     assert variables["QUEUE_URL"] == {"Ref": "TurnQueue"}  # to shorten the retry delay of a failed turn
     max_receives = resources["TurnQueue"]["Properties"]["RedrivePolicy"]["maxReceiveCount"]
-    assert int(variables["SQS_MAX_RECEIVES"]) == int(max_receives) == 3
+    assert int(variables["SQS_MAX_RECEIVES"]) == int(max_receives) == 5
     parameters = template["Parameters"]
     assert parameters["LLMModel"]["Default"] == "anthropic/claude-sonnet-4"
     assert parameters["OpenAIBaseUrl"]["Default"] == "https://openrouter.ai/api/v1"
@@ -541,6 +552,9 @@ def test_agent_function(resources, template):
     assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["TurnQueue", "Arn"]}
     assert mapping["BatchSize"] == 1
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": {"Ref": "AgentMaxConcurrency"}}
+    concurrency = parameters["AgentMaxConcurrency"]
+    assert 2 <= int(concurrency["Default"]) and int(concurrency["MinValue"]) == 2  # SQS's minimum
 
 
 def test_turn_queue_is_fifo_with_a_dead_letter_queue(resources, template):
@@ -549,7 +563,7 @@ def test_turn_queue_is_fifo_with_a_dead_letter_queue(resources, template):
     assert queue["ContentBasedDeduplication"] is False  # the dedup id is the update_id
     assert queue["SqsManagedSseEnabled"] is True
     assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {"Fn::GetAtt": ["TurnDeadLetterQueue", "Arn"]}
-    assert int(queue["RedrivePolicy"]["maxReceiveCount"]) == 3
+    assert int(queue["RedrivePolicy"]["maxReceiveCount"]) >= 5  # AWS's advice with a Lambda trigger
     dlq = resources["TurnDeadLetterQueue"]["Properties"]
     assert dlq["FifoQueue"] is True  # a FIFO queue's DLQ must be FIFO too
     assert dlq["SqsManagedSseEnabled"] is True
@@ -586,10 +600,16 @@ def test_bot_secret_holds_exactly_the_noecho_parameters(resources):
     assert secret["Type"] == "AWS::SecretsManager::Secret"
     properties = secret["Properties"]
     assert "GenerateSecretString" not in properties  # nothing in it is regenerated on update
-    template_text = properties["SecretString"]["Fn::Sub"]  # built from parameters, never a literal
+    # Built from parameters, never a literal; "none" (for `sam deploy --guided`) is stored as empty.
+    template_text, variables = properties["SecretString"]["Fn::Sub"]
     document = json.loads(re.sub(r"\$\{(\w+)\}", "x", template_text))
     assert set(document) == {"telegram_bot_token", "openai_api_key", "embedding_api_key"}
-    assert {n.split(".")[0] for n in re.findall(r"\$\{([^}]+)\}", template_text)} == SECRET_PARAMETERS
+    assert variables == {
+        "OpenAIKey": {"Fn::If": ["NoOpenAIApiKey", "", {"Ref": "OpenAIApiKey"}]},
+        "EmbeddingKey": {"Fn::If": ["NoEmbeddingApiKey", "", {"Ref": "EmbeddingApiKey"}]},
+    }
+    names = {n.split(".")[0] for n in re.findall(r"\$\{([^}]+)\}", template_text)}
+    assert names == {"TelegramBotToken", "OpenAIKey", "EmbeddingKey"}
 
 
 def test_webhook_secret_token_is_generated_once_in_its_own_secret(resources):
@@ -610,10 +630,14 @@ def test_webhook_secret_token_is_generated_once_in_its_own_secret(resources):
         in json.loads(json.dumps(resource["Properties"].get("Environment", {}).get("Variables", {}))).values()
     }
     assert readers == {"WebhookFunction", "SetWebhookFunction"}  # the agent never needs it
+    expected = {
+        "WebhookFunction": [{"Ref": "WebhookSecretToken"}],  # internet-facing: the webhook secret only
+        "SetWebhookFunction": [[{"Ref": "BotSecrets"}, {"Ref": "WebhookSecretToken"}]],
+    }
     for name in readers:
         statements = resources[name]["Properties"]["Policies"][0]["Statement"]
         granted = [s["Resource"] for s in statements if s["Action"] == "secretsmanager:GetSecretValue"]
-        assert granted == [[{"Ref": "BotSecrets"}, {"Ref": "WebhookSecretToken"}]]
+        assert granted == expected[name], name
 
 
 def test_every_function_logs_to_a_group_that_expires(template, resources):
@@ -636,7 +660,15 @@ def test_secret_parameters_feed_only_the_bot_secret(template):
     for logical_id, resource in template["Resources"].items():
         for name in _refs(resource) & SECRET_PARAMETERS:
             users[name].add(logical_id)
-    assert users == {name: {"BotSecrets"} for name in SECRET_PARAMETERS}
+    # The two API keys also feed the conditions that turn "none" into an empty value in BotSecrets.
+    conditions = template["Conditions"]
+    assert _refs(conditions["NoOpenAIApiKey"]) == {"OpenAIApiKey"}
+    assert _refs(conditions["NoEmbeddingApiKey"]) == {"EmbeddingApiKey"}
+    assert users == {
+        "TelegramBotToken": {"BotSecrets"},
+        "OpenAIApiKey": {"BotSecrets", "Conditions"},
+        "EmbeddingApiKey": {"BotSecrets", "Conditions"},
+    }
     for resource in template["Resources"].values():
         assert not (_refs(resource.get("Metadata", {})) & SECRET_PARAMETERS)
 
@@ -702,7 +734,7 @@ def test_telegram_iam_statements_are_scoped_to_one_resource_each(resources):
     }
     # Only the functions that check or register the webhook read its secret token.
     secrets_read = {
-        "WebhookFunction": [BOT_SECRETS, WEBHOOK_SECRET],
+        "WebhookFunction": [WEBHOOK_SECRET],
         "AgentFunction": [BOT_SECRETS],
         "SetWebhookFunction": [BOT_SECRETS, WEBHOOK_SECRET],
     }
@@ -748,3 +780,92 @@ def test_set_webhook_custom_resource_is_optional(resources, template):
     assert properties["AllowedUpdates"] == ["message", "edited_message", "callback_query", "my_chat_member"]
     assert not (_refs(properties) & SECRET_PARAMETERS)
     assert (ROOT / "functions" / "set_webhook" / "app.py").exists()
+
+
+# ------------------------------------------------------------------------------ first week --
+
+
+def test_aurora_capacity_and_server_settings(resources, template):
+    parameters = template["Parameters"]
+    steps = [float(v) for v in parameters["AuroraMaxCapacity"]["AllowedValues"]]
+    assert steps == [x / 2 for x in range(2, 33)]  # 1-16 in Aurora's 0.5 ACU steps, nothing else
+    assert float(parameters["AuroraMaxCapacity"]["Default"]) in steps
+    assert re.fullmatch(parameters["AuroraEngineVersion"]["AllowedPattern"], "16.9")
+    assert not re.fullmatch(parameters["AuroraEngineVersion"]["AllowedPattern"], "15.4")
+    cluster = resources["DatabaseCluster"]["Properties"]
+    group = resources[cluster["DBClusterParameterGroupName"]["Ref"]]
+    assert group["Type"] == "AWS::RDS::DBClusterParameterGroup"
+    assert group["Properties"]["Family"] == "aurora-postgresql16"
+    settings = group["Properties"]["Parameters"]
+    # The server closes idle sessions, so frozen Lambda pools can't keep the cluster from pausing.
+    idle_ms = int(settings["idle_session_timeout"])
+    assert 0 < idle_ms <= int(parameters["AuroraSecondsUntilAutoPause"]["MinValue"]) * 1000
+    assert settings["rds.force_ssl"] == "1"
+
+
+def test_the_database_functions_verify_the_server_certificate(resources):
+    for name in ("WineToolsFunction", "MigrateFunction"):
+        assert _variables(resources, name)["DATABASE_SSLMODE"] == "verify-full", name
+
+
+def test_the_webhook_is_registered_only_after_the_migrations(resources):
+    assert "DatabaseMigrations" in _as_list(resources["TelegramWebhook"]["DependsOn"])
+
+
+def test_an_offline_deploy_needs_no_api_key(template):
+    for name in ("OpenAIApiKey", "EmbeddingApiKey"):
+        parameter = template["Parameters"][name]
+        assert parameter["Default"] == ""
+        assert re.fullmatch(parameter["AllowedPattern"], "none")  # what `sam deploy --guided` can take
+        assert "none" in parameter["Description"]
+
+
+def test_alarms_go_to_a_topic_with_an_optional_email(resources, template):
+    topic = {"Ref": "AlarmTopic"}
+    assert resources["AlarmTopic"]["Type"] == "AWS::SNS::Topic"
+    subscription = resources["AlarmEmailSubscription"]
+    assert subscription["Condition"] == "AlarmEmailGiven"
+    assert subscription["Properties"] == {"TopicArn": topic, "Protocol": "email", "Endpoint": {"Ref": "AlarmEmail"}}
+    email = template["Parameters"]["AlarmEmail"]
+    assert email["Default"] == ""
+    assert re.fullmatch(email["AllowedPattern"], "") and re.fullmatch(email["AllowedPattern"], "shop@example.com")
+    assert not re.fullmatch(email["AllowedPattern"], "not an address")
+
+    dlq = resources["DeadLetterQueueAlarm"]["Properties"]
+    assert dlq["Namespace"] == "AWS/SQS" and dlq["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert dlq["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": ["TurnDeadLetterQueue", "QueueName"]}}]
+    assert dlq["Threshold"] == 1 and dlq["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    assert dlq["AlarmActions"] == [topic]
+
+    errors = resources["AgentErrorRateAlarm"]["Properties"]
+    queries = {query["Id"]: query for query in errors["Metrics"]}
+    assert [q["Id"] for q in errors["Metrics"] if q.get("ReturnData", True)] == ["errorRate"]
+    for metric_id in ("crashes", "errorLogs", "invocations"):
+        assert metric_id in queries["errorRate"]["Expression"]
+    assert queries["crashes"]["MetricStat"]["Metric"]["Dimensions"] == [
+        {"Name": "FunctionName", "Value": {"Ref": "AgentFunction"}}
+    ]
+    # A failed turn is a batch item failure (not a Lambda error), so its ERROR log line is counted.
+    log_filter = resources["AgentErrorLogsMetricFilter"]["Properties"]
+    assert log_filter["LogGroupName"] == {"Ref": "AgentFunctionLogs"}
+    transformation = log_filter["MetricTransformations"][0]
+    assert (transformation["MetricNamespace"], transformation["MetricName"]) == ("Sommelier", "AgentErrorLogs")
+    assert queries["errorLogs"]["MetricStat"]["Metric"]["MetricName"] == "AgentErrorLogs"
+    assert errors["AlarmActions"] == [topic]
+
+
+def test_dashboard_shows_the_first_week_figures(resources):
+    """Turns, fallbacks, p95 turn time, LLM tokens and the DLQ depth, with the names the code emits."""
+    body_template, variables = resources["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    body = json.loads(re.sub(r"\$\{[^}]+\}", "x", body_template))
+    metrics = [m for widget in body["widgets"] for m in widget["properties"]["metrics"]]
+    names = {m[1] for m in metrics if isinstance(m[0], str)}
+    assert {"Turns", "TurnLatency", "PromptTokens", "CompletionTokens", "ApproximateNumberOfMessagesVisible"} <= names
+    stats = {w["properties"]["title"]: w["properties"].get("stat") for w in body["widgets"]}
+    assert stats["Turn time p95 (ms)"] == "p95"
+    assert any("Fallback" in m[0].get("expression", "") for m in metrics if isinstance(m[0], dict))
+    assert variables["DeadLetterQueueName"] == {"Fn::GetAtt": ["TurnDeadLetterQueue", "QueueName"]}
+    emitted = (ROOT / "layers" / "sommelier" / "sommelier" / "observability.py").read_text(encoding="utf-8")
+    for name in ("Turns", "TurnLatency", "PromptTokens", "CompletionTokens", "Fallback_"):
+        assert f'"{name}' in emitted or f'f"{name}' in emitted, name
+    assert 'namespace=env("POWERTOOLS_METRICS_NAMESPACE", "Sommelier"), service="sommelier"' in emitted

@@ -36,7 +36,10 @@ def get_pool(conninfo: str) -> ConnectionPool:
                 max_idle=env_int("DATABASE_MAX_IDLE_S", 60),
                 max_size=env_int("DATABASE_POOL_SIZE", 4),
                 configure=_configure,
-                # Aurora needs ~15 s to resume from a pause.
+                # The server closes sessions idle for 5 minutes (idle_session_timeout, so Aurora can
+                # pause) while a frozen Lambda keeps them pooled: test each one before handing it out.
+                check=ConnectionPool.check_connection,
+                # Aurora needs ~15 s to resume from a pause (the template raises this to 50 s).
                 timeout=env_int("DATABASE_CONNECT_TIMEOUT_S", 20),
                 kwargs={"connect_timeout": env_int("DATABASE_CONNECT_TIMEOUT_S", 20)},
                 open=True,

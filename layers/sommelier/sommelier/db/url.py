@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import quote
 
 from sommelier.config import env, load_settings
 
 SECRET_CACHE_SECONDS = 300
+# The RDS certificate authorities, put here by the layer's Makefile at build time (`sam build`).
+RDS_CA_BUNDLE = Path(__file__).with_name("rds-ca-bundle.pem")
+SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+
+
+def tls_parameters() -> str:
+    """libpq TLS settings for a database reached through its secret: DATABASE_SSLMODE (default
+    verify-full: the server's certificate is checked against the RDS CA bundle, not only encrypted)."""
+    mode = env("DATABASE_SSLMODE") or "verify-full"
+    if mode not in SSL_MODES:
+        raise RuntimeError(f"DATABASE_SSLMODE must be one of {', '.join(SSL_MODES)} (got {mode!r})")
+    if mode not in ("verify-ca", "verify-full"):
+        return f"sslmode={mode}"
+    if not RDS_CA_BUNDLE.is_file():
+        raise RuntimeError(
+            f"sslmode={mode} needs the RDS CA bundle at {RDS_CA_BUNDLE}: build the layer with `sam build` "
+            "(layers/sommelier/Makefile downloads it), or set DATABASE_SSLMODE=require"
+        )
+    return f"sslmode={mode}&sslrootcert={quote(str(RDS_CA_BUNDLE), safe='/')}"
 
 
 def url_from_secret(secret_arn: str, *, fresh: bool = False) -> str:
@@ -27,7 +47,7 @@ def url_from_secret(secret_arn: str, *, fresh: bool = False) -> str:
     name = env("DATABASE_NAME") or secret.get("dbname") or "sommelier"
     user = quote(str(secret["username"]), safe="")
     password = quote(str(secret["password"]), safe="")
-    return f"postgresql://{user}:{password}@{host}:{port}/{name}?sslmode=require"
+    return f"postgresql://{user}:{password}@{host}:{port}/{name}?{tls_parameters()}"
 
 
 def resolve_database_url(*, fresh: bool = False) -> str:

@@ -32,9 +32,10 @@ class LambdaTools:
         from botocore.config import Config
 
         self.function_name = function_name
-        # The tool function may wait up to ~20 s for Aurora to resume (its timeout is 30 s). Bound the
-        # wait and retry once, so a stuck call can't eat the whole turn (botocore's default is 60 s x 5).
-        config = Config(connect_timeout=5, read_timeout=35, retries={"mode": "standard", "max_attempts": 2})
+        # The tool function may wait up to 50 s for Aurora to resume from 0 ACU (its timeout is 60 s).
+        # Bound the wait just above that and retry once, so a stuck call can't eat the whole turn
+        # (botocore's default is 60 s x 5).
+        config = Config(connect_timeout=5, read_timeout=65, retries={"mode": "standard", "max_attempts": 2})
         self._client = client or boto3.client("lambda", config=config)
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
