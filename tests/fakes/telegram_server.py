@@ -27,6 +27,8 @@ Realistic validation (400s with Telegram's descriptions): empty / too long
 text (4096 UTF-16 code units after HTML entity parsing and whitespace trimming),
 too long captions (1024), strict HTML parse_mode, unknown file_ids, photo URLs
 containing "missing", inline keyboard ``callback_data`` longer than 64 bytes,
+forum topics (``open_forum``, ``close_topic``: TOPIC_CLOSED, "message thread not found"), chats
+the bot lost (``lose_chat``: "chat not found"), setMyCommands' command and description rules,
 invalid chat actions, webhook URLs that are not https, getUpdates while a
 webhook is set (409), "message is not modified" when editing a message this
 fake sent with an identical reply_markup.
@@ -738,9 +740,12 @@ class FakeTelegram:
         self._last_update_id = 0
         self._webhook: dict[str, Any] | None = None
         self._commands: list[Any] = []
+        self._commands_by_language: dict[str, list[Any]] = {}
         self._next_message_id: dict[Any, int] = {}
         self._messages: dict[tuple[Any, int], dict[str, Any]] = {}
         self._photos: dict[str, list[dict[str, Any]]] = {}
+        self._forums: dict[int, dict[int, bool]] = {}  # forum chat -> {topic thread id: closed?}
+        self._gone_chats: set[Any] = set()  # chats the bot can no longer see ("chat not found")
 
     # ---------------- lifecycle ----------------
     @property
@@ -878,6 +883,20 @@ class FakeTelegram:
         name = _METHODS.get(method.lower(), method)
         with self._lock:
             self._delays.setdefault(name, []).append(_CountedRule(times, seconds))
+
+    def open_forum(self, chat_id: int, *topics: int) -> None:
+        """Make ``chat_id`` a forum supergroup with these open topics (General is always there)."""
+        with self._lock:
+            self._forums.setdefault(chat_id, {}).update({t: False for t in topics})
+
+    def close_topic(self, chat_id: int, thread_id: int) -> None:
+        with self._lock:
+            self._forums.setdefault(chat_id, {})[thread_id] = True
+
+    def lose_chat(self, chat_id: Any) -> None:
+        """The chat is gone for the bot (deleted, or it never existed): every send gets "chat not found"."""
+        with self._lock:
+            self._gone_chats.add(chat_id)
 
     def push_update(self, update: dict[str, Any]) -> dict[str, Any]:
         """Queue an update for getUpdates (assigning ``update_id`` if missing); returns the stored copy."""
@@ -1018,13 +1037,28 @@ class FakeTelegram:
             if not re.fullmatch(r"@[A-Za-z][A-Za-z0-9_]{3,31}", chat_id):
                 raise _bad("Bad Request: chat not found")
             return {"id": chat_id, "type": "channel", "username": chat_id[1:], "title": chat_id[1:]}
-        if chat_id == 0:
+        if chat_id == 0 or chat_id in self._gone_chats:
             raise _bad("Bad Request: chat not found")
+        if chat_id in self._forums:
+            self._check_topic(chat_id, params.get("message_thread_id"))
+            return {"id": chat_id, "type": "supergroup", "title": "Test forum", "is_forum": True}
         if chat_id > 0:
             return {"id": chat_id, "type": "private", "first_name": "Tester"}
         if str(chat_id).startswith("-100"):
             return {"id": chat_id, "type": "supergroup", "title": "Test supergroup"}
         return {"id": chat_id, "type": "group", "title": "Test group"}
+
+    def _check_topic(self, chat_id: int, thread: Any) -> None:
+        """Forum rules: a message without a thread id goes to General; a closed or unknown topic refuses it."""
+        if thread is None or thread == "":
+            return
+        if isinstance(thread, bool) or not isinstance(thread, int):
+            raise _bad("Bad Request: message thread not found")
+        topics = self._forums[chat_id]
+        if thread not in topics:
+            raise _bad("Bad Request: message thread not found")
+        if topics[thread]:
+            raise _bad("Bad Request: TOPIC_CLOSED")
 
     def _format(self, text: str, parse_mode: Any, entities: Any) -> tuple[str, list[dict[str, Any]]]:
         mode = (parse_mode or "").strip().lower() if isinstance(parse_mode, str) else ""
@@ -1079,6 +1113,9 @@ class FakeTelegram:
             "chat": dict(chat),
             "date": int(time.time()),
         }
+        thread = params.get("message_thread_id")
+        if chat.get("is_forum") and isinstance(thread, int) and not isinstance(thread, bool):
+            msg.update(message_thread_id=thread, is_topic_message=True)
         reply_to = params.get("reply_to_message_id")
         rp = params.get("reply_parameters")
         if reply_to is None and isinstance(rp, dict):
@@ -1378,12 +1415,26 @@ class FakeTelegram:
         cmds = call.params.get("commands")
         if not isinstance(cmds, list):
             raise _bad("Bad Request: can't parse commands JSON object")
+        if len(cmds) > 100:
+            raise _bad("Bad Request: BOT_COMMANDS_TOO_MUCH")
+        for item in cmds:
+            if not isinstance(item, dict) or not isinstance(item.get("command"), str):
+                raise _bad("Bad Request: can't parse BotCommand object")
+            if not re.fullmatch(r"[a-z0-9_]{1,32}", item["command"]):
+                raise _bad("Bad Request: BOT_COMMAND_INVALID")
+            description = item.get("description")
+            if not isinstance(description, str) or not 1 <= len(description.strip()) <= 256:
+                raise _bad("Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
+        language = call.params.get("language_code")
         self._commands = copy.deepcopy(cmds)
+        self._commands_by_language[language or ""] = copy.deepcopy(cmds)
         return True, None
 
     def _m_getMyCommands(self, call: Call) -> tuple[Any, str | None]:
-        return copy.deepcopy(self._commands), None
+        language = call.params.get("language_code") or ""
+        return copy.deepcopy(self._commands_by_language.get(language, self._commands_by_language.get("", []))), None
 
     def _m_deleteMyCommands(self, call: Call) -> tuple[Any, str | None]:
         self._commands = []
+        self._commands_by_language.clear()
         return True, None

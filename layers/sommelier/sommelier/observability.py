@@ -42,6 +42,18 @@ def record_turn(metadata: dict[str, Any]) -> None:
     _send_to_langfuse(metadata)
 
 
+def record_event(name: str, value: float = 1) -> None:
+    """Count one event (a refused Telegram part, a flood wait, an unreachable chat) as an EMF metric."""
+    from aws_lambda_powertools.metrics.functions import is_metrics_disabled
+
+    if is_metrics_disabled():
+        return
+    try:
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+    except Exception:  # metrics must never break a turn
+        logger.debug("metric %s not recorded", name, exc_info=True)
+
+
 def _send_to_langfuse(metadata: dict[str, Any]) -> None:
     global _langfuse_client, _langfuse_checked
     if not (env("LANGFUSE_PUBLIC_KEY") and env("LANGFUSE_SECRET_KEY")):

@@ -144,6 +144,19 @@ _BAD_FILE_MARKERS = (
 )
 
 
+_CHAT_UNAVAILABLE_MARKERS = (
+    "chat not found",
+    "topic_closed",
+    "topic_deleted",
+    "message thread not found",
+    "not enough rights",
+    "have no rights",
+    "chat_write_forbidden",
+    "chat_restricted",
+    "group chat was upgraded",
+)
+
+
 class BadRequest(TelegramError):
     """400 Bad Request."""
 
@@ -165,6 +178,17 @@ class BadRequest(TelegramError):
     def is_too_long(self) -> bool:
         low = self.description.lower()
         return "too long" in low or "message_too_long" in low
+
+    @property
+    def is_caption_too_long(self) -> bool:
+        low = self.description.lower()
+        return "caption is too long" in low or "media_caption_too_long" in low
+
+    @property
+    def is_chat_unavailable(self) -> bool:
+        """The chat or topic can take no message now (gone, closed, no rights): resending can't help."""
+        low = self.description.lower()
+        return any(marker in low for marker in _CHAT_UNAVAILABLE_MARKERS) or "migrate_to_chat_id" in self.parameters
 
 
 class ServerError(TelegramError):
@@ -389,9 +413,11 @@ class TelegramClient:
         parse_mode: str | None = None,
         reply_markup: dict[str, Any] | None = None,
         reply_to_message_id: int | None = None,
+        message_thread_id: int | None = None,
     ) -> Message:
         params: dict[str, Any] = {
             "chat_id": chat_id,
+            "message_thread_id": message_thread_id,
             "text": text,
             "parse_mode": parse_mode,
             "reply_markup": reply_markup,
@@ -409,10 +435,12 @@ class TelegramClient:
         parse_mode: str | None = None,
         reply_markup: dict[str, Any] | None = None,
         filename: str = "wine.png",
+        message_thread_id: int | None = None,
     ) -> Message:
         """``photo``: a file_id or an HTTP(S) URL (str), or the image bytes (multipart upload)."""
         params: dict[str, Any] = {
             "chat_id": chat_id,
+            "message_thread_id": message_thread_id,
             "caption": caption,
             "parse_mode": parse_mode if caption else None,
             "reply_markup": reply_markup,
@@ -426,8 +454,12 @@ class TelegramClient:
             result = self.call("sendPhoto", params)
         return Message.model_validate(result)
 
-    def send_chat_action(self, chat_id: int | str, action: str = "typing") -> bool:
-        return bool(self.call("sendChatAction", {"chat_id": chat_id, "action": action}))
+    def send_chat_action(
+        self, chat_id: int | str, action: str = "typing", message_thread_id: int | None = None
+    ) -> bool:
+        return bool(
+            self.call("sendChatAction", {"chat_id": chat_id, "action": action, "message_thread_id": message_thread_id})
+        )
 
     def answer_callback_query(self, callback_query_id: str, text: str | None = None) -> bool:
         return bool(self.call("answerCallbackQuery", {"callback_query_id": callback_query_id, "text": text}))
@@ -460,6 +492,10 @@ class TelegramClient:
                 },
             )
         )
+
+    def set_my_commands(self, commands: list[dict[str, str]], language_code: str | None = None) -> bool:
+        """The menu of commands (``[{"command": "start", "description": "..."}]``), for all users or one language."""
+        return bool(self.call("setMyCommands", {"commands": commands, "language_code": language_code}))
 
     def get_webhook_info(self) -> WebhookInfo:
         return WebhookInfo.model_validate(self.call("getWebhookInfo"))

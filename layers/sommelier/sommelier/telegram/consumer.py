@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
+import time
 from typing import Any
 
 from sommelier.bot.dialog import Dialog
 from sommelier.bot.runtime import Runtime, build_runtime
 from sommelier.config import env, env_int
-from sommelier.telegram.client import BadRequest, Forbidden, TelegramClient, TelegramError
+from sommelier.observability import record_event
+from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
 from sommelier.telegram.delivery import Sender as TelegramSender
 from sommelier.telegram.identity import BotUsername
 from sommelier.telegram.render import render_text
@@ -27,6 +30,15 @@ APOLOGY = (
     "Простите, у меня не получилось ответить на это сообщение из-за технической ошибки. "
     "Попробуйте, пожалуйста, написать ещё раз чуть позже."
 )
+MAX_FLOOD_WAIT_SECONDS = 900  # the longest Telegram flood wait honoured (locally slept, or the SQS visibility)
+
+
+class FloodWait(Exception):
+    """Telegram asked to wait longer than a turn may sleep: bring the update back after ``retry_after`` s."""
+
+    def __init__(self, retry_after: float):
+        self.retry_after = retry_after
+        super().__init__(f"telegram flood wait of {retry_after:.0f} s")
 
 
 class TelegramChannel:
@@ -41,9 +53,13 @@ class TelegramChannel:
 
     def typing(self) -> None:
         try:
-            self.bot.client.send_chat_action(self.routed.chat_id, "typing")
+            self.bot.client.send_chat_action(self.routed.chat_id, "typing", message_thread_id=self.routed.thread_id)
         except Forbidden:
             raise
+        except BadRequest as exc:
+            if exc.is_chat_unavailable:
+                raise  # a closed topic or a gone chat: end the turn before asking the model anything
+            logger.info("typing not shown: %s", exc)
         except TelegramError as exc:
             logger.info("typing not shown: %s", exc)
 
@@ -76,6 +92,8 @@ class TelegramBot:
         max_receives: int = 3,
         sleep=None,
         router: Router = ROUTER,
+        wait_out_floods: bool = True,
+        clock=time.monotonic,
     ):
         self.runtime = runtime
         self.dialog: Dialog = runtime.dialog
@@ -86,15 +104,21 @@ class TelegramBot:
         self.bot_username = bot_username
         self.max_receives = max_receives
         self.router = router
-        extra = {"sleep": sleep} if sleep else {}
-        self.sender = TelegramSender(client, runtime.photos, delivery_log, on_file_id=self._cache_file_id, **extra)
+        # Locally the worker sleeps through a flood wait; in Lambda the SQS message comes back after it.
+        self.wait_out_floods = wait_out_floods
+        self.sleep = sleep or time.sleep
+        self.clock = clock
+        self._flood_until: dict[int, float] = {}  # chat -> when Telegram lets the bot write again
+        self.sender = TelegramSender(
+            client, runtime.photos, delivery_log, on_file_id=self._cache_file_id, sleep=self.sleep
+        )
 
     def _cache_file_id(self, wine_id: str, file_id: str) -> None:
         self.tools.call("cache_photo", {"wine_id": wine_id, "file_id": file_id})
 
     # ------------------------------------------------------------------ entry
     def process(self, update: dict[str, Any], attempt: int = 1) -> None:
-        """Handle one update. Raises only to ask for a retry (the SQS message comes back)."""
+        """Handle one update. Raises only to ask for a retry (the SQS message comes back); FloodWait says when."""
         try:
             routed = route(parse_update(update), self.bot_username)
         except UpdateError as exc:
@@ -113,18 +137,41 @@ class TelegramBot:
                 if plan is None:
                     return
                 self.plans.save(key, plan)
-            self.sender.deliver(routed.chat_id, key, plan)
+            self._deliver(routed, key, plan)
+        except FloodWait:
+            raise  # never an apology inside a flood window: the update comes back after the wait
         except Forbidden:
             logger.info("the user blocked the bot; marking chat %s inactive", routed.chat_id)
             self.set_active(routed, False)
         except BadRequest as exc:
-            # A 400 is Telegram refusing this very request (chat not found, ...): resending the same reply
-            # can't succeed, so the update is done (parse errors and bad photos were handled by the sender).
-            logger.warning("telegram refused the reply to chat %s; not retrying: %s", routed.chat_id, exc)
+            # A 400 that reached here is Telegram refusing the chat itself (chat not found, a closed topic,
+            # no rights): resending can't succeed, so the turn ends (other 400s were handled per part).
+            logger.warning("telegram refused the reply to chat %s; the turn ends: %s", routed.chat_id, exc)
+            record_event("TelegramChatUnavailable")
         except Exception:
             if attempt >= self.max_receives:
                 self._apologise(routed, key)
             raise
+
+    def _deliver(self, routed: Routed, key: str, plan) -> None:
+        """Deliver the plan; a flood wait is slept through here (local) or handed to the queue (FloodWait)."""
+        waited = 0.0
+        while True:
+            try:
+                self.sender.deliver(routed.chat_id, key, plan, thread_id=routed.thread_id)
+                return
+            except RetryAfter as exc:
+                wait = min(max(float(exc.retry_after), 1.0), MAX_FLOOD_WAIT_SECONDS)
+                self._flood_until[routed.chat_id] = self.clock() + wait
+                record_event("TelegramFloodWait")
+                if not self.wait_out_floods or waited + wait > MAX_FLOOD_WAIT_SECONDS:
+                    logger.info(
+                        "telegram flood wait of %.0f s for chat %s: the update comes back", wait, routed.chat_id
+                    )
+                    raise FloodWait(wait) from None
+                logger.info("telegram flood wait of %.0f s for chat %s: waiting", wait, routed.chat_id)
+                self.sleep(wait)
+                waited += wait
 
     # ------------------------------------------------------------------ planning a reply
     def _turn(self, routed: Routed) -> Turn:
@@ -141,8 +188,11 @@ class TelegramBot:
 
     def _apologise(self, routed: Routed, key: str) -> None:
         """The last attempt failed: one apology (never repeated), then the message goes to the DLQ."""
+        if self.clock() < self._flood_until.get(routed.chat_id, float("-inf")):
+            logger.info("no apology to chat %s inside its flood wait", routed.chat_id)
+            return
         try:
-            self.sender.deliver(routed.chat_id, f"{key}:apology", render_text(APOLOGY))
+            self.sender.deliver(routed.chat_id, f"{key}:apology", render_text(APOLOGY), thread_id=routed.thread_id)
         except Exception as exc:
             logger.warning("apology not delivered: %s", exc)
 
@@ -167,6 +217,7 @@ def default_bot() -> TelegramBot:
                 limiter=limiter,
                 bot_username=_bot_username(client),
                 max_receives=env_int("SQS_MAX_RECEIVES", 3),
+                wait_out_floods=not env("QUEUE_URL"),
             )
         return _default_bot
 
@@ -188,7 +239,14 @@ def process_update(update: dict[str, Any], attempt: int = 1) -> None:
 RETRY_BACKOFF_SECONDS = 20
 
 
-def _retry_soon(record, attempt: int) -> None:
+def retry_delay(attempt: int, flood_wait: float | None = None) -> int:
+    """Seconds until a failed turn comes back: a short backoff, or just past Telegram's flood wait (capped)."""
+    if flood_wait is not None:
+        return int(min(math.ceil(flood_wait) + 1, MAX_FLOOD_WAIT_SECONDS))
+    return min(RETRY_BACKOFF_SECONDS * attempt, 300)
+
+
+def _retry_soon(record, attempt: int, flood_wait: float | None = None) -> None:
     """Bring a failed turn back in seconds, not after the whole visibility timeout (it blocks its chat)."""
     queue_url = env("QUEUE_URL")
     if not queue_url:
@@ -199,7 +257,7 @@ def _retry_soon(record, attempt: int) -> None:
         boto3.client("sqs").change_message_visibility(
             QueueUrl=queue_url,
             ReceiptHandle=record.receipt_handle,
-            VisibilityTimeout=min(RETRY_BACKOFF_SECONDS * attempt, 300),
+            VisibilityTimeout=retry_delay(attempt, flood_wait),
         )
     except Exception as exc:  # the default visibility timeout still brings it back
         logger.warning("could not shorten the retry delay: %s", exc)
@@ -219,6 +277,9 @@ def handle_sqs(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
             return
         try:
             process_update(update, attempt)
+        except FloodWait as exc:
+            _retry_soon(record, attempt, exc.retry_after)
+            raise
         except Exception:
             _retry_soon(record, attempt)
             raise

@@ -16,10 +16,17 @@ Policy (DESIGN §10):
   prevents duplicates).
 * A network error after the request was sent: the part may be in the chat. It is marked
   delivered ``{"uncertain": true}`` and the turn goes on: a lost part beats a duplicate photo.
+* 400 "message is too long": the part is sent in halves; "message caption is too long": the
+  photo goes with its header as caption and the text follows as its own message. The pieces
+  are logged under ``<key>/<index>``, so a retry resumes inside the part too.
+* 400 "chat not found", a closed or deleted topic, no rights: raised (nothing more can reach
+  the chat). Any other 400: that part is left out (logged, metric ``TelegramPartRefused``) and
+  the rest of the answer is delivered.
 """
 
 from __future__ import annotations
 
+import html
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -27,9 +34,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol
 
+from sommelier.observability import record_event
 from sommelier.storage.photos import PhotoStore
 from sommelier.telegram.client import BadRequest, Message, NetworkError, RetryAfter, TelegramClient
-from sommelier.telegram.render import Outgoing
+from sommelier.telegram.render import TEXT_LIMIT, Outgoing, shorten, split_text, utf16_len
 
 __all__ = [
     "DELIVERY_TTL_SECONDS",
@@ -192,6 +200,8 @@ class DeliveryResult:
     plain_fallbacks: list[int] = field(default_factory=list)  # parts resent as plain text (parse error)
     text_fallbacks: list[int] = field(default_factory=list)  # photo parts sent as text (no usable photo)
     uncertain: list[int] = field(default_factory=list)  # parts that may or may not have arrived
+    reshaped: list[int] = field(default_factory=list)  # parts split (too long) or moved out of a caption
+    refused: list[int] = field(default_factory=list)  # parts Telegram refused with an unknown 400: left out
     photo_sources: dict[int, str] = field(default_factory=dict)  # index -> "file_id" | "url" | "upload"
     new_file_ids: dict[str, str] = field(default_factory=dict)  # wine id -> file_id reported via on_file_id
     waited: float = 0.0  # seconds slept on 429s
@@ -202,6 +212,9 @@ class _Uncertain(Exception):
 
     def __init__(self, error: NetworkError):
         self.error = error
+
+
+SHORT_CAPTION = 200  # UTF-16 units of the caption left on a photo whose text moves to its own message
 
 
 class Sender:
@@ -222,11 +235,16 @@ class Sender:
         self.sleep = sleep
         self.max_retry_wait = max_retry_wait
 
-    def deliver(self, chat_id: int, key: str, parts: list[Outgoing]) -> DeliveryResult:
-        """Send the parts not yet delivered for ``key``, in order. See the module doc for the error policy."""
+    def deliver(self, chat_id: int, key: str, parts: list[Outgoing], *, thread_id: int | None = None) -> DeliveryResult:
+        """Send the parts not yet delivered for ``key``, in order. See the module doc for the error policy.
+
+        ``thread_id``: the forum topic the answer belongs in (sent as message_thread_id with every part).
+        """
+        return self._deliver(_Target(chat_id, thread_id), key, parts, _Budget(self.max_retry_wait))
+
+    def _deliver(self, target: _Target, key: str, parts: list[Outgoing], budget: _Budget) -> DeliveryResult:
         result = DeliveryResult()
         done = self.log.delivered(key)
-        budget = _Budget(self.max_retry_wait)
         for index, part in enumerate(parts):
             if index in done:
                 result.skipped.append(index)
@@ -234,7 +252,11 @@ class Sender:
                     result.by_index[index] = done[index]["message_id"]
                 continue
             try:
-                message, info = self._send_part(chat_id, index, part, result, budget)
+                reshape = done.get(_reshape_index(index), {}).get("reshape")
+                if reshape in _RESHAPES:  # an earlier attempt began sending this part in pieces: resume them
+                    message, info = self._reshaped(target, key, index, reshape, part, result, budget)
+                else:
+                    message, info = self._send_part(target, key, index, part, result, budget)
             except _Uncertain as unc:
                 logger.warning(
                     "telegram part %d of %s may have been delivered (%s); not resending it",
@@ -245,33 +267,89 @@ class Sender:
                 self.log.mark(key, index, {"uncertain": True})
                 result.uncertain.append(index)
                 continue
+            except BadRequest as exc:
+                if exc.is_chat_unavailable:
+                    raise  # nothing more can reach this chat or topic: the caller ends the turn
+                logger.warning(
+                    "telegram refused part %d of %s (%s); delivering the rest without it", index, key, exc.description
+                )
+                record_event("TelegramPartRefused")
+                self.log.mark(key, index, {"refused": exc.description[:200]})
+                result.refused.append(index)
+                continue
             self.log.mark(key, index, info)
             result.sent.append(index)
-            result.message_ids.append(message.message_id)
-            result.by_index[index] = message.message_id
-            self._report_file_id(part, message, result)
+            if message is not None:
+                result.message_ids.append(message.message_id)
+                result.by_index[index] = message.message_id
+                self._report_file_id(part, message, result)
         return result
 
     # ---------------- one part ----------------
     def _send_part(
-        self, chat_id: int, index: int, part: Outgoing, result: DeliveryResult, budget: _Budget
-    ) -> tuple[Message, dict]:
+        self, target: _Target, key: str, index: int, part: Outgoing, result: DeliveryResult, budget: _Budget
+    ) -> tuple[Message | None, dict]:
         if part.kind == "photo":
-            sent = self._send_photo(chat_id, index, part, result, budget)
+            try:
+                sent = self._send_photo(target, index, part, result, budget)
+            except BadRequest as exc:
+                if not exc.is_caption_too_long:
+                    raise
+                logger.info("caption of part %d refused as too long; the text goes in its own message", index)
+                return self._reshaped(target, key, index, "caption", part, result, budget)
             if sent is not None:
                 return sent, {"message_id": sent.message_id, "file_id": sent.largest_file_id}
             result.text_fallbacks.append(index)
-        message = self._formatted(
-            index,
-            result,
-            budget,
-            lambda text, mode: self.client.send_message(chat_id, text, parse_mode=mode, reply_markup=part.reply_markup),
-            part,
-        )
+        try:
+            message = self._formatted(
+                index,
+                result,
+                budget,
+                lambda text, mode: self.client.send_message(
+                    target.chat_id,
+                    text,
+                    parse_mode=mode,
+                    reply_markup=part.reply_markup,
+                    message_thread_id=target.thread_id,
+                ),
+                part,
+            )
+        except BadRequest as exc:
+            if not (exc.is_too_long and len(_halves(part)) >= 2):
+                raise
+            logger.info("part %d refused as too long; sending it in pieces", index)
+            return self._reshaped(target, key, index, "halves", part, result, budget)
         return message, {"message_id": message.message_id}
 
+    def _reshaped(
+        self,
+        target: _Target,
+        key: str,
+        index: int,
+        reshape: str,
+        part: Outgoing,
+        result: DeliveryResult,
+        budget: _Budget,
+    ) -> tuple[Message | None, dict]:
+        """Deliver a part as several messages, logged under their own key so a retry resumes mid-part.
+
+        The way it was cut is logged first (at a negative index the part loop never reaches): the
+        pieces are a pure function of the part, so a retry cuts it the same way and skips what arrived.
+        """
+        pieces = _RESHAPES[reshape](part)
+        self.log.mark(key, _reshape_index(index), {"reshape": reshape})
+        inner = self._deliver(target, f"{key}/{index}", pieces, budget)
+        result.reshaped.append(index)
+        result.waited += inner.waited
+        result.new_file_ids.update(inner.new_file_ids)
+        result.message_ids.extend(inner.message_ids)
+        last = inner.by_index.get(len(pieces) - 1)
+        if last is not None:
+            result.by_index[index] = last
+        return None, {"message_id": last, "pieces": len(pieces)} if last is not None else {"pieces": len(pieces)}
+
     def _send_photo(
-        self, chat_id: int, index: int, part: Outgoing, result: DeliveryResult, budget: _Budget
+        self, target: _Target, index: int, part: Outgoing, result: DeliveryResult, budget: _Budget
     ) -> Message | None:
         for source, photo in self._photo_sources(part):
             try:
@@ -280,7 +358,12 @@ class Sender:
                     result,
                     budget,
                     lambda text, mode, photo=photo: self.client.send_photo(
-                        chat_id, photo, caption=text, parse_mode=mode, reply_markup=part.reply_markup
+                        target.chat_id,
+                        photo,
+                        caption=text,
+                        parse_mode=mode,
+                        reply_markup=part.reply_markup,
+                        message_thread_id=target.thread_id,
                     ),
                     part,
                 )
@@ -359,6 +442,52 @@ class Sender:
             self.on_file_id(part.wine_id, new)
         except Exception:  # the photo is already in the chat: caching is best effort
             logger.exception("could not store the file_id of wine %s", part.wine_id)
+
+
+@dataclass(frozen=True)
+class _Target:
+    chat_id: int
+    thread_id: int | None = None
+
+
+def _halves(part: Outgoing) -> list[Outgoing]:
+    """A text part Telegram found too long, as pieces of about half its length (plain text, escaped)."""
+    plain = part.plain.strip()
+    pieces = split_text(plain, max(1, (utf16_len(plain) + 1) // 2))
+    out = [Outgoing(kind="text", html=html.escape(piece, quote=False), plain=piece) for piece in pieces]
+    if out:
+        out[-1].reply_markup = part.reply_markup
+    return out
+
+
+def _caption_moved_out(part: Outgoing) -> list[Outgoing]:
+    """The photo with its header as a short caption, then the rest of the caption as its own message(s)."""
+    head_html, _, _ = part.html.partition("\n\n")
+    head_plain, _, rest = part.plain.partition("\n\n")
+    if not rest.strip():  # nothing to move: the photo goes bare and the whole caption follows
+        head_html, head_plain, rest = "", "", part.plain
+    if utf16_len(head_plain) > SHORT_CAPTION:
+        head_plain = shorten(head_plain, SHORT_CAPTION)
+        head_html = html.escape(head_plain, quote=False)
+    photo = Outgoing(
+        kind="photo",
+        html=head_html,
+        plain=head_plain,
+        wine_id=part.wine_id,
+        image_key=part.image_key,
+        file_id=part.file_id,
+    )
+    texts = [Outgoing(kind="text", html=html.escape(c, quote=False), plain=c) for c in split_text(rest, TEXT_LIMIT)]
+    pieces = [photo, *texts]
+    pieces[-1].reply_markup = part.reply_markup
+    return pieces
+
+
+_RESHAPES: dict[str, Callable[[Outgoing], list[Outgoing]]] = {"halves": _halves, "caption": _caption_moved_out}
+
+
+def _reshape_index(index: int) -> int:
+    return -(index + 1)
 
 
 class _Budget:

@@ -48,6 +48,8 @@ class Message(BaseModel):
     caption: str | None = None
     entities: list[MessageEntity] = Field(default_factory=list)
     reply_to_message: dict[str, Any] | None = None
+    message_thread_id: int | None = None
+    is_topic_message: bool | None = None
 
 
 class CallbackQuery(BaseModel):
@@ -116,6 +118,20 @@ class Routed:
     member_status: str | None = None
     edited: bool = False
     addressed: bool = True  # in groups: was the bot mentioned, replied to, or commanded?
+    thread_id: int | None = None  # the forum topic to answer in (message_thread_id of a topic message)
+
+
+def topic_of(message: dict[str, Any] | Message | None) -> int | None:
+    """The forum topic a message belongs to; None outside topics (General and plain chats take no thread id)."""
+    if isinstance(message, Message):
+        thread, in_topic = message.message_thread_id, message.is_topic_message
+    elif isinstance(message, dict):
+        thread, in_topic = message.get("message_thread_id"), message.get("is_topic_message")
+    else:
+        return None
+    if in_topic is True and isinstance(thread, int) and not isinstance(thread, bool):
+        return thread
+    return None
 
 
 def _addressed(message: Message, bot_username: str | None) -> bool:
@@ -160,6 +176,7 @@ def route(update: Update, bot_username: str | None = None) -> Routed:
             callback_data=query.data or "",
             message_id=(query.message or {}).get("message_id"),
             chat_type=chat.get("type"),
+            thread_id=topic_of(query.message),
         )
     if update.my_chat_member is not None:
         member = update.my_chat_member
@@ -182,6 +199,7 @@ def route(update: Update, bot_username: str | None = None) -> Routed:
         message_id=message.message_id,
         chat_type=message.chat.type,
         edited=edited,
+        thread_id=topic_of(message),
     )
     if message.from_user is not None and message.from_user.is_bot:
         return Routed(kind="ignored", **base)
