@@ -4,9 +4,11 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install chat dev-up dev-down test lint bench eval clean
+LOCK := layers/sommelier/requirements.lock
 
-$(STAMP): pyproject.toml layers/sommelier/requirements.txt scripts/bootstrap.sh
+.PHONY: install chat dev-up dev-down test lint bench eval clean lock sam-test
+
+$(STAMP): pyproject.toml layers/sommelier/requirements.txt $(LOCK) scripts/bootstrap.sh
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/bootstrap.sh
 	touch $(STAMP)
 
@@ -35,6 +37,13 @@ bench: $(STAMP)
 
 eval: $(STAMP)
 	$(BIN)/sommelier eval
+
+# One lock for the venv and the Lambda layer: every version of pyproject.toml (with the dev extra) and
+# of the layer's requirements.txt, resolved for Python 3.11+ on every platform (markers). A few
+# seconds; re-run after adding or bumping a dependency, then `make install`.
+lock: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml layers/sommelier/requirements.txt --extra dev --universal \
+		--python-version 3.11 --custom-compile-command "make lock" --quiet -o $(LOCK)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .aws-sam

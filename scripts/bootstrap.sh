@@ -31,5 +31,7 @@ pip_install() {
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$@" 2> >(grep -v '^WARNING: Location' >&2)
 }
 pip_install --upgrade pip
-pip_install -e ".[dev]"
+# The versions the tests run with are the ones the Lambda layer ships: both install from the one lock
+# (regenerate it with `make lock`).
+pip_install -e ".[dev]" -c layers/sommelier/requirements.lock
 echo "installed: $("$VENV/bin/python" --version) in $VENV"

@@ -366,8 +366,10 @@ def test_layer_makefile_builds_for_the_lambda_runtime(tmp_path):
         text=True,
         check=True,
     ).stdout
-    assert "--platform manylinux2014_aarch64" in plan and "--python-version 3.12" in plan
-    assert "--only-binary=:all: -r requirements.txt" in plan
+    assert "--platform manylinux_2_28_aarch64 --platform manylinux_2_17_aarch64" in plan
+    assert "--python-version 3.12" in plan
+    assert "--only-binary=:all: -r requirements.txt -c requirements.lock" in plan
+    assert "rds-ca-bundle.pem" in plan  # the CA of sslmode=verify-full
     assert f'cp -R sommelier "{tmp_path}/python/sommelier"' in plan
     assert "compileall" in plan and "--invalidation-mode unchecked-hash" in plan
     assert not list(tmp_path.iterdir())  # a dry run builds nothing
