@@ -1,6 +1,6 @@
 """`e2e_local`: one text update end to end through the `sommelier serve` machinery.
 
-`build_local_api()` (cli/serve_cmd.py) gives the local HTTP API with the template's webhook route
+`build_local_server()` (cli/serve_cmd.py) gives the local HTTP API with the template's webhook route
 and the per-chat ordered workers that stand in for SQS FIFO; the bot behind them is the real one
 built from the environment (consumer.default_bot): the agent with the zero-latency fake LLM
 (FakeOpenAI over loopback), the tools in-process on a copy of the shipped catalogue, the Telegram
@@ -56,8 +56,7 @@ def is_closing(call: Any) -> bool:
 
 def run(ctx: Context) -> list[Figure]:
     import httpx2
-    import sommelier.telegram.ingress as ingress
-    from sommelier.cli.serve_cmd import build_local_api, webhook_path
+    from sommelier.cli.serve_cmd import build_local_server, webhook_path
     from sommelier.db.pool import reset_default_database
     from sommelier.observability import metrics
     from sommelier.telegram.consumer import reset_default_bot
@@ -94,8 +93,7 @@ def run(ctx: Context) -> list[Figure]:
     with environment:
         reset_default_bot()
         reset_default_database()
-        ingress._recent = ingress._RecentUpdates()
-        api, workers = build_local_api(workers=4)
+        api, workers = build_local_server(workers=4)
         api.start()
         url = f"{api.url}{webhook_path()}"
         try:
@@ -137,7 +135,6 @@ def run(ctx: Context) -> list[Figure]:
             workers.shutdown()
             reset_default_bot()
             reset_default_database()
-            ingress._recent = ingress._RecentUpdates()
             telegram.stop()
             fake_llm.stop()
             wdb.database.close()

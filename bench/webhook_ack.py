@@ -1,4 +1,4 @@
-"""`webhook_ack`: warm in-process latency of the webhook function's `handle_http`.
+"""`webhook_ack`: warm in-process latency of the webhook function as deployed (Mangum -> Starlette -> Ingress).
 
 A realistic private-chat text update as API Gateway (HTTP API, payload 2.0) delivers it, with the
 secret header: constant-time secret check, JSON parsing, Update parsing and routing, duplicate
@@ -134,6 +134,7 @@ def run(ctx: Context) -> list[Figure]:
     import boto3
     import sommelier.telegram.ingress as ingress
     from moto import mock_aws
+    from sommelier.telegram.webhook_app import LambdaWebhook, create_app
 
     cfg = settings(ctx)
     figures: list[Figure] = []
@@ -152,7 +153,7 @@ def run(ctx: Context) -> list[Figure]:
     def measure(
         sink: Any, label: str, *, drain=None, moto: MotoTimer | None = None, note: str = "", judged: bool = True
     ) -> None:
-        ingress._recent = ingress._RecentUpdates()  # a fresh duplicate filter per series
+        webhook = LambdaWebhook(create_app(ingress.Ingress(sink=sink)))  # a fresh container per series
         totals: list[list[float]] = []
         own: list[list[float]] = []
         statuses: list[int] = []
@@ -160,7 +161,7 @@ def run(ctx: Context) -> list[Figure]:
         def one() -> tuple[float, float]:
             emulated = moto.ns if moto else 0
             started = time.perf_counter_ns()
-            response = ingress.handle_http(event(next(counter)), context, sink=sink)
+            response = webhook(event(next(counter)), context)
             elapsed = time.perf_counter_ns() - started
             statuses.append(response["statusCode"])
             emulated = (moto.ns - emulated) if moto else 0
@@ -230,7 +231,7 @@ def run(ctx: Context) -> list[Figure]:
 
             if ctx.quick:
                 ctx.note(NAME, "quick mode: the SQS + DynamoDB idempotency variant is measured in full mode only")
-                return finish(figures)
+                return figures
             dynamodb = boto3.client("dynamodb", region_name="eu-central-1")
             dynamodb.create_table(
                 TableName="bench-idempotency",
@@ -239,24 +240,12 @@ def run(ctx: Context) -> list[Figure]:
                 AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
             )
             with TemporaryEnvironment(IDEMPOTENCY_TABLE="bench-idempotency"):
-                ingress._idempotent_enqueue = None
-                try:
-                    measure(
-                        sink,
-                        "SQS FIFO + DynamoDB idempotency (moto)",
-                        drain=drain,
-                        moto=moto,
-                        judged=False,
-                        note="the deployed configuration; moto's DynamoDB emulation dominates, so no verdict",
-                    )
-                finally:
-                    ingress._idempotent_enqueue = None
-    return finish(figures)
-
-
-def finish(figures: list[Figure]) -> list[Figure]:
-    import sommelier.telegram.ingress as ingress
-
-    ingress._recent = ingress._RecentUpdates()
-    ingress._idempotent_enqueue = None
+                measure(
+                    sink,
+                    "SQS FIFO + DynamoDB idempotency (moto)",
+                    drain=drain,
+                    moto=moto,
+                    judged=False,
+                    note="the deployed configuration; moto's DynamoDB emulation dominates, so no verdict",
+                )
     return figures

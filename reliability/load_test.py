@@ -5,7 +5,7 @@
     python reliability/load_test.py --paced            # each chat waits for its answer before the next message
     python reliability/load_test.py --database-url postgresql://...   # else a fresh database in the embedded server
 
-What runs: `build_local_api` (the template's webhook route with the real ingress and secret check,
+What runs: `build_local_server` (the template's webhook route with the real ingress and secret check,
 per-chat ordered workers standing in for SQS FIFO, the real consumer and agent), the fake OpenAI server
 (every call waits a random 0–max_llm_delay s, then answers "Ответ на: <the customer's message>", so the
 order of answers is checkable) and the fake Telegram Bot API. Senders post each chat's updates in order
@@ -108,8 +108,7 @@ def run_load(
 ) -> dict[str, Any]:
     """Run the load test against a migrated database; returns the figures (see the module doc)."""
     import httpx2
-    import sommelier.telegram.ingress as ingress
-    from sommelier.cli.serve_cmd import build_local_api, webhook_path
+    from sommelier.cli.serve_cmd import build_local_server, webhook_path
     from sommelier.db.pool import reset_default_database
     from sommelier.telegram.consumer import reset_default_bot
 
@@ -164,8 +163,7 @@ def run_load(
         with _environment(env):
             reset_default_bot()
             reset_default_database()
-            ingress._recent = ingress._RecentUpdates()
-            api, queue = build_local_api(workers=workers)
+            api, queue = build_local_server(workers=workers)
             process = queue._process
             timings: dict[int, dict[str, float]] = {}
             timing_lock = threading.Lock()

@@ -6,13 +6,12 @@ from sommelier.bot.runtime import build_runtime
 from sommelier.telegram.client import TelegramClient
 from sommelier.telegram.consumer import TelegramBot
 from sommelier.telegram.delivery import InMemoryDeliveryLog
-from sommelier.telegram.ingress import handle_http
 from sommelier.telegram.state import InMemoryRateLimiter, InMemoryTurnPlans
 from sommelier.tools.client import InProcessTools
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import FakeTelegram
-from tests.fakes.telegram_updates import TEST_BOT, ListSink, webhook_event
+from tests.fakes.telegram_updates import TEST_BOT, ListSink, webhook_event, webhook_function
 
 
 def configure_llm(monkeypatch, llm: FakeOpenAI) -> None:
@@ -52,13 +51,15 @@ def make_bot(
         max_receives=max_receives,
     )
     bot.sleeps = sleeps
+    bot.inbox = ListSink()  # what the webhook enqueued for this bot
+    bot.webhook = webhook_function(bot.inbox)  # one webhook per bot: duplicates are caught across deliveries
     return bot
 
 
 def deliver(bot: TelegramBot, update: dict, attempt: int = 1) -> dict:
     """Through the real ingress (secret check, parsing) into the bot, like the queue would."""
-    sink = ListSink()
-    response = handle_http(webhook_event(update), None, sink=sink)
-    for item, _ in sink.items:
+    response = bot.webhook(webhook_event(update), None)
+    items, bot.inbox.items = bot.inbox.items, []
+    for item, _ in items:
         bot.process(item, attempt)
     return response

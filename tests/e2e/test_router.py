@@ -72,9 +72,6 @@ def test_group_start_and_topic_help_with_the_bots_username_are_answered(
         monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
     else:
         monkeypatch.delenv("TELEGRAM_BOT_USERNAME", raising=False)
-    import sommelier.telegram.ingress as ingress
-
-    monkeypatch.setattr(ingress, "_recent", ingress._RecentUpdates())
     bot = make_bot(fresh_db, telegram)
 
     response = deliver(bot, group_command(9001, f"/start@{TEST_BOT}"))
@@ -91,9 +88,6 @@ def test_group_start_and_topic_help_with_the_bots_username_are_answered(
 
 def test_a_command_for_another_bot_is_ignored_at_the_edge(environment, fresh_db, telegram, monkeypatch):
     monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
-    import sommelier.telegram.ingress as ingress
-
-    monkeypatch.setattr(ingress, "_recent", ingress._RecentUpdates())
     bot = make_bot(fresh_db, telegram)
     response = deliver(bot, group_command(9010, "/start@someone_elses_bot"))
     assert response["statusCode"] == 200 and '"ignored"' in response["body"]

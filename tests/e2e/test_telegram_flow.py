@@ -12,9 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
 import pytest
+from sommelier.cli.serve_cmd import build_local_server
 from sommelier.db.pool import reset_default_database
-from sommelier.devtools.local_api import ChatOrderedWorkers, LocalApi
-from sommelier.telegram.ingress import handle_http
 from sommelier.tools.client import InProcessTools
 
 from tests.bot_harness import deliver, make_bot
@@ -29,6 +28,7 @@ from tests.fakes.telegram_updates import (
     text_update,
     user,
     webhook_event,
+    webhook_function,
 )
 
 SECRET = TEST_WEBHOOK_SECRET
@@ -63,9 +63,6 @@ def environment(monkeypatch, telegram, llm, fresh_db, state_dir):
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     monkeypatch.delenv("QUEUE_URL", raising=False)
     monkeypatch.delenv("IDEMPOTENCY_TABLE", raising=False)
-    import sommelier.telegram.ingress as ingress
-
-    monkeypatch.setattr(ingress, "_recent", ingress._RecentUpdates())  # update ids repeat across tests
     reset_default_database()
     yield
     reset_default_database()
@@ -84,7 +81,7 @@ def texts(telegram: FakeTelegram, chat_id: int = PRIVATE_CHAT) -> list[str]:
 def test_bad_secret_is_rejected_without_any_work(environment, fresh_db, telegram):
     sink = ListSink()
     for secret in ("wrong", "", None, SECRET + "x"):
-        response = handle_http(webhook_event(text_update(1, "привет"), secret=secret), None, sink=sink)
+        response = webhook_function(sink)(webhook_event(text_update(1, "привет"), secret=secret), None)
         assert response["statusCode"] == 401
     assert sink.items == [] and telegram.calls == []
 
@@ -103,7 +100,7 @@ def test_bad_secret_is_rejected_without_any_work(environment, fresh_db, telegram
 )
 def test_bad_bodies_get_a_4xx_or_are_dropped(environment, body, status):
     sink = ListSink()
-    assert handle_http(webhook_event(body), None, sink=sink)["statusCode"] == status
+    assert webhook_function(sink)(webhook_event(body), None)["statusCode"] == status
     assert sink.items == []
 
 
@@ -134,15 +131,12 @@ def test_ingress_enqueues_to_sqs_fifo_and_dedupes_with_dynamodb(environment, mon
         )
         monkeypatch.setenv("QUEUE_URL", queue)
         monkeypatch.setenv("IDEMPOTENCY_TABLE", "idem")
-        import sommelier.telegram.ingress as ingress
-
-        monkeypatch.setattr(ingress, "_idempotent_enqueue", None)
         update = text_update(200, "красное к пицце")
         from sommelier.cli.invoke_cmd import LambdaContext
 
-        for _ in range(3):  # a real context: Powertools idempotency needs the remaining time
+        for _ in range(3):  # three containers: only the DynamoDB table can tell the repeats apart
             context = LambdaContext("WebhookFunction", memory_mb=256, timeout_s=10, region="eu-central-1")
-            assert handle_http(webhook_event(update), context)["statusCode"] == 200
+            assert webhook_function()(webhook_event(update), context)["statusCode"] == 200
         messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, AttributeNames=["All"]).get(
             "Messages", []
         )
@@ -410,7 +404,7 @@ def test_crash_mid_send_then_redelivery_sends_no_duplicate_photos(environment, f
     )
     update = text_update(840, "красное сухое к стейку до 3000")
     sink = ListSink()
-    handle_http(webhook_event(update), None, sink=sink)
+    webhook_function(sink)(webhook_event(update), None)
     with pytest.raises(Exception):
         bot.process(sink.items[0][0], attempt=1)
     bot.process(sink.items[0][0], attempt=2)  # SQS redelivers the same message
@@ -489,8 +483,8 @@ def test_sqs_batch_handler_reports_partial_failures(environment, fresh_db, teleg
 def test_per_chat_order_under_concurrency(environment, fresh_db, telegram, llm, monkeypatch):
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, rate=100)
     llm.default = echo_answer
-    workers = ChatOrderedWorkers(bot.process, workers=6)
-    api = LocalApi({("POST", "/telegram/webhook"): lambda event: handle_http(event, None, sink=workers)}).start()
+    api, workers = build_local_server(process=bot.process, workers=6)
+    api.start()
     chats = [7000 + i for i in range(5)]
     try:
 

@@ -26,9 +26,6 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
         "SOMMELIER_SECRETS_ARN",
     ):
         monkeypatch.delenv(name, raising=False)
-    import sommelier.telegram.ingress as ingress
-
-    monkeypatch.setattr(ingress, "_recent", ingress._RecentUpdates())  # update ids repeat across tests
     reset_default_database()
     yield
     reset_default_database()

@@ -30,6 +30,7 @@ from tests.fakes.telegram_updates import (
     text_update,
     user,
     webhook_event,
+    webhook_function,
 )
 
 # What the hardening tests import from here.
@@ -51,6 +52,7 @@ __all__ = [
     "tool_results",
     "user",
     "webhook_event",
+    "webhook_function",
     "json_strategies",
 ]
 

@@ -1,6 +1,6 @@
 """Bad input at the front door: random and mutated Telegram updates, and broken HTTP bodies.
 
-Through the webhook ingress (`handle_http`): always a 200 or a 4xx, never a 5xx, never a traceback
+Through the webhook function (Mangum + the Starlette app + `Ingress`): always a 200 or a 4xx, never a 5xx, never a traceback
 in the answer. Then the same updates through the agent consumer (`TelegramBot.process`, FakeTelegram,
 the offline responder and a real PostgreSQL): a malformed update is not worth a retry, so no exception
 escapes, and nothing sent to Telegram contains a traceback.
@@ -15,7 +15,7 @@ import json
 import pytest
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
-from sommelier.telegram.ingress import MAX_BODY_BYTES, handle_http
+from sommelier.telegram.ingress import MAX_BODY_BYTES
 from sommelier.telegram.updates import UpdateError, parse_update, route
 
 from tests.hardening.support import (
@@ -29,6 +29,7 @@ from tests.hardening.support import (
     record_figure,
     user,
     webhook_event,
+    webhook_function,
 )
 
 # ------------------------------------------------------------------ every update type, well formed
@@ -331,9 +332,6 @@ _http_statuses: dict[int, int] = {}
 @pytest.fixture
 def quiet_ingress(environment, monkeypatch):
     """The ingress with a recording sink (no turn processing)."""
-    import sommelier.telegram.ingress as ingress
-
-    monkeypatch.setattr(ingress, "_recent", ingress._RecentUpdates(size=100_000))
     return ListSink()
 
 
@@ -341,7 +339,7 @@ def quiet_ingress(environment, monkeypatch):
 @given(update=random_updates)
 def test_random_updates_never_get_a_5xx(quiet_ingress, update):
     note(_body(update)[:500])
-    response = handle_http(webhook_event(_body(update)), None, sink=quiet_ingress)
+    response = webhook_function(quiet_ingress)(webhook_event(_body(update)), None)
     _check_http(response)
     _http_statuses[response["statusCode"]] = _http_statuses.get(response["statusCode"], 0) + 1
     record_figure("bad_input.updates.http_status_counts", {str(k): v for k, v in sorted(_http_statuses.items())})
@@ -352,7 +350,7 @@ def test_random_updates_never_get_a_5xx(quiet_ingress, update):
 def test_random_bytes_bodies(quiet_ingress, raw, encoded):
     """Random bytes: base64 bodies with invalid UTF-8, and texts that are not JSON."""
     body = base64.b64encode(raw).decode("ascii") if encoded else raw.decode("utf-8", errors="replace")
-    _check_http(handle_http(webhook_event(body, base64_body=encoded), None, sink=quiet_ingress))
+    _check_http(webhook_function(quiet_ingress)(webhook_event(body, base64_body=encoded), None))
 
 
 HAND_WRITTEN = [
@@ -386,7 +384,7 @@ HAND_WRITTEN = [
 
 @pytest.mark.parametrize("name,body,encoded,status", HAND_WRITTEN, ids=[h[0] for h in HAND_WRITTEN])
 def test_hand_written_bodies(quiet_ingress, name, body, encoded, status):
-    response = handle_http(webhook_event(body, base64_body=encoded), None, sink=quiet_ingress)
+    response = webhook_function(quiet_ingress)(webhook_event(body, base64_body=encoded), None)
     _check_http(response)
     assert response["statusCode"] == status, (name, response)
 
@@ -408,12 +406,12 @@ def test_hand_written_bodies(quiet_ingress, name, body, encoded, status):
     ],
 )
 def test_malformed_api_gateway_events(quiet_ingress, event):
-    _check_http(handle_http(event, None, sink=quiet_ingress))
+    _check_http(webhook_function(quiet_ingress)(event, None))
 
 
 def test_every_update_type_gets_a_200(quiet_ingress):
     for update in VALID_UPDATES:
-        response = handle_http(webhook_event(update), None, sink=quiet_ingress)
+        response = webhook_function(quiet_ingress)(webhook_event(update), None)
         assert response["statusCode"] == 200, (update, response)
 
 

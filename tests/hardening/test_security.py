@@ -33,12 +33,22 @@ import psycopg
 import pytest
 import sommelier.telegram.ingress as ingress
 from sommelier.db.pool import Database, reset_default_database
-from sommelier.telegram.ingress import MAX_BODY_BYTES, handle_http
+from sommelier.telegram.ingress import MAX_BODY_BYTES
 from sommelier.tools.handler import MAX_EVENT_BYTES, OPERATIONS, handle
 
 from tests.fakes.openai_server import FakeOpenAI, error, reply, tool_calls
 from tests.fakes.telegram_server import FakeTelegram
-from tests.hardening.support import BOT, CHAT, SECRET, ListSink, make_bot, record_figure, text_update, webhook_event
+from tests.hardening.support import (
+    BOT,
+    CHAT,
+    SECRET,
+    ListSink,
+    make_bot,
+    record_figure,
+    text_update,
+    webhook_event,
+    webhook_function,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
@@ -55,8 +65,8 @@ def test_secret_is_compared_in_constant_time(environment, monkeypatch):
 
     monkeypatch.setattr(ingress.hmac, "compare_digest", spy)
     sink = ListSink()
-    assert handle_http(webhook_event(text_update(1, "привет")), None, sink=sink)["statusCode"] == 200
-    assert handle_http(webhook_event(text_update(2, "привет"), secret="wrong"), None, sink=sink)["statusCode"] == 401
+    assert webhook_function(sink)(webhook_event(text_update(1, "привет")), None)["statusCode"] == 200
+    assert webhook_function(sink)(webhook_event(text_update(2, "привет"), secret="wrong"), None)["statusCode"] == 401
     assert calls == [(SECRET.encode(), SECRET.encode()), (b"wrong", SECRET.encode())]
     source = Path(ingress.__file__).read_text("utf-8")
     assert not re.search(r"(==|!=)\s*expected\b|\bexpected\s*(==|!=)", source), "no plain comparison of the secret"
@@ -85,7 +95,7 @@ def test_wrong_or_missing_secret_does_no_work(name, environment, telegram, monke
     monkeypatch.setattr(handler_module, "handle", lambda *a, **k: work.append("tool") or {"error": "x"})
     monkeypatch.setattr(consumer, "process_update", lambda *a, **k: work.append("turn"))
     monkeypatch.setattr(Database, "connection", lambda *a, **k: work.append("db"))
-    response = handle_http(webhook_event(text_update(10, "красное к пицце"), secret=BAD_SECRETS[name]), None)
+    response = webhook_function()(webhook_event(text_update(10, "красное к пицце"), secret=BAD_SECRETS[name]), None)
     assert response["statusCode"] == 401 and json.loads(response["body"]) == {"ok": False, "error": "unauthorized"}
     assert work == [] and telegram.calls == []
 
@@ -95,7 +105,7 @@ def test_no_configured_secret_refuses_everything(environment, monkeypatch, teleg
     sink = ListSink()
     for secret in (None, "", SECRET):
         assert (
-            handle_http(webhook_event(text_update(11, "привет"), secret=secret), None, sink=sink)["statusCode"] == 401
+            webhook_function(sink)(webhook_event(text_update(11, "привет"), secret=secret), None)["statusCode"] == 401
         )
     assert sink.items == [] and telegram.calls == []
 
@@ -162,7 +172,6 @@ def test_no_secret_appears_in_any_log(fresh_db, state_dir, monkeypatch, caplog, 
         root.addHandler(runtime_handler)
         monkeypatch.setattr(root, "level", logging.DEBUG)
         caplog.set_level(logging.DEBUG)
-        monkeypatch.setattr(ingress, "_recent", ingress._RecentUpdates())
         consumer.reset_default_bot()
         reset_default_database()
         try:
@@ -282,14 +291,14 @@ def test_ingress_body_limit_1_mb(environment):
         return base64.b64encode(text.encode()).decode()
 
     assert len(body(20, MAX_BODY_BYTES).encode()) == MAX_BODY_BYTES
-    assert handle_http(webhook_event(body(20, MAX_BODY_BYTES)), None, sink=sink)["statusCode"] == 200
-    assert handle_http(webhook_event(body(21, MAX_BODY_BYTES + 1)), None, sink=sink)["statusCode"] == 413
+    assert webhook_function(sink)(webhook_event(body(20, MAX_BODY_BYTES)), None)["statusCode"] == 200
+    assert webhook_function(sink)(webhook_event(body(21, MAX_BODY_BYTES + 1)), None)["statusCode"] == 413
     assert (
-        handle_http(webhook_event(b64(body(22, MAX_BODY_BYTES)), base64_body=True), None, sink=sink)["statusCode"]
+        webhook_function(sink)(webhook_event(b64(body(22, MAX_BODY_BYTES)), base64_body=True), None)["statusCode"]
         == 200
     )
     assert (
-        handle_http(webhook_event(b64(body(23, MAX_BODY_BYTES + 1)), base64_body=True), None, sink=sink)["statusCode"]
+        webhook_function(sink)(webhook_event(b64(body(23, MAX_BODY_BYTES + 1)), base64_body=True), None)["statusCode"]
         == 413
     )
     assert [u["update_id"] for u, _ in sink.items] == [20, 22]
@@ -300,8 +309,8 @@ def test_update_text_limit(environment):
 
     sink = ListSink()
     limit = MAX_TEXT * 2
-    assert handle_http(webhook_event(text_update(30, "я" * limit)), None, sink=sink)["statusCode"] == 200
-    dropped = handle_http(webhook_event(text_update(31, "я" * (limit + 1))), None, sink=sink)
+    assert webhook_function(sink)(webhook_event(text_update(30, "я" * limit)), None)["statusCode"] == 200
+    dropped = webhook_function(sink)(webhook_event(text_update(31, "я" * (limit + 1))), None)
     assert dropped["statusCode"] == 200 and json.loads(dropped["body"])["ignored"] == "unreadable update"
     assert [u["update_id"] for u, _ in sink.items] == [30]
 
@@ -416,21 +425,27 @@ def test_tool_event_size_limit(catalog_db):
     assert handle(at.replace('"x', '"xx'), catalog_db) == {"error": "the request is too large"}
 
 
-def test_local_api_body_limit(environment):
+def test_serve_body_limit(environment):
     import httpx2
-    from sommelier.devtools.local_api import MAX_BODY, LocalApi
+    from sommelier.cli.serve_cmd import build_local_server
 
-    api = LocalApi({("POST", "/telegram/webhook"): lambda event: handle_http(event, None, sink=ListSink())}).start()
+    sink = ListSink()
+    api, workers = build_local_server(process=lambda update, attempt: sink.enqueue(update, 0))
+    api.start()
     try:
         response = httpx2.post(
             f"{api.url}/telegram/webhook",
-            content=b"x" * (MAX_BODY + 1),
+            content=b"x" * (MAX_BODY_BYTES + 1),
             headers={"X-Telegram-Bot-Api-Secret-Token": SECRET},
             timeout=30,
         )
-        assert response.status_code == 413
+        assert response.status_code == 413 and response.json() == {"ok": False, "error": "body too large"}
+        unauthorized = httpx2.post(f"{api.url}/telegram/webhook", content=b"x" * (MAX_BODY_BYTES + 1), timeout=30)
+        assert unauthorized.status_code == 401, "the secret is checked before the body is read"
     finally:
         api.stop()
+        workers.shutdown()
+    assert sink.items == []
 
 
 # ====================================================================== IAM, template and code scanners

@@ -115,7 +115,7 @@ def test_template_gives_the_webhook_route_and_environment():
     spec = find_function("WebhookFunction", TEMPLATE)
 
     assert isinstance(spec, FunctionSpec)
-    assert spec.routes == [("POST", "/telegram/webhook")]
+    assert sorted(spec.routes) == [("GET", "/health"), ("POST", "/telegram/webhook")]
     assert spec.handler == "ingress.handler"
     assert spec.code_uri == "functions/webhook"
     assert spec.code_dir == ROOT / "functions" / "webhook"

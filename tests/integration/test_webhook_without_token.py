@@ -7,9 +7,9 @@ import json
 
 from sommelier.db.pool import reset_default_database
 from sommelier.telegram import consumer
-from sommelier.telegram.ingress import InlineSink, handle_http
+from sommelier.telegram.ingress import InlineSink
 
-from tests.fakes.telegram_updates import TEST_WEBHOOK_SECRET, text_update, webhook_event
+from tests.fakes.telegram_updates import TEST_WEBHOOK_SECRET, text_update, webhook_event, webhook_function
 
 
 def test_inline_webhook_without_a_bot_token_asks_for_it(fresh_db, state_dir, monkeypatch, caplog):
@@ -21,7 +21,7 @@ def test_inline_webhook_without_a_bot_token_asks_for_it(fresh_db, state_dir, mon
     reset_default_database()
     consumer.reset_default_bot()
     try:
-        response = handle_http(webhook_event(text_update(4242, "красное к стейку")), sink=InlineSink())
+        response = webhook_function(InlineSink())(webhook_event(text_update(4242, "красное к стейку")), None)
     finally:
         consumer.reset_default_bot()
         reset_default_database()

@@ -14,7 +14,16 @@ ROOT = Path(__file__).resolve().parents[2]
 # handler file -> modules it must not load at import time, and why
 NOT_IMPORTED = {
     # The webhook acknowledges fast: no LLM stack, no database driver.
-    "functions/webhook/ingress.py": ("openai", "sommelier.agent.loop", "numpy", "psycopg"),
+    # Nor the Bot API client (httpx2) or uvicorn: Mangum runs the Starlette app in-process.
+    "functions/webhook/ingress.py": (
+        "openai",
+        "sommelier.agent.loop",
+        "numpy",
+        "psycopg",
+        "httpx2",
+        "sommelier.telegram.client",
+        "uvicorn",
+    ),
     # The tool function: pydantic and the catalogue model only when an import arrives (~80 ms).
     "functions/wine_tools/app.py": ("openai", "pydantic", "sommelier.catalog.models", "numpy", "sommelier.agent"),
 }

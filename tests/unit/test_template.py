@@ -501,13 +501,16 @@ def test_webhook_function(resources):
         "TELEGRAM_WEBHOOK_SECRET": "",  # empty = read from the secret
     }
     events = properties["Events"]
-    assert len(events) == 1
-    event = next(iter(events.values()))
-    assert event["Type"] == "HttpApi"
-    assert event["Properties"]["ApiId"] == {"Ref": "WebhookApi"}
-    assert event["Properties"]["Method"] == "POST"
-    assert event["Properties"]["Path"] == "/telegram/webhook"
-    assert str(event["Properties"].get("PayloadFormatVersion", "2.0")) == "2.0"
+    routes = set()
+    for event in events.values():
+        assert event["Type"] == "HttpApi"
+        assert event["Properties"]["ApiId"] == {"Ref": "WebhookApi"}
+        assert str(event["Properties"].get("PayloadFormatVersion", "2.0")) == "2.0"
+        routes.add((event["Properties"]["Method"], event["Properties"]["Path"]))
+    # The Starlette app (Mangum handler) serves exactly these paths.
+    from sommelier.telegram.webhook_app import HEALTH_PATH, WEBHOOK_PATH
+
+    assert routes == {("POST", WEBHOOK_PATH), ("GET", HEALTH_PATH)}
 
 
 def test_webhook_api_uses_the_default_stage(resources):

@@ -1,4 +1,4 @@
-"""`sommelier serve`: a local webhook with the template's routes; turns run in-process."""
+"""`sommelier serve`: the deployed webhook app (Starlette) under uvicorn; turns run in-process, in order per chat."""
 
 from __future__ import annotations
 
@@ -32,21 +32,40 @@ def webhook_path() -> str:
     return DEFAULT_WEBHOOK_PATH
 
 
-def build_local_api(host: str = "127.0.0.1", port: int = 0, *, workers: int = 8):
-    """The local API and its per-chat workers (also used by tests and benchmarks)."""
-    from sommelier.devtools.local_api import ChatOrderedWorkers, LocalApi
-    from sommelier.telegram.consumer import process_update
-    from sommelier.telegram.ingress import handle_http
+def build_local_server(host: str = "127.0.0.1", port: int = 0, *, workers: int = 8, process=None):
+    """The deployed webhook app under uvicorn, its turns on per-chat ordered workers (also for tests and benchmarks).
 
-    queue = ChatOrderedWorkers(process_update, workers=workers)
-    routes = {("POST", webhook_path()): lambda event: handle_http(event, None, sink=queue)}
-    return LocalApi(routes, host=host, port=port), queue
+    `process(update, attempt)` runs one turn; by default the bot built from the environment.
+    """
+    from sommelier.devtools.local_server import ChatOrderedWorkers, LocalServer
+    from sommelier.telegram.ingress import Ingress
+    from sommelier.telegram.webhook_app import create_app
+
+    if process is None:
+        from sommelier.telegram.consumer import process_update as process
+    queue = ChatOrderedWorkers(process, workers=workers)
+    app = create_app(Ingress(sink=queue), webhook_path=webhook_path())
+    return LocalServer(app, host=host, port=port), queue
+
+
+def _git_revision() -> str | None:
+    import subprocess  # nosec B404 - a fixed git command, no user input
+
+    try:
+        done = subprocess.run(  # nosec B603 B607 - git from PATH, fixed arguments
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    revision = done.stdout.strip() if done.returncode == 0 else ""
+    return revision or None
 
 
 def run(args: argparse.Namespace) -> int:
     from sommelier.cli.dev_cmd import ensure_ready
-    from sommelier.config import load_settings
+    from sommelier.config import env, load_settings
     from sommelier.telegram.consumer import default_bot
+    from sommelier.telegram.webhook_app import HEALTH_PATH, REVISION_VARIABLE
 
     settings = load_settings()
     if not settings.telegram_bot_token:
@@ -54,17 +73,22 @@ def run(args: argparse.Namespace) -> int:
     if not settings.telegram_webhook_secret:
         os.environ["TELEGRAM_WEBHOOK_SECRET"] = token_generator.token_urlsafe(32)
         console.print(f"TELEGRAM_WEBHOOK_SECRET was not set; using {os.environ['TELEGRAM_WEBHOOK_SECRET']}")
+    if not env(REVISION_VARIABLE):
+        revision = _git_revision()
+        if revision:
+            os.environ[REVISION_VARIABLE] = revision
     try:
         if not settings.tool_function_name:
             ensure_ready(quiet=True)
         default_bot()  # fail now, not on the first update
     except Exception as exc:
         return fail(f"serve could not start: {exc}")
-    api, queue = build_local_api(args.host, args.port)
+    server, queue = build_local_server(args.host, args.port)
     mode = "offline responder" if load_settings().offline else f"LLM {settings.llm_model}"
-    console.print(f"serving POST {api.url}{webhook_path()} ({mode}); Ctrl-C to stop")
+    base = f"http://{args.host}:{args.port}"
+    console.print(f"serving POST {base}{webhook_path()} and GET {base}{HEALTH_PATH} ({mode}); Ctrl-C to stop")
     try:
-        api.serve_forever()
+        server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:

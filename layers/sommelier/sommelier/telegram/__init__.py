@@ -1,45 +1,51 @@
-"""Telegram: a small Bot API client, answer rendering, and idempotent delivery (DESIGN §10)."""
+"""Telegram: a small Bot API client, answer rendering, and idempotent delivery (DESIGN §10).
 
-from sommelier.telegram.client import (
-    BadRequest,
-    Forbidden,
-    Message,
-    NetworkError,
-    RetryAfter,
-    ServerError,
-    TelegramClient,
-    TelegramError,
-    WebhookInfo,
-)
-from sommelier.telegram.delivery import DeliveryLog, DeliveryResult, DynamoDeliveryLog, InMemoryDeliveryLog, Sender
-from sommelier.telegram.render import (
-    Outgoing,
-    feedback_keyboard,
-    parse_callback_data,
-    price_label,
-    render_answer,
-    render_text,
-)
+The names below are loaded on first use: the webhook imports `sommelier.telegram.ingress` and must
+not pay for the Bot API client (httpx2) or the renderer at its cold start.
+"""
 
-__all__ = [
-    "BadRequest",
-    "DeliveryLog",
-    "DeliveryResult",
-    "DynamoDeliveryLog",
-    "Forbidden",
-    "InMemoryDeliveryLog",
-    "Message",
-    "NetworkError",
-    "Outgoing",
-    "RetryAfter",
-    "Sender",
-    "ServerError",
-    "TelegramClient",
-    "TelegramError",
-    "WebhookInfo",
-    "feedback_keyboard",
-    "parse_callback_data",
-    "price_label",
-    "render_answer",
-    "render_text",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOMES = {
+    "sommelier.telegram.client": (
+        "BadRequest",
+        "Forbidden",
+        "Message",
+        "NetworkError",
+        "RetryAfter",
+        "ServerError",
+        "TelegramClient",
+        "TelegramError",
+        "WebhookInfo",
+    ),
+    "sommelier.telegram.delivery": (
+        "DeliveryLog",
+        "DeliveryResult",
+        "DynamoDeliveryLog",
+        "InMemoryDeliveryLog",
+        "Sender",
+    ),
+    "sommelier.telegram.render": (
+        "Outgoing",
+        "feedback_keyboard",
+        "parse_callback_data",
+        "price_label",
+        "render_answer",
+        "render_text",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

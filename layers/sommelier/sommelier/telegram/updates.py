@@ -156,6 +156,12 @@ def _addressed(message: Message, bot_username: str | None) -> bool:
     return False
 
 
+def needs_bot_username(update: Update) -> bool:
+    """Only group messages are routed by the bot's username (private chats are always addressed)."""
+    message = update.message or update.edited_message
+    return message is not None and message.chat.type in ("group", "supergroup")
+
+
 def _strip_mention(text: str, bot_username: str | None) -> str:
     if bot_username:
         text = text.replace(f"@{bot_username}", " ")
