@@ -92,7 +92,8 @@ def test_no_tools_needed(make_agent, fake_llm):
     first = fake_llm.chat_requests[0]
     assert {t["function"]["name"] for t in first["tools"]} == {"search_wines", "semantic_search"}
     assert first["parallel_tool_calls"] is False
-    assert first["response_format"]["type"] == "json_schema"
+    assert "response_format" not in first, "no response_format on tool rounds (guided decoding would win)"
+    assert result.metadata["llm_http_requests"] == 1
 
 
 def test_one_tool_round_grounded_recommendation(make_agent, fake_llm, shipped_wines):
@@ -122,7 +123,8 @@ def test_two_rounds_then_final_without_tools(make_agent, fake_llm):
     result = make_agent().run(TurnRequest(text="лёгкое белое", chat_id=3))
     assert result.metadata["iterations"] == 2
     assert "tools" in fake_llm.chat_requests[1]
-    assert "tools" not in fake_llm.chat_requests[2], "the final call must carry no tools"
+    assert "tools" not in fake_llm.chat_requests[2], "the final call carries no tools by default"
+    assert fake_llm.chat_requests[2]["response_format"]["type"] == "json_schema", "the answer schema goes there"
     assert result.metadata["tools_used"] == ["search_wines", "semantic_search"]
     sources = {w["source_tool"] for w in result.found_wines.values()}
     assert sources == {"search_wines", "semantic_search"}, "found_wines accumulates across rounds"
@@ -257,7 +259,9 @@ def test_tools_rejected_falls_back_to_catalogue_in_prompt(make_agent, fake_llm):
     second = fake_llm.chat_requests[1]
     assert "tools" not in second
     assert "## Каталог" in second["messages"][1]["content"]
-    assert all(result.found_wines[r.wine_id]["source_tool"] == "get_list" for r in result.response.wines)
+    # the catalogue in the prompt is this query's search (red wines), not a slice of the whole catalogue
+    assert all(result.found_wines[r.wine_id]["wine_type"] == "red" for r in result.response.wines)
+    assert "offline_retrieval" in result.metadata["tools_used"]
 
 
 def answer_from_catalogue():
@@ -281,12 +285,25 @@ def answer_from_catalogue():
     return step
 
 
-def test_response_format_rejected_is_dropped(make_agent, fake_llm):
-    fake_llm.script(error(400, "response_format json_schema is not supported"), reply(INFORMATIONAL))
-    result = make_agent().run(TurnRequest(text="что такое танины", chat_id=16))
-    assert "response_format" in fake_llm.chat_requests[0]
-    assert "response_format" not in fake_llm.chat_requests[1]
-    assert result.response.response_type == "informational"
+def test_response_format_rejected_steps_down(make_agent, fake_llm):
+    fake_llm.script(
+        tool_calls(RED_STEAK),
+        reply("Сейчас подберу!"),  # not the JSON: the retry is a final call with the answer schema
+        error(400, "response_format json_schema is not supported"),
+        error(400, "response_format json_object is not supported"),
+        answer_with(1),
+    )
+    agent = make_agent()
+    result = agent.run(TurnRequest(text="красное к стейку", chat_id=16))
+    formats = [body.get("response_format", {}).get("type") for body in fake_llm.chat_requests]
+    assert formats == [None, None, "json_schema", "json_object", None]
+    assert result.metadata["capabilities_learned"] == ["response_format=json_object", "response_format=none"]
+    assert result.metadata["llm_calls"] == 3 and result.metadata["llm_http_requests"] == 5
+    assert result.response.response_type == "recommendation"
+    # remembered for the process: the next turn's final call asks for no response_format at all
+    fake_llm.script(tool_calls(RED_STEAK), answer_with(1))
+    agent.run(TurnRequest(text="красное к стейку", chat_id=16))
+    assert "response_format" not in fake_llm.chat_requests[-1]
 
 
 def test_tolerant_parsing_of_fences_and_prose(make_agent, fake_llm):

@@ -28,8 +28,10 @@ def record_turn(metadata: dict[str, Any]) -> None:
     try:
         metrics.add_metric(name="Turns", unit=MetricUnit.Count, value=1)
         metrics.add_metric(name="LLMCalls", unit=MetricUnit.Count, value=metadata["llm_calls"])
+        metrics.add_metric(name="LLMHttpRequests", unit=MetricUnit.Count, value=metadata.get("llm_http_requests", 0))
         metrics.add_metric(name="PromptTokens", unit=MetricUnit.Count, value=metadata["tokens"]["prompt"])
         metrics.add_metric(name="CompletionTokens", unit=MetricUnit.Count, value=metadata["tokens"]["completion"])
+        metrics.add_metric(name="ReasoningTokens", unit=MetricUnit.Count, value=metadata["tokens"].get("reasoning", 0))
         metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=len(metadata["tools_used"]))
         metrics.add_metric(
             name="StructuredOutputRetries", unit=MetricUnit.Count, value=metadata["structured_output_retries"]

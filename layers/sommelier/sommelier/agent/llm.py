@@ -1,45 +1,104 @@
-"""The chat LLM port, on the openai SDK (OpenRouter or any OpenAI-compatible endpoint)."""
+"""The chat LLM port, on the openai SDK (OpenRouter or any OpenAI-compatible endpoint).
+
+One `complete` is one logical call; given ``on_content`` it streams (SSE, read by agent.streaming). It may take several HTTP requests: a re-send in a form the
+endpoint accepts (a learned capability), a retry of a transport error, a 429/5xx (after Retry-After)
+or an HTTP-200 error body. Every request gets its timeout from the turn's deadline, and no retry is
+started that cannot finish within it. The SDK's own retries are off: they know nothing of the deadline.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Protocol
 
 import httpx2
 import openai
 
+from sommelier.agent.capabilities import (
+    MAX_OUTPUT_TOKENS,
+    CapabilityRegistry,
+    ModelCapabilities,
+    lesson_from_error,
+    parse_capabilities,
+    provider_error_text,
+)
+from sommelier.agent.deadline import Deadline, env_seconds
+from sommelier.agent.provider_reply import normalise_message
 from sommelier.config import Settings, env, env_int
 
 logger = logging.getLogger(__name__)
 
+MIN_CALL_S = 0.2  # a request with less time than this left is not started
+MAX_LESSONS_PER_CALL = 6
+BACKOFF_BASE_S = 0.5
+BACKOFF_MAX_S = 4.0
+
 
 class LLMError(RuntimeError):
-    """The model could not be reached or answered something unusable (after the SDK's retries)."""
+    """The model could not be reached or answered something unusable (after the retries that fit)."""
 
 
 class LLMRequestRejected(LLMError):
-    """The endpoint refused the request itself (e.g. tools or response_format not supported)."""
+    """The endpoint refused the request itself, in a way no known capability fallback fixes."""
+
+
+class ToolsUnsupported(LLMRequestRejected):
+    """The endpoint does not accept tools (learned from its refusal, or stated in config)."""
+
+
+class LLMDeadlineExceeded(LLMError):
+    """The turn's budget has no room for another request."""
 
 
 @dataclass
 class ToolCall:
     id: str
     name: str
-    arguments: str  # raw JSON text, as the model wrote it
+    arguments: str  # JSON text ("{}" for a call without arguments)
 
 
 @dataclass
 class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+
+
+@dataclass
+class LLMLedger:
+    """Honest accounting of one turn's LLM use: logical calls, real HTTP requests, generations paid for."""
+
+    logical_calls: int = 0
+    http_requests: int = 0
+    generations: int = 0  # requests that produced (or timed out producing) a completion
+    timeouts: int = 0
+    provider_errors: int = 0
+    retries: int = 0
+    usage: Usage = field(default_factory=Usage)
+    lessons: list[str] = field(default_factory=list)
+
+    def as_metadata(self) -> dict[str, Any]:
+        return {
+            "llm_calls": self.logical_calls,
+            "llm_http_requests": self.http_requests,
+            "llm_generations": self.generations,
+            "llm_timeouts": self.timeouts,
+            "llm_provider_errors": self.provider_errors,
+            "llm_retries": self.retries,
+            "capabilities_learned": list(self.lessons),
+        }
 
 
 @dataclass
@@ -50,15 +109,19 @@ class LLMReply:
     model: str = ""
     finish_reason: str | None = None
     refusal: str | None = None
+    reasoning: str | None = None  # never shown to the customer
+    reasoning_details: list[Any] | None = None  # sent back with the message (Gemini's thought signatures)
 
     def assistant_message(self) -> dict[str, Any]:
-        """The reply as a message to append to the conversation."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        """The reply as a message to append to the conversation (never an empty assistant text)."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content or None}
         if self.tool_calls:
             message["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                 for c in self.tool_calls
             ]
+        if self.reasoning_details:
+            message["reasoning_details"] = self.reasoning_details
         return message
 
 
@@ -70,12 +133,25 @@ class ChatLLM(Protocol):
         messages: list[dict[str, Any]],
         *,
         tools: list[dict] | None = None,
+        final: bool = False,
         response_format: dict | None = None,
+        deadline: Deadline | float | None = None,
+        ledger: LLMLedger | None = None,
+        on_content: Callable[[str], None] | None = None,
     ) -> LLMReply: ...
 
 
+class _Retry(Exception):
+    """Internal: wait `delay` seconds, then send again."""
+
+    def __init__(self, reason: str, delay: float):
+        super().__init__(reason)
+        self.reason = reason
+        self.delay = delay
+
+
 class OpenAIChat:
-    """Chat completions with tools. The SDK retries 408/409/429/5xx and connection errors with backoff."""
+    """Chat completions with tools, capability fallbacks and a deadline."""
 
     def __init__(
         self,
@@ -87,121 +163,321 @@ class OpenAIChat:
         max_retries: int = 2,
         temperature: float = 0.6,
         max_tokens: int = 1500,
+        capabilities: CapabilityRegistry | None = None,
         stream: bool = True,
         stall_timeout: float = 20.0,
     ):
         self.model = model
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.timeout = timeout
         self.stall_timeout = stall_timeout
-        self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
-        self._response_format_supported = True
         self._stream_wanted = stream
         self._stream_refused = False  # the provider rejected `stream`: remembered for this client's life
         self._usage_in_stream = True  # stream_options.include_usage, until a provider rejects it
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.capabilities = capabilities or CapabilityRegistry()
+        self._local = threading.local()  # the ledger of the call running in this thread
+        http_client = openai.DefaultHttpxClient(event_hooks={"request": [self._count_request]})
+        self._client = openai.OpenAI(
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, http_client=http_client
+        )
 
     @property
     def streams(self) -> bool:
         """Whether calls given an ``on_content`` callback stream (config on, provider not refusing)."""
         return self._stream_wanted and not self._stream_refused
 
+    def _count_request(self, _request: Any) -> None:
+        ledger = getattr(self._local, "ledger", None)
+        if ledger is not None:
+            ledger.http_requests += 1
+
+    # ------------------------------------------------------------------ the request
+    def build_request(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict] | None,
+        final: bool,
+        response_format: dict | None,
+        caps: ModelCapabilities,
+    ) -> dict[str, Any]:
+        """The request body this model accepts (one place, so a streaming final call can reuse it)."""
+        request: dict[str, Any] = {"model": self.model, "messages": messages}
+        if caps.temperature:
+            request["temperature"] = self.temperature
+        request[caps.token_parameter] = caps.output_tokens or self.max_tokens
+        history_has_tools = any(m.get("role") == "tool" or m.get("tool_calls") for m in messages)
+        if tools and caps.tools:
+            if not final:
+                request["tools"] = tools
+                if caps.parallel_tool_calls:
+                    request["parallel_tool_calls"] = False
+            elif caps.final_tools == "none_choice" and history_has_tools:
+                request["tools"] = tools
+                request["tool_choice"] = "none"
+        if final and response_format and caps.response_format != "none":
+            # Never on tool rounds: guided decoding (vLLM) would win over the tool calls.
+            if caps.response_format == "json_schema":
+                request["response_format"] = response_format
+            else:
+                request["response_format"] = {"type": "json_object"}
+        return request
+
+    # ------------------------------------------------------------------ one logical call
     def complete(
         self,
         messages: list[dict[str, Any]],
         *,
         tools: list[dict] | None = None,
+        final: bool = False,
         response_format: dict | None = None,
+        deadline: Deadline | float | None = None,
+        ledger: LLMLedger | None = None,
         on_content: Callable[[str], None] | None = None,
-        deadline: float | None = None,
     ) -> LLMReply:
-        """One chat completion. With ``on_content`` (and streaming on) it streams: every content delta goes
-        to ``on_content`` as it arrives, and a stream that breaks or stalls raises StreamBroken.
-        ``deadline`` (time.monotonic) bounds a streamed call as a whole."""
-        request: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-        }
-        if tools:
-            request["tools"] = tools
-            request["parallel_tool_calls"] = False
-        if response_format and self._response_format_supported:
-            request["response_format"] = response_format
-        streaming = on_content is not None and self.streams
-        if streaming:
-            request["stream"] = True
-            if self._usage_in_stream:
-                request["stream_options"] = {"include_usage": True}
-            # A stream that produces no bytes for stall_timeout fails (httpx2's read timeout between chunks).
-            request["timeout"] = httpx2.Timeout(self.timeout, read=self.stall_timeout)
+        """One logical call. ``deadline``: the turn's Deadline (or an absolute time.monotonic end).
+        With ``on_content`` (and streaming on) every content delta goes to it as it arrives, and a stream
+        that breaks or stalls raises StreamBroken."""
+        if isinstance(deadline, (int, float)):
+            deadline = Deadline(ends_at=float(deadline), budget_s=max(0.0, float(deadline) - time.monotonic()))
+        deadline = deadline or Deadline.after(self.timeout * (self.max_retries + 1) + BACKOFF_MAX_S)
+        ledger = ledger if ledger is not None else LLMLedger()
+        ledger.logical_calls += 1
+        tool_names = {t["function"]["name"] for t in tools or [] if "function" in t}
+        retries = provider_errors = lessons = 0
+        lengthened = False
+        timeout_cap = self.timeout
+        self._local.ledger = ledger
         try:
-            completion = self._client.chat.completions.create(**request)
-        except openai.BadRequestError as exc:
-            message = str(exc).lower()
-            if streaming and ("stream_options" in message or "include_usage" in message):
-                logger.info("stream_options rejected by the provider; streaming without usage")
-                self._usage_in_stream = False
-                return self.complete(
-                    messages, tools=tools, response_format=response_format, on_content=on_content, deadline=deadline
-                )
-            if streaming and "stream" in message.replace("stream_options", ""):
-                logger.info("streaming rejected by the provider; answering without it from now on")
-                self._stream_refused = True
-                return self.complete(messages, tools=tools, response_format=response_format)
-            if "response_format" in request and ("response_format" in message or "json_schema" in message):
-                # Some providers reject json_schema; ask again and parse tolerantly.
-                logger.info("response_format rejected by the provider; falling back to plain JSON instructions")
-                self._response_format_supported = False
-                return self.complete(
-                    messages, tools=tools, response_format=None, on_content=on_content, deadline=deadline
-                )
-            raise LLMRequestRejected(f"the LLM rejected the request: {_short(exc)}") from exc
-        except (openai.NotFoundError, openai.UnprocessableEntityError) as exc:
-            raise LLMRequestRejected(f"the LLM rejected the request: {_short(exc)}") from exc
-        except openai.OpenAIError as exc:
-            raise LLMError(f"the LLM is unavailable: {type(exc).__name__}: {_short(exc)}") from exc
-        except (json.JSONDecodeError, ValueError) as exc:  # a 200 with a body that is not JSON
-            raise LLMError(f"the LLM answered an unreadable body: {exc}") from exc
+            while True:
+                caps = self.capabilities.get(self.model)
+                if tools and not final and not caps.tools:
+                    raise ToolsUnsupported(f"{self.model} does not accept tools at this endpoint")
+                request = self.build_request(messages, tools, final, response_format, caps)
+                remaining = deadline.remaining_for_llm()
+                timeout = min(timeout_cap, remaining)
+                if timeout < MIN_CALL_S:
+                    raise LLMDeadlineExceeded(f"the turn's budget is spent ({deadline.budget_s:.1f} s)")
+                streaming = on_content is not None and self.streams
+                if streaming:
+                    request["stream"] = True
+                    if self._usage_in_stream:
+                        request["stream_options"] = {"include_usage": True}
+                started = time.monotonic()
+                try:
+                    completion = self._send(request, timeout, ledger, final=final, streaming=streaming)
+                except openai.APITimeoutError as exc:
+                    ledger.timeouts += 1
+                    ledger.generations += 1  # the provider bills a generation it was producing
+                    spent = time.monotonic() - started
+                    # Retry only when the retry gets more time than the attempt that timed out.
+                    if retries >= self.max_retries or deadline.remaining_for_llm() <= spent + MIN_CALL_S:
+                        raise LLMError(f"the LLM timed out after {spent:.1f} s; no time for another try") from exc
+                    retries += 1
+                    ledger.retries += 1
+                    timeout_cap = float("inf")  # the next attempt may use what is left of the budget
+                    logger.warning("LLM call timed out after %.1f s; trying again with the rest of the budget", spent)
+                    continue
+                except _Retry as retry:
+                    if retries >= self.max_retries or deadline.remaining_for_llm() < retry.delay + MIN_CALL_S:
+                        raise LLMError(f"the LLM is unavailable: {retry.reason}") from None
+                    retries += 1
+                    ledger.retries += 1
+                    logger.warning("LLM call failed (%s); retrying in %.2f s", retry.reason, retry.delay)
+                    time.sleep(retry.delay)
+                    continue
+                except _Lesson as lesson:
+                    lessons += 1
+                    if lessons > MAX_LESSONS_PER_CALL:
+                        raise LLMRequestRejected(f"the LLM rejected the request: {lesson.reason}") from None
+                    if lesson.change:
+                        self.capabilities.learn(self.model, lesson.change, lesson.reason)
+                    ledger.lessons.append(", ".join(f"{k}={v}" for k, v in lesson.change.items()) or lesson.note)
+                    continue
+
+                if streaming:
+                    ledger.generations += 1
+                    reply = self._read_stream(completion, deadline, on_content, tool_names or None)
+                    ledger.usage.add(reply.usage)
+                    return reply
+
+                ledger.generations += 1
+                error = _error_in_body(completion)
+                if error is not None:
+                    # OpenRouter reports errors after generation started as HTTP 200: retried once.
+                    ledger.provider_errors += 1
+                    provider_errors += 1
+                    if provider_errors > 1 or deadline.remaining_for_llm() < MIN_CALL_S * 2:
+                        raise LLMError(f"the provider answered an error: {error}")
+                    logger.warning("the provider answered an error in a 200 (%s); trying once more", error)
+                    ledger.retries += 1
+                    continue
+                reply = _reply_from(completion, self.model, tool_names or None)
+                ledger.usage.add(reply.usage)
+                if (
+                    not reply.content
+                    and not reply.tool_calls
+                    and reply.finish_reason == "length"
+                    and not lengthened
+                    and (caps.output_tokens or self.max_tokens) < MAX_OUTPUT_TOKENS
+                ):
+                    # Thinking used up the output limit: a larger one, for this call and the model's later ones.
+                    lengthened = True
+                    limit = min(MAX_OUTPUT_TOKENS, max(4 * (caps.output_tokens or self.max_tokens), 8000))
+                    self.capabilities.learn(self.model, {"output_tokens": limit}, "empty answer cut by the limit")
+                    ledger.lessons.append(f"output_tokens={limit}")
+                    if deadline.remaining_for_llm() >= MIN_CALL_S * 2:
+                        ledger.retries += 1
+                        continue
+                return reply
+        finally:
+            self._local.ledger = None
+
+    def _read_stream(
+        self, completion: Any, deadline: Deadline, on_content: Callable[[str], None] | None, tool_names: set | None
+    ) -> LLMReply:
+        from sommelier.agent.streaming import read_stream  # imports jiter only where streams are read
+
+        reply = read_stream(
+            completion,
+            model=self.model,
+            on_content=on_content,
+            deadline=deadline.ends_at - deadline.fallback_reserve_s,
+            close=completion.close,
+            clock=time.monotonic,
+        )
+        # The joined stream gets the same hygiene as a whole answer (ids, text tool calls, <think>).
+        message = normalise_message(
+            SimpleNamespace(
+                content=reply.content,
+                tool_calls=[
+                    SimpleNamespace(id=c.id, function=SimpleNamespace(name=c.name, arguments=c.arguments))
+                    for c in reply.tool_calls
+                ],
+            ),
+            tool_names,
+        )
+        reply.content = message.content
+        reply.tool_calls = [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in message.tool_calls]
+        reply.reasoning = message.reasoning
+        return reply
+
+    def _send(
+        self, request: dict[str, Any], timeout: float, ledger: LLMLedger, *, final: bool, streaming: bool = False
+    ) -> Any:
+        """One HTTP request. Raises _Lesson, _Retry, LLMError or openai.APITimeoutError."""
         if streaming:
-            from sommelier.agent.streaming import read_stream  # imports jiter only where streams are read
+            # A stream that produces no bytes for stall_timeout fails (httpx2's read timeout between chunks).
+            request = {**request, "timeout": httpx2.Timeout(timeout, read=min(self.stall_timeout, timeout))}
+        else:
+            request = {**request, "timeout": timeout}
+        try:
+            return self._client.chat.completions.create(**request)
+        except openai.APITimeoutError:
+            raise
+        except openai.APIConnectionError as exc:
+            raise _Retry(f"connection: {type(exc).__name__}", _backoff(ledger.retries)) from exc
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            text = provider_error_text(exc)
+            caps = self.capabilities.get(self.model)
+            if streaming and status == 400:
+                lowered = text.lower()
+                if "stream_options" in lowered or "include_usage" in lowered:
+                    self._usage_in_stream = False
+                    raise _Lesson({}, text, note="stream without usage") from exc
+                if "stream" in lowered.replace("stream_options", ""):
+                    self._stream_refused = True
+                    raise _Lesson({}, text, note="no streaming") from exc
+            if status in (400, 404, 422) or (status >= 500 and status != 503):
+                change = lesson_from_error(text, request, caps, final=final)
+                if change:
+                    raise _Lesson(change, text) from exc
+            if status in (408, 409, 429) or status >= 500:
+                delay = _retry_after(exc) or _backoff(ledger.retries)
+                raise _Retry(f"HTTP {status}: {_short(text)}", delay) from exc
+            if status in (400, 404, 422):
+                raise LLMRequestRejected(f"the LLM rejected the request: HTTP {status}: {_short(text)}") from exc
+            raise LLMError(f"the LLM is unavailable: HTTP {status}: {_short(text)}") from exc
+        except openai.OpenAIError as exc:
+            raise LLMError(f"the LLM is unavailable: {type(exc).__name__}: {_short(str(exc))}") from exc
+        except (json.JSONDecodeError, ValueError) as exc:  # a 200 with a body that is not JSON
+            raise _Retry(f"unreadable body: {_short(str(exc))}", _backoff(ledger.retries)) from exc
 
-            return read_stream(
-                completion,
-                model=self.model,
-                on_content=on_content,
-                deadline=deadline,
-                close=completion.close,
-                clock=time.monotonic,
-            )
-        return _reply_from(completion, self.model)
+
+class _Lesson(Exception):
+    """Internal: the endpoint refused something it named; send again without it."""
+
+    def __init__(self, change: dict[str, Any], reason: str, note: str = ""):
+        super().__init__(reason)
+        self.change = change
+        self.reason = _short(reason)
+        self.note = note
 
 
-def _short(exc: Exception) -> str:
-    return str(exc).replace("\n", " ")[:300]
+def _backoff(attempt: int) -> float:
+    return min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2**attempt) * (0.75 + random.random() / 2)  # noqa: S311 - jitter
 
 
-def _reply_from(completion: Any, model: str) -> LLMReply:
-    if not getattr(completion, "choices", None):
-        raise LLMError("the LLM answered with no choices")
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    """Retry-After (seconds or an HTTP date is rare for LLM APIs; seconds only) or retry-after-ms."""
+    headers = getattr(exc.response, "headers", None) or {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw:
+            try:
+                return max(0.0, float(raw) * scale)
+            except ValueError:
+                continue
+    return None
+
+
+def _short(text: str) -> str:
+    return text.replace("\n", " ")[:400]
+
+
+def _error_in_body(completion: Any) -> str | None:
+    """An error reported inside an HTTP 200: `choices: null` with an `error` object, or a choice that
+    finished with "error"."""
+    error = getattr(completion, "error", None)
+    if error is None:
+        error = (getattr(completion, "model_extra", None) or {}).get("error")
+    choices = getattr(completion, "choices", None)
+    if not choices:
+        if isinstance(error, dict):
+            return _short(str(error.get("message") or error))
+        return _short(str(error)) if error else "no choices in the answer"
+    choice = choices[0]
+    if getattr(choice, "finish_reason", None) == "error":
+        choice_error = (getattr(choice, "model_extra", None) or {}).get("error") or error
+        return _short(str(choice_error or "finish_reason error"))
+    if getattr(choice, "message", None) is None:
+        return "a choice without a message"
+    return None
+
+
+def _usage_from(completion: Any) -> Usage:
+    usage = getattr(completion, "usage", None)
+    if usage is None:
+        return Usage()
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning = getattr(details, "reasoning_tokens", None) if details is not None else None
+    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, reasoning or 0)
+
+
+def _reply_from(completion: Any, model: str, tool_names: set[str] | None) -> LLMReply:
     choice = completion.choices[0]
-    message = choice.message
-    calls = [
-        ToolCall(id=c.id or f"call_{i}", name=c.function.name, arguments=c.function.arguments or "{}")
-        for i, c in enumerate(message.tool_calls or [])
-        if getattr(c, "function", None) is not None
-    ]
-    usage = Usage()
-    if completion.usage is not None:
-        usage = Usage(completion.usage.prompt_tokens or 0, completion.usage.completion_tokens or 0)
+    message = normalise_message(choice.message, tool_names)
     return LLMReply(
         content=message.content,
-        tool_calls=calls,
-        usage=usage,
+        tool_calls=[ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in message.tool_calls],
+        usage=_usage_from(completion),
         model=completion.model or model,
         finish_reason=choice.finish_reason,
-        refusal=getattr(message, "refusal", None),
+        refusal=getattr(choice.message, "refusal", None),
+        reasoning=message.reasoning,
+        reasoning_details=message.reasoning_details,
     )
 
 
@@ -209,17 +485,23 @@ def llm_from_settings(settings: Settings) -> ChatLLM | None:
     """The configured chat LLM, or None when no key is set (offline mode)."""
     if settings.offline:
         return None
+    stated = parse_capabilities(env("LLM_CAPABILITIES"))
+    if env("LLM_RESPONSE_FORMAT"):
+        stated.setdefault(
+            "response_format", parse_capabilities(f"response_format={response_format_mode()}")["response_format"]
+        )
     return OpenAIChat(
         api_key=settings.openai_api_key or "",
         base_url=settings.openai_base_url,
         model=settings.llm_model,
-        timeout=float(env_int("LLM_TIMEOUT_S", 30)),
+        timeout=env_seconds("LLM_TIMEOUT_S", 30.0),
         max_retries=env_int("LLM_MAX_RETRIES", 2),
+        capabilities=CapabilityRegistry({settings.llm_model: stated} if stated else None),
         stream=(env("LLM_STREAM") or "on").lower() not in {"0", "false", "no", "off"},
-        stall_timeout=float(env_int("LLM_STREAM_STALL_S", 20)),
+        stall_timeout=env_seconds("LLM_STREAM_STALL_S", 20.0),
     )
 
 
 def response_format_mode() -> str:
-    """`json_schema` (default), `json_object` or `none`: how to ask for JSON."""
+    """`json_schema` (default), `json_object` or `none`: the strongest JSON request to try first."""
     return (env("LLM_RESPONSE_FORMAT") or "json_schema").lower()

@@ -15,8 +15,17 @@ from typing import Any
 
 from sommelier.agent import prompts
 from sommelier.agent.context import moment_context
+from sommelier.agent.deadline import Deadline, current_turn_deadline
 from sommelier.agent.guards import GuardVerdict, guard_response, precheck
-from sommelier.agent.llm import ChatLLM, LLMError, LLMReply, LLMRequestRejected, ToolCall, Usage, response_format_mode
+from sommelier.agent.llm import (
+    ChatLLM,
+    LLMDeadlineExceeded,
+    LLMError,
+    LLMLedger,
+    LLMReply,
+    LLMRequestRejected,
+    ToolCall,
+)
 from sommelier.agent.models import RESPONSE_JSON_SCHEMA, ParseResult, SommelierResponse, WineRecommendation
 from sommelier.agent.offline import OfflineResponder
 from sommelier.agent.output_guard import is_leak_error
@@ -46,6 +55,7 @@ class TurnRequest:
     profile: dict[str, Any] | None = None
     exclude_ids: list[str] = field(default_factory=list)
     save: bool = True
+    deadline: Deadline | None = None  # default: the caller's turn deadline, else LLM_TURN_BUDGET_S
 
 
 @dataclass
@@ -68,11 +78,11 @@ class _Trace:
     started: float = field(default_factory=time.perf_counter)
     mode: str = "llm"
     model: str | None = None
-    llm_calls: int = 0
+    deadline: Deadline = field(default_factory=lambda: Deadline.after(60.0))
+    ledger: LLMLedger = field(default_factory=LLMLedger)
     tool_rounds: int = 0
     tools_used: list[str] = field(default_factory=list)
     tool_errors: list[str] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
     retries: int = 0
     errors: list[str] = field(default_factory=list)
     stages_ms: dict[str, float] = field(default_factory=dict)
@@ -102,7 +112,7 @@ class SommelierAgent:
 
     # ------------------------------------------------------------------ entry point
     def run(self, request: TurnRequest) -> TurnResult:
-        trace = _Trace(model=self.llm.model if self.llm else None)
+        trace = _Trace(model=self.llm.model if self.llm else None, deadline=request.deadline or current_turn_deadline())
         text = request.text.strip()[: MAX_USER_TEXT * 2]
         verdict = precheck(text)
         history = self._history(request, trace) if verdict is None else []
@@ -149,21 +159,31 @@ class SommelierAgent:
             logger.warning("tool use failed, falling back to the catalogue in the prompt: %s", exc)
             trace.errors.append(str(exc)[:300])
             trace.mode = "catalog_fallback"
-            catalog = self.tools.call("get_list", {"limit": CATALOG_FALLBACK_SIZE, "exclude_ids": request.exclude_ids})
-            if "error" in catalog:
-                raise LLMError(f"the catalogue is unavailable too: {catalog['error']}") from exc
-            found = {w["id"]: {**w, "source_tool": "get_list"} for w in catalog["wines"]}
+            found = self._catalogue_for_prompt(text, history, request, trace)
             messages = [
                 {"role": "system", "content": prompts.SYSTEM_PROMPT},
                 {
                     "role": "user",
                     "content": prompts.build_user_prompt(
-                        text, moment=moment, history=history, profile=request.profile, catalog=catalog["wines"]
+                        text,
+                        moment=moment,
+                        history=history,
+                        profile=request.profile,
+                        catalog=[_catalogue_entry(w) for w in found.values()],
                     ),
                 },
             ]
-            reply = self._call(messages, None, trace)
-        result = self._validated(reply, messages, found, trace)
+            reply = self._final_call(messages, trace, tools=None)
+        try:
+            result = self._validated(reply, messages, found, trace)
+        except LLMDeadlineExceeded as exc:
+            if not found:
+                raise
+            # The budget ran out while the answer was being corrected: answer from what the tools found.
+            logger.warning("no time left to correct the answer: %s", exc)
+            trace.errors.append(str(exc)[:300])
+            trace.mode = "degraded"
+            return degraded_response(found), found, False
         if result.ok:
             return result.response, found, True
         if is_leak_error(result.error):
@@ -173,21 +193,41 @@ class SommelierAgent:
         trace.mode = "degraded"
         return degraded_response(found), found, False
 
+    def _catalogue_for_prompt(self, text, history, request, trace) -> dict[str, dict[str, Any]]:
+        """Candidates for a model that cannot call tools: the offline reader's search for this query,
+        else a slice of the catalogue."""
+        started = time.perf_counter()
+        try:
+            answer = self.offline.respond(text, history, exclude_ids=request.exclude_ids)
+            candidates = [] if answer.error else answer.found_wines[:CATALOG_FALLBACK_SIZE]
+        except Exception as exc:  # the catalogue slice below still serves the model
+            logger.warning("offline retrieval for the catalogue prompt failed: %s", exc)
+            candidates = []
+        finally:
+            trace.add_stage("tools", started)
+        if candidates:
+            trace.tools_used.append("offline_retrieval")
+            return {w["id"]: {**w, "source_tool": w.get("source_tool") or "offline_retrieval"} for w in candidates}
+        catalog = self.tools.call("get_list", {"limit": CATALOG_FALLBACK_SIZE, "exclude_ids": request.exclude_ids})
+        if "error" in catalog:
+            raise LLMError(f"the catalogue is unavailable too: {catalog['error']}")
+        trace.tools_used.append("get_list")
+        return {w["id"]: {**w, "source_tool": "get_list"} for w in catalog["wines"]}
+
     def _tool_loop(self, messages, found, request, trace) -> LLMReply:
-        """seeds/002: at most `max_tool_rounds` rounds with tools, then a final call without tools."""
+        """At most `max_tool_rounds` rounds with tools, then a final call."""
         attempted = failed = 0
         while True:
-            final = trace.tool_rounds >= self.max_tool_rounds
+            if trace.tool_rounds >= self.max_tool_rounds:
+                return self._final_call(messages, trace, tools=TOOLS)
             try:
-                reply = self._call(messages, None if final else TOOLS, trace)
+                reply = self._call(messages, trace, tools=TOOLS)
             except LLMRequestRejected as exc:
-                if final:
-                    raise
                 raise ToolUseFailure(str(exc)) from exc
-            if not reply.tool_calls or final:
+            if not reply.tool_calls:
                 return reply
             messages.append(reply.assistant_message())
-            for call in reply.tool_calls:
+            for call in reply.tool_calls:  # every call gets its result, in the order of the calls
                 result = self._execute(call, request, found, trace)
                 attempted += 1
                 failed += bool(result.get("retryable"))
@@ -202,22 +242,45 @@ class SommelierAgent:
             if attempted and failed == attempted and not found:
                 raise ToolUseFailure("every tool call failed: the wine database is unreachable")
 
-    def _call(self, messages, tools, trace) -> LLMReply:
-        mode = response_format_mode()
-        response_format = None
-        if mode == "json_schema":
-            response_format = {"type": "json_schema", "json_schema": RESPONSE_JSON_SCHEMA}
-        elif mode == "json_object":
-            response_format = {"type": "json_object"}
+    def _call(self, messages, trace, *, tools, final: bool = False) -> LLMReply:
+        """One logical LLM call within the turn's deadline; the adapter counts its HTTP requests."""
+        response_format = {"type": "json_schema", "json_schema": RESPONSE_JSON_SCHEMA} if final else None
         started = time.perf_counter()
         try:
-            reply = self.llm.complete(messages, tools=tools, response_format=response_format)
+            reply = self.llm.complete(
+                messages,
+                tools=tools,
+                final=final,
+                response_format=response_format,
+                deadline=trace.deadline,
+                ledger=trace.ledger,
+            )
         finally:
-            trace.llm_calls += 1
             trace.add_stage("llm", started)
-        trace.usage.add(reply.usage)
         trace.model = reply.model or trace.model
         return reply
+
+    def _final_call(self, messages, trace, *, tools) -> LLMReply:
+        """The call that writes the customer's answer: tools only as the endpoint needs them (tool_choice
+        "none"), the answer schema as response_format. The one place to switch to streaming."""
+        return self._call(messages, trace, tools=tools, final=True)
+
+    def _validated(self, reply: LLMReply, messages, found, trace) -> ParseResult:
+        """Parse; on error feed it back and ask again, at most `max_retries` times, within the deadline."""
+        result = parse_final_response(reply.content, found)
+        tools = TOOLS if trace.mode != "catalog_fallback" else None
+        while not result.ok and trace.retries < self.max_retries:
+            trace.errors.append(result.error)
+            if reply.content and reply.content.strip():
+                # An empty assistant message is a 400 on some providers: then only the user message goes.
+                messages.append({"role": "assistant", "content": reply.content})
+            messages.append({"role": "user", "content": prompts.RETRY_INSTRUCTION.format(error=result.error)})
+            trace.retries += 1
+            reply = self._final_call(messages, trace, tools=tools)
+            result = parse_final_response(reply.content, found)
+        if not result.ok:
+            trace.errors.append(result.error)
+        return result
 
     def _execute(self, call: ToolCall, request: TurnRequest, found, trace) -> dict[str, Any]:
         """Run one tool call. Every failure becomes a tool result the model can read."""
@@ -253,20 +316,6 @@ class SommelierAgent:
             return result
         for wine in result.get("wines", []):
             found.setdefault(wine["id"], {**wine, "source_tool": call.name})
-        return result
-
-    def _validated(self, reply: LLMReply, messages, found, trace) -> ParseResult:
-        """seeds/001: parse; on error feed it back and ask again, at most `max_retries` times."""
-        result = parse_final_response(reply.content, found)
-        while not result.ok and trace.retries < self.max_retries:
-            trace.errors.append(result.error)
-            messages.append({"role": "assistant", "content": reply.content or ""})
-            messages.append({"role": "user", "content": prompts.RETRY_INSTRUCTION.format(error=result.error)})
-            trace.retries += 1
-            reply = self._call(messages, None, trace)
-            result = parse_final_response(reply.content, found)
-        if not result.ok:
-            trace.errors.append(result.error)
         return result
 
     # ------------------------------------------------------------------ offline and plumbing
@@ -340,13 +389,23 @@ class SommelierAgent:
             "tools_used": trace.tools_used,
             "tool_errors": trace.tool_errors,
             "iterations": trace.tool_rounds,
-            "llm_calls": trace.llm_calls,
-            "tokens": {"prompt": trace.usage.prompt_tokens, "completion": trace.usage.completion_tokens},
+            **trace.ledger.as_metadata(),
+            "tokens": {
+                "prompt": trace.ledger.usage.prompt_tokens,
+                "completion": trace.ledger.usage.completion_tokens,
+                "reasoning": trace.ledger.usage.reasoning_tokens,
+            },
+            "turn_budget_s": round(trace.deadline.budget_s, 2),
             "structured_output_retries": trace.retries,
             "structured_output_errors": trace.errors,
             "latency_ms": {**trace.stages_ms, "total": elapsed},
             "recommendations": [_grounding(rec, found) for rec in response.wines],
         }
+
+
+def _catalogue_entry(wine: dict[str, Any]) -> dict[str, Any]:
+    """A wine as the model sees it in a catalogue prompt (no scores or internal fields)."""
+    return {k: v for k, v in wine.items() if k not in ("source_tool", "similarity_score", "embedding")}
 
 
 def _grounding(rec: WineRecommendation, found: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -147,10 +147,10 @@ class RecordingLLM:
     def start_turn(self) -> None:
         self.calls = []
 
-    def complete(self, messages, *, tools=None, response_format=None) -> LLMReply:
+    def complete(self, messages, *, tools=None, **options) -> LLMReply:
         started = time.perf_counter()
         try:
-            reply = self.inner.complete(messages, tools=tools, response_format=response_format)
+            reply = self.inner.complete(messages, tools=tools, **options)
         except Exception as exc:
             self.calls.append(
                 LLMCallRecord(

@@ -268,6 +268,8 @@ def handle_sqs(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+    from sommelier.agent.deadline import lambda_turn_deadline, turn_deadline
+
     def record_handler(record: SQSRecord) -> None:
         attempt = int(record.attributes.approximate_receive_count or 1)
         try:
@@ -275,8 +277,13 @@ def handle_sqs(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
         except (ValueError, RecursionError):
             logger.error("an SQS message that is not JSON was dropped")
             return
+        deadline = lambda_turn_deadline(context)  # this record's share of the invocation's remaining time
         try:
-            process_update(update, attempt)
+            if deadline is None:
+                process_update(update, attempt)
+            else:
+                with turn_deadline(deadline):
+                    process_update(update, attempt)
         except FloodWait as exc:
             _retry_soon(record, attempt, exc.retry_after)
             raise

@@ -1,0 +1,166 @@
+"""What a chat model's endpoint accepts, learned from its refusals and remembered per process.
+
+Providers differ in what an OpenAI-compatible request may carry: some reject ``json_schema``
+(DeepSeek), some want ``max_completion_tokens`` and no temperature (OpenAI reasoning models), some
+reject any request with tools (vLLM without auto tool choice, llama.cpp without --jinja), some need
+the tools defined whenever the history holds tool calls (Bedrock). Each refusal names the parameter;
+the registry turns it into a lesson so the next request, and every later turn of this process, is
+sent in a form the endpoint accepts. Capabilities can also be stated in config (``LLM_CAPABILITIES``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+logger = logging.getLogger(__name__)
+
+ResponseFormatMode = Literal["json_schema", "json_object", "none"]
+FinalTools = Literal["omit", "none_choice"]
+TokenParameter = Literal["max_tokens", "max_completion_tokens"]
+
+RESPONSE_FORMAT_STEPS: tuple[ResponseFormatMode, ...] = ("json_schema", "json_object", "none")
+MAX_OUTPUT_TOKENS = 16000
+
+
+@dataclass(frozen=True)
+class ModelCapabilities:
+    response_format: ResponseFormatMode = "json_schema"  # the strongest structured output accepted
+    tools: bool = True  # native tool calling accepted
+    final_tools: FinalTools = "omit"  # final calls: no tools, or the tools with tool_choice "none"
+    token_parameter: TokenParameter = "max_tokens"
+    temperature: bool = True
+    parallel_tool_calls: bool = True  # whether `parallel_tool_calls: false` may be sent
+    output_tokens: int | None = None  # a larger limit, learned when thinking used up the default one
+
+    def describe(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+# Known models whose needs are documented; config and lessons still override them.
+KNOWN_MODELS: tuple[tuple[re.Pattern[str], dict[str, Any]], ...] = (
+    (
+        re.compile(r"(?:^|/)(?:o\d(?:-[\w.-]+)?|gpt-5[\w.-]*)$", re.IGNORECASE),
+        {"token_parameter": "max_completion_tokens", "temperature": False},
+    ),
+    (re.compile(r"deepseek", re.IGNORECASE), {"response_format": "json_object"}),
+)
+
+_BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def parse_capabilities(text: str | None) -> dict[str, Any]:
+    """`LLM_CAPABILITIES`, e.g. "response_format=json_object, final_tools=none_choice, temperature=false".
+
+    Raises ValueError naming the bad entry, so a typo stops the process at start instead of being ignored.
+    """
+    if not text:
+        return {}
+    known = {f.name: f for f in fields(ModelCapabilities)}
+    allowed: dict[str, tuple[str, ...]] = {
+        "response_format": RESPONSE_FORMAT_STEPS,
+        "final_tools": ("omit", "none_choice"),
+        "token_parameter": ("max_tokens", "max_completion_tokens"),
+    }
+    result: dict[str, Any] = {}
+    for entry in re.split(r"[,;]", text):
+        if not entry.strip():
+            continue
+        name, sep, value = (part.strip() for part in entry.partition("="))
+        if not sep or name not in known:
+            raise ValueError(f"LLM_CAPABILITIES: unknown entry {entry.strip()!r}; known: {', '.join(known)}")
+        if name in allowed:
+            if value not in allowed[name]:
+                raise ValueError(f"LLM_CAPABILITIES: {name} must be one of {allowed[name]}, got {value!r}")
+            result[name] = value
+        elif name == "output_tokens":
+            result[name] = int(value)
+        else:
+            if value.lower() not in _BOOL:
+                raise ValueError(f"LLM_CAPABILITIES: {name} must be true or false, got {value!r}")
+            result[name] = _BOOL[value.lower()]
+    return result
+
+
+class CapabilityRegistry:
+    """Per-process memory of what each model accepts (owned by the LLM adapter; thread-safe)."""
+
+    def __init__(self, stated: dict[str, dict[str, Any]] | None = None):
+        self._stated = {model: dict(values) for model, values in (stated or {}).items()}
+        self._models: dict[str, ModelCapabilities] = {}
+        self._lock = threading.Lock()
+
+    def get(self, model: str) -> ModelCapabilities:
+        with self._lock:
+            caps = self._models.get(model)
+            if caps is None:
+                caps = ModelCapabilities()
+                for pattern, values in KNOWN_MODELS:
+                    if pattern.search(model):
+                        caps = replace(caps, **values)
+                caps = replace(caps, **self._stated.get(model, {}))
+                self._models[model] = caps
+            return caps
+
+    def learn(self, model: str, lesson: dict[str, Any], reason: str) -> ModelCapabilities:
+        current = self.get(model)
+        with self._lock:
+            updated = replace(current, **lesson)
+            self._models[model] = updated
+        logger.info("model %s: learned %s (%s)", model, lesson, reason[:200])
+        return updated
+
+
+def provider_error_text(exc: Exception) -> str:
+    """Everything an error says: the message and, for OpenRouter, the upstream's own `metadata.raw`.
+
+    The openai SDK's str(exc) carries only `error.message` ("Provider returned error"); the reason is
+    in the body.
+    """
+    parts = [str(exc)]
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        parts.append(str(body.get("message") or ""))
+        metadata = body.get("metadata")
+        if isinstance(metadata, dict):
+            raw = metadata.get("raw")
+            parts.append(raw if isinstance(raw, str) else repr(raw))
+            if metadata.get("provider_name"):
+                parts.append(f"provider {metadata['provider_name']}")
+    elif isinstance(body, str):
+        parts.append(body)
+    return " | ".join(p for p in parts if p)
+
+
+_TOOLS_WORDS = re.compile(r"\btools?\b|tool[_ ]?choice|toolconfig|tool[_ ]?use|function[_ ]?call|--jinja", re.I)
+_SCHEMA_WORDS = re.compile(
+    r"response_format|json_schema|json schema|response schema|additionalproperties|structured output", re.I
+)
+
+
+def lesson_from_error(text: str, request: dict[str, Any], caps: ModelCapabilities, *, final: bool) -> dict | None:
+    """The capability change that a refusal of `request` asks for, or None when it names nothing we sent."""
+    lowered = text.lower()
+    if "response_format" in request and _SCHEMA_WORDS.search(lowered):
+        step = RESPONSE_FORMAT_STEPS.index(caps.response_format)
+        if step + 1 < len(RESPONSE_FORMAT_STEPS):
+            return {"response_format": RESPONSE_FORMAT_STEPS[step + 1]}
+    if "max_tokens" in request and "max_tokens" in lowered:
+        return {"token_parameter": "max_completion_tokens"}
+    if "temperature" in request and "temperature" in lowered:
+        return {"temperature": False}
+    if "parallel_tool_calls" in request and "parallel_tool_calls" in lowered:
+        return {"parallel_tool_calls": False}
+    if _TOOLS_WORDS.search(lowered):
+        if final:
+            if "tools" in request:
+                return {"final_tools": "omit"} if caps.final_tools != "omit" else None
+            if caps.final_tools != "none_choice":
+                return {"final_tools": "none_choice"}  # Bedrock: tools must be defined for a tool history
+            return None
+        if "tools" in request and caps.tools:
+            return {"tools": False}
+    return None
