@@ -360,9 +360,9 @@ class SommelierAgent:
                 "response_type": response.response_type,
                 "stats": {
                     "mode": trace.mode,
-                    "llm_calls": trace.llm_calls,
-                    "prompt_tokens": trace.usage.prompt_tokens,
-                    "completion_tokens": trace.usage.completion_tokens,
+                    "llm_calls": trace.ledger.logical_calls,
+                    "prompt_tokens": trace.ledger.usage.prompt_tokens,
+                    "completion_tokens": trace.ledger.usage.completion_tokens,
                 },
             },
         )
