@@ -1,7 +1,8 @@
 """CloudFormation custom resource: register the bot's Telegram webhook on deploy (SetWebhookOnDeploy).
 
 Create/Update -> `setWebhook` with the resource's `Url`, the generated secret token and the update
-types the bot handles. Delete -> `deleteWebhook`, but only while Telegram still points at this
+types the bot handles, then `setMyCommands` with the bot's menu (both from the layer's
+`sommelier.telegram.registration`, the one place they are listed). Delete -> `deleteWebhook`, but only while Telegram still points at this
 stack's URL (another deployment or a local `sommelier webhook set` may have taken over since), and
 never failing: a stack must always be deletable.
 
@@ -12,7 +13,7 @@ deployment may have just created them). The token is part of every Bot API URL: 
 message that goes to CloudFormation.
 
 Whatever happens, a response is PUT to the pre-signed ResponseURL, so a stack never hangs.
-Only the standard library and Powertools: no dependency on the sommelier package.
+Only the standard library, Powertools and the layer's dependency-free `sommelier.telegram.registration`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ except ImportError:  # nosec B110 - optional: the token is scrubbed from every m
 PHYSICAL_RESOURCE_ID = "sommelier-telegram-webhook"
 # Returned when Create fails, so the rollback's Delete knows there is nothing to remove.
 NOT_CREATED_ID = "sommelier-telegram-webhook-not-created"
-DEFAULT_ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "my_chat_member"]
 DEFAULT_API_BASE_URL = "https://api.telegram.org"
 SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")  # what Telegram accepts as secret_token
 MAX_REASON_CHARS = 400
@@ -81,7 +81,7 @@ def handler(event: dict[str, Any], context: Any) -> None:
             physical_id = PHYSICAL_RESOURCE_ID
             data["Url"] = url
             logger.info("Webhook set", extra={"url": url, "telegram": description})
-            status, reason = "SUCCESS", f"Webhook set to {url}"
+            status, reason = "SUCCESS", f"Webhook set to {url}; {_set_menu(token)}"
         elif request_type == "Delete":
             status = "SUCCESS"
             reason = _delete(event, physical_id)
@@ -128,6 +128,21 @@ def _set_webhook(token: str, secret_token: str, url: str, allowed_updates: list[
     return str(result)
 
 
+def _set_menu(token: str) -> str:
+    """setMyCommands with the bot's menu. The webhook matters more than the menu: a failure is a warning."""
+    from sommelier.telegram.registration import menu_commands
+
+    commands = menu_commands()
+    try:
+        _call(token, "setMyCommands", {"commands": commands})
+    except TelegramError as exc:
+        logger.warning("The command menu was not set", extra={"error": _one_line(exc, token)})
+        return f"menu not set ({_one_line(exc, token)})"
+    names = " ".join(f"/{c['command']}" for c in commands)
+    logger.info("Command menu set", extra={"commands": names})
+    return f"menu {names}"
+
+
 def _webhook_url(properties: dict[str, Any]) -> str:
     url = properties.get("Url")
     if not isinstance(url, str) or not url.startswith("https://"):
@@ -138,8 +153,10 @@ def _webhook_url(properties: dict[str, Any]) -> str:
 def _allowed_updates(properties: dict[str, Any]) -> list[str]:
     value = properties.get("AllowedUpdates")
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return list(value)
-    return list(DEFAULT_ALLOWED_UPDATES)
+        return list(value)  # an explicit override in the template
+    from sommelier.telegram.registration import ALLOWED_UPDATES
+
+    return list(ALLOWED_UPDATES)
 
 
 # ------------------------------------------------------------------------------ secrets ---

@@ -53,6 +53,9 @@ class _FakeTelegramAndCloudFormation(CloudFormationResponses):
                     "result": {"url": server.webhook_url, "has_custom_certificate": False, "pending_update_count": 0},
                 },
             )
+        elif method == "setMyCommands":
+            server.commands = body.get("commands")
+            status, answer = 200, {"ok": True, "result": True}
         elif method == "deleteWebhook":
             server.webhook_url = ""
             status, answer = 200, {"ok": True, "result": True, "description": "Webhook was deleted"}
@@ -126,7 +129,6 @@ def _event(server, request_type: str, url: str = WEBHOOK_URL, **extra) -> dict:
         "ServiceToken": _Context.invoked_function_arn,
         "ServiceTimeout": "120",
         "Url": url,
-        "AllowedUpdates": list(ALLOWED),
         "SecretsArn": "arn:aws:secretsmanager:eu-central-1:123456789012:secret:BotSecrets-AbCdEf",
     }
     event = {
@@ -170,7 +172,7 @@ def test_create_sets_the_webhook_with_the_secret_token(app, server, logs):
 
     assert app.handler(event, _Context()) is None
 
-    assert _methods(server) == ["setWebhook"]
+    assert _methods(server) == ["setWebhook", "setMyCommands"]
     call = server.calls[0]
     assert call["token"] == TOKEN
     assert call["content_type"] == "application/json"
@@ -188,13 +190,36 @@ def test_create_sets_the_webhook_with_the_secret_token(app, server, logs):
     _assert_no_secrets_leak(server, logs)
 
 
-def test_allowed_updates_default_when_the_property_is_missing(app, server):
+def test_allowed_updates_and_the_menu_come_from_the_registration_module(app, server):
+    from sommelier.telegram.registration import ALLOWED_UPDATES, MENU
+
+    app.handler(_event(server, "Create"), _Context())
+
+    assert server.calls[0]["body"]["allowed_updates"] == list(ALLOWED_UPDATES) == ALLOWED
+    assert server.calls[1]["method"] == "setMyCommands"
+    assert [c["command"] for c in server.calls[1]["body"]["commands"]] == list(MENU) == ["start", "help", "reset"]
+    assert all(c["description"] and not c["description"].isascii() for c in server.calls[1]["body"]["commands"])
+    assert "menu /start /help /reset" in _only_response(server)["Reason"]
+
+
+def test_an_explicit_allowed_updates_property_overrides(app, server):
     event = _event(server, "Create")
-    del event["ResourceProperties"]["AllowedUpdates"]
+    event["ResourceProperties"]["AllowedUpdates"] = ["message"]
 
     app.handler(event, _Context())
 
-    assert server.calls[0]["body"]["allowed_updates"] == ALLOWED
+    assert server.calls[0]["body"]["allowed_updates"] == ["message"]
+
+
+def test_a_refused_menu_does_not_fail_the_deploy(app, server):
+    server.script["setMyCommands"] = [
+        (400, {"ok": False, "error_code": 400, "description": "Bad Request: BOT_COMMAND_INVALID"})
+    ]
+
+    app.handler(_event(server, "Create"), _Context())
+
+    body = _only_response(server)
+    assert body["Status"] == "SUCCESS" and "menu not set" in body["Reason"] and "BOT_COMMAND_INVALID" in body["Reason"]
 
 
 def test_update_points_the_webhook_at_the_new_url(app, server):
@@ -209,7 +234,7 @@ def test_update_points_the_webhook_at_the_new_url(app, server):
 
     app.handler(event, _Context())
 
-    assert _methods(server) == ["setWebhook"]
+    assert _methods(server) == ["setWebhook", "setMyCommands"]
     assert server.webhook_url == new_url
     body = _only_response(server)
     assert body["Status"] == "SUCCESS"
@@ -250,7 +275,7 @@ def test_429_waits_retry_after_and_tries_again(app, server):
 
     app.handler(_event(server, "Create"), _Context())
 
-    assert _methods(server) == ["setWebhook", "setWebhook"]
+    assert _methods(server) == ["setWebhook", "setWebhook", "setMyCommands"]
     assert app.sleeps == [3]
     assert _only_response(server)["Status"] == "SUCCESS"
 
@@ -370,7 +395,7 @@ def test_credentials_come_from_secrets_manager(app, server, monkeypatch, logs):
 
         app.handler(_event(server, "Create"), _Context())
 
-    assert _methods(server) == ["setWebhook"]
+    assert _methods(server) == ["setWebhook", "setMyCommands"]
     assert server.calls[0]["token"] == TOKEN
     assert server.calls[0]["body"]["secret_token"] == SECRET_TOKEN
     assert _only_response(server)["Status"] == "SUCCESS"

@@ -782,7 +782,8 @@ def test_set_webhook_custom_resource_is_optional(resources, template):
     properties = webhook["Properties"]
     assert properties["ServiceToken"] == {"Fn::GetAtt": ["SetWebhookFunction", "Arn"]}
     assert properties["Url"] == template["Outputs"]["WebhookUrl"]["Value"]
-    assert properties["AllowedUpdates"] == ["message", "edited_message", "callback_query", "my_chat_member"]
+    assert "AllowedUpdates" not in properties  # one list, in sommelier.telegram.registration
+    assert properties["Registration"] == {"Ref": "SommelierLayer"}  # a new layer re-registers
     assert not (_refs(properties) & SECRET_PARAMETERS)
     assert (ROOT / "functions" / "set_webhook" / "app.py").exists()
 

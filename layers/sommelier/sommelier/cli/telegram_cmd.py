@@ -6,8 +6,7 @@ import argparse
 import time
 
 from sommelier.cli.output import console, fail, print_json
-
-ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "my_chat_member"]
+from sommelier.telegram.registration import ALLOWED_UPDATES, menu_commands
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,11 +49,17 @@ def run_set(args: argparse.Namespace) -> int:
     try:
         with _client() as client:
             client.set_webhook(
-                args.url, secret_token=token, allowed_updates=ALLOWED_UPDATES, drop_pending_updates=args.drop_pending
+                args.url,
+                secret_token=token,
+                allowed_updates=list(ALLOWED_UPDATES),
+                drop_pending_updates=args.drop_pending,
             )
+            commands = menu_commands()
+            client.set_my_commands(commands)
     except (TelegramError, ValueError) as exc:
         return fail(f"setWebhook failed: {exc}")
     console.print(f"[green]webhook set[/]: {args.url}")
+    console.print("menu: " + " ".join(f"/{c['command']}" for c in commands))
     return 0
 
 
@@ -102,7 +107,9 @@ def run_poll(args: argparse.Namespace) -> int:
     try:
         while True:
             try:
-                updates = bot.client.get_updates(offset=offset, timeout=args.timeout, allowed_updates=ALLOWED_UPDATES)
+                updates = bot.client.get_updates(
+                    offset=offset, timeout=args.timeout, allowed_updates=list(ALLOWED_UPDATES)
+                )
             except TelegramError as exc:
                 if getattr(exc, "error_code", None) == 409:
                     return fail("a webhook is set: run `sommelier webhook delete` first")

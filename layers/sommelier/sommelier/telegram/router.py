@@ -38,6 +38,7 @@ NON_TEXT_REPLY = "Я пока понимаю только текст 🙂 Нап
 RATE_NOTICE = "Вы пишете очень быстро 🙂 Дайте мне минутку подумать — и напишите снова."
 CALLBACK_TOO_OFTEN = "Слишком часто — подождите минутку 🙂"
 CALLBACK_SEARCHING = "Ищу другие варианты…"
+OLD_BUTTON = "Это сообщение уже устарело — напишите мне, что ищете 🙂"
 INACTIVE_STATUSES = {"kicked", "left"}
 
 
@@ -186,7 +187,7 @@ def text(turn: Turn) -> Reply:
     return turn.dialog.message(turn.sender, turn.routed.text, update_id=turn.routed.update_id)
 
 
-@ROUTER.on("non_text", rate_limited=False, typing=False)
+@ROUTER.on("non_text", typing=False)  # stickers count toward the rate limit like text: 15 stickers, 1 notice
 def non_text(turn: Turn) -> Reply:
     return Reply(parts=render_text(NON_TEXT_REPLY))
 
@@ -200,6 +201,11 @@ def member(turn: Turn) -> None:
 @ROUTER.on("callback", rate_limited=False, typing=False)
 def callback(turn: Turn) -> Reply | None:
     routed, channel = turn.routed, turn.channel
+    if routed.inline or routed.inaccessible:
+        # A button under an inline message (no chat of ours to answer in) or under a message too old for the
+        # bot to see: Telegram still wants the callback answered, and nothing else is safe to do.
+        channel.answer_callback(OLD_BUTTON if routed.inaccessible else None)
+        return None
     data = routed.callback_data or ""
     pressed = parse_callback_data(data)
     if pressed is not None and pressed.action == "more":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -47,9 +48,13 @@ class Message(BaseModel):
     text: str | None = Field(default=None, max_length=MAX_TEXT * 2)
     caption: str | None = None
     entities: list[MessageEntity] = Field(default_factory=list)
+    caption_entities: list[MessageEntity] = Field(default_factory=list)
     reply_to_message: dict[str, Any] | None = None
     message_thread_id: int | None = None
     is_topic_message: bool | None = None
+    sender_chat: Chat | None = None
+    is_automatic_forward: bool | None = None
+    media_group_id: str | None = None
 
 
 class CallbackQuery(BaseModel):
@@ -57,6 +62,7 @@ class CallbackQuery(BaseModel):
     id: str
     from_user: User = Field(alias="from")
     message: dict[str, Any] | None = None
+    inline_message_id: str | None = None
     data: str | None = Field(default=None, max_length=64)
     chat_instance: str | None = None
 
@@ -102,6 +108,55 @@ def parse_update(data: Any) -> Update:
 
 Kind = Literal["text", "command", "non_text", "callback", "member", "ignored"]
 
+# Message fields that make it a service message (someone joined, a pin, a timer, a topic, a payment...):
+# never a turn. Telegram sends them with no text; a caption-less one would otherwise look "non-text".
+SERVICE_FIELDS = frozenset(
+    {
+        "new_chat_members",
+        "left_chat_member",
+        "new_chat_title",
+        "new_chat_photo",
+        "delete_chat_photo",
+        "group_chat_created",
+        "supergroup_chat_created",
+        "channel_chat_created",
+        "message_auto_delete_timer_changed",
+        "migrate_to_chat_id",
+        "migrate_from_chat_id",
+        "pinned_message",
+        "successful_payment",
+        "refunded_payment",
+        "users_shared",
+        "chat_shared",
+        "connected_website",
+        "write_access_allowed",
+        "passport_data",
+        "proximity_alert_triggered",
+        "boost_added",
+        "chat_background_set",
+        "checklist_tasks_done",
+        "checklist_tasks_added",
+        "direct_message_price_changed",
+        "forum_topic_created",
+        "forum_topic_edited",
+        "forum_topic_closed",
+        "forum_topic_reopened",
+        "general_forum_topic_hidden",
+        "general_forum_topic_unhidden",
+        "giveaway_created",
+        "giveaway_winners",
+        "giveaway_completed",
+        "paid_message_price_changed",
+        "video_chat_scheduled",
+        "video_chat_started",
+        "video_chat_ended",
+        "video_chat_participants_invited",
+        "web_app_data",
+        "gift",
+        "unique_gift",
+    }
+)
+
 
 @dataclass(frozen=True)
 class Routed:
@@ -119,6 +174,9 @@ class Routed:
     edited: bool = False
     addressed: bool = True  # in groups: was the bot mentioned, replied to, or commanded?
     thread_id: int | None = None  # the forum topic to answer in (message_thread_id of a topic message)
+    media_group_id: str | None = None  # an album: one reply for all its messages
+    inline: bool = False  # a callback from an inline message (no chat to answer in)
+    inaccessible: bool = False  # a callback whose message is too old to see or edit (date 0)
 
 
 def topic_of(message: dict[str, Any] | Message | None) -> int | None:
@@ -134,24 +192,31 @@ def topic_of(message: dict[str, Any] | Message | None) -> int | None:
     return None
 
 
+def entity_text(text: str, entity: MessageEntity) -> str:
+    """The text an entity covers. Telegram counts offsets in UTF-16 code units (an emoji before it counts 2)."""
+    units = text.encode("utf-16-le")
+    return units[2 * entity.offset : 2 * (entity.offset + entity.length)].decode("utf-16-le", errors="ignore")
+
+
+def _same_bot(name: str | None, bot_username: str | None) -> bool:
+    # Unknown username (getMe failed): match loosely, rather than drop every group message.
+    return bot_username is None or (name or "").lstrip("@").lower() == bot_username.lower()
+
+
 def _addressed(message: Message, bot_username: str | None) -> bool:
-    """Groups: answer only a command, a reply to the bot, or a mention of it."""
+    """Groups: answer only a command, a reply to the bot, or a mention of it (in the text or a caption)."""
     if message.chat.type not in ("group", "supergroup"):
         return True
     text = message.text or ""
     if text.startswith("/"):
         target = text.split()[0].partition("@")[2]
-        # Unknown username (getMe failed): match loosely, as mentions are, rather than drop every command.
-        return not target or bot_username is None or target.lower() == bot_username.lower()
+        return not target or _same_bot(target, bot_username)
     replied_from = (message.reply_to_message or {}).get("from") or {}
-    if replied_from.get("is_bot") and (
-        bot_username is None or replied_from.get("username", "").lower() == bot_username.lower()
-    ):
+    if replied_from.get("is_bot") and _same_bot(replied_from.get("username"), bot_username):
         return True
-    for entity in message.entities:
-        if entity.type == "mention":
-            mention = text[entity.offset : entity.offset + entity.length]
-            if bot_username is None or mention.lstrip("@").lower() == bot_username.lower():
+    for body, entities in ((text, message.entities), (message.caption or "", message.caption_entities)):
+        for entity in entities:
+            if entity.type == "mention" and _same_bot(entity_text(body, entity), bot_username):
                 return True
     return False
 
@@ -164,26 +229,45 @@ def needs_bot_username(update: Update) -> bool:
 
 def _strip_mention(text: str, bot_username: str | None) -> str:
     if bot_username:
-        text = text.replace(f"@{bot_username}", " ")
+        text = re.sub(rf"@{re.escape(bot_username)}\b", " ", text, flags=re.IGNORECASE)
     return " ".join(text.split())
+
+
+def _is_service(message: Message) -> bool:
+    return bool(SERVICE_FIELDS.intersection(message.model_extra or {}))
+
+
+def _speaker(message: Message) -> User | None:
+    """Who wrote: the user, or for an anonymous group admin (or a channel speaking in a group) that chat."""
+    sender_chat = message.sender_chat
+    if sender_chat is not None:
+        return User(id=sender_chat.id, is_bot=False, first_name=sender_chat.title or "", username=sender_chat.username)
+    return message.from_user
+
+
+def _callback(update: Update, query: CallbackQuery) -> Routed:
+    message = query.message or {}
+    chat = message.get("chat") or {}
+    chat_id = chat.get("id") if isinstance(chat.get("id"), int) else query.from_user.id
+    return Routed(
+        kind="callback",
+        update_id=update.update_id,
+        chat_id=chat_id,
+        user=query.from_user,
+        callback_id=query.id,
+        callback_data=query.data or "",
+        message_id=message.get("message_id"),
+        chat_type=chat.get("type"),
+        thread_id=topic_of(message),
+        inline=query.message is None and query.inline_message_id is not None,
+        # InaccessibleMessage: an old message the bot can no longer see; its date is always 0.
+        inaccessible=query.message is not None and message.get("date") == 0,
+    )
 
 
 def route(update: Update, bot_username: str | None = None) -> Routed:
     if update.callback_query is not None:
-        query = update.callback_query
-        chat = (query.message or {}).get("chat") or {}
-        chat_id = chat.get("id") if isinstance(chat.get("id"), int) else query.from_user.id
-        return Routed(
-            kind="callback",
-            update_id=update.update_id,
-            chat_id=chat_id,
-            user=query.from_user,
-            callback_id=query.id,
-            callback_data=query.data or "",
-            message_id=(query.message or {}).get("message_id"),
-            chat_type=chat.get("type"),
-            thread_id=topic_of(query.message),
-        )
+        return _callback(update, update.callback_query)
     if update.my_chat_member is not None:
         member = update.my_chat_member
         return Routed(
@@ -201,20 +285,23 @@ def route(update: Update, bot_username: str | None = None) -> Routed:
     base = dict(
         update_id=update.update_id,
         chat_id=message.chat.id,
-        user=message.from_user,
+        user=_speaker(message),
         message_id=message.message_id,
         chat_type=message.chat.type,
         edited=edited,
         thread_id=topic_of(message),
+        media_group_id=message.media_group_id,
     )
-    if message.from_user is not None and message.from_user.is_bot:
+    if message.is_automatic_forward or _is_service(message):
+        return Routed(kind="ignored", **base)  # a channel post mirrored into its group; a pin, a join, a timer...
+    if message.sender_chat is None and message.from_user is not None and message.from_user.is_bot:
         return Routed(kind="ignored", **base)
     addressed = _addressed(message, bot_username)
-    if message.text is None:
-        # In groups, photos and stickers not addressed to the bot are none of its business.
-        return Routed(kind="non_text" if message.chat.type == "private" else "ignored", **base)
     if not addressed:
         return Routed(kind="ignored", addressed=False, **base)
+    if message.text is None:
+        # A photo, sticker or voice in a private chat, or one whose caption mentions the bot in a group.
+        return Routed(kind="non_text", **base)
     text = message.text.strip()
     if text.startswith("/"):
         command = text.split()[0].partition("@")[0].lower()
