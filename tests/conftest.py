@@ -28,8 +28,19 @@ for _name in (
     "IDEMPOTENCY_TABLE",
     "SOMMELIER_OFFLINE",
     "LLM_MODEL",
+    "ADMIN_CHAT_ID",
+    "SOMMELIER_HEALTH_WARNING",
+    "MESSAGE_RETENTION_DAYS",
+    "REPORT_FUNCTION_NAME",
 ):
     os.environ.pop(_name, None)
+
+
+@pytest.fixture(autouse=True)
+def _age_gate_off_unless_tested(monkeypatch):
+    """The customer age gate is on by default; tests about other things talk to the bot as a confirmed
+    adult would, with it off. The gate's own tests (tests/e2e/test_shop_duties.py) switch it back on."""
+    monkeypatch.setenv("SOMMELIER_AGE_GATE", "0")
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,11 @@ READ_ONLY = {
     "catalog_stats",
     "export_wines",
     "embedding_texts",
+    "get_age_answer",
+    "find_wines",
+    "wine_card",
+    "report_data",
+    "admin_stats",
 }
 KEYS = {
     "search_wines": [
@@ -52,7 +57,7 @@ KEYS = {
     "get_wines": ["ids"],
     "get_list": ["limit", "wine_type", "price_max", "exclude_ids"],
     "load_history": ["chat_id", "limit"],
-    "save_turn": ["chat_id", "user_id", "update_id", "user_text", "answer_text", "wine_ids", "response_type"],
+    "save_turn": ["chat_id", "user_id", "update_id", "user_text", "answer_text", "wine_ids", "response_type", "stats"],
     "reset_history": ["chat_id"],
     "upsert_user": ["telegram_user_id", "chat_id", "username", "first_name", "last_name", "language_code", "profile"],
     "set_user_active": ["telegram_user_id", "chat_id", "active"],
@@ -63,8 +68,16 @@ KEYS = {
     "import_wines": ["wines"],
     "update_embeddings": ["items", "embedding_model"],
     "embedding_texts": [],
+    "get_age_answer": ["telegram_user_id"],
+    "save_age_answer": ["telegram_user_id", "is_adult"],
+    "forget_user": ["telegram_user_id"],
+    "purge_old_messages": ["days"],
+    "find_wines": ["refs"],
+    "wine_card": ["ref"],
+    "report_data": ["since", "until"],
+    "admin_stats": [],
 }
-TABLES = ("wines", "users", "messages", "feedback", "schema_migrations")
+TABLES = ("wines", "users", "messages", "feedback", "age_answers", "turn_stats", "schema_migrations")
 CATALOG = json.loads((ROOT / "data" / "catalog" / "wines.json").read_text("utf-8"))["wines"]
 
 
@@ -248,6 +261,7 @@ def plausible(name: str, ids: list[str]) -> dict:
             "answer_text": "Здравствуйте!\n\nЧем помочь?",
             "wine_ids": ids[:1],
             "response_type": "recommendation",
+            "stats": {"mode": "llm", "llm_calls": 2, "prompt_tokens": 900, "completion_tokens": 120},
         },
         "reset_history": {"chat_id": 7700001},
         "upsert_user": {
@@ -267,6 +281,14 @@ def plausible(name: str, ids: list[str]) -> dict:
         "import_wines": {"wines": [row]},
         "update_embeddings": {"items": [{"id": ids[0], "embedding": vector}], "embedding_model": LOCAL_MODEL_NAME},
         "embedding_texts": {},
+        "get_age_answer": {"telegram_user_id": 7700001},
+        "save_age_answer": {"telegram_user_id": 7700001, "is_adult": True},
+        "forget_user": {"telegram_user_id": 7700001},
+        "purge_old_messages": {"days": 180},
+        "find_wines": {"refs": ids[:2]},
+        "wine_card": {"ref": ids[0]},
+        "report_data": {"since": "2026-01-05T00:00:00+00:00", "until": "2026-01-12T00:00:00+00:00"},
+        "admin_stats": {},
     }[name]
 
 

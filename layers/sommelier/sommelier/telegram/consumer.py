@@ -44,6 +44,8 @@ class FloodWait(Exception):
 class TelegramChannel:
     """The router's side calls, made in one Telegram chat (best effort, except a block)."""
 
+    operator = False  # a customer's chat
+
     def __init__(self, bot: TelegramBot, routed: Routed):
         self.bot = bot
         self.routed = routed

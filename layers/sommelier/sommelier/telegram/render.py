@@ -31,6 +31,7 @@ __all__ = [
     "price_label",
     "render_answer",
     "render_text",
+    "render_wine",
     "shorten",
     "split_text",
     "utf16_len",
@@ -282,6 +283,11 @@ def _wine_part(wine: dict[str, Any], description: str, fallback_name: str) -> Ou
         image_key=image_key,
         file_id=file_id,
     )
+
+
+def render_wine(wine: dict[str, Any], description: str) -> Outgoing:
+    """One catalogue wine as a photo with a caption (or a text without a photo), as in an answer."""
+    return _wine_part(wine, description, str(wine.get("name") or ""))
 
 
 def _lookup(wines_by_id: dict[str, dict], wine_id: str | None, wine_name: str) -> dict | None:

@@ -45,6 +45,8 @@ INACTIVE_STATUSES = {"kicked", "left"}
 class Channel(Protocol):
     """The side calls a route may make in the chat the update came from."""
 
+    operator: bool  # True in the terminal chat: an operator's tool, exempt from the customer age gate
+
     def allow(self) -> RateDecision: ...
 
     def typing(self) -> None: ...
@@ -104,6 +106,7 @@ class Router:
     kinds: dict[str, Route] = field(default_factory=dict)
     unknown_command: Route | None = None
     guards: list[Guard] = field(default_factory=list)
+    callbacks: dict[str, Route] = field(default_factory=dict)  # by the callback data's prefix before ":"
 
     def command(self, *names: str, rate_limited: bool = True, typing: bool = True) -> Callable[[Handler], Handler]:
         def register(handler: Handler) -> Handler:
@@ -127,6 +130,15 @@ class Router:
 
         return register
 
+    def button(self, prefix: str, *, rate_limited: bool = False, typing: bool = False) -> Callable[[Handler], Handler]:
+        """The route for inline buttons whose callback data is `<prefix>:...` (other buttons: the callback route)."""
+
+        def register(handler: Handler) -> Handler:
+            self.callbacks[prefix] = Route(f"button:{prefix}", handler, rate_limited, typing)
+            return handler
+
+        return register
+
     def before(self, guard: Guard) -> Guard:
         self.guards.append(guard)
         return guard
@@ -136,6 +148,10 @@ class Router:
             return None
         if routed.kind == "command":
             return self.commands.get(routed.command or "", self.unknown_command)
+        if routed.kind == "callback":
+            prefix = (routed.callback_data or "").partition(":")[0]
+            if prefix in self.callbacks:
+                return self.callbacks[prefix]
         return self.kinds.get(routed.kind)
 
     def dispatch(self, turn: Turn) -> Reply | None:
@@ -236,3 +252,6 @@ __all__ = [
     "Router",
     "Turn",
 ]
+
+# The shop's routes (age gate, /privacy, /forget, wine deep links, admin commands) join the same table.
+from sommelier.shop import routes as _shop_routes  # noqa: E402,F401

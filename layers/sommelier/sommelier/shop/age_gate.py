@@ -1,0 +1,120 @@
+"""The age gate: a customer says they are 18 or older before the bot shows any wine.
+
+The answer is stored per Telegram user (table age_answers) and a positive one is cached in the
+process for a few minutes, so a confirmed customer costs one lookup per warm instance, not per turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sommelier.config import env
+from sommelier.tools.client import ToolClient
+
+logger = logging.getLogger(__name__)
+
+QUESTION = "Прежде чем говорить о вине, уточню: вам уже исполнилось 18 лет?"
+YES, NO = "Да", "Нет"
+THANKS = "Спасибо!"
+REFUSAL = (
+    "Спасибо за честный ответ! Рассказывать о вине и советовать его я могу только тем, кому уже есть 18. "
+    "Если вы ошиблись кнопкой — нажмите «Да» под вопросом выше."
+)
+NOT_YOURS = "Этот вопрос задан другому собеседнику 🙂"
+ANSWER_FIRST = "Сначала ответьте, пожалуйста, на вопрос о возрасте"
+CALLBACK_PREFIX = "age"
+CACHE_SECONDS = 600
+
+
+def gate_enabled() -> bool:
+    """On by default; SOMMELIER_AGE_GATE=0 (or false/off/no) switches it off everywhere."""
+    return (env("SOMMELIER_AGE_GATE") or "1").lower() not in {"0", "false", "off", "no"}
+
+
+@dataclass(frozen=True)
+class AgeAnswer:
+    adult: bool
+    user_id: int
+    start_payload: str  # a deep link's /start payload to open after «Да» ("" when none)
+
+
+def question_keyboard(user_id: int, start_payload: str = "") -> dict:
+    """«Да» / «Нет» for this user; the deep-link payload rides along so the wine opens after «Да»."""
+    tail = f":{start_payload}" if start_payload else ""
+    yes = f"{CALLBACK_PREFIX}:1:{user_id}{tail}"
+    if len(yes.encode()) > 64:  # callback data is at most 64 bytes: drop the payload rather than the button
+        yes = f"{CALLBACK_PREFIX}:1:{user_id}"
+    return {
+        "inline_keyboard": [
+            [{"text": YES, "callback_data": yes}, {"text": NO, "callback_data": f"{CALLBACK_PREFIX}:0:{user_id}"}]
+        ]
+    }
+
+
+def parse_answer(data: str | None) -> AgeAnswer | None:
+    parts = (data or "").split(":", 3)
+    if len(parts) < 3 or parts[0] != CALLBACK_PREFIX or parts[1] not in ("0", "1"):
+        return None
+    try:
+        user_id = int(parts[2])
+    except ValueError:
+        return None
+    return AgeAnswer(adult=parts[1] == "1", user_id=user_id, start_payload=parts[3] if len(parts) == 4 else "")
+
+
+class AgeGate:
+    def __init__(self, tools: ToolClient, clock: Callable[[], float] = time.monotonic):
+        self.tools = tools
+        self._clock = clock
+        self._confirmed: dict[int, float] = {}
+        self._lock = threading.Lock()
+
+    def is_adult(self, user_id: int) -> bool:
+        now = self._clock()
+        with self._lock:
+            seen = self._confirmed.get(user_id)
+        if seen is not None and now - seen < CACHE_SECONDS:
+            return True
+        result = self.tools.call("get_age_answer", {"telegram_user_id": user_id})
+        if "error" in result:
+            # Unknown is not "yes": the customer is asked again rather than shown wine unchecked.
+            logger.warning("age answer not read: %s", result["error"])
+            return False
+        if result.get("is_adult") is True:
+            with self._lock:
+                self._confirmed[user_id] = now
+            return True
+        return False
+
+    def record(self, user_id: int, adult: bool) -> bool:
+        result = self.tools.call("save_age_answer", {"telegram_user_id": user_id, "is_adult": adult})
+        if "error" in result:
+            logger.warning("age answer not saved: %s", result["error"])
+            return False
+        self.forget(user_id)
+        if adult:
+            with self._lock:
+                self._confirmed[user_id] = self._clock()
+        return True
+
+    def forget(self, user_id: int) -> None:
+        with self._lock:
+            self._confirmed.pop(user_id, None)
+
+
+_gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_gates_lock = threading.Lock()
+
+
+def gate_for(tools: ToolClient) -> AgeGate:
+    """One gate (and cache) per tool client: a bot's answers never leak into another bot's database."""
+    with _gates_lock:
+        gate = _gates.get(tools)
+        if gate is None:
+            gate = _gates[tools] = AgeGate(tools)
+        return gate

@@ -1,0 +1,70 @@
+"""/privacy and /forget: what the bot keeps about a customer, and deleting all of it on request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sommelier.config import env_int
+
+DEFAULT_RETENTION_DAYS = 180
+CALLBACK_PREFIX = "forget"
+
+
+def retention_days() -> int:
+    """MESSAGE_RETENTION_DAYS: how long conversation messages are kept (default 180)."""
+    days = env_int("MESSAGE_RETENTION_DAYS", DEFAULT_RETENTION_DAYS)
+    if not 1 <= days <= 3650:
+        raise ValueError(f"MESSAGE_RETENTION_DAYS must be from 1 to 3650, got {days}")
+    return days
+
+
+def privacy_text(days: int) -> str:
+    return (
+        "Что я храню и сколько:\n"
+        "• ваш Telegram id, имя и имя пользователя, язык — чтобы обращаться к вам и помнить ваши вкусы;\n"
+        "• ваш ответ на вопрос о возрасте;\n"
+        f"• ваши сообщения и мои ответы — {days} дней, потом они удаляются автоматически;\n"
+        "• ваши оценки 👍 / 👎 — пока вы их не удалите;\n"
+        "• служебные записи о доставке сообщений — сутки.\n\n"
+        "Для еженедельного отчёта магазину я считаю только общие числа (сколько было вопросов, "
+        "какие вина нравятся) — без вашего id и без текста сообщений.\n\n"
+        "Команда /forget удалит всё, что я о вас помню."
+    )
+
+
+CONFIRM_QUESTION = (
+    "Удалить всё, что я о вас помню: историю разговора, профиль, оценки и ответ о возрасте? Отменить это будет нельзя."
+)
+CONFIRM_YES = "Да, удалить"
+CONFIRM_NO = "Отмена"
+FORGOTTEN = "Готово: я удалил всё, что помнил о вас. Если захотите вернуться — просто напишите мне."
+KEPT = "Хорошо, ничего не удаляю."
+FAILED = "Не получилось удалить данные прямо сейчас — попробуйте, пожалуйста, чуть позже."
+NOT_YOURS = "Эта кнопка для другого собеседника 🙂"
+
+
+def confirm_keyboard(user_id: int) -> dict:
+    return {
+        "inline_keyboard": [
+            [
+                {"text": CONFIRM_YES, "callback_data": f"{CALLBACK_PREFIX}:1:{user_id}"},
+                {"text": CONFIRM_NO, "callback_data": f"{CALLBACK_PREFIX}:0:{user_id}"},
+            ]
+        ]
+    }
+
+
+@dataclass(frozen=True)
+class ForgetAnswer:
+    confirmed: bool
+    user_id: int
+
+
+def parse_confirmation(data: str | None) -> ForgetAnswer | None:
+    parts = (data or "").split(":")
+    if len(parts) != 3 or parts[0] != CALLBACK_PREFIX or parts[1] not in ("0", "1"):
+        return None
+    try:
+        return ForgetAnswer(confirmed=parts[1] == "1", user_id=int(parts[2]))
+    except ValueError:
+        return None

@@ -1,0 +1,53 @@
+"""Sending the weekly report to the admin chat: the chart as a photo, then the text.
+
+`/report` asks for it now: in AWS it starts the report function asynchronously (it carries matplotlib;
+the agent's layer does not), locally it is made and sent in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import timedelta
+
+from sommelier.config import env
+from sommelier.shop.report import WeeklyReport, fetch_report, report_chart, report_text
+from sommelier.telegram.client import TelegramClient
+from sommelier.telegram.render import split_text
+from sommelier.tools.client import ToolClient
+
+logger = logging.getLogger(__name__)
+
+WEEK = timedelta(days=7)
+STARTED = "Собираю отчёт за 7 дней — пришлю сюда через минуту."
+SENT = "Отчёт за 7 дней — выше."
+FAILED = "Не получилось собрать отчёт: {reason}"
+
+
+def send_report(tools: ToolClient, client: TelegramClient, chat_id: int, since: timedelta = WEEK) -> WeeklyReport:
+    report = fetch_report(tools, since)
+    client.send_photo(chat_id, report_chart(report), filename="report.png")
+    for chunk in split_text(report_text(report)):
+        client.send_message(chat_id, chunk)
+    return report
+
+
+def request_report(chat_id: int, tools: ToolClient) -> str:
+    """Start the report for this chat; the answer is what to tell the admin right now."""
+    function = env("REPORT_FUNCTION_NAME")
+    try:
+        if function:
+            import boto3
+
+            boto3.client("lambda").invoke(
+                FunctionName=function, InvocationType="Event", Payload=json.dumps({"chat_id": chat_id}).encode()
+            )
+            return STARTED
+        from sommelier.config import load_settings
+
+        with TelegramClient.from_settings(load_settings()) as client:
+            send_report(tools, client, chat_id)
+        return SENT
+    except Exception as exc:  # the admin gets the reason in the chat, never a stack trace
+        logger.warning("report not sent: %s", exc)
+        return FAILED.format(reason=str(exc)[:300] or type(exc).__name__)

@@ -1,0 +1,135 @@
+"""The shop's routes in the one route table (telegram.router): the age gate, /privacy, /forget, wine deep
+links on /start, and the admin commands. Thin: the rules live in the other sommelier.shop modules."""
+
+from __future__ import annotations
+
+import logging
+
+from sommelier.bot.dialog import WELCOME, Reply
+from sommelier.shop import age_gate, privacy
+from sommelier.shop.admin import is_admin_chat, stats_text
+from sommelier.shop.cards import card_parts
+from sommelier.shop.deeplinks import wine_ref_from_start
+from sommelier.telegram.render import render_text
+from sommelier.telegram.router import ROUTER, Route, Turn
+
+logger = logging.getLogger(__name__)
+
+REMOVED_BUTTONS: dict = {"inline_keyboard": []}
+# Routes a customer reaches before answering the age question: they show no wine.
+OPEN_ROUTES = {
+    "/help",
+    "/privacy",
+    "/forget",
+    "/stats",
+    "/report",
+    "member",
+    "non_text",
+    f"button:{age_gate.CALLBACK_PREFIX}",
+    f"button:{privacy.CALLBACK_PREFIX}",
+}
+
+
+# --------------------------------------------------------------------------- age gate
+@ROUTER.before
+def ask_age_first(turn: Turn, route: Route) -> Reply | None:
+    if route.name in OPEN_ROUTES or turn.channel.operator or not age_gate.gate_enabled():
+        return None
+    user_id = turn.sender.user_id
+    if age_gate.gate_for(turn.tools).is_adult(user_id):
+        return None
+    if turn.routed.kind == "callback":
+        turn.channel.answer_callback(age_gate.ANSWER_FIRST)
+    payload = turn.args if route.name == "/start" and wine_ref_from_start(turn.args) else ""
+    question = render_text(age_gate.QUESTION, age_gate.question_keyboard(user_id, payload))
+    # /start still greets; the seasonal picks wait for the answer.
+    return Reply(parts=render_text(WELCOME) + question if route.name == "/start" else question)
+
+
+@ROUTER.button(age_gate.CALLBACK_PREFIX)
+def age_answered(turn: Turn) -> Reply | None:
+    answer = age_gate.parse_answer(turn.routed.callback_data)
+    if answer is None:
+        turn.channel.answer_callback("Эта кнопка устарела")
+        return None
+    if answer.user_id != turn.sender.user_id:
+        turn.channel.answer_callback(age_gate.NOT_YOURS)
+        return None
+    if not age_gate.gate_for(turn.tools).record(answer.user_id, answer.adult):
+        turn.channel.answer_callback("Не получилось сохранить ответ, попробуйте ещё раз")
+        return None
+    turn.channel.answer_callback(age_gate.THANKS if answer.adult else None)
+    if turn.routed.message_id:
+        turn.channel.edit_buttons(turn.routed.message_id, REMOVED_BUTTONS)
+    if not answer.adult:
+        return Reply(parts=render_text(age_gate.REFUSAL))
+    ref = wine_ref_from_start(answer.start_payload)
+    if ref:
+        return Reply(parts=card_parts(turn.tools, ref))
+    return turn.dialog.start(turn.sender)
+
+
+# --------------------------------------------------------------------------- deep links
+@ROUTER.command("/start")
+def start(turn: Turn) -> Reply:
+    """`/start w_<sku or id>` (a shelf QR code) opens that wine's card; a plain /start is the welcome."""
+    ref = wine_ref_from_start(turn.args)
+    if ref:
+        return Reply(parts=card_parts(turn.tools, ref))
+    return turn.dialog.start(turn.sender)
+
+
+# --------------------------------------------------------------------------- privacy
+@ROUTER.command("/privacy", rate_limited=False, typing=False)
+def privacy_info(turn: Turn) -> Reply:
+    return Reply(parts=render_text(privacy.privacy_text(privacy.retention_days())))
+
+
+@ROUTER.command("/forget", typing=False)
+def forget_asked(turn: Turn) -> Reply:
+    keyboard = privacy.confirm_keyboard(turn.sender.user_id)
+    return Reply(parts=render_text(privacy.CONFIRM_QUESTION, keyboard))
+
+
+@ROUTER.button(privacy.CALLBACK_PREFIX)
+def forget_answered(turn: Turn) -> Reply | None:
+    answer = privacy.parse_confirmation(turn.routed.callback_data)
+    if answer is None:
+        turn.channel.answer_callback("Эта кнопка устарела")
+        return None
+    if answer.user_id != turn.sender.user_id:
+        turn.channel.answer_callback(privacy.NOT_YOURS)
+        return None
+    if turn.routed.message_id:
+        turn.channel.edit_buttons(turn.routed.message_id, REMOVED_BUTTONS)
+    if not answer.confirmed:
+        turn.channel.answer_callback(None)
+        return Reply(parts=render_text(privacy.KEPT))
+    result = turn.tools.call("forget_user", {"telegram_user_id": answer.user_id})
+    if "error" in result:
+        logger.warning("forget_user failed: %s", result["error"])
+        turn.channel.answer_callback(None)
+        return Reply(parts=render_text(privacy.FAILED))
+    age_gate.gate_for(turn.tools).forget(answer.user_id)
+    turn.channel.answer_callback(None)
+    return Reply(parts=render_text(privacy.FORGOTTEN))
+
+
+# --------------------------------------------------------------------------- the admin chat
+@ROUTER.command("/stats", rate_limited=False, typing=False)
+def stats(turn: Turn) -> Reply | None:
+    if not is_admin_chat(turn.routed.chat_id):
+        return None  # not a command anywhere else
+    result = turn.tools.call("admin_stats", {})
+    if "error" in result:
+        return Reply(parts=render_text(f"Статистика недоступна: {result['error']}"))
+    return Reply(parts=render_text(stats_text(result)))
+
+
+@ROUTER.command("/report", rate_limited=False)
+def report_now(turn: Turn) -> Reply | None:
+    if not is_admin_chat(turn.routed.chat_id):
+        return None
+    from sommelier.shop.report_delivery import request_report
+
+    return Reply(parts=render_text(request_report(turn.routed.chat_id, turn.tools)))
