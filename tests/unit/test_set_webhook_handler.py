@@ -197,7 +197,11 @@ def test_allowed_updates_and_the_menu_come_from_the_registration_module(app, ser
 
     assert server.calls[0]["body"]["allowed_updates"] == list(ALLOWED_UPDATES) == ALLOWED
     assert server.calls[1]["method"] == "setMyCommands"
-    assert [c["command"] for c in server.calls[1]["body"]["commands"]] == list(MENU) == ["start", "help", "reset"]
+    assert (
+        [c["command"] for c in server.calls[1]["body"]["commands"]]
+        == list(MENU)
+        == ["start", "help", "reset", "privacy", "forget"]
+    )
     assert all(c["description"] and not c["description"].isascii() for c in server.calls[1]["body"]["commands"])
     assert "menu /start /help /reset" in _only_response(server)["Reason"]
 
