@@ -29,6 +29,7 @@ from tests.hardening.support import (
 
 CORPUS = json.loads((CORPORA / "llm_outputs.json").read_text("utf-8"))["cases"]
 RAW_JSON = re.compile(r'[{\[]\s*"\w[\w ]*"\s*:|"(?:response_type|wine_id|wine_name|guard_type)"|```')
+MARKDOWN = re.compile(r"\*\*\S|\S\*\*|(?<!\w)__\S|\S__(?!\w)|\]\(https?://")
 SEARCH = ("search_wines", {"wine_type": "red", "food_pairing": "стейк", "price_max": 6000})
 _outcomes: dict[str, dict[str, str]] = {}
 
@@ -80,6 +81,7 @@ def test_llm_output(case, environment, fresh_db, telegram, llm, monkeypatch):
     assert "{{" not in visible and "}}" not in visible
     assert not any(quotes_prompt(text) for text in shown)
     assert "\x00" not in visible
+    assert not MARKDOWN.search(visible), "Markdown marks never reach the customer"
     keyboard = telegram.sent_messages(CHAT)[-1].params.get("reply_markup") or {}
     assert keyboard.get("inline_keyboard"), "the closing message carries the 👍/👎/«Ещё варианты» buttons"
 

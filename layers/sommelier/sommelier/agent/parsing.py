@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sommelier.agent.answer_hygiene import language_problem, plain_answer
 from sommelier.agent.models import ParsedResponse, ParseResult, SommelierResponse, WineRecommendation
 from sommelier.agent.output_guard import response_problem, strip_control_characters
 from sommelier.text import normalize
@@ -114,6 +115,7 @@ def parse_final_response(content: str | None, found_wines: dict[str, dict[str, A
     if not isinstance(data, dict):
         return ParseResult(error="ответ должен быть JSON-объектом")
     data = strip_control_characters(data)  # NUL and other control characters never reach Telegram or the history
+    data = plain_answer(data)  # Markdown marks would show literally in Telegram
     try:
         response = SommelierResponse.model_validate(data)
     except ValidationError as exc:
@@ -122,7 +124,7 @@ def parse_final_response(content: str | None, found_wines: dict[str, dict[str, A
         response = ground(response, found_wines)
     except ValueError as exc:
         return ParseResult(error=str(exc))
-    problem = response_problem(response)  # the output-side guard: no prompt leaks, personas or raw JSON
+    problem = response_problem(response) or language_problem(response, found_wines)
     if problem:
         return ParseResult(error=problem)
     return ParseResult(text=render_text(response), wine_ids=response.wine_ids(), response=response)
