@@ -13,13 +13,28 @@ from sommelier.cli import (
     doctor_cmd,
     eval_cmd,
     invoke_cmd,
+    maintenance_cmd,
     qr_cmd,
+    report_cmd,
     serve_cmd,
     telegram_cmd,
     tool_cmd,
 )
 
-COMMANDS = (dev_cmd, tool_cmd, catalog_cmd, chat_cmd, serve_cmd, telegram_cmd, doctor_cmd, invoke_cmd, eval_cmd, qr_cmd)
+COMMANDS = (
+    dev_cmd,
+    tool_cmd,
+    catalog_cmd,
+    chat_cmd,
+    serve_cmd,
+    telegram_cmd,
+    doctor_cmd,
+    invoke_cmd,
+    eval_cmd,
+    qr_cmd,
+    report_cmd,
+    maintenance_cmd,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

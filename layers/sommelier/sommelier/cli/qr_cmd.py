@@ -35,27 +35,15 @@ def _bot_username(explicit: str | None) -> str:
     return username
 
 
-def _tools():
-    from sommelier.config import load_settings
-    from sommelier.tools.client import tools_from_settings
-
-    settings = load_settings()
-    if not settings.tool_function_name:
-        from sommelier.db.migrations import apply_migrations
-        from sommelier.db.pool import default_database
-
-        apply_migrations(default_database().conninfo)
-    return tools_from_settings(settings)
-
-
 def run(args: argparse.Namespace) -> int:
+    from sommelier.cli.context import operator_tools
     from sommelier.shop.deeplinks import DeepLinkError, wine_link
     from sommelier.shop.qr import label_filename, label_png
 
     try:
         bot = _bot_username(args.bot)
         links = {ref: wine_link(bot, ref) for ref in args.refs}  # bad refs fail before any file is written
-        result = _tools().call("find_wines", {"refs": args.refs})
+        result = operator_tools().call("find_wines", {"refs": args.refs})
     except (DeepLinkError, ValueError) as exc:
         return fail(str(exc))
     except Exception as exc:

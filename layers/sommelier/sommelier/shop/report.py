@@ -61,10 +61,12 @@ def llm_prices() -> tuple[float, float]:
 
 
 def price_band(filters: dict[str, Any]) -> str | None:
-    top = filters.get("price_max") or filters.get("price_min")
-    if top is None:
+    """The band of a budget: «до 2000» → its top, «около 3 тысяч» (a range) → its middle, «от 5000» → its floor."""
+    low, high = filters.get("price_min"), filters.get("price_max")
+    if low is None and high is None:
         return None
-    return next(label for limit, label in PRICE_BANDS if float(top) <= limit)
+    budget = (float(low) + float(high)) / 2 if low is not None and high is not None else float(high or low)
+    return next(label for limit, label in PRICE_BANDS if budget <= limit)
 
 
 @dataclass

@@ -1,0 +1,30 @@
+"""`sommelier maintenance`: what the scheduled job does in AWS — delete messages older than the retention period."""
+
+from __future__ import annotations
+
+import argparse
+
+from sommelier.cli.output import console, fail
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("maintenance", help="delete conversation messages older than the retention period")
+    parser.add_argument(
+        "--retention-days", type=int, help="keep this many days (default: MESSAGE_RETENTION_DAYS, else 180)"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sommelier.cli.context import operator_tools
+    from sommelier.shop.privacy import retention_days
+
+    try:
+        days = args.retention_days if args.retention_days is not None else retention_days()
+        result = operator_tools().call("purge_old_messages", {"days": days})
+    except Exception as exc:
+        return fail(f"maintenance failed: {exc}")
+    if "error" in result:
+        return fail(f"maintenance failed: {result['error']}")
+    console.print(f"deleted {result['deleted']} messages older than {days} days")
+    return 0
