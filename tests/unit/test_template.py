@@ -647,7 +647,7 @@ def test_webhook_secret_token_is_generated_once_in_its_own_secret(resources):
 
 def test_every_function_logs_to_a_group_that_expires(template, resources):
     functions = {name: r for name, r in resources.items() if r["Type"] == "AWS::Serverless::Function"}
-    assert len(functions) == 5
+    assert len(functions) == 7
     for _name, function in functions.items():
         group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
         assert resources[group]["Type"] == "AWS::Logs::LogGroup"
@@ -755,6 +755,8 @@ def test_telegram_iam_statements_are_scoped_to_one_resource_each(resources):
                 assert "*" not in action, (name, action)
                 assert action in allowed, (name, action)
                 expected = secrets_read[name] if action == "secretsmanager:GetSecretValue" else allowed[action]
+                if name == "AgentFunction" and statement.get("Sid") == "StartTheReport":
+                    expected = [{"Fn::GetAtt": ["WeeklyReportFunction", "Arn"]}]  # /report in the admin chat
                 assert targets == expected, (name, action, targets)
                 granted.add(action)
             for target in targets:
@@ -875,3 +877,47 @@ def test_dashboard_shows_the_first_week_figures(resources):
     for name in ("Turns", "TurnLatency", "PromptTokens", "CompletionTokens", "Fallback_"):
         assert f'"{name}' in emitted or f'f"{name}' in emitted, name
     assert 'namespace=env("POWERTOOLS_METRICS_NAMESPACE", "Sommelier"), service="sommelier"' in emitted
+
+
+# ------------------------------------------------------------------------------ the shop --
+
+
+def test_retention_job_runs_nightly_in_the_tool_function(resources, template):
+    event = resources["WineToolsFunction"]["Properties"]["Events"]["MessageRetention"]
+    assert event["Type"] == "Schedule" and event["Properties"]["Schedule"].startswith("cron(")
+    body = event["Properties"]["Input"]["Fn::Sub"]
+    assert json.loads(body.replace("${MessageRetentionDays}", "180")) == {
+        "tool": "purge_old_messages",
+        "arguments": {"days": 180},
+    }
+    assert str(template["Parameters"]["MessageRetentionDays"]["Default"]) == "180"
+
+
+def test_weekly_report_function_runs_on_mondays_with_its_own_matplotlib(resources):
+    function = resources["WeeklyReportFunction"]["Properties"]
+    assert function["Events"]["EveryMonday"]["Properties"]["Schedule"] == "cron(0 6 ? * MON *)"
+    assert "VpcConfig" not in function  # it reaches Telegram without a NAT
+    requirements = (ROOT / function["CodeUri"] / "requirements.txt").read_text()
+    assert "matplotlib" in requirements
+    assert "matplotlib" not in (ROOT / "layers" / "sommelier" / "requirements.txt").read_text()
+    assert function["Environment"]["Variables"]["ADMIN_CHAT_ID"] == {"Ref": "AdminChatId"}
+    agent = resources["AgentFunction"]["Properties"]["Environment"]["Variables"]
+    assert agent["REPORT_FUNCTION_NAME"] == {"Ref": "WeeklyReportFunction"}
+
+
+def test_catalogue_drops_reach_their_function_through_eventbridge(resources):
+    bucket = resources["ImagesBucket"]["Properties"]
+    assert bucket["NotificationConfiguration"] == {"EventBridgeConfiguration": {"EventBridgeEnabled": True}}
+    function = resources["CatalogDropFunction"]["Properties"]
+    pattern = function["Events"]["CatalogueUploaded"]["Properties"]["Pattern"]
+    assert pattern["detail"]["object"]["key"] == [{"prefix": "catalog/incoming/"}]
+    assert pattern["detail"]["bucket"]["name"] == [{"Ref": "ImagesBucket"}]
+    reads = [s for s in _statements(resources, "CatalogDropFunction") if s["Action"] == "s3:GetObject"]
+    assert reads == [
+        {
+            "Sid": "ReadDroppedCatalogues",
+            "Effect": "Allow",
+            "Action": "s3:GetObject",
+            "Resource": {"Fn::Sub": "${ImagesBucket.Arn}/catalog/incoming/*"},
+        }
+    ]

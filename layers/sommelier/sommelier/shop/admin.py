@@ -31,3 +31,24 @@ def stats_text(stats: dict[str, Any]) -> str:
         f"• вин в каталоге: {stats['wines']}\n\n"
         "Полный отчёт с графиком: /report"
     )
+
+
+def notify_admin(text: str) -> bool:
+    """Send a plain-text message to the admin chat; False (logged) when unset or Telegram refuses."""
+    import logging
+
+    from sommelier.config import load_settings
+    from sommelier.telegram.client import TelegramClient, TelegramError
+    from sommelier.telegram.render import split_text
+
+    chat = admin_chat_id()
+    if chat is None:
+        return False
+    try:
+        with TelegramClient.from_settings(load_settings()) as client:
+            for chunk in split_text(text):
+                client.send_message(chat, chunk)
+    except (TelegramError, ValueError) as exc:
+        logging.getLogger(__name__).warning("the admin chat was not told: %s", exc)
+        return False
+    return True

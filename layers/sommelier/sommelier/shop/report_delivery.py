@@ -51,3 +51,21 @@ def request_report(chat_id: int, tools: ToolClient) -> str:
     except Exception as exc:  # the admin gets the reason in the chat, never a stack trace
         logger.warning("report not sent: %s", exc)
         return FAILED.format(reason=str(exc)[:300] or type(exc).__name__)
+
+
+def scheduled_report(event: dict, tools: ToolClient) -> dict:
+    """The report function's job: every Monday (an empty event) or on /report ({"chat_id": the admin chat})."""
+    from sommelier.config import load_settings
+    from sommelier.shop.admin import admin_chat_id
+
+    chat = admin_chat_id()
+    if chat is None:
+        logger.info("ADMIN_CHAT_ID is not set: no weekly report")
+        return {"sent": False, "reason": "ADMIN_CHAT_ID is not set"}
+    asked = event.get("chat_id") if isinstance(event, dict) else None
+    if asked is not None and asked != chat:
+        logger.warning("a report was asked for chat %s, which is not the admin chat", asked)
+        return {"sent": False, "reason": "only the admin chat gets the report"}
+    with TelegramClient.from_settings(load_settings()) as client:
+        report = send_report(tools, client, chat)
+    return {"sent": True, "turns": report.turns, "customers": report.customers}

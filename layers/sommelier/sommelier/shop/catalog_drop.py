@@ -1,0 +1,198 @@
+"""Catalogue drops: a JSON, CSV or ZIP (a catalogue file plus its photos) uploaded to the photo bucket under
+``catalog/incoming/`` is imported with the importer's own rules (all or nothing), and a report is written next
+to the file (``<file>.report.txt``) and sent to the admin chat when ADMIN_CHAT_ID is set.
+
+A bad file changes nothing: the importer validates every row and photo before it writes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from sommelier.catalog.importer import CatalogImportError, import_catalog
+from sommelier.config import env
+from sommelier.embeddings.port import EmbeddingProvider
+from sommelier.storage.photos import PhotoStore
+from sommelier.tools.client import ToolClient
+
+logger = logging.getLogger(__name__)
+
+INCOMING_PREFIX = "catalog/incoming/"
+REPORT_SUFFIX = ".report.txt"
+CATALOG_TYPES = {".json", ".csv"}
+MAX_DROP_BYTES = 200 * 1024 * 1024  # a catalogue of thousands of wines with photos fits easily
+MAX_ZIP_MEMBERS = 20_000
+MAX_UNZIPPED_BYTES = 1024 * 1024 * 1024
+
+
+@dataclass
+class DropResult:
+    key: str
+    ok: bool
+    text: str  # the report, in Russian, for the shop
+
+    @property
+    def report_key(self) -> str:
+        return self.key + REPORT_SUFFIX
+
+
+class DropError(ValueError):
+    pass
+
+
+def is_catalog_drop(key: str) -> bool:
+    """A file to import: under catalog/incoming/, not a report, not a folder marker."""
+    return key.startswith(INCOMING_PREFIX) and not key.endswith(("/", REPORT_SUFFIX))
+
+
+def replace_mode() -> bool:
+    """CATALOG_DROP_MODE: `merge` (default: add and update wines) or `replace` (the file becomes the catalogue)."""
+    mode = (env("CATALOG_DROP_MODE") or "merge").lower()
+    if mode not in {"merge", "replace"}:
+        raise DropError(f"CATALOG_DROP_MODE must be merge or replace, not {mode!r}")
+    return mode == "replace"
+
+
+def _safe_extract(archive: Path, target: Path) -> None:
+    """Unzip without leaving `target` (no absolute paths or ..), within member-count and size limits."""
+    try:
+        with zipfile.ZipFile(archive) as bundle:
+            members = [m for m in bundle.infolist() if not m.is_dir()]
+            if len(members) > MAX_ZIP_MEMBERS:
+                raise DropError(f"в архиве больше {MAX_ZIP_MEMBERS} файлов")
+            if sum(m.file_size for m in members) > MAX_UNZIPPED_BYTES:
+                raise DropError("архив слишком велик в распакованном виде (больше 1 ГБ)")
+            for member in members:
+                name = PurePosixPath(member.filename)
+                if name.is_absolute() or ".." in name.parts or "\\" in member.filename:
+                    raise DropError(f"недопустимый путь в архиве: {member.filename}")
+                if name.parts[0] in {"__MACOSX"} or name.name.startswith("._"):
+                    continue  # macOS resource forks, not photos
+                destination = target.joinpath(*name.parts)
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                with bundle.open(member) as source, destination.open("wb") as out:
+                    out.write(source.read())
+    except zipfile.BadZipFile as exc:
+        raise DropError("файл .zip повреждён или это не ZIP-архив") from exc
+
+
+def _catalog_in(folder: Path) -> Path:
+    found = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in CATALOG_TYPES)
+    if len(found) != 1:
+        names = ", ".join(str(p.relative_to(folder)) for p in found) or "нет ни одного"
+        raise DropError(f"в архиве должен быть ровно один файл каталога .json или .csv (найдено: {names})")
+    return found[0]
+
+
+def _import(path: Path, *, tools: ToolClient, embedder: EmbeddingProvider, photos: PhotoStore, replace: bool):
+    options = {}
+    if replace:
+        if "replace" not in inspect.signature(import_catalog).parameters:
+            raise DropError("режим replace не поддерживается этой версией импорта; используйте merge")
+        options["replace"] = True
+    return import_catalog(path, tools=tools, embedder=embedder, photos=photos, **options)
+
+
+def _failure_text(name: str, exc: Exception) -> str:
+    lines = [f"❌ Каталог «{name}» не загружен — в каталоге ничего не изменилось.", f"Причина: {exc}"]
+    for error in getattr(exc, "errors", [])[:30]:
+        if getattr(error, "line", 0):
+            lines.append(f"• строка {error.line}: {error.reason}")
+    return "\n".join(lines)
+
+
+def process_drop(
+    key: str,
+    fetch: Callable[[Path], None],
+    *,
+    size: int | None,
+    tools: ToolClient,
+    embedder: EmbeddingProvider,
+    photos: PhotoStore,
+) -> DropResult:
+    """Import one dropped file. `fetch(path)` writes the object's bytes to `path`. Never raises on bad input."""
+    name = PurePosixPath(key).name
+    suffix = PurePosixPath(name).suffix.lower()
+    try:
+        if suffix not in CATALOG_TYPES | {".zip"}:
+            raise DropError(f"неподдерживаемый тип файла {suffix or '(без расширения)'}: нужен .json, .csv или .zip")
+        if size is not None and size > MAX_DROP_BYTES:
+            raise DropError(f"файл больше {MAX_DROP_BYTES // (1024 * 1024)} МБ")
+        replace = replace_mode()
+        with tempfile.TemporaryDirectory(prefix="catalog-drop-") as work:
+            folder = Path(work)
+            downloaded = folder / ("drop" + suffix)
+            fetch(downloaded)
+            if suffix == ".zip":
+                unpacked = folder / "unpacked"
+                _safe_extract(downloaded, unpacked)
+                catalog = _catalog_in(unpacked)
+            else:
+                catalog = downloaded
+            report = _import(catalog, tools=tools, embedder=embedder, photos=photos, replace=replace)
+    except (DropError, CatalogImportError) as exc:
+        return DropResult(key, False, _failure_text(name, exc))
+    except Exception as exc:  # an outage (S3, embeddings, the database): reported, nothing half-written
+        logger.exception("catalogue drop %s failed", key)
+        return DropResult(key, False, _failure_text(name, Exception(f"техническая ошибка: {type(exc).__name__}")))
+    mode = "замена каталога" if replace else "добавление и обновление"
+    text = (
+        f"✅ Каталог «{name}» загружен ({mode}): {report.rows} вин — {report.inserted} новых, "
+        f"{report.updated} обновлено, фото: {report.photos_uploaded}; эмбеддинги: {report.embedding_model}."
+    )
+    return DropResult(key, True, text)
+
+
+def dropped_objects(event: dict) -> list[tuple[str, str, int | None]]:
+    """(bucket, key, size) of each object in an EventBridge "Object Created" event or an S3 notification."""
+    from urllib.parse import unquote_plus
+
+    found = []
+    detail = event.get("detail") if isinstance(event, dict) else None
+    if isinstance(detail, dict) and "object" in detail:
+        found.append((detail["bucket"]["name"], detail["object"]["key"], detail["object"].get("size")))
+    for record in (event or {}).get("Records", []) if isinstance(event, dict) else []:
+        s3 = record.get("s3") or {}
+        # S3 notifications URL-encode the key (a space arrives as "+").
+        found.append((s3["bucket"]["name"], unquote_plus(s3["object"]["key"]), s3["object"].get("size")))
+    return found
+
+
+def handle_drop_event(
+    event: dict,
+    *,
+    s3,
+    tools: ToolClient,
+    embedder: EmbeddingProvider,
+    photos_for: Callable[[str], PhotoStore],
+    notify: Callable[[str], None],
+) -> list[DropResult]:
+    """Import every dropped catalogue in the event; write each report next to its file and tell the admin chat."""
+    results = []
+    for bucket, key, size in dropped_objects(event):
+        if not is_catalog_drop(key):
+            continue
+        result = process_drop(
+            key,
+            lambda path, bucket=bucket, key=key: s3.download_file(bucket, key, str(path)),
+            size=size,
+            tools=tools,
+            embedder=embedder,
+            photos=photos_for(bucket),
+        )
+        logger.info("catalogue drop %s: %s", key, "imported" if result.ok else "refused")
+        s3.put_object(
+            Bucket=bucket,
+            Key=result.report_key,
+            Body=result.text.encode("utf-8"),
+            ContentType="text/plain; charset=utf-8",
+        )
+        notify(result.text)
+        results.append(result)
+    return results
