@@ -667,6 +667,7 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
         },
         "upsert_user": {"telegram_user_id": 1, "chat_id": 1, "first_name": "А"},
         "set_user_active": {"chat_id": 1, "active": False},
+        "chat_state": {"telegram_user_id": 1},
         "cache_photo": {"wine_id": wine_ids[0], "file_id": "AgAD-app-user"},
         "save_feedback": {"chat_id": 1, "user_id": 1, "rating": 1, "wine_id": wine_ids[0]},
         "reset_history": {"chat_id": 1},

@@ -222,6 +222,13 @@ def upsert_user(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             " (xmax = 0) AS created",
             {"uid": user_id, "chat": chat_id, **fields, "lang": language, "profile": Jsonb(profile or {})},
         ).fetchone()
+        # A message from this chat proves the bot can write there again (and only there).
+        cur.execute(
+            "INSERT INTO user_chats (telegram_user_id, chat_id) VALUES (%s, %s)"
+            " ON CONFLICT (telegram_user_id, chat_id) DO UPDATE SET is_active = true,"
+            " changed_at = CASE WHEN user_chats.is_active THEN user_chats.changed_at ELSE now() END",
+            (user_id, chat_id),
+        )
     return {
         "user": {k: row[k] for k in ("telegram_user_id", "chat_id", "username", "first_name", "profile", "is_active")},
         "created": row["created"],
@@ -229,6 +236,11 @@ def upsert_user(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
 
 
 def set_user_active(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    """Mark a chat reachable or not: one (user, chat), every member of a chat, or every chat of a user.
+
+    A private block or unblock (chat = the user) and a removal from a group (chat = the group) change
+    only that chat's rows; users.is_active then says whether the user is reachable in any chat.
+    """
     args = require_object(arguments)
     user_id = _telegram_id(args, "telegram_user_id", required=False)
     chat_id = _telegram_id(args, "chat_id", required=False)
@@ -237,10 +249,38 @@ def set_user_active(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
         raise ArgumentError("active must be true or false")
     if user_id is None and chat_id is None:
         raise ArgumentError("telegram_user_id or chat_id is required")
-    column, value = ("telegram_user_id", user_id) if user_id is not None else ("chat_id", chat_id)
-    with conn.transaction():
-        count = conn.execute(f"UPDATE users SET is_active = %s WHERE {column} = %s", (active, value)).rowcount  # nosec B608 - column is one of two literals; values are bound
-    return {"updated": count}
+    conditions = [
+        (column, value) for column, value in (("telegram_user_id", user_id), ("chat_id", chat_id)) if value is not None
+    ]
+    where = " AND ".join(f"{column} = %s" for column, _ in conditions)  # column names are literals above
+    values = [value for _, value in conditions]
+    with conn.transaction(), conn.cursor() as cur:
+        users = [
+            row[0]
+            for row in cur.execute(
+                f"UPDATE user_chats SET is_active = %s, changed_at = now() WHERE {where}"  # nosec B608 - literal columns; values are bound
+                " RETURNING telegram_user_id",
+                (active, *values),
+            ).fetchall()
+        ]
+        if users:
+            cur.execute(
+                "UPDATE users u SET is_active = EXISTS"
+                " (SELECT 1 FROM user_chats c WHERE c.telegram_user_id = u.telegram_user_id AND c.is_active)"
+                " WHERE u.telegram_user_id = ANY(%s)",
+                (users,),
+            )
+    return {"updated": len(users)}
+
+
+def chat_state(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    """The (user, chat) rows of a user: which chats the bot can still write to."""
+    user_id = _telegram_id(require_object(arguments), "telegram_user_id")
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(
+            "SELECT chat_id, is_active FROM user_chats WHERE telegram_user_id = %s ORDER BY chat_id", (user_id,)
+        ).fetchall()
+    return {"chats": [{"chat_id": row["chat_id"], "is_active": row["is_active"]} for row in rows]}
 
 
 def cache_photo(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
@@ -275,18 +315,27 @@ def save_feedback(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
         if wine_id is not None and not cur.execute("SELECT 1 FROM wines WHERE id = %s", (wine_id,)).fetchone():
             wine_id = None  # a wine since removed from the catalogue: keep the vote
         if message_id is not None:
-            cur.execute(
+            # One vote per (user, answer): a second press replaces it, and the row keeps what it replaced.
+            row = cur.execute(
                 "INSERT INTO feedback (chat_id, user_id, message_id, wine_id, rating) VALUES (%s, %s, %s, %s, %s)"
-                " ON CONFLICT (user_id, message_id) WHERE message_id IS NOT NULL"
-                " DO UPDATE SET rating = EXCLUDED.rating, created_at = now()",
+                " ON CONFLICT (user_id, message_id) WHERE message_id IS NOT NULL DO UPDATE SET"
+                " previous_rating = feedback.rating, rating = EXCLUDED.rating, presses = feedback.presses + 1,"
+                " changed_at = CASE WHEN feedback.rating <> EXCLUDED.rating THEN now() ELSE feedback.changed_at END"
+                " RETURNING previous_rating, presses",
                 (chat_id, user_id, message_id, wine_id, rating),
-            )
-        else:
-            cur.execute(
-                "INSERT INTO feedback (chat_id, user_id, wine_id, rating) VALUES (%s, %s, %s, %s)",
-                (chat_id, user_id, wine_id, rating),
-            )
-    return {"saved": True}
+            ).fetchone()
+            previous = row[0] if row[1] > 1 else None
+            return {
+                "saved": True,
+                "rating": rating,
+                "previous_rating": previous,
+                "changed": previous not in (None, rating),
+            }
+        cur.execute(
+            "INSERT INTO feedback (chat_id, user_id, wine_id, rating) VALUES (%s, %s, %s, %s)",
+            (chat_id, user_id, wine_id, rating),
+        )
+    return {"saved": True, "rating": rating, "previous_rating": None, "changed": False}
 
 
 def catalog_stats(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:

@@ -30,6 +30,7 @@ OPERATIONS: dict[str, Operation] = {
     "reset_history": data_ops.reset_history,
     "upsert_user": data_ops.upsert_user,
     "set_user_active": data_ops.set_user_active,
+    "chat_state": data_ops.chat_state,
     "cache_photo": data_ops.cache_photo,
     "save_feedback": data_ops.save_feedback,
     "catalog_stats": data_ops.catalog_stats,
