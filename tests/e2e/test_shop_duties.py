@@ -32,9 +32,6 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
     monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     monkeypatch.delenv("SOMMELIER_AGE_GATE")  # the default: on
-    import sommelier.telegram.ingress as ingress
-
-    monkeypatch.setattr(ingress, "_recent", ingress._RecentUpdates())
     reset_default_database()
     yield
     reset_default_database()
