@@ -589,6 +589,15 @@ class FakeOpenAI:
         return openai.OpenAI(base_url=self.base_url, **kwargs)
 
     # -- scripting ---------------------------------------------------------
+    def behave(self, name: str, *, time_scale: float = 1.0) -> Any:
+        """Answer every chat request as the named documented provider behaviour (see
+        ``tests/fakes/provider_behaviours.py``); returns the simulated model (its ``calls`` and ``stats``)."""
+        from tests.fakes.provider_behaviours import BEHAVIOURS
+
+        model = BEHAVIOURS[name].build(time_scale)
+        self.default = model
+        return model
+
     def script(self, *steps: Step | Callable[[dict], Step]) -> None:
         """Append steps to the chat-completions queue (a callable gets the request body)."""
         with self._lock:

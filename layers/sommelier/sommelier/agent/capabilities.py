@@ -35,6 +35,7 @@ class ModelCapabilities:
     temperature: bool = True
     parallel_tool_calls: bool = True  # whether `parallel_tool_calls: false` may be sent
     output_tokens: int | None = None  # a larger limit, learned when thinking used up the default one
+    call_timeout_s: float | None = None  # a longer per-request timeout, learned from a slow model's answers
 
     def describe(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -78,6 +79,8 @@ def parse_capabilities(text: str | None) -> dict[str, Any]:
             result[name] = value
         elif name == "output_tokens":
             result[name] = int(value)
+        elif name == "call_timeout_s":
+            result[name] = float(value)
         else:
             if value.lower() not in _BOOL:
                 raise ValueError(f"LLM_CAPABILITIES: {name} must be true or false, got {value!r}")

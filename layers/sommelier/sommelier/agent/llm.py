@@ -37,6 +37,8 @@ logger = logging.getLogger(__name__)
 
 MIN_CALL_S = 0.2  # a request with less time than this left is not started
 MAX_LESSONS_PER_CALL = 6
+SLOW_CALL_SHARE = 0.8  # a call that took this share of its timeout teaches a longer one…
+SLOW_CALL_MARGIN = 1.5  # …of this many times what it took
 BACKOFF_BASE_S = 0.5
 BACKOFF_MAX_S = 4.0
 
@@ -247,7 +249,8 @@ class OpenAIChat:
         tool_names = {t["function"]["name"] for t in tools or [] if "function" in t}
         retries = provider_errors = lessons = 0
         lengthened = False
-        timeout_cap = self.timeout
+        learned_timeout = self.capabilities.get(self.model).call_timeout_s or 0.0
+        timeout_cap = max(self.timeout, learned_timeout)
         self._local.ledger = ledger
         try:
             while True:
@@ -257,6 +260,8 @@ class OpenAIChat:
                 request = self.build_request(messages, tools, final, response_format, caps)
                 remaining = deadline.remaining_for_llm()
                 timeout = min(timeout_cap, remaining)
+                if remaining - timeout < timeout + MIN_CALL_S:
+                    timeout = remaining  # no room for a retry after a cut-short attempt: let this one finish
                 if timeout < MIN_CALL_S:
                     raise LLMDeadlineExceeded(f"the turn's budget is spent ({deadline.budget_s:.1f} s)")
                 streaming = on_content is not None and self.streams
@@ -303,6 +308,14 @@ class OpenAIChat:
                     return reply
 
                 ledger.generations += 1
+                took = time.monotonic() - started
+                if took > SLOW_CALL_SHARE * max(self.timeout, learned_timeout):
+                    # This model writes slowly: later calls get a timeout that lets such an answer finish.
+                    learned_timeout = round(took * SLOW_CALL_MARGIN, 3)
+                    self.capabilities.learn(
+                        self.model, {"call_timeout_s": learned_timeout}, f"a call took {took:.1f} s"
+                    )
+                    ledger.lessons.append(f"call_timeout_s={learned_timeout:g}")
                 error = _error_in_body(completion)
                 if error is not None:
                     # OpenRouter reports errors after generation started as HTTP 200: retried once.

@@ -1,0 +1,276 @@
+"""The provider matrix: every documented provider behaviour × three Russian queries, through the real agent.
+
+Each behaviour (tests/fakes/provider_behaviours.py) runs on the OpenAI-compatible fake, talked to by the
+real openai SDK through the agent's own LLM adapter (one adapter per behaviour, so what it learns on the
+first query serves the next two, as in a warm Lambda), the real tools and a real PostgreSQL with the
+shipped catalogue. For each turn it records the outcome, the HTTP requests the fake received, the turn's
+own accounting and the wall time, and checks the answer independently of the agent's code: grounded
+(every wine is in the catalogue and of the kind asked for) and clean (no Markdown marks, fences, raw
+JSON, reasoning or English).
+
+    python reliability/provider_matrix.py                       # a fresh database in the embedded server
+    python reliability/provider_matrix.py --markdown table.md   # …and write the RELIABILITY.md table
+
+Latency behaviours are scaled (``--time-scale``, default 0.02): a 35 s generation takes 0.7 s, and the
+turn budget and LLM_TIMEOUT_S shrink in proportion; the table shows both measured and real-time seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+QUERIES: tuple[tuple[str, str], ...] = (
+    ("красное сухое к стейку до 3000", "red"),
+    ("белое вино к рыбе", "white"),
+    ("игристое на праздник до 5000", "sparkling"),
+)
+DEFAULT_TIME_SCALE = 0.02
+MAX_RETRIES = 2  # the adapter's retries per logical call (LLM_MAX_RETRIES default)
+
+# The oracle's own checks (no code shared with the agent's parsing or hygiene).
+_MARKS = (
+    ("Markdown", re.compile(r"\*\*|__|(?<![\w*])\*\w|```|^#{1,6} ", re.MULTILINE)),
+    ("raw JSON", re.compile(r'[{\[]\s*"|"\s*:\s*[\["{]|\bwine_id\b|\bresponse_type\b')),
+    ("reasoning", re.compile(r"</?think>|step by step|Let me think", re.IGNORECASE)),
+)
+_CYR = re.compile(r"[а-яё]", re.IGNORECASE)
+_LAT = re.compile(r"[a-z]", re.IGNORECASE)
+
+
+@dataclass
+class TurnFigures:
+    behaviour: str
+    query: str
+    outcome: str  # "answer" (clean, grounded, from the model), "offline", or the agent's mode
+    mode: str
+    http_requests: int  # chat requests the fake received during the turn
+    reported_http_requests: int  # the turn metadata's own count
+    llm_calls: int
+    generations: int
+    wall_s: float
+    budget_s: float
+    time_scale: float
+    problems: list[str] = field(default_factory=list)
+    wines: list[str] = field(default_factory=list)
+    learned: list[str] = field(default_factory=list)
+    text: str = ""
+
+
+def visible_problems(text: str, wine_names: list[str]) -> list[str]:
+    """What would make the customer's text unclean: marks, raw JSON, reasoning, a language other than Russian."""
+    problems = [label for label, pattern in _MARKS if pattern.search(text)]
+    stripped = text
+    for name in sorted(wine_names, key=len, reverse=True):
+        stripped = stripped.replace(name, " ")
+    cyrillic, latin = len(_CYR.findall(stripped)), len(_LAT.findall(stripped))
+    if cyrillic + latin and cyrillic / (cyrillic + latin) < 0.6:
+        problems.append("not Russian")
+    return problems
+
+
+def catalogue_rows(database, ids: list[str]) -> dict[str, dict[str, Any]]:
+    if not ids:
+        return {}
+    with database.connection() as conn:
+        rows = conn.execute(
+            "SELECT id::text, name, producer, region, wine_type FROM wines WHERE id = ANY(%s::uuid[])", (ids,)
+        ).fetchall()
+    return {r[0]: {"name": r[1], "producer": r[2], "region": r[3], "wine_type": r[4]} for r in rows}
+
+
+def run_behaviour(
+    database,
+    name: str,
+    *,
+    time_scale: float = DEFAULT_TIME_SCALE,
+    queries: tuple[tuple[str, str], ...] = QUERIES,
+    chat_base: int = 8_800_000,
+) -> tuple[list[TurnFigures], dict[str, int]]:
+    """Run the queries against one behaviour; returns each turn's figures and the simulated model's stats."""
+    from sommelier.agent.deadline import Deadline
+    from sommelier.agent.llm import OpenAIChat
+    from sommelier.agent.loop import SommelierAgent, TurnRequest
+    from sommelier.embeddings.local import LocalHashingEmbeddings
+    from sommelier.tools.client import InProcessTools
+
+    from tests.fakes.openai_server import FakeOpenAI
+    from tests.fakes.provider_behaviours import BEHAVIOURS
+
+    behaviour = BEHAVIOURS[name]
+    scale = time_scale if behaviour.scaled else 1.0
+    figures: list[TurnFigures] = []
+    with FakeOpenAI() as fake:
+        model = fake.behave(name, time_scale=scale)
+        llm = OpenAIChat(
+            api_key="test",
+            base_url=fake.base_url,
+            model="provider/model",
+            timeout=behaviour.timeout_s * scale,
+            max_retries=MAX_RETRIES,
+            stream=False,
+        )
+        agent = SommelierAgent(tools=InProcessTools(database), embedder=LocalHashingEmbeddings(), llm=llm)
+        for index, (query, wine_type) in enumerate(queries):
+            before = len(fake.chat_requests)
+            budget = behaviour.budget_s * scale
+            started = time.monotonic()
+            result = agent.run(
+                TurnRequest(
+                    text=query,
+                    chat_id=chat_base + index,
+                    deadline=Deadline.after(budget),
+                )
+            )
+            wall = time.monotonic() - started
+            metadata = result.metadata
+            ids = result.response.wine_ids()
+            rows = catalogue_rows(database, ids)
+            names = [n for row in rows.values() for n in (row["name"], row["producer"], row["region"]) if n]
+            problems = visible_problems(result.text, names)
+            if len(rows) != len(ids) or len(ids) != len(result.response.wines):
+                problems.append("a wine not in the catalogue")
+            if result.response.response_type != "recommendation" or not ids:
+                problems.append("no recommendation")
+            if any(row["wine_type"] != wine_type for row in rows.values()):
+                problems.append(f"a wine that is not {wine_type}")
+            mode = metadata["mode"]
+            if mode in ("llm", "catalog_fallback") and not problems:
+                outcome = "answer"
+            elif mode == "offline_fallback":
+                outcome = "offline"
+            else:
+                outcome = mode if problems == [] else f"{mode}: {', '.join(problems)}"
+            figures.append(
+                TurnFigures(
+                    behaviour=name,
+                    query=query,
+                    outcome=outcome,
+                    mode=mode,
+                    http_requests=len(fake.chat_requests) - before,
+                    reported_http_requests=metadata["llm_http_requests"],
+                    llm_calls=metadata["llm_calls"],
+                    generations=metadata["llm_generations"],
+                    wall_s=round(wall, 3),
+                    budget_s=round(budget, 3),
+                    time_scale=scale,
+                    problems=problems,
+                    wines=[rows.get(i, {}).get("name", "?") for i in ids],
+                    learned=list(metadata["capabilities_learned"]),
+                    text=result.text,
+                )
+            )
+    return figures, dict(model.stats)
+
+
+def markdown_table(results: dict[str, list[TurnFigures]]) -> str:
+    from tests.fakes.provider_behaviours import BEHAVIOURS
+
+    lines = [
+        "| behaviour | provider | what it does | outcome (3 queries) | HTTP requests | LLM calls | wall time, s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, turns in results.items():
+        behaviour = BEHAVIOURS[name]
+        outcomes = sorted({t.outcome for t in turns})
+        outcome = ", ".join(f"{o} ×{sum(t.outcome == o for t in turns)}" for o in outcomes)
+        learned = sorted({lesson for t in turns for lesson in t.learned})
+        if learned:
+            outcome += f" (learned {'; '.join(learned)})"
+        requests = " / ".join(str(t.http_requests) for t in turns)
+        calls = " / ".join(str(t.llm_calls) for t in turns)
+        walls = " / ".join(f"{t.wall_s:.2f}" for t in turns)
+        if turns and turns[0].time_scale != 1.0:
+            real = " / ".join(f"{t.wall_s / t.time_scale:.0f}" for t in turns)
+            walls += (
+                f" (×1/{turns[0].time_scale:g}: {real} s of a {turns[0].budget_s / turns[0].time_scale:.0f} s budget)"
+            )
+        lines.append(
+            f"| `{name}` | {behaviour.provider} | {behaviour.documented} | {outcome} | {requests} | {calls} | {walls} |"
+        )
+    return "\n".join(lines)
+
+
+def run_all(database, *, time_scale: float = DEFAULT_TIME_SCALE, names: list[str] | None = None) -> dict[str, Any]:
+    from tests.fakes.provider_behaviours import BEHAVIOURS
+
+    results: dict[str, list[TurnFigures]] = {}
+    stats: dict[str, dict[str, int]] = {}
+    for offset, name in enumerate(names or list(BEHAVIOURS)):
+        results[name], stats[name] = run_behaviour(
+            database, name, time_scale=time_scale, chat_base=8_800_000 + offset * 10
+        )
+    return {"results": results, "stats": stats}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--time-scale", type=float, default=DEFAULT_TIME_SCALE)
+    parser.add_argument("--behaviour", action="append", help="only these behaviours (repeatable)")
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or None)
+    parser.add_argument("--output", help="write every turn's figures as JSON here")
+    parser.add_argument("--markdown", help="write the RELIABILITY.md table here")
+    args = parser.parse_args(argv)
+
+    import logging
+
+    logging.basicConfig(level=logging.ERROR)
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    from reliability.load_test import fresh_embedded_database
+
+    def run(url: str) -> dict[str, Any]:
+        from sommelier.catalog.importer import import_catalog
+        from sommelier.db.pool import Database
+        from sommelier.embeddings.local import LocalHashingEmbeddings
+        from sommelier.storage.photos import LocalPhotoStore
+        from sommelier.tools.client import InProcessTools
+
+        database = Database(url)
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as photos:
+            import_catalog(
+                ROOT / "data" / "catalog" / "wines.json",
+                tools=InProcessTools(database),
+                embedder=LocalHashingEmbeddings(),
+                photos=LocalPhotoStore(Path(photos)),
+            )
+        try:
+            return run_all(database, time_scale=args.time_scale, names=args.behaviour)
+        finally:
+            database.close()
+
+    if args.database_url:
+        from sommelier.db.migrations import apply_migrations
+
+        apply_migrations(args.database_url)
+        matrix = run(args.database_url)
+    else:
+        with fresh_embedded_database() as url:
+            matrix = run(url)
+    table = markdown_table(matrix["results"])
+    print(table)
+    if args.output:
+        data = {name: [asdict(t) for t in turns] for name, turns in matrix["results"].items()}
+        Path(args.output).write_text(
+            json.dumps({"turns": data, "stats": matrix["stats"]}, ensure_ascii=False, indent=1)
+        )
+    if args.markdown:
+        Path(args.markdown).write_text(table + "\n", "utf-8")
+    turns = [t for turns in matrix["results"].values() for t in turns]
+    return 0 if all(t.http_requests == t.reported_http_requests for t in turns) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
