@@ -125,6 +125,13 @@ def test_help_and_start_work_before_the_answer(bot, telegram, fresh_db):
     assert not [c for c in calls if c.method == "sendPhoto"]
 
 
+def test_the_age_question_counts_against_the_rate_limit(environment, fresh_db, telegram):
+    bot = make_bot(fresh_db, telegram, rate=2)
+    answers = [texts(say(bot, telegram, f"вопрос {n}")) for n in range(4)]
+    assert answers[:2] == [[age_gate.QUESTION]] * 2
+    assert "быстро" in answers[2][0] and answers[3] == [], "one notice, then silence"
+
+
 def test_the_gate_can_be_switched_off(bot, telegram, monkeypatch):
     monkeypatch.setenv("SOMMELIER_AGE_GATE", "0")
     calls = say(bot, telegram, "красное сухое к стейку до 2000")

@@ -11,7 +11,7 @@ from sommelier.shop.admin import is_admin_chat, stats_text
 from sommelier.shop.cards import card_parts
 from sommelier.shop.deeplinks import wine_ref_from_start
 from sommelier.telegram.render import render_text
-from sommelier.telegram.router import ROUTER, Route, Turn
+from sommelier.telegram.router import RATE_NOTICE, ROUTER, Route, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +38,10 @@ def ask_age_first(turn: Turn, route: Route) -> Reply | None:
     user_id = turn.sender.user_id
     if age_gate.gate_for(turn.tools).is_adult(user_id):
         return None
+    # The question counts against the chat's rate limit like any reply: asking is no way around it.
+    decision = turn.channel.allow()
+    if not decision.allowed:
+        return Reply(parts=render_text(RATE_NOTICE)) if decision.notify else None
     if turn.routed.kind == "callback":
         turn.channel.answer_callback(age_gate.ANSWER_FIRST)
     payload = turn.args if route.name == "/start" and wine_ref_from_start(turn.args) else ""
