@@ -12,13 +12,15 @@ key of TELEGRAM_WEBHOOK_SECRET_ARN, read through Powertools Parameters without t
 deployment may have just created them). The token is part of every Bot API URL: it is never logged and is scrubbed from any
 message that goes to CloudFormation.
 
-Whatever happens, a response is PUT to the pre-signed ResponseURL, so a stack never hangs.
-Only the standard library, Powertools and the layer's dependency-free `sommelier.telegram.registration`.
+`sommelier.custom_resource.respond` answers CloudFormation whatever happens, within the function's
+time: every Bot API call and retry wait is cut to the budget (a 429 whose retry_after does not fit
+fails at once), and every import beyond the standard library happens inside the guarded work.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import time
@@ -26,23 +28,16 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from aws_lambda_powertools import Logger
+from sommelier.custom_resource import FAILED, SUCCESS, Budget, Outcome, one_line, respond  # standard library only
 
-logger = Logger()
-try:  # the layer's log redaction, when present (this function also works without the sommelier package)
-    from sommelier.logging_redaction import install_redaction
-
-    install_redaction(logger)
-except ImportError:  # nosec B110 - optional: the token is scrubbed from every message by _one_line anyway
-    pass
+# Written through the handler shell's redacting Powertools handler once the work has set it up.
+logger = logging.getLogger("sommelier.set_webhook")
 
 PHYSICAL_RESOURCE_ID = "sommelier-telegram-webhook"
 # Returned when Create fails, so the rollback's Delete knows there is nothing to remove.
 NOT_CREATED_ID = "sommelier-telegram-webhook-not-created"
 DEFAULT_API_BASE_URL = "https://api.telegram.org"
 SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")  # what Telegram accepts as secret_token
-MAX_REASON_CHARS = 400
-SEND_ATTEMPTS = 3
 TELEGRAM_ATTEMPTS = 3
 TELEGRAM_TIMEOUT_S = 10
 MAX_RETRY_AFTER_S = 10
@@ -64,41 +59,39 @@ class TelegramError(RuntimeError):
         return self.error_code is None or self.error_code == 429 or self.error_code >= 500
 
 
-@logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> None:
+    respond(event, context, _work, physical_id=PHYSICAL_RESOURCE_ID, failed_create_id=NOT_CREATED_ID)
+
+
+def _work(event: dict[str, Any], budget: Budget) -> Outcome:
+    from sommelier.handler_shell import custom_resource_logger
+
+    custom_resource_logger("sommelier-set-webhook", event)
     request_type = event.get("RequestType")
-    logger.append_keys(request_type=request_type, logical_resource_id=event.get("LogicalResourceId"))
-    log_stream = getattr(context, "log_stream_name", "unknown")
     physical_id = event.get("PhysicalResourceId") or PHYSICAL_RESOURCE_ID
-    data: dict[str, str] = {}
+    if request_type == "Delete":
+        return Outcome(SUCCESS, _delete(event, physical_id, budget), physical_id)
+    if request_type not in ("Create", "Update"):
+        return Outcome(FAILED, f"Unknown RequestType {request_type!r}", physical_id)
     token: str | None = None
     try:
-        if request_type in ("Create", "Update"):
-            properties = event.get("ResourceProperties") or {}
-            url = _webhook_url(properties)
-            token, secret_token = _credentials()
-            description = _set_webhook(token, secret_token, url, _allowed_updates(properties))
-            physical_id = PHYSICAL_RESOURCE_ID
-            data["Url"] = url
-            logger.info("Webhook set", extra={"url": url, "telegram": description})
-            status, reason = "SUCCESS", f"Webhook set to {url}; {_set_menu(token)}"
-        elif request_type == "Delete":
-            status = "SUCCESS"
-            reason = _delete(event, physical_id)
-        else:
-            status, reason = "FAILED", f"Unknown RequestType {request_type!r}"
-    except Exception as exc:  # report every failure to CloudFormation; never let it escape
-        logger.error("Webhook registration failed", extra={"error": _one_line(exc, token)})
-        status, reason = "FAILED", _one_line(exc, token)
-        if request_type == "Create":
-            physical_id = NOT_CREATED_ID
-    _send(event, status, f"{reason}. Log stream: {log_stream}", physical_id, data)
+        properties = event.get("ResourceProperties") or {}
+        url = _webhook_url(properties)
+        token, secret_token = _credentials()
+        description = _set_webhook(token, secret_token, url, _allowed_updates(properties), budget)
+        logger.info("Webhook set", extra={"url": url, "telegram": description})
+        menu = _set_menu(token, budget)
+    except Exception as exc:  # the token is masked before anything is logged or reported
+        reason = one_line(exc, token)
+        logger.error("Webhook registration failed", extra={"error": reason})
+        return Outcome(FAILED, reason, NOT_CREATED_ID if request_type == "Create" else physical_id)
+    return Outcome(SUCCESS, f"Webhook set to {url}; {menu}", PHYSICAL_RESOURCE_ID, {"Url": url})
 
 
 # ------------------------------------------------------------------------------ requests --
 
 
-def _delete(event: dict[str, Any], physical_id: str) -> str:
+def _delete(event: dict[str, Any], physical_id: str, budget: Budget) -> str:
     """deleteWebhook, if the webhook is still ours. Never raises: a stack must stay deletable."""
     if physical_id == NOT_CREATED_ID:
         return "Nothing to delete: the webhook was never set"
@@ -106,38 +99,39 @@ def _delete(event: dict[str, Any], physical_id: str) -> str:
     token: str | None = None
     try:
         token, _secret_token = _credentials()
-        current = (_call(token, "getWebhookInfo", {}) or {}).get("url", "")
+        current = (_call(token, "getWebhookInfo", {}, budget) or {}).get("url", "")
         if url and current != url:
             logger.info("Webhook left alone: Telegram points elsewhere", extra={"ours": url, "current": current})
             return "Webhook left alone: Telegram no longer points at this stack"
-        _call(token, "deleteWebhook", {"drop_pending_updates": False})
+        _call(token, "deleteWebhook", {"drop_pending_updates": False}, budget)
         logger.info("Webhook deleted", extra={"url": url})
         return "Webhook deleted"
     except Exception as exc:
-        message = _one_line(exc, token)
+        message = one_line(exc, token)
         logger.warning("Could not delete the webhook; deleting the resource anyway", extra={"error": message})
         return f"Webhook not deleted ({message}); delete it with `sommelier webhook delete`"
 
 
-def _set_webhook(token: str, secret_token: str, url: str, allowed_updates: list[str]) -> str:
+def _set_webhook(token: str, secret_token: str, url: str, allowed_updates: list[str], budget: Budget) -> str:
     result = _call(
         token,
         "setWebhook",
         {"url": url, "secret_token": secret_token, "allowed_updates": allowed_updates, "drop_pending_updates": False},
+        budget,
     )
     return str(result)
 
 
-def _set_menu(token: str) -> str:
+def _set_menu(token: str, budget: Budget) -> str:
     """setMyCommands with the bot's menu. The webhook matters more than the menu: a failure is a warning."""
     from sommelier.telegram.registration import menu_commands
 
     commands = menu_commands()
     try:
-        _call(token, "setMyCommands", {"commands": commands})
-    except TelegramError as exc:
-        logger.warning("The command menu was not set", extra={"error": _one_line(exc, token)})
-        return f"menu not set ({_one_line(exc, token)})"
+        _call(token, "setMyCommands", {"commands": commands}, budget)
+    except (TelegramError, TimeoutError) as exc:
+        logger.warning("The command menu was not set", extra={"error": one_line(exc, token)})
+        return f"menu not set ({one_line(exc, token)})"
     names = " ".join(f"/{c['command']}" for c in commands)
     logger.info("Command menu set", extra={"commands": names})
     return f"menu {names}"
@@ -208,8 +202,8 @@ def _string(value: Any) -> str | None:
 # ------------------------------------------------------------------------------ telegram --
 
 
-def _call(token: str, method: str, payload: dict[str, Any]) -> Any:
-    """One Bot API call with a few retries (429 retry_after, 5xx, network errors)."""
+def _call(token: str, method: str, payload: dict[str, Any], budget: Budget) -> Any:
+    """One Bot API call with a few retries (429 retry_after, 5xx, network errors), all within the budget."""
     base = (_env("TELEGRAM_API_BASE_URL") or DEFAULT_API_BASE_URL).rstrip("/")
     body = json.dumps(payload).encode()
     for attempt in range(1, TELEGRAM_ATTEMPTS + 1):
@@ -221,7 +215,7 @@ def _call(token: str, method: str, payload: dict[str, Any]) -> Any:
         )
         try:
             try:
-                with urllib.request.urlopen(request, timeout=TELEGRAM_TIMEOUT_S) as response:  # nosec B310 - the Bot API base URL (https by default) from our own configuration
+                with urllib.request.urlopen(request, timeout=budget.timeout(TELEGRAM_TIMEOUT_S)) as response:  # nosec B310 - the Bot API base URL (https by default) from our own configuration
                     answer = _decode(method, response.read())
             except urllib.error.HTTPError as exc:  # the Bot API answers errors with a JSON body too
                 answer = _decode(method, exc.read(), http_status=exc.code)
@@ -235,13 +229,15 @@ def _call(token: str, method: str, payload: dict[str, Any]) -> Any:
                 retry_after=parameters.get("retry_after") if isinstance(parameters.get("retry_after"), int) else None,
             )
         except TelegramError as exc:
-            if not exc.retryable or attempt == TELEGRAM_ATTEMPTS:
-                raise
-            delay = min(exc.retry_after or attempt, MAX_RETRY_AFTER_S)
+            if not exc.retryable or attempt == TELEGRAM_ATTEMPTS or (exc.retry_after or 0) > MAX_RETRY_AFTER_S:
+                raise  # a flood wait longer than MAX_RETRY_AFTER_S will not end within a deploy
+            delay = exc.retry_after or attempt
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             if attempt == TELEGRAM_ATTEMPTS:
                 raise TelegramError(method, f"network error: {type(exc).__name__}") from None
             delay = attempt
+        if delay >= budget.remaining():
+            raise TelegramError(method, f"no time left to wait {delay} s before retrying") from None
         logger.warning("Telegram call failed; retrying", extra={"method": method, "attempt": attempt, "delay_s": delay})
         time.sleep(delay)
     raise AssertionError("unreachable")
@@ -255,48 +251,3 @@ def _decode(method: str, raw: bytes, http_status: int | None = None) -> dict[str
     if not isinstance(answer, dict):
         raise TelegramError(method, "the answer is not a JSON object", error_code=http_status)
     return answer
-
-
-# ------------------------------------------------------------------------------ cfn -------
-
-
-def _one_line(exc: BaseException, token: str | None = None) -> str:
-    first_line = (str(exc).strip().splitlines() or [""])[0]
-    text = f"{type(exc).__name__}: {first_line}" if first_line else type(exc).__name__
-    if token:
-        text = text.replace(token, "<token>")
-    return text[:MAX_REASON_CHARS]
-
-
-def _send(event: dict[str, Any], status: str, reason: str, physical_id: str, data: dict[str, str]) -> None:
-    body = json.dumps(
-        {
-            "Status": status,
-            "Reason": reason[: MAX_REASON_CHARS + 200],
-            "PhysicalResourceId": physical_id,
-            "StackId": event.get("StackId"),
-            "RequestId": event.get("RequestId"),
-            "LogicalResourceId": event.get("LogicalResourceId"),
-            "Data": data,
-        }
-    ).encode()
-    url = event.get("ResponseURL")
-    if not url:
-        logger.error("The event has no ResponseURL; nothing to answer", extra={"status": status})
-        return
-    # The URL is signed without a content type: send an empty one (urllib would add its own).
-    request = urllib.request.Request(
-        url,
-        data=body,
-        method="PUT",
-        headers={"Content-Type": "", "Content-Length": str(len(body))},
-    )
-    for attempt in range(1, SEND_ATTEMPTS + 1):
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:  # nosec B310 - the pre-signed https ResponseURL CloudFormation sent us; no user input
-                logger.info("Response sent", extra={"status": status, "http_status": response.status})
-                return
-        except Exception as exc:
-            logger.warning("Could not send the response", extra={"attempt": attempt, "error": type(exc).__name__})
-            if attempt < SEND_ATTEMPTS:
-                time.sleep(attempt)

@@ -38,7 +38,7 @@ def response_server():
 def app(monkeypatch):
     """Load app.py by path with stand-in sommelier.db modules (restored after the test)."""
     fake_migrations = types.ModuleType("sommelier.db.migrations")
-    fake_migrations.apply_migrations = lambda conninfo: pytest.fail("apply_migrations not stubbed")
+    fake_migrations.apply_migrations = lambda conninfo, **timeouts: pytest.fail("apply_migrations not stubbed")
     fake_url = types.ModuleType("sommelier.db.url")
     fake_url.resolve_database_url = lambda: pytest.fail("resolve_database_url not stubbed")
     monkeypatch.setitem(sys.modules, "sommelier.db.migrations", fake_migrations)
@@ -47,7 +47,8 @@ def app(monkeypatch):
     spec = importlib.util.spec_from_file_location("migrate_app_under_test", APP_PATH)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    monkeypatch.setattr(module.time, "sleep", lambda _seconds: None)
+    module.fake_migrations, module.fake_url = fake_migrations, fake_url  # the work imports these at run time
+    monkeypatch.setattr("time.sleep", lambda _seconds: None)
     return module
 
 
@@ -84,12 +85,13 @@ def _event(server, request_type: str, **extra) -> dict:
 def _stub_migrations(monkeypatch, app, applied):
     calls = []
 
-    def apply_migrations(conninfo):
+    def apply_migrations(conninfo, *, connect_timeout_s=None, lock_timeout_s=None, statement_timeout_s=None):
         calls.append(conninfo)
+        assert 0 < connect_timeout_s <= 10 and 0 < lock_timeout_s < statement_timeout_s, "every wait is bounded"
         return applied
 
-    monkeypatch.setattr(app, "resolve_database_url", lambda: "postgresql://u:p@db.internal:5432/sommelier")
-    monkeypatch.setattr(app, "apply_migrations", apply_migrations)
+    monkeypatch.setattr(app.fake_url, "resolve_database_url", lambda: "postgresql://u:p@db.internal:5432/sommelier")
+    monkeypatch.setattr(app.fake_migrations, "apply_migrations", apply_migrations)
     return calls
 
 
@@ -137,11 +139,11 @@ def test_update_reruns_migrations_and_keeps_the_physical_id(app, response_server
 
 
 def test_delete_does_nothing_and_reports_success(app, response_server, monkeypatch):
-    def must_not_run(*_args):
+    def must_not_run(*_args, **_kwargs):
         raise AssertionError("Delete must not touch the database")
 
-    monkeypatch.setattr(app, "apply_migrations", must_not_run)
-    monkeypatch.setattr(app, "resolve_database_url", must_not_run)
+    monkeypatch.setattr(app.fake_migrations, "apply_migrations", must_not_run)
+    monkeypatch.setattr(app.fake_url, "resolve_database_url", must_not_run)
 
     app.handler(_event(response_server, "Delete", PhysicalResourceId="sommelier-db-migrations"), _Context())
 
@@ -151,12 +153,12 @@ def test_delete_does_nothing_and_reports_success(app, response_server, monkeypat
 
 
 def test_failure_reports_failed_with_a_one_line_reason(app, response_server, monkeypatch):
-    monkeypatch.setattr(app, "resolve_database_url", lambda: "postgresql://u:p@db.internal:5432/sommelier")
+    monkeypatch.setattr(app.fake_url, "resolve_database_url", lambda: "postgresql://u:p@db.internal:5432/sommelier")
 
-    def broken(conninfo):
+    def broken(conninfo, **timeouts):
         raise RuntimeError('relation "wines" already exists\nDETAIL: a long multi-line\ndiagnostic')
 
-    monkeypatch.setattr(app, "apply_migrations", broken)
+    monkeypatch.setattr(app.fake_migrations, "apply_migrations", broken)
 
     app.handler(_event(response_server, "Create"), _Context())  # must not raise
 
@@ -174,8 +176,10 @@ def test_secret_lookup_failure_is_reported_too(app, response_server, monkeypatch
     def no_secret():
         raise PermissionError("AccessDeniedException when calling GetSecretValue")
 
-    monkeypatch.setattr(app, "resolve_database_url", no_secret)
-    monkeypatch.setattr(app, "apply_migrations", lambda conninfo: pytest.fail("must not be reached"))
+    monkeypatch.setattr(app.fake_url, "resolve_database_url", no_secret)
+    monkeypatch.setattr(
+        app.fake_migrations, "apply_migrations", lambda conninfo, **timeouts: pytest.fail("must not be reached")
+    )
 
     app.handler(_event(response_server, "Update", PhysicalResourceId="sommelier-db-migrations"), _Context())
 
@@ -185,14 +189,15 @@ def test_secret_lookup_failure_is_reported_too(app, response_server, monkeypatch
 
 
 def test_broken_layer_fails_create_but_lets_delete_succeed(app, response_server, monkeypatch):
-    monkeypatch.setattr(app, "_IMPORT_ERROR", ImportError("No module named 'psycopg'"))
+    monkeypatch.setitem(sys.modules, "sommelier.db.migrations", None)  # the import fails, as with a broken layer
 
     app.handler(_event(response_server, "Create"), _Context())
     app.handler(_event(response_server, "Delete", PhysicalResourceId="sommelier-db-migrations"), _Context())
 
     statuses = [r["body"]["Status"] for r in response_server.responses]
     assert statuses == ["FAILED", "SUCCESS"]
-    assert "psycopg" in response_server.responses[0]["body"]["Reason"]
+    assert "ModuleNotFoundError" in response_server.responses[0]["body"]["Reason"]
+    assert "sommelier.db.migrations" in response_server.responses[0]["body"]["Reason"]
 
 
 def test_unreachable_response_url_does_not_raise(app, monkeypatch):
@@ -207,7 +212,10 @@ def test_real_layer_modules_match_the_contract(monkeypatch):
     monkeypatch.syspath_prepend(str(LAYER_PATH))
     migrations = pytest.importorskip("sommelier.db.migrations")
     url = pytest.importorskip("sommelier.db.url")
-    assert list(inspect.signature(migrations.apply_migrations).parameters) == ["conninfo"]
+    parameters = inspect.signature(migrations.apply_migrations).parameters
+    timeouts = ("connect_timeout_s", "lock_timeout_s", "statement_timeout_s")
+    assert list(parameters) == ["conninfo", *timeouts]
+    assert all(parameters[name].kind is inspect.Parameter.KEYWORD_ONLY for name in timeouts)
     # app.py calls resolve_database_url() with no arguments: every parameter must be optional.
     assert all(
         p.default is not inspect.Parameter.empty

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.cloudformation import CloudFormationResponses
+from tests.fakes.cloudformation import BudgetedContext, CloudFormationResponses, SilentServer
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_PATH = ROOT / "functions" / "set_webhook" / "app.py"
@@ -99,9 +99,12 @@ def app(monkeypatch, logs):
     spec = importlib.util.spec_from_file_location("set_webhook_app_under_test", APP_PATH)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    handler = module.logger.registered_handler
+    from sommelier.handler_shell import shell_logger
+
+    shell = shell_logger("sommelier-set-webhook")  # what the handler's work sets up: its lines go to `logs`
+    handler = shell.registered_handler
     previous_stream = handler.setStream(logs)
-    module.logger.setLevel("DEBUG")
+    shell.setLevel("DEBUG")
     sleeps: list[float] = []
     monkeypatch.setattr(module.time, "sleep", sleeps.append)
     module.sleeps = sleeps
@@ -404,3 +407,59 @@ def test_credentials_come_from_secrets_manager(app, server, monkeypatch, logs):
     assert server.calls[0]["body"]["secret_token"] == SECRET_TOKEN
     assert _only_response(server)["Status"] == "SUCCESS"
     _assert_no_secrets_leak(server, logs)
+
+
+# ------------------------------------------------------------------------------ budget ----
+
+
+def _in_time(server, context) -> dict:
+    body = _only_response(server)
+    assert server.responses[0]["received_at"] < context.deadline, "answered before the function's timeout"
+    return body
+
+
+def test_a_long_flood_wait_fails_create_at_once_instead_of_sleeping(app, server):
+    flood = {"ok": False, "error_code": 429, "description": "Too Many Requests: retry after 3600"}
+    server.script["setWebhook"] = [(429, {**flood, "parameters": {"retry_after": 3600}})]
+    context = BudgetedContext(4)
+
+    app.handler(_event(server, "Create"), context)
+
+    body = _in_time(server, context)
+    assert body["Status"] == "FAILED" and "429" in body["Reason"]
+    assert body["PhysicalResourceId"] == "sommelier-telegram-webhook-not-created"
+    assert _methods(server) == ["setWebhook"] and app.sleeps == []
+
+
+def test_a_flood_wait_longer_than_the_budget_is_not_waited(app, server):
+    flood = {"ok": False, "error_code": 429, "description": "Too Many Requests: retry after 5"}
+    server.script["setWebhook"] = [(429, {**flood, "parameters": {"retry_after": 5}})]
+    context = BudgetedContext(4)  # 3 s of work at most: a 5 s wait cannot fit
+
+    app.handler(_event(server, "Create"), context)
+
+    body = _in_time(server, context)
+    assert body["Status"] == "FAILED" and "no time left" in body["Reason"]
+    assert app.sleeps == []
+
+
+def test_delete_under_flood_waits_still_succeeds_in_time(app, server):
+    flood = {"ok": False, "error_code": 429, "description": "Too Many Requests: retry after 3600"}
+    server.script["getWebhookInfo"] = [(429, {**flood, "parameters": {"retry_after": 3600}})]
+    context = BudgetedContext(4)
+
+    app.handler(_event(server, "Delete", PhysicalResourceId="sommelier-telegram-webhook"), context)
+
+    body = _in_time(server, context)
+    assert body["Status"] == "SUCCESS" and "not deleted" in body["Reason"]
+
+
+@pytest.mark.parametrize("request_type,status", [("Create", "FAILED"), ("Delete", "SUCCESS")])
+def test_a_telegram_that_never_answers_is_given_up_in_time(app, server, monkeypatch, request_type, status):
+    with SilentServer() as silent:
+        monkeypatch.setenv("TELEGRAM_API_BASE_URL", f"http://127.0.0.1:{silent.port}")
+        context = BudgetedContext(4)
+        app.handler(_event(server, request_type, PhysicalResourceId="sommelier-telegram-webhook"), context)
+    body = _in_time(server, context)
+    assert body["Status"] == status
+    _assert_no_secrets_leak(server, io.StringIO())

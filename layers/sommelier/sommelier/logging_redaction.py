@@ -1,14 +1,15 @@
 """Credentials never reach a log line: the bot token, the webhook secret, API keys, database passwords.
 
-`install_redaction(*loggers)` (called by every function in functions/*.py) masks them in every record:
+Three public hooks, all installed by the handler shell (sommelier.handler_shell):
 
-* a log-record factory rewrites each record as it is created, whatever logger made it: the message
-  (with its %-arguments merged in) and the formatted exception. So captured records (pytest's
-  caplog, any handler added later) are clean too;
-* every handler of the stdlib root logger and of the given loggers (Powertools `Logger`s or stdlib
-  ones) gets a filter that also masks the extra attributes of a record, and its `format` is wrapped
-  to mask the final line. Powertools formats exceptions and appended keys itself, so this last pass
-  covers its JSON output completely.
+* `install_record_redaction()`: a log-record factory (logging.setLogRecordFactory) rewrites each
+  record as it is created, whatever logger made it: the message (with its %-arguments merged in)
+  and the formatted exception. So records that reach any handler (the Lambda runtime's, pytest's
+  caplog) are clean;
+* `RedactingFilter`, added (Handler.addFilter) to the shell's log handler: it also masks a record's
+  extra attributes in place;
+* `redact()`, which the shell's Powertools formatter subclass applies to every finished JSON line
+  (appended keys, extras and exceptions included).
 
 What is masked (`redact`): the current values of the secret variables (SECRET_ENVIRONMENT, read at
 each call, so values loaded from Secrets Manager at cold start count), the password inside
@@ -16,7 +17,7 @@ DATABASE_URL, values passed to `register_secret` (e.g. the database password rea
 and anything shaped like a credential: Telegram bot tokens, `sk-…` keys, `Bearer …` values, the
 password part of `scheme://user:password@host` URLs, `password=…` in connection strings and the
 webhook secret header. Values shorter than MIN_SECRET_LENGTH are not masked by value (too likely to
-be ordinary words); the patterns still apply to them.
+be ordinary words); the patterns still apply to them. Standard library only.
 """
 
 from __future__ import annotations
@@ -41,8 +42,11 @@ SECRET_ENVIRONMENT = (
 )
 URL_ENVIRONMENT = ("DATABASE_URL",)
 
+# The one Telegram bot token pattern of the code base (the Bot API client masks URLs with it too).
+TELEGRAM_BOT_TOKEN = re.compile(r"(?<![0-9])\d{5,}:[A-Za-z0-9_-]{30,}")
+
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"(?<![0-9])\d{5,}:[A-Za-z0-9_-]{30,}"), MASK),  # Telegram bot token
+    (TELEGRAM_BOT_TOKEN, MASK),
     (re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_-]{16,}"), MASK),  # OpenAI / OpenRouter style keys
     (re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + MASK),
     (re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@\"']*:)[^@\s/\"']+@"), r"\1" + MASK + "@"),  # URL user:password@
@@ -60,7 +64,6 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 _registered: set[str] = set()
 _lock = threading.Lock()
 _factory_installed = False
-_STANDARD_ATTRIBUTES = set(vars(logging.LogRecord("x", logging.INFO, "x", 0, "x", None, None))) | {"message", "asctime"}
 
 
 def register_secret(value: str | None) -> None:
@@ -119,15 +122,15 @@ def redact(text: str) -> str:
     return text
 
 
-def _redact_value(value: Any, depth: int = 0) -> Any:
+def redact_value(value: Any, depth: int = 0) -> Any:
     if depth > 6:
         return value
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {k: _redact_value(v, depth + 1) for k, v in value.items()}
+        return {k: redact_value(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_redact_value(v, depth + 1) for v in value)
+        return type(value)(redact_value(v, depth + 1) for v in value)
     if isinstance(value, BaseException):
         return redact(f"{type(value).__name__}: {value}")
     return value
@@ -139,12 +142,12 @@ def _redact_message(record: logging.LogRecord) -> None:
             message = record.getMessage()
         except Exception:  # a malformed %-format: keep what we have, masked
             message = record.msg
-            record.args = tuple(_redact_value(a) for a in record.args) if isinstance(record.args, tuple) else None
+            record.args = tuple(redact_value(a) for a in record.args) if isinstance(record.args, tuple) else None
         else:
             record.args = None
         record.msg = redact(message)
     elif isinstance(record.msg, (dict, list)):  # Powertools structured messages
-        record.msg = _redact_value(record.msg)
+        record.msg = redact_value(record.msg)
     if record.exc_info and record.exc_info[0] is not None and not record.exc_text:
         record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
     elif record.exc_text:
@@ -153,16 +156,20 @@ def _redact_message(record: logging.LogRecord) -> None:
         record.stack_info = redact(record.stack_info)
 
 
+_STANDARD_ATTRIBUTES = set(vars(logging.LogRecord("x", logging.INFO, "x", 0, "x", None, None))) | {"message", "asctime"}
+
+
 class RedactingFilter(logging.Filter):
-    """Masks the message, the exception text and every extra attribute of a record, in place."""
+    """A handler filter: masks the message, the exception text and every extra attribute, in place,
+    so that whatever sees the record after this handler (a later handler, pytest's caplog) sees it clean."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             _redact_message(record)
             for key, value in list(record.__dict__.items()):
                 if key not in _STANDARD_ATTRIBUTES:
-                    record.__dict__[key] = _redact_value(value)
-        except Exception:  # nosec B110 - logging must never break; the format wrapper still masks the line
+                    record.__dict__[key] = redact_value(value)
+        except Exception:  # nosec B110 - logging must never break; the formatter still masks the line
             pass
         return True
 
@@ -186,37 +193,18 @@ def _install_factory() -> None:
     logging.setLogRecordFactory(factory)
 
 
-def _protect_handler(handler: logging.Handler) -> None:
-    if getattr(handler, "_sommelier_redacting", False):
-        return
-    handler.addFilter(RedactingFilter())
-    original = handler.format
-
-    def format(record: logging.LogRecord) -> str:  # noqa: A001 - the Handler API's name
-        return redact(original(record))
-
-    handler.format = format  # type: ignore[method-assign]
-    handler._sommelier_redacting = True  # type: ignore[attr-defined]
-
-
-def _handlers_of(logger: Any) -> list[logging.Handler]:
-    if isinstance(logger, logging.Logger):
-        return list(logger.handlers)
-    handlers = []
-    inner = getattr(logger, "_logger", None)  # a Powertools Logger wraps a stdlib logger
-    if isinstance(inner, logging.Logger):
-        handlers += inner.handlers
-    registered = getattr(logger, "registered_handler", None)
-    if isinstance(registered, logging.Handler) and registered not in handlers:
-        handlers.append(registered)
-    return handlers
-
-
-def install_redaction(*loggers: Any) -> None:
-    """Mask secrets in every record from now on, and in the output of the root logger's and these loggers' handlers."""
+def install_record_redaction() -> None:
+    """Mask secrets in every log record from now on, whatever logger or handler it meets (idempotent)."""
     _install_factory()
-    for handler in [*logging.getLogger().handlers, *(h for lg in loggers for h in _handlers_of(lg))]:
-        _protect_handler(handler)
 
 
-__all__ = ["MASK", "RedactingFilter", "install_redaction", "known_secrets", "redact", "register_secret"]
+__all__ = [
+    "MASK",
+    "TELEGRAM_BOT_TOKEN",
+    "RedactingFilter",
+    "install_record_redaction",
+    "known_secrets",
+    "redact",
+    "redact_value",
+    "register_secret",
+]

@@ -32,6 +32,7 @@ from sommelier.agent.capabilities import (
 from sommelier.agent.deadline import Deadline, env_seconds
 from sommelier.agent.provider_reply import normalise_message
 from sommelier.config import Settings, env, env_int
+from sommelier.tracing import subsegment
 
 logger = logging.getLogger(__name__)
 
@@ -386,7 +387,8 @@ class OpenAIChat:
         else:
             request = {**request, "timeout": timeout}
         try:
-            return self._client.chat.completions.create(**request)
+            with subsegment("llm", model=str(request.get("model", ""))):
+                return self._client.chat.completions.create(**request)
         except openai.APITimeoutError:
             raise
         except openai.APIConnectionError as exc:

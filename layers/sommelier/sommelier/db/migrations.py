@@ -40,10 +40,30 @@ def pending_migrations(conn: psycopg.Connection) -> list[Migration]:
     return [m for m in available_migrations() if m.version not in done]
 
 
-def apply_migrations(conninfo: str) -> list[str]:
-    """Apply every pending migration, each in its own transaction. Returns the versions applied."""
+def _seconds_ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
+
+
+def apply_migrations(
+    conninfo: str,
+    *,
+    connect_timeout_s: float | None = None,
+    lock_timeout_s: float | None = None,
+    statement_timeout_s: float | None = None,
+) -> list[str]:
+    """Apply every pending migration, each in its own transaction. Returns the versions applied.
+
+    With timeouts (the deploy-time custom resource passes its budget), a database that never answers
+    fails the connect, and a migration lock held elsewhere (or any lock a migration waits on) fails
+    with LockNotAvailable instead of waiting past the caller's deadline. Without them: wait (dev, tests).
+    """
     applied: list[str] = []
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    options = {"connect_timeout": max(2, int(connect_timeout_s))} if connect_timeout_s else {}  # libpq's floor is 2
+    with psycopg.connect(conninfo, autocommit=True, **options) as conn:
+        # lock_timeout bounds pg_advisory_lock too; statement_timeout bounds a migration that runs too long.
+        for setting, seconds in (("lock_timeout", lock_timeout_s), ("statement_timeout", statement_timeout_s)):
+            if seconds is not None:
+                conn.execute("SELECT set_config(%s, %s, false)", (setting, f"{_seconds_ms(seconds)}ms"))
         conn.execute("SELECT pg_advisory_lock(%s)", (_ADVISORY_LOCK_KEY,))
         try:
             conn.execute(

@@ -37,7 +37,7 @@ def scram_sha256_verifier(password: str, *, salt: bytes | None = None, iteration
     return f"SCRAM-SHA-256${iterations}:{b64(salt)}${b64(stored_key)}:{b64(server_key)}"
 
 
-def ensure_app_user(conninfo: str, username: str, password: str) -> bool:
+def ensure_app_user(conninfo: str, username: str, password: str, *, connect_timeout_s: float | None = None) -> bool:
     """Create (or update) LOGIN user `username` IN ROLE sommelier_app with `password`. True when created."""
     if not _ROLE_NAME.match(username or ""):
         raise ValueError("the app database user name must be 1-63 of a-z, 0-9 and _, starting with a letter or _")
@@ -45,7 +45,8 @@ def ensure_app_user(conninfo: str, username: str, password: str) -> bool:
         raise ValueError("the app database password must have at least 16 characters")
     verifier = sql.Literal(scram_sha256_verifier(password))
     user = sql.Identifier(username)
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    options = {"connect_timeout": max(2, int(connect_timeout_s))} if connect_timeout_s else {}  # libpq's floor is 2
+    with psycopg.connect(conninfo, autocommit=True, **options) as conn:
         exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (username,)).fetchone() is not None
         attributes = sql.SQL("LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT PASSWORD {}")
         if exists:

@@ -20,13 +20,14 @@ from __future__ import annotations
 import json
 import logging
 import mimetypes
-import re
 from typing import Any
 
 import httpx2
 from pydantic import BaseModel, ConfigDict, Field
 
 from sommelier.config import DEFAULT_TELEGRAM_API_BASE_URL, MissingSetting, Settings
+from sommelier.logging_redaction import MASK, TELEGRAM_BOT_TOKEN
+from sommelier.tracing import subsegment
 
 __all__ = [
     "BadRequest",
@@ -51,9 +52,7 @@ READ_TIMEOUT = 15.0
 WRITE_TIMEOUT = 15.0
 POOL_TIMEOUT = 5.0
 
-# A bot token as it appears in URLs: "<digits>:<35-ish url-safe chars>".
-_TOKEN_RE = re.compile(r"(?<![0-9])\d{3,}:[A-Za-z0-9_-]{20,}")
-_MASK = "***"
+_MASK = MASK
 _KNOWN_TOKENS: set[str] = set()  # tokens of clients created in this process, masked in httpx2 log lines
 
 
@@ -61,7 +60,7 @@ def mask_token(text: str, token: str | None = None) -> str:
     """Remove a bot token (the given one, and anything shaped like one) from text."""
     if token:
         text = text.replace(token, _MASK)
-    return _TOKEN_RE.sub(_MASK, text)
+    return TELEGRAM_BOT_TOKEN.sub(_MASK, text)
 
 
 class _RedactTokens(logging.Filter):
@@ -354,11 +353,12 @@ class TelegramClient:
             )
         )
         try:
-            if files:
-                form = {k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k, v in clean.items()}
-                response = self._http.post(url, data=form, files=files, timeout=timeout)
-            else:
-                response = self._http.post(url, json=clean, timeout=timeout)
+            with subsegment("telegram", method=method):
+                if files:
+                    form = {k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k, v in clean.items()}
+                    response = self._http.post(url, data=form, files=files, timeout=timeout)
+                else:
+                    response = self._http.post(url, json=clean, timeout=timeout)
         except httpx2.TransportError as exc:
             sent = not isinstance(exc, _NOT_SENT)
             detail = mask_token(f"{type(exc).__name__}: {exc}", self._token)

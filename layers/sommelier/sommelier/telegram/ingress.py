@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from aws_lambda_powertools import Logger
-
 from sommelier.config import MissingSetting, env
+from sommelier.handler_shell import correlate
 from sommelier.secrets import secret
 from sommelier.telegram.identity import BotUsername
 from sommelier.telegram.updates import UpdateError, needs_bot_username, parse_update, route
 
-logger = Logger(service="sommelier-webhook")
+logger = logging.getLogger(__name__)
 
 SECRET_HEADER = "x-telegram-bot-api-secret-token"  # nosec B105 - the header's name, not a secret
 MAX_BODY_BYTES = 1_000_000
@@ -197,7 +197,7 @@ class Ingress:
         ):
             return 400, {"ok": False, "error": "not a Telegram update"}
 
-        logger.append_keys(update_id=data["update_id"])
+        correlate(data["update_id"])
         try:
             update = parse_update(data)
             routed = route(update, self.bot_username.get() if needs_bot_username(update) else None)

@@ -10,6 +10,7 @@ import json
 from typing import Any, Protocol
 
 from sommelier.config import Settings
+from sommelier.tracing import subsegment
 
 
 class ToolClient(Protocol):
@@ -41,8 +42,9 @@ class LambdaTools:
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         payload = json.dumps({"tool": name, "arguments": arguments}, ensure_ascii=False).encode("utf-8")
         try:
-            response = self._client.invoke(FunctionName=self.function_name, Payload=payload)
-            body = response["Payload"].read()
+            with subsegment("tool", tool=name):
+                response = self._client.invoke(FunctionName=self.function_name, Payload=payload)
+                body = response["Payload"].read()
         except Exception as exc:  # botocore raises many types; the contract is JSON back
             return {"error": f"the tool function could not be reached: {type(exc).__name__}", "retryable": True}
         if response.get("FunctionError"):
