@@ -76,6 +76,7 @@ _CANONICAL_METHODS = (
     "sendMessage",
     "sendPhoto",
     "sendChatAction",
+    "sendMessageDraft",
     "answerCallbackQuery",
     "editMessageReplyMarkup",
     "editMessageText",
@@ -122,6 +123,7 @@ _DEFAULT_DESCRIPTIONS = {
 _INT_FIELDS = frozenset(
     {
         "message_id",
+        "draft_id",
         "reply_to_message_id",
         "offset",
         "limit",
@@ -746,6 +748,10 @@ class FakeTelegram:
         self._photos: dict[str, list[dict[str, Any]]] = {}
         self._forums: dict[int, dict[int, bool]] = {}  # forum chat -> {topic thread id: closed?}
         self._gone_chats: set[Any] = set()  # chats the bot can no longer see ("chat not found")
+        self._drafts: dict[tuple[Any, int], dict[str, Any]] = {}  # (chat id, draft_id) -> {"text", "time"}
+        self._draft_refused_chats: set[Any] = set()
+        self.drafts_refused = False  # the whole bot may not use drafts (e.g. an older Bot API server)
+        self.draft_min_interval: float | None = None  # faster changes of one draft get a 429
 
     # ---------------- lifecycle ----------------
     @property
@@ -1241,6 +1247,43 @@ class FakeTelegram:
             raise _bad("Bad Request: action is empty")
         if action not in _CHAT_ACTIONS:
             raise _bad("Bad Request: wrong parameter action in request")
+        return True, None
+
+    def refuse_drafts(self, chat_id: int | None = None) -> None:
+        """Refuse sendMessageDraft for one chat, or (None) for this bot altogether."""
+        with self._lock:
+            if chat_id is None:
+                self.drafts_refused = True
+            else:
+                self._draft_refused_chats.add(chat_id)
+
+    def drafts(self, chat_id: int) -> list[Call]:
+        """Accepted sendMessageDraft calls for a chat, in order."""
+        return [c for c in self.calls_of("sendMessageDraft") if c.delivered and c.params.get("chat_id") == chat_id]
+
+    def _m_sendMessageDraft(self, call: Call) -> tuple[Any, str | None]:
+        """Drafts: private chats only, a non-zero integer draft_id, 0-4096 characters (empty: "Thinking…")."""
+        p = call.params
+        chat = self._chat(p)
+        if chat["type"] != "private":
+            raise _bad("Bad Request: message drafts can be sent only to private chats")
+        if self.drafts_refused or chat["id"] in self._draft_refused_chats:
+            raise _bad("Bad Request: message drafts are not available for this bot")
+        draft_id = p.get("draft_id")
+        if isinstance(draft_id, bool) or not isinstance(draft_id, int) or draft_id == 0:
+            raise _bad("Bad Request: draft_id must be a non-zero integer")
+        text = p.get("text")
+        text = "" if text is None else str(text)
+        plain, _ = self._format(text, p.get("parse_mode"), p.get("entities"))
+        if utf16_len(plain) > TEXT_LIMIT:
+            raise _bad("Bad Request: message is too long")
+        key = (chat["id"], draft_id)
+        previous = self._drafts.get(key)
+        if previous is not None and self.draft_min_interval is not None:
+            waited = call.time - previous["time"]
+            if waited < self.draft_min_interval:
+                raise _ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+        self._drafts[key] = {"text": plain, "time": call.time}
         return True, None
 
     def _m_answerCallbackQuery(self, call: Call) -> tuple[Any, str | None]:

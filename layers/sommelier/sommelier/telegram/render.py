@@ -285,9 +285,9 @@ def _wine_part(wine: dict[str, Any], description: str, fallback_name: str) -> Ou
     )
 
 
-def render_wine(wine: dict[str, Any], description: str) -> Outgoing:
+def render_wine(wine: dict[str, Any], description: str, fallback_name: str | None = None) -> Outgoing:
     """One catalogue wine as a photo with a caption (or a text without a photo), as in an answer."""
-    return _wine_part(wine, description, str(wine.get("name") or ""))
+    return _wine_part(wine, description, fallback_name or str(wine.get("name") or ""))
 
 
 def _lookup(wines_by_id: dict[str, dict], wine_id: str | None, wine_name: str) -> dict | None:

@@ -1,0 +1,175 @@
+"""Progressive delivery of one turn: a draft while the model thinks, then each piece as soon as it is ready.
+
+- ``start``: in a private chat an empty ``sendMessageDraft`` (Telegram shows "Thinking…"); elsewhere, or
+  when the Bot API refuses drafts for this bot or chat (remembered in ``DraftSupport``), typing.
+- ``draft``: the intro as it streams, at most once per ``draft_interval`` (Telegram answers faster
+  changes with 429).
+- ``intro`` / ``wine``: a real message at once. Each goes through the usual idempotent ``Sender``
+  under the update's key, so the delivery log records it per part index exactly as for a whole plan,
+  and the parts sent so far are saved as the update's progress: a redelivered update knows what the
+  customer already has (``shown``) and sends only the rest.
+- ``finish``: the turn's whole plan = what was sent + the rest of the final answer, without repeats.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+from sommelier.agent.models import WineRecommendation
+from sommelier.agent.progress import Shown
+from sommelier.telegram.client import Forbidden, RetryAfter, TelegramClient, TelegramError
+from sommelier.telegram.delivery import Sender
+from sommelier.telegram.render import TEXT_LIMIT, Outgoing, render_text, render_wine, shorten
+from sommelier.telegram.state import TurnPlans
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_DRAFT_INTERVAL = 0.5  # seconds between draft changes; see BENCHMARKS.md (streaming)
+
+
+class DraftSupport:
+    """Where the Bot API refused drafts, for this process: the whole bot, or single chats."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.bot_refused = False
+        self._chats: set[int] = set()
+
+    def allowed(self, chat_id: int) -> bool:
+        with self._lock:
+            return not self.bot_refused and chat_id not in self._chats
+
+    def refuse(self, chat_id: int, description: str) -> None:
+        with self._lock:
+            lowered = description.lower()
+            if "private" in lowered:
+                return  # a group or channel: the caller never drafts there anyway
+            if "bot" in lowered or "method" in lowered or lowered.startswith("not found"):
+                self.bot_refused = True  # e.g. "not available for this bot", or a server without the method
+            else:
+                self._chats.add(chat_id)
+
+
+def progress_key(key: str) -> str:
+    return f"{key}#progress"
+
+
+class ProgressiveReply:
+    """The AnswerListener of one Telegram turn."""
+
+    def __init__(
+        self,
+        *,
+        client: TelegramClient,
+        sender: Sender,
+        plans: TurnPlans,
+        key: str,
+        chat_id: int,
+        private: bool,
+        drafts: DraftSupport,
+        draft_interval: float = DEFAULT_DRAFT_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.client = client
+        self.sender = sender
+        self.plans = plans
+        self.key = key
+        self.chat_id = chat_id
+        self.drafts = drafts
+        self.draft_interval = draft_interval
+        self.clock = clock
+        self.draft_id = zlib.crc32(key.encode()) or 1  # non-zero, stable for the update
+        self._drafting = private and drafts.allowed(chat_id)
+        self._last_draft = float("-inf")
+        self._draft_blocked_until = float("-inf")
+        self.parts: list[Outgoing] = plans.load(progress_key(key)) or []
+        self.shown = _shown_from(self.parts)
+        self.draft_calls = 0
+
+    # ---------------- the start of a turn ----------------
+    def start(self) -> None:
+        if self._drafting and self._send_draft(""):
+            return
+        try:
+            self.client.send_chat_action(self.chat_id, "typing")
+        except Forbidden:
+            raise
+        except TelegramError as exc:
+            logger.info("typing not shown: %s", exc)
+
+    # ---------------- AnswerListener ----------------
+    def draft(self, text: str) -> None:
+        now = self.clock()
+        if not self._drafting or not text or now < self._draft_blocked_until:
+            return
+        if now - self._last_draft < self.draft_interval:
+            return
+        self._send_draft(shorten(text, TEXT_LIMIT))
+
+    def intro(self, text: str) -> None:
+        self._send(render_text(text))
+
+    def wine(self, recommendation: WineRecommendation, wine: dict[str, Any]) -> None:
+        self._send([render_wine(wine, recommendation.description, recommendation.wine_name)])
+
+    # ---------------- the end of a turn ----------------
+    def finish(self, parts: list[Outgoing], intro: str | None) -> list[Outgoing]:
+        """The whole plan: the parts sent so far, then ``parts`` (the final answer) without what was sent."""
+        if not self.parts:
+            return parts
+        rest = list(parts)
+        if self.shown.intro is not None and intro is not None:
+            rest = rest[len(render_text(intro)) :]
+        sent = self.shown.wine_ids()
+        rest = [p for p in rest if not (p.wine_id and p.wine_id in sent)]
+        return [*self.parts, *rest]
+
+    # ---------------- plumbing ----------------
+    def _send_draft(self, text: str) -> bool:
+        self._last_draft = self.clock()
+        try:
+            self.client.send_message_draft(self.chat_id, self.draft_id, text)
+        except RetryAfter as exc:
+            self._draft_blocked_until = self.clock() + float(exc.retry_after)
+            return False
+        except Forbidden:
+            raise
+        except TelegramError as exc:
+            if exc.error_code in (400, 404):  # refused, or a Bot API server without the method
+                self.drafts.refuse(self.chat_id, exc.description)
+            logger.info("draft not shown (falling back to typing): %s", exc)
+            self._drafting = False
+            return False
+        self.draft_calls += 1
+        return True
+
+    def _send(self, parts: list[Outgoing]) -> None:
+        """Append and send at once; the delivery log makes a later resend of the whole plan skip them."""
+        self.parts.extend(parts)
+        self.plans.save(progress_key(self.key), self.parts)
+        try:
+            self.sender.deliver(self.chat_id, self.key, self.parts)
+        except Forbidden:
+            raise
+        except Exception as exc:  # the whole plan is delivered after the turn: a failed part is retried there
+            logger.warning("a streamed part was not delivered now (retried with the plan): %s", exc)
+
+
+def _shown_from(parts: list[Outgoing]) -> Shown:
+    """What an earlier delivery of this update already showed (after a crash and an SQS redelivery)."""
+    shown = Shown()
+    for part in parts:
+        if part.wine_id is None and not shown.wines and shown.intro is None:
+            shown.intro = part.plain
+        elif part.wine_id:
+            header, _, description = part.plain.partition("\n\n")
+            name = header.split("\n", 1)[0].split(" — ", 1)[0].strip() or "вино"
+            shown.wines.append(
+                WineRecommendation(wine_id=part.wine_id, wine_name=name, description=description.strip() or name)
+            )
+    return shown
