@@ -123,6 +123,9 @@ class RecordingChannel:
     def typing(self):
         self.calls.append("typing")
 
+    def listener(self):
+        return None
+
     def answer_callback(self, text):
         self.calls.append(f"toast:{text}")
 

@@ -30,6 +30,8 @@ from sommelier.agent.models import RESPONSE_JSON_SCHEMA, ParseResult, SommelierR
 from sommelier.agent.offline import OfflineResponder
 from sommelier.agent.output_guard import is_leak_error
 from sommelier.agent.parsing import parse_final_response, render_text, truncate_for_storage
+from sommelier.agent.progress import AnswerListener, Shown, StreamedAnswer, merge_shown
+from sommelier.agent.streaming import StreamBroken
 from sommelier.embeddings import EmbeddingError, EmbeddingProvider, embed_one
 from sommelier.observability import record_turn
 from sommelier.tools.client import ToolClient
@@ -56,6 +58,8 @@ class TurnRequest:
     exclude_ids: list[str] = field(default_factory=list)
     save: bool = True
     deadline: Deadline | None = None  # default: the caller's turn deadline, else LLM_TURN_BUDGET_S
+    listener: AnswerListener | None = None  # shows the answer while it streams (Telegram's progressive reply)
+    shown: Shown | None = None  # what the customer already has from this update (a redelivery)
 
 
 @dataclass
@@ -118,6 +122,8 @@ class SommelierAgent:
         history = self._history(request, trace) if verdict is None else []
         found: dict[str, dict[str, Any]] = {}
         save = request.save
+        if request.listener is not None and request.shown is None:
+            request.shown = Shown()
 
         if verdict is not None:
             trace.mode = "guard"
@@ -136,6 +142,8 @@ class SommelierAgent:
                 trace.mode = "offline_fallback"
                 response, found = self._offline(text, history, request, trace)
 
+        if request.shown is not None and request.shown.anything and trace.mode != "guard":
+            response = merge_shown(response, request.shown)  # never repeat what was already sent
         rendered = render_text(response)
         saved = None
         if save and trace.mode != "unavailable":
@@ -155,6 +163,8 @@ class SommelierAgent:
         found: dict[str, dict[str, Any]] = {}
         try:
             reply = self._tool_loop(messages, found, request, trace)
+        except StreamBroken as exc:
+            reply = _broken_reply(exc, trace)
         except ToolUseFailure as exc:
             logger.warning("tool use failed, falling back to the catalogue in the prompt: %s", exc)
             trace.errors.append(str(exc)[:300])
@@ -173,9 +183,9 @@ class SommelierAgent:
                     ),
                 },
             ]
-            reply = self._final_call(messages, trace, tools=None)
+            reply = self._streamed_final(messages, trace, request, found, tools=None)
         try:
-            result = self._validated(reply, messages, found, trace)
+            result = self._validated(reply, messages, found, trace, request)
         except LLMDeadlineExceeded as exc:
             if not found:
                 raise
@@ -186,6 +196,9 @@ class SommelierAgent:
             return degraded_response(found), found, False
         if result.ok:
             return result.response, found, True
+        if result.error == STREAM_BROKEN_ERROR and not (request.shown and request.shown.anything):
+            # Every attempt broke before anything reached the customer: an LLM failure like any other.
+            raise LLMError("the answer's stream broke on every attempt")
         if is_leak_error(result.error):
             # The model kept leaking its instructions or playing an injected role: answer as the guard does.
             trace.mode = "guard_output"
@@ -219,9 +232,10 @@ class SommelierAgent:
         attempted = failed = 0
         while True:
             if trace.tool_rounds >= self.max_tool_rounds:
-                return self._final_call(messages, trace, tools=TOOLS)
+                return self._final_call(messages, trace, tools=TOOLS, stream=self._stream_to(request, found))
             try:
-                reply = self._call(messages, trace, tools=TOOLS)
+                # Streamed too: the answer often comes in a round that still offers tools.
+                reply = self._call(messages, trace, tools=TOOLS, stream=self._stream_to(request, found))
             except LLMRequestRejected as exc:
                 raise ToolUseFailure(str(exc)) from exc
             if not reply.tool_calls:
@@ -242,9 +256,16 @@ class SommelierAgent:
             if attempted and failed == attempted and not found:
                 raise ToolUseFailure("every tool call failed: the wine database is unreachable")
 
-    def _call(self, messages, trace, *, tools, final: bool = False) -> LLMReply:
+    def _stream_to(self, request: TurnRequest, found) -> StreamedAnswer | None:
+        """Where a call's content deltas go, when the turn shows the answer while it streams."""
+        if request.listener is None or not getattr(self.llm, "streams", False):
+            return None
+        return StreamedAnswer(request.listener, found, request.shown)
+
+    def _call(self, messages, trace, *, tools, final: bool = False, stream: StreamedAnswer | None = None) -> LLMReply:
         """One logical LLM call within the turn's deadline; the adapter counts its HTTP requests."""
         response_format = {"type": "json_schema", "json_schema": RESPONSE_JSON_SCHEMA} if final else None
+        extra = {"on_content": stream.on_content} if stream is not None else {}
         started = time.perf_counter()
         try:
             reply = self.llm.complete(
@@ -254,30 +275,42 @@ class SommelierAgent:
                 response_format=response_format,
                 deadline=trace.deadline,
                 ledger=trace.ledger,
+                **extra,
             )
         finally:
             trace.add_stage("llm", started)
         trace.model = reply.model or trace.model
         return reply
 
-    def _final_call(self, messages, trace, *, tools) -> LLMReply:
+    def _final_call(self, messages, trace, *, tools, stream: StreamedAnswer | None = None) -> LLMReply:
         """The call that writes the customer's answer: tools only as the endpoint needs them (tool_choice
-        "none"), the answer schema as response_format. The one place to switch to streaming."""
-        return self._call(messages, trace, tools=tools, final=True)
+        "none"), the answer schema as response_format; streamed when the turn shows the answer as it comes."""
+        return self._call(messages, trace, tools=tools, final=True, stream=stream)
 
-    def _validated(self, reply: LLMReply, messages, found, trace) -> ParseResult:
-        """Parse; on error feed it back and ask again, at most `max_retries` times, within the deadline."""
-        result = parse_final_response(reply.content, found)
+    def _streamed_final(self, messages, trace, request, found, *, tools) -> LLMReply:
+        """A final call whose broken stream becomes a failed attempt for the retry path."""
+        try:
+            return self._final_call(messages, trace, tools=tools, stream=self._stream_to(request, found))
+        except StreamBroken as exc:
+            return _broken_reply(exc, trace)
+
+    def _validated(self, reply: LLMReply, messages, found, trace, request: TurnRequest) -> ParseResult:
+        """Parse; on error feed it back and ask again, at most `max_retries` times, within the deadline.
+        A stream that broke counts as a failed attempt; the retry names what the customer already saw."""
+        result = _parsed(reply, found)
         tools = TOOLS if trace.mode != "catalog_fallback" else None
         while not result.ok and trace.retries < self.max_retries:
             trace.errors.append(result.error)
             if reply.content and reply.content.strip():
                 # An empty assistant message is a 400 on some providers: then only the user message goes.
                 messages.append({"role": "assistant", "content": reply.content})
-            messages.append({"role": "user", "content": prompts.RETRY_INSTRUCTION.format(error=result.error)})
+            instruction = prompts.RETRY_INSTRUCTION.format(error=result.error)
+            if request.shown is not None and request.shown.anything:
+                instruction = f"{instruction}\n{request.shown.retry_note()}"
+            messages.append({"role": "user", "content": instruction})
             trace.retries += 1
-            reply = self._final_call(messages, trace, tools=tools)
-            result = parse_final_response(reply.content, found)
+            reply = self._streamed_final(messages, trace, request, found, tools=tools)
+            result = _parsed(reply, found)
         if not result.ok:
             trace.errors.append(result.error)
         return result
@@ -401,6 +434,21 @@ class SommelierAgent:
             "latency_ms": {**trace.stages_ms, "total": elapsed},
             "recommendations": [_grounding(rec, found) for rec in response.wines],
         }
+
+
+STREAM_BROKEN_ERROR = "ответ оборвался на середине; верни весь JSON-объект заново"
+
+
+def _broken_reply(exc: StreamBroken, trace: _Trace) -> LLMReply:
+    logger.warning("the answer's stream broke: %s", exc)
+    trace.errors.append(str(exc)[:300])
+    return LLMReply(content=exc.partial, finish_reason="error")
+
+
+def _parsed(reply: LLMReply, found) -> ParseResult:
+    if reply.finish_reason == "error":  # a broken stream: whatever parsed from it is not the whole answer
+        return ParseResult(error=STREAM_BROKEN_ERROR)
+    return parse_final_response(reply.content, found)
 
 
 def _catalogue_entry(wine: dict[str, Any]) -> dict[str, Any]:

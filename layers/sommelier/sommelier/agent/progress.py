@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from sommelier.agent.answer_hygiene import MIN_RUSSIAN_SHARE, plain_answer, plain_text, russian_share
 from sommelier.agent.models import MAX_INTRO, MAX_WINES, SommelierResponse, WineRecommendation
 from sommelier.agent.output_guard import strip_control_characters, text_problem
 from sommelier.agent.parsing import ground
@@ -87,7 +88,7 @@ class StreamedAnswer:
             self._release()
         elif event.kind == "intro_draft":
             if self.shown.intro is None:
-                self.listener.draft(_clean(event.value))
+                self.listener.draft(plain_text(_clean(event.value)))
         elif event.kind == "intro":
             self._intro(event.value)
             self._release()
@@ -98,8 +99,8 @@ class StreamedAnswer:
     def _intro(self, raw: str) -> None:
         if self.shown.intro is not None:
             return
-        text = _clean(raw)
-        if not text or len(text) > MAX_INTRO or text_problem([text]):
+        text = plain_text(_clean(raw))
+        if not text or len(text) > MAX_INTRO or text_problem([text]) or not _russian([text]):
             return  # the whole answer's validation reports it; the retry fixes it
         self.listener.intro(text)
         self.shown.intro = text
@@ -115,7 +116,8 @@ class StreamedAnswer:
         if len(self.shown.wines) >= MAX_WINES or not isinstance(raw, dict):
             return
         try:
-            candidate = WineRecommendation.model_validate(strip_control_characters(raw))
+            cleaned = plain_answer({"wines": [strip_control_characters(raw)]})["wines"][0]
+            candidate = WineRecommendation.model_validate(cleaned)
         except ValidationError:
             return
         recommendation = ground_one(candidate, self.found)
@@ -123,8 +125,18 @@ class StreamedAnswer:
             return  # ungrounded or already shown: never sent
         if text_problem([recommendation.wine_name, recommendation.description]):
             return
+        wine = self.found[recommendation.wine_id]
+        names = [recommendation.wine_name, wine.get("name") or "", wine.get("producer") or "", wine.get("region") or ""]
+        if not _russian([recommendation.description], names):
+            return
         self.listener.wine(recommendation, self.found[recommendation.wine_id])
         self.shown.wines.append(recommendation)
+
+
+def _russian(texts: list[str], names: list[str] | None = None) -> bool:
+    """The whole answer's language rule, applied to one piece (too short to judge counts as fine)."""
+    share = russian_share(texts, names or [])
+    return share is None or share >= MIN_RUSSIAN_SHARE
 
 
 def _clean(text: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from sommelier.agent.context import moment_context
 from sommelier.agent.loop import SommelierAgent, TurnRequest, TurnResult
+from sommelier.agent.progress import AnswerListener
 from sommelier.shop.health import health_warning
 from sommelier.telegram.render import Outgoing, parse_callback_data, render_answer, render_text
 from sommelier.tools.client import ToolClient
@@ -91,8 +92,15 @@ class Dialog:
 
     # -- messages -------------------------------------------------------------
     def message(
-        self, sender: Sender, text: str, *, update_id: int | None = None, exclude_ids: list[str] | None = None
+        self,
+        sender: Sender,
+        text: str,
+        *,
+        update_id: int | None = None,
+        exclude_ids: list[str] | None = None,
+        listener: AnswerListener | None = None,
     ) -> Reply:
+        """``listener`` (Telegram's progressive reply) gets the answer's pieces while it streams."""
         profile = self._remember(sender)
         turn = self.agent.run(
             TurnRequest(
@@ -102,6 +110,8 @@ class Dialog:
                 update_id=update_id,
                 profile=profile,
                 exclude_ids=exclude_ids or [],
+                listener=listener,
+                shown=getattr(listener, "shown", None),
             )
         )
         ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")

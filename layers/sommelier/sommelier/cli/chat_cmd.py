@@ -99,6 +99,9 @@ class TerminalChannel:
     def typing(self) -> None:
         return None  # the spinner of TerminalChat._busy shows it
 
+    def listener(self):
+        return None  # the terminal shows the whole answer at once
+
     def answer_callback(self, text: str | None) -> None:
         if text:
             self.chat.console.print(Text(f"🔔 {text}", style="italic"))

@@ -461,9 +461,22 @@ class TelegramClient:
             self.call("sendChatAction", {"chat_id": chat_id, "action": action, "message_thread_id": message_thread_id})
         )
 
-    def send_message_draft(self, chat_id: int, draft_id: int, text: str = "", parse_mode: str | None = None) -> bool:
+    def send_message_draft(
+        self,
+        chat_id: int,
+        draft_id: int,
+        text: str = "",
+        parse_mode: str | None = None,
+        message_thread_id: int | None = None,
+    ) -> bool:
         """Show (or animate) an ephemeral draft in a private chat; an empty text is the "Thinking…" placeholder."""
-        params = {"chat_id": chat_id, "draft_id": draft_id, "text": text, "parse_mode": parse_mode}
+        params = {
+            "chat_id": chat_id,
+            "draft_id": draft_id,
+            "text": text,
+            "parse_mode": parse_mode,
+            "message_thread_id": message_thread_id,
+        }
         return bool(self.call("sendMessageDraft", params))
 
     def answer_callback_query(self, callback_query_id: str, text: str | None = None) -> bool:

@@ -19,7 +19,8 @@ from sommelier.observability import record_event
 from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
 from sommelier.telegram.delivery import Sender as TelegramSender
 from sommelier.telegram.identity import BotUsername
-from sommelier.telegram.render import render_text
+from sommelier.telegram.progressive import DEFAULT_DRAFT_INTERVAL, DraftSupport, ProgressiveReply
+from sommelier.telegram.render import Outgoing, render_text
 from sommelier.telegram.router import ROUTER, Router, Turn
 from sommelier.telegram.state import RateDecision, RateLimiter, TurnPlans, state_from_environment
 from sommelier.telegram.updates import Routed, UpdateError, parse_update, route
@@ -49,11 +50,34 @@ class TelegramChannel:
     def __init__(self, bot: TelegramBot, routed: Routed):
         self.bot = bot
         self.routed = routed
+        self.progress: ProgressiveReply | None = None
+
+    def listener(self) -> ProgressiveReply | None:
+        """The progressive reply of a text turn while the model streams (None: the reply goes at once)."""
+        if self.progress is None and self.routed.kind == "text" and self.bot.progressive:
+            chat = self.routed.chat_id
+            self.progress = ProgressiveReply(
+                client=self.bot.client,
+                sender=self.bot.sender,
+                plans=self.bot.plans,
+                key=str(self.routed.update_id),
+                chat_id=chat,
+                thread_id=self.routed.thread_id,
+                private=self.routed.chat_type == "private",
+                drafts=self.bot.drafts,
+                cards=self.bot.wine_card,
+                draft_interval=self.bot.draft_interval,
+            )
+        return self.progress
 
     def allow(self) -> RateDecision:
         return self.bot.limiter.check(self.routed.chat_id)
 
     def typing(self) -> None:
+        progress = self.listener()
+        if progress is not None:
+            progress.start()  # a "Thinking…" draft in a private chat, typing elsewhere
+            return
         try:
             self.bot.client.send_chat_action(self.routed.chat_id, "typing", message_thread_id=self.routed.thread_id)
         except Forbidden:
@@ -114,6 +138,17 @@ class TelegramBot:
         self.sender = TelegramSender(
             client, runtime.photos, delivery_log, on_file_id=self._cache_file_id, sleep=self.sleep
         )
+        # Progressive replies need a model that streams; TELEGRAM_PROGRESSIVE=off sends each answer whole.
+        self.progressive = bool(getattr(self.dialog.agent.llm, "streams", False)) and (
+            env("TELEGRAM_PROGRESSIVE") or "on"
+        ).lower() not in {"0", "false", "no", "off"}
+        self.drafts = DraftSupport()  # chats (or the whole bot) where the Bot API refused drafts
+        self.draft_interval = env_int("TELEGRAM_DRAFT_INTERVAL_MS", int(DEFAULT_DRAFT_INTERVAL * 1000)) / 1000
+
+    def wine_card(self, wine_id: str) -> dict[str, Any] | None:
+        """One wine as the catalogue has it (with its photo), for a card sent while the answer streams."""
+        result = self.tools.call("get_wines", {"ids": [wine_id]})
+        return next(iter(result.get("wines") or []), None)
 
     def _cache_file_id(self, wine_id: str, file_id: str) -> None:
         self.tools.call("cache_photo", {"wine_id": wine_id, "file_id": file_id})
@@ -135,10 +170,15 @@ class TelegramBot:
         try:
             plan = self.plans.load(key)
             if plan is None:
-                plan = self._plan(routed)
+                plan, progress = self._plan(routed)
                 if plan is None:
                     return
                 self.plans.save(key, plan)
+                failed = progress.failed if progress is not None else None
+                if failed is not None and not isinstance(failed, RetryAfter):  # a flood wait: _deliver handles it
+                    # A part sent while the answer streamed failed: retry the update like any failed
+                    # delivery; the saved plan (no second LLM turn) resends only what is missing.
+                    raise failed
             self._deliver(routed, key, plan)
         except FloodWait:
             raise  # never an apology inside a flood window: the update comes back after the wait
@@ -179,9 +219,17 @@ class TelegramBot:
     def _turn(self, routed: Routed) -> Turn:
         return Turn(routed=routed, dialog=self.dialog, tools=self.tools, channel=TelegramChannel(self, routed))
 
-    def _plan(self, routed: Routed):
-        reply = self.router.dispatch(self._turn(routed))
-        return reply.parts if reply is not None and reply.parts else None
+    def _plan(self, routed: Routed) -> tuple[list[Outgoing] | None, ProgressiveReply | None]:
+        """The reply's parts, and the progressive reply that sent some of them while the answer streamed."""
+        turn = self._turn(routed)
+        reply = self.router.dispatch(turn)
+        progress = turn.channel.progress
+        if reply is None or not reply.parts:
+            return None, progress
+        if progress is not None and reply.turn is not None:
+            # What went out while the answer streamed keeps its indexes; the rest follows without repeats.
+            return progress.finish(reply.parts, reply.turn.response.intro), progress
+        return reply.parts, progress
 
     def set_active(self, routed: Routed, active: bool) -> None:
         result = self.tools.call("set_user_active", {"chat_id": routed.chat_id, "active": active})

@@ -22,7 +22,7 @@ from typing import Any
 
 from sommelier.agent.models import WineRecommendation
 from sommelier.agent.progress import Shown
-from sommelier.telegram.client import Forbidden, RetryAfter, TelegramClient, TelegramError
+from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
 from sommelier.telegram.delivery import Sender
 from sommelier.telegram.render import TEXT_LIMIT, Outgoing, render_text, render_wine, shorten
 from sommelier.telegram.state import TurnPlans
@@ -70,8 +70,10 @@ class ProgressiveReply:
         plans: TurnPlans,
         key: str,
         chat_id: int,
+        thread_id: int | None = None,
         private: bool,
         drafts: DraftSupport,
+        cards: Callable[[str], dict[str, Any] | None] | None = None,
         draft_interval: float = DEFAULT_DRAFT_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
     ):
@@ -80,7 +82,9 @@ class ProgressiveReply:
         self.plans = plans
         self.key = key
         self.chat_id = chat_id
+        self.thread_id = thread_id
         self.drafts = drafts
+        self.cards = cards
         self.draft_interval = draft_interval
         self.clock = clock
         self.draft_id = zlib.crc32(key.encode()) or 1  # non-zero, stable for the update
@@ -90,13 +94,15 @@ class ProgressiveReply:
         self.parts: list[Outgoing] = plans.load(progress_key(key)) or []
         self.shown = _shown_from(self.parts)
         self.draft_calls = 0
+        self.refused: TelegramError | None = None  # a 400/403 for this chat: nothing more is sent this turn
+        self.failed: Exception | None = None  # a send failed otherwise: the rest waits for the saved plan
 
     # ---------------- the start of a turn ----------------
     def start(self) -> None:
         if self._drafting and self._send_draft(""):
             return
         try:
-            self.client.send_chat_action(self.chat_id, "typing")
+            self.client.send_chat_action(self.chat_id, "typing", message_thread_id=self.thread_id)
         except Forbidden:
             raise
         except TelegramError as exc:
@@ -105,7 +111,7 @@ class ProgressiveReply:
     # ---------------- AnswerListener ----------------
     def draft(self, text: str) -> None:
         now = self.clock()
-        if not self._drafting or not text or now < self._draft_blocked_until:
+        if not self._drafting or self.refused is not None or not text or now < self._draft_blocked_until:
             return
         if now - self._last_draft < self.draft_interval:
             return
@@ -115,11 +121,24 @@ class ProgressiveReply:
         self._send(render_text(text))
 
     def wine(self, recommendation: WineRecommendation, wine: dict[str, Any]) -> None:
-        self._send([render_wine(wine, recommendation.description, recommendation.wine_name)])
+        """The card from the catalogue (photo, file_id), as the whole answer renders it; else the tool's row."""
+        card = self._card(recommendation.wine_id) or wine
+        self._send([render_wine(card, recommendation.description, recommendation.wine_name)])
+
+    def _card(self, wine_id: str | None) -> dict[str, Any] | None:
+        if self.cards is None or not wine_id:
+            return None
+        try:
+            return self.cards(wine_id)
+        except Exception as exc:  # the card without its photo beats no card
+            logger.warning("wine %s not loaded for its card: %s", wine_id, exc)
+            return None
 
     # ---------------- the end of a turn ----------------
     def finish(self, parts: list[Outgoing], intro: str | None) -> list[Outgoing]:
         """The whole plan: the parts sent so far, then ``parts`` (the final answer) without what was sent."""
+        if self.refused is not None:
+            raise self.refused  # the consumer drops the update (400) or marks the chat inactive (403)
         if not self.parts:
             return parts
         rest = list(parts)
@@ -133,12 +152,14 @@ class ProgressiveReply:
     def _send_draft(self, text: str) -> bool:
         self._last_draft = self.clock()
         try:
-            self.client.send_message_draft(self.chat_id, self.draft_id, text)
+            self.client.send_message_draft(self.chat_id, self.draft_id, text, message_thread_id=self.thread_id)
         except RetryAfter as exc:
             self._draft_blocked_until = self.clock() + float(exc.retry_after)
             return False
-        except Forbidden:
-            raise
+        except Forbidden as exc:
+            self.refused = exc
+            self._drafting = False
+            return False
         except TelegramError as exc:
             if exc.error_code in (400, 404):  # refused, or a Bot API server without the method
                 self.drafts.refuse(self.chat_id, exc.description)
@@ -150,14 +171,18 @@ class ProgressiveReply:
 
     def _send(self, parts: list[Outgoing]) -> None:
         """Append and send at once; the delivery log makes a later resend of the whole plan skip them."""
+        if self.refused is not None or self.failed is not None:
+            self.parts.extend(parts)  # still part of the plan; the plan's delivery sends them
+            return
         self.parts.extend(parts)
         self.plans.save(progress_key(self.key), self.parts)
         try:
-            self.sender.deliver(self.chat_id, self.key, self.parts)
-        except Forbidden:
-            raise
-        except Exception as exc:  # the whole plan is delivered after the turn: a failed part is retried there
-            logger.warning("a streamed part was not delivered now (retried with the plan): %s", exc)
+            self.sender.deliver(self.chat_id, self.key, self.parts, thread_id=self.thread_id)
+        except (Forbidden, BadRequest) as exc:  # Telegram refuses this chat: resending can't help
+            self.refused = exc
+        except Exception as exc:  # 5xx, network, a crash: as for a whole plan, the update is retried with it
+            logger.warning("a streamed part was not delivered; the saved plan resends it: %s", exc)
+            self.failed = exc
 
 
 def _shown_from(parts: list[Outgoing]) -> Shown:

@@ -29,6 +29,7 @@ from sommelier.telegram.state import RateDecision
 from sommelier.telegram.updates import Kind, Routed
 
 if TYPE_CHECKING:
+    from sommelier.agent.progress import AnswerListener
     from sommelier.bot.dialog import Dialog
     from sommelier.tools.client import ToolClient
 
@@ -50,6 +51,8 @@ class Channel(Protocol):
     def allow(self) -> RateDecision: ...
 
     def typing(self) -> None: ...
+
+    def listener(self) -> AnswerListener | None: ...  # shows the answer while it streams, where the chat can
 
     def answer_callback(self, text: str | None) -> None: ...
 
@@ -200,7 +203,9 @@ def unknown_command(turn: Turn) -> Reply:
 
 @ROUTER.on("text")
 def text(turn: Turn) -> Reply:
-    return turn.dialog.message(turn.sender, turn.routed.text, update_id=turn.routed.update_id)
+    return turn.dialog.message(
+        turn.sender, turn.routed.text, update_id=turn.routed.update_id, listener=turn.channel.listener()
+    )
 
 
 @ROUTER.on("non_text", typing=False)  # stickers count toward the rate limit like text: 15 stickers, 1 notice
