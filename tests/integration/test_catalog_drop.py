@@ -148,7 +148,7 @@ def test_bad_uploads_are_refused_with_a_reason(drop, fresh_db, name, body, reaso
     before = wines_table(fresh_db)
     key = f"catalog/incoming/{name}"
     assert upload(key, body)["files"][0]["imported"] is False
-    assert reason in report(key)
+    assert reason in report(key) and "catalog-drop-" not in report(key), "no temporary paths in the report"
     assert wines_table(fresh_db) == before
 
 

@@ -119,14 +119,16 @@ def process_drop(
     """Import one dropped file. `fetch(path)` writes the object's bytes to `path`. Never raises on bad input."""
     name = PurePosixPath(key).name
     suffix = PurePosixPath(name).suffix.lower()
-    try:
-        if suffix not in CATALOG_TYPES | {".zip"}:
-            raise DropError(f"неподдерживаемый тип файла {suffix or '(без расширения)'}: нужен .json, .csv или .zip")
-        if size is not None and size > MAX_DROP_BYTES:
-            raise DropError(f"файл больше {MAX_DROP_BYTES // (1024 * 1024)} МБ")
-        replace = replace_mode()
-        with tempfile.TemporaryDirectory(prefix="catalog-drop-") as work:
-            folder = Path(work)
+    with tempfile.TemporaryDirectory(prefix="catalog-drop-") as work:
+        folder = Path(work)
+        try:
+            if suffix not in CATALOG_TYPES | {".zip"}:
+                raise DropError(
+                    f"неподдерживаемый тип файла {suffix or '(без расширения)'}: нужен .json, .csv или .zip"
+                )
+            if size is not None and size > MAX_DROP_BYTES:
+                raise DropError(f"файл больше {MAX_DROP_BYTES // (1024 * 1024)} МБ")
+            replace = replace_mode()
             downloaded = folder / ("drop" + suffix)
             fetch(downloaded)
             if suffix == ".zip":
@@ -136,11 +138,14 @@ def process_drop(
             else:
                 catalog = downloaded
             report = _import(catalog, tools=tools, embedder=embedder, photos=photos, replace=replace)
-    except (DropError, CatalogImportError) as exc:
-        return DropResult(key, False, _failure_text(name, exc))
-    except Exception as exc:  # an outage (S3, embeddings, the database): reported, nothing half-written
-        logger.exception("catalogue drop %s failed", key)
-        return DropResult(key, False, _failure_text(name, Exception(f"техническая ошибка: {type(exc).__name__}")))
+        except (DropError, CatalogImportError) as exc:
+            # The importer names files by their path: show the shop its own file name, not our temp folder.
+            text = _failure_text(name, exc).replace(f"{folder}/drop{suffix}", name).replace(f"{folder}/unpacked/", "")
+            return DropResult(key, False, text)
+        except Exception as exc:  # an outage (S3, embeddings, the database): reported, nothing half-written
+            logger.exception("catalogue drop %s failed", key)
+            reason = Exception(f"техническая ошибка: {type(exc).__name__}")
+            return DropResult(key, False, _failure_text(name, reason))
     mode = "замена каталога" if replace else "добавление и обновление"
     text = (
         f"✅ Каталог «{name}» загружен ({mode}): {report.rows} вин — {report.inserted} новых, "
