@@ -130,7 +130,7 @@ def test_bad_json_rows_are_all_named_and_nothing_changes(fresh_db, tmp_path):
         wine(name="Тело 7", body=7),  # 2
         {k: v for k, v in wine().items() if k != "name"},  # 3 missing name
         wine(name="Минус", price_rub=-100),  # 4
-        wine(name="Лишний ключ", colour="red"),  # 5
+        wine(name="Плохой год", vintage_year=1700),  # 5
         wine(name="Хорошее 1", image=photo),  # 6 duplicate of 0
         wine(name="Без фото", image="photos/no-such-file.png"),  # 7
         "не объект",  # 8
@@ -149,7 +149,7 @@ def test_bad_json_rows_are_all_named_and_nothing_changes(fresh_db, tmp_path):
         2: "body",
         3: "name",
         4: "price_rub",
-        5: "colour",
+        5: "(value: '1700')",
         6: f"duplicate of line {lines[0]}",
         7: "no-such-file.png",
         8: "object",
@@ -224,13 +224,15 @@ def test_bad_csv_rows_are_all_named_and_nothing_changes(fresh_db, tmp_path):
     assert fingerprint(fresh_db) == before
 
 
-def test_csv_with_an_unknown_column_names_every_row(empty_db, tmp_path):
-    header = [*CSV_HEADER, "colour"]
-    write_csv(tmp_path / "extra.csv", [wine(name="A", colour="red"), wine(name="B", colour="red")], header)
-    with pytest.raises(CatalogImportError) as info:
-        run_import(tmp_path / "extra.csv", empty_db, tmp_path / "store")
-    reported = errors_by_line(info.value)
-    assert set(reported) == {2, 3} and all("colour" in reason for reason in reported.values())
+def test_unknown_columns_are_kept_in_extra_and_reported(empty_db, tmp_path):
+    header = [*CSV_HEADER, "colour", "price_range"]
+    rows = [wine(name="A", colour="red", price_range="1000-2000"), wine(name="B", colour="", price_range="до 1500")]
+    write_csv(tmp_path / "extra.csv", rows, header)
+    report = run_import(tmp_path / "extra.csv", empty_db, tmp_path / "store")
+    assert report.rows == 2 and report.unknown_fields == {"colour": 1, "price_range": 2}
+    with empty_db.connection() as conn:
+        extras = dict(conn.execute("SELECT name, extra FROM wines ORDER BY name").fetchall())
+    assert extras == {"A": {"colour": "red", "price_range": "1000-2000"}, "B": {"price_range": "до 1500"}}
 
 
 @pytest.mark.parametrize(
@@ -327,6 +329,13 @@ def test_good_csv_imports_lists_photos_and_embeddings(empty_db, tmp_path):
     assert stored.read_bytes() == (tmp_path / photo).read_bytes()
     assert handle({"tool": "catalog_stats", "arguments": {}}, empty_db) == {
         "wines": 2,
+        "available": 2,
+        "unavailable": 0,
+        "with_photo": 1,
+        "unknown_country": 0,
+        "by_type": {"red": 1, "white": 1},
+        "by_country": {"Россия": 2},
+        "price_rub": {"min": 1290.5, "median": 1395.25, "max": 1500},
         "embedding_models": {LOCAL_MODEL_NAME: 2},
     }
     found = handle({"tool": "search_wines", "arguments": {"grape_variety": "мерло", "food_pairing": "стейк"}}, empty_db)
@@ -462,7 +471,7 @@ def test_cli_import_prints_every_bad_row(fresh_db, tmp_path, capsys, cli_env):
         wine(name="Плохой тип", wine_type="purple"),
         wine(name="Тело", body=7),
         {k: v for k, v in wine().items() if k != "name"},
-        wine(name="Лишнее", colour="red"),
+        wine(name="Длинное", description="Очень длинное описание. " * 1000),
     ]
     lines = write_json_one_per_line(tmp_path / "bad.json", items)
     before = fingerprint(fresh_db)
@@ -471,8 +480,14 @@ def test_cli_import_prints_every_bad_row(fresh_db, tmp_path, capsys, cli_env):
     output = " ".join((captured.out + captured.err).split())
     assert code == 1
     assert "4 bad row(s); nothing was imported" in output
-    for index, fragment in ((1, "wine_type"), (2, "body"), (3, "name"), (4, "colour")):
-        assert f"line {lines[index]}: {fragment}" in output, output
+    for index, fragment in (
+        (1, "«Плохой тип» (Тестовая винодельня, 2021): wine_type"),
+        (2, "«Тело» (Тестовая винодельня, 2021): body"),
+        (3, ": name: required"),
+        (4, "«Длинное» (Тестовая винодельня, 2021): description: 24,000 characters, at most 20,000"),
+    ):
+        assert f"line {lines[index]}{'' if fragment.startswith(':') else ', '}{fragment}" in output, output
+    assert "(value: 'purple')" in output
     assert f"line {lines[0]}:" not in output
     assert fingerprint(fresh_db) == before
 
@@ -513,3 +528,261 @@ def test_cli_import_prints_rows_with_brackets(empty_db, tmp_path, capsys, cli_en
     assert main(["catalog", "import", str(tmp_path / "bad.json")]) == 1
     output = capsys.readouterr().err
     assert "photos/[/]label.png" in output and "photos/[bold]x.png" in output
+
+
+# ---------------------------------------------------------------- real shop exports (issue 14)
+
+
+def shop_wine(**changes) -> dict:
+    """A row as a shop's export writes it: official country name, shares, category pairings, extra fields."""
+    base = wine(
+        name="Шато Тест",
+        producer="Тестовый дом",
+        country="Французская Республика",
+        grape_varieties=["мерло 83%", "Каберне Фран 17 %"],
+        food_pairings=["Говядина", "Закуски, салаты и антипасто", "Выдержанный сыр"],
+        description="Рубиновый цвет. " + "Долгое описание терруара и выдержки. " * 70,
+        tasting_notes="Рубиновый цвет. Слива, вишня и кедр.",
+        price_range="3000-5000",
+        sku="SKU-1",
+    )
+    base.update(changes)
+    return base
+
+
+def test_shop_export_with_extra_fields_long_descriptions_and_shares(empty_db, tmp_path):
+    items = [
+        shop_wine(),
+        shop_wine(name="Второе", sku="SKU-2", grape_varieties="мальбек 100%", country="США", food_pairings=["Рыба"]),
+    ]
+    assert len(items[0]["description"]) > 2000
+    write_json_one_per_line(tmp_path / "shop.json", items)
+    report = run_import(tmp_path / "shop.json", empty_db, tmp_path / "store")
+    assert report.inserted == 2 and report.unknown_fields == {"price_range": 2}
+    with empty_db.connection() as conn:
+        rows = conn.execute(
+            "SELECT name, country, country_code, grape_varieties, grape_shares::float8[], grape_keys,"
+            " food_categories, sku, extra, char_length(description) FROM wines ORDER BY sku"
+        ).fetchall()
+    first, second = rows
+    assert first[1:9] == (
+        "Французская Республика",
+        "FR",
+        ["Мерло", "Каберне Фран"],
+        [83.0, 17.0],
+        ["каберне фран", "мерло"],
+        ["выдержанный сыр", "говядина", "закуски", "мясные деликатесы", "салаты"],
+        "SKU-1",
+        {"price_range": "3000-5000"},
+    )
+    assert first[9] == len(items[0]["description"].strip())  # stored in full
+    assert second[3:5] == (["Мальбек"], [100.0]) and second[2] == "US"
+    # official names, shares and category pairings all reach the filters
+    for arguments in ({"country": "Франция"}, {"grape_variety": "merlot"}, {"food_pairing": "к стейку"}):
+        found = handle({"tool": "search_wines", "arguments": arguments}, empty_db)
+        assert [w["name"] for w in found["wines"]] == ["Шато Тест"], arguments
+    pasta = handle({"tool": "search_wines", "arguments": {"food_pairing": "паста"}}, empty_db)
+    assert pasta["found"] == 0  # «антипасто» is not «паста»
+    # tool results carry a shortened description and notes without the colour sentence
+    shown = handle({"tool": "search_wines", "arguments": {"country": "Франция"}}, empty_db)["wines"][0]
+    assert len(shown["description"]) <= 600 and shown["tasting_notes"] == "Слива, вишня и кедр."
+
+
+def test_replace_makes_the_catalogue_exactly_the_file(fresh_db, tmp_path, shipped_wines):
+    with fresh_db.connection() as conn:
+        some_id = conn.execute("SELECT id FROM wines ORDER BY name LIMIT 1").fetchone()[0]
+        conn.execute(
+            "INSERT INTO messages (chat_id, role, content, wine_ids) VALUES (1, 'assistant', 'x', ARRAY[%s]::uuid[])",
+            (some_id,),
+        )
+        conn.execute("INSERT INTO feedback (chat_id, user_id, wine_id, rating) VALUES (1, 1, %s, 1)", (some_id,))
+        conn.commit()
+    items = [shop_wine(), shop_wine(name="Второе", sku="SKU-2")]
+    write_json_one_per_line(tmp_path / "shop.json", items)
+    report = import_catalog(
+        tmp_path / "shop.json",
+        tools=InProcessTools(fresh_db),
+        embedder=LocalHashingEmbeddings(),
+        photos=LocalPhotoStore(tmp_path / "store"),
+        replace=True,
+    )
+    assert report.inserted == 2 and report.retired == len(shipped_wines)
+    stats = handle({"tool": "catalog_stats", "arguments": {}}, fresh_db)
+    assert (stats["available"], stats["unavailable"]) == (2, len(shipped_wines))
+    # nothing unavailable is ever found again, by any tool
+    everything = handle({"tool": "search_wines", "arguments": {"limit": 20}}, fresh_db)
+    assert {w["name"] for w in everything["wines"]} == {"Шато Тест", "Второе"} and everything["matched"] == 2
+    listing = handle({"tool": "get_list", "arguments": {}}, fresh_db)
+    assert {w["name"] for w in listing["wines"]} == {"Шато Тест", "Второе"}
+    exported = export_catalog(InProcessTools(fresh_db))["wines"]
+    assert [w["name"] for w in exported] == ["Второе", "Шато Тест"]
+    # history and feedback still point at the retired wine, which get_wines still describes
+    with fresh_db.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM feedback WHERE wine_id = %s", (some_id,)).fetchone()[0] == 1
+    old = handle({"tool": "get_wines", "arguments": {"ids": [str(some_id)]}}, fresh_db)["wines"][0]
+    assert old["available"] is False
+
+
+def test_export_edit_import_round_trips_by_id_and_sku(empty_db, tmp_path):
+    write_json_one_per_line(tmp_path / "shop.json", [shop_wine(), shop_wine(name="Без артикула", sku=None)])
+    run_import(tmp_path / "shop.json", empty_db, tmp_path / "store")
+    exported = export_catalog(InProcessTools(empty_db))["wines"]
+    assert all(w["id"] for w in exported) and {w["sku"] for w in exported} == {"SKU-1", None}
+    assert exported[1]["grape_varieties"] == ["Мерло 83%", "Каберне Фран 17%"]
+    assert exported[1]["price_range"] == "3000-5000"  # extra fields come back where they were
+    # rename both wines: the id (and the sku) keep them the same wines
+    for item in exported:
+        item["name"] += " (новая этикетка)"
+        item["price_rub"] = 999
+    (tmp_path / "edited.json").write_text(json.dumps({"wines": exported}, ensure_ascii=False), encoding="utf-8")
+    report = run_import(tmp_path / "edited.json", empty_db, tmp_path / "store")
+    assert (report.inserted, report.updated) == (0, 2)
+    again = export_catalog(InProcessTools(empty_db))["wines"]
+    assert {w["id"] for w in again} == {w["id"] for w in exported}
+    assert {w["name"] for w in again} == {w["name"] for w in exported} and {w["price_rub"] for w in again} == {999}
+    # the sku alone finds the wine too, e.g. from a shop's next export without ids
+    write_json_one_per_line(tmp_path / "next.json", [shop_wine(name="Совсем другое имя", price_rub=1234)])
+    assert run_import(tmp_path / "next.json", empty_db, tmp_path / "store").updated == 1
+
+
+def test_csv_with_semicolons_and_a_byte_order_mark(empty_db, tmp_path):
+    buffer = io.StringIO()
+    header = [*CSV_HEADER, "sku", "price_range"]
+    out = csv.writer(buffer, delimiter=";", lineterminator="\r\n")
+    out.writerow(header)
+    out.writerow([csv_cell(shop_wine().get(column)) for column in header])
+    (tmp_path / "excel.csv").write_bytes(b"\xef\xbb\xbf" + buffer.getvalue().encode("utf-8"))
+    report = run_import(tmp_path / "excel.csv", empty_db, tmp_path / "store")
+    assert report.inserted == 1 and report.unknown_fields == {"price_range": 1}
+    exported = export_catalog(InProcessTools(empty_db))["wines"][0]
+    assert exported["sku"] == "SKU-1" and exported["grape_varieties"] == ["Мерло 83%", "Каберне Фран 17%"]
+
+
+def test_duplicate_sku_in_a_file_names_both_rows(empty_db, tmp_path):
+    lines = write_json_one_per_line(tmp_path / "dup.json", [shop_wine(), shop_wine(name="Другое")])
+    with pytest.raises(CatalogImportError) as info:
+        run_import(tmp_path / "dup.json", empty_db, tmp_path / "store")
+    assert f"sku: 'SKU-1' is also on line {lines[0]}" in errors_by_line(info.value)[lines[1]]
+
+
+class _PhotoServer:
+    """A real HTTP server on loopback: /label.png is a photo, /page is HTML, /big is over the size limit."""
+
+    def __init__(self, photo: bytes):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - the standard library's name
+                if self.path == "/label.png":
+                    self._send(200, "image/png", photo)
+                elif self.path == "/page":
+                    self._send(200, "text/html", b"<html></html>")
+                elif self.path == "/big":
+                    self._send(200, "image/jpeg", b"\xff" * (5 * 1024 * 1024 + 1))
+                else:
+                    self._send(404, "text/plain", b"not found")
+
+            def _send(self, status, content_type, body):
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_image_url_is_downloaded_and_failures_are_reported(empty_db, tmp_path):
+    photo = sorted(SHIPPED_PHOTOS.glob("*.png"))[0].read_bytes()
+    server = _PhotoServer(photo)
+    try:
+        # a closed port: connection refused at once
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            closed = f"http://127.0.0.1:{probe.getsockname()[1]}/x.png"
+        items = [
+            shop_wine(name="С фото", sku="A", image_url=f"{server.url}/label.png"),
+            shop_wine(name="Нет файла", sku="B", image_url=f"{server.url}/missing.png"),
+            shop_wine(name="Не картинка", sku="C", image_url=f"{server.url}/page"),
+            shop_wine(name="Огромное", sku="D", image_url=f"{server.url}/big"),
+            shop_wine(name="Недоступно", sku="E", image_url=closed),
+        ]
+        write_json_one_per_line(tmp_path / "photos.json", items)
+        report = run_import(tmp_path / "photos.json", empty_db, tmp_path / "store")
+    finally:
+        server.close()
+    assert report.inserted == 5 and report.photos_uploaded == 1
+    failures = "\n".join(report.photos_failed)
+    assert len(report.photos_failed) == 4
+    for fragment in ("«Нет файла»", "HTTP 404", "not a PNG", "larger than 5 MB", "«Недоступно»", "unreachable"):
+        assert fragment in failures, fragment
+    with empty_db.connection() as conn:
+        keys = dict(conn.execute("SELECT name, image_key FROM wines").fetchall())
+    import hashlib
+
+    assert keys["С фото"] == f"wines/{hashlib.sha256(photo).hexdigest()[:12]}-label.png"
+    assert (tmp_path / "store" / keys["С фото"]).read_bytes() == photo
+    assert all(keys[name] is None for name in ("Нет файла", "Не картинка", "Огромное", "Недоступно"))
+
+
+def test_cli_replace_list_and_stats(fresh_db, tmp_path, capsys, cli_env, shipped_wines):
+    from sommelier.cli.main import main
+
+    cli_env(fresh_db)
+    write_json_one_per_line(tmp_path / "shop.json", [shop_wine(), shop_wine(name="Второе", sku="SKU-2")])
+    assert main(["catalog", "import", str(tmp_path / "shop.json"), "--replace"]) == 0
+    output = " ".join(capsys.readouterr().err.split())
+    assert "imported 2 wines: 2 new, 0 updated" in output
+    assert f"replaced: {len(shipped_wines)} wines not in the file are now unavailable" in output
+    assert "kept in extra (fields the catalogue does not use): price_range (2)" in output
+    assert main(["catalog", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["wines"]
+    assert [(w["name"], w["sku"]) for w in listed] == [("Второе", "SKU-2"), ("Шато Тест", "SKU-1")]
+    assert main(["catalog", "stats"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["available"] == 2 and stats["unavailable"] == len(shipped_wines)
+    assert main(["catalog", "list", "--all"]) == 0
+    assert f"{len(shipped_wines) + 2} wines" in " ".join(capsys.readouterr().err.split())
+
+
+def test_rows_written_before_the_normalised_columns_are_filled_after_migrating(fresh_db, shipped_wines):
+    from sommelier.catalog.normalise import backfill
+    from sommelier.db.migrations import apply_migrations
+
+    with fresh_db.connection() as conn:
+        conn.execute(
+            "UPDATE wines SET lexicon_version = NULL, country_code = NULL, grape_keys = '{}', food_categories = '{}',"
+            " country = 'Соединенные Штаты Америки', grape_varieties = ARRAY['зинфандель 85%', 'Пти Сира 15%']"
+            " WHERE name = 'Old Vine Zin'"
+        )
+        conn.commit()
+        assert backfill(conn) == 1
+        row = conn.execute(
+            "SELECT country_code, grape_varieties, grape_shares::float8[], grape_keys, food_categories, lexicon_version"
+            " FROM wines WHERE name = 'Old Vine Zin'"
+        ).fetchone()
+        assert backfill(conn) == 0  # every row is current now
+    assert row[:4] == ("US", ["Зинфандель", "Пти Сира"], [85.0, 15.0], ["зинфандель", "пти сира"])
+    assert {"говядина", "свинина"} <= set(row[4]) and row[5]
+    apply_migrations(fresh_db.conninfo)  # idempotent, and runs the same step
+    found = handle(
+        {
+            "tool": "search_wines",
+            "arguments": {"country": "американское", "grape_variety": "zinfandel", "wine_type": "red"},
+        },
+        fresh_db,
+    )
+    assert [w["name"] for w in found["wines"]] == ["Old Vine Zin"]

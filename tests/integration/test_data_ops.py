@@ -450,11 +450,24 @@ def test_feedback_for_an_unknown_wine_keeps_the_vote(fresh_db):
 
 
 def test_catalog_stats(catalog_db, shipped_wines, empty_db):
-    assert ok(catalog_db, "catalog_stats") == {
-        "wines": len(shipped_wines),
-        "embedding_models": {"local-ngram-hash-v1": len(shipped_wines)},
+    stats = ok(catalog_db, "catalog_stats")
+    assert stats["wines"] == stats["available"] == len(shipped_wines) and stats["unavailable"] == 0
+    assert stats["embedding_models"] == {"local-ngram-hash-v1": len(shipped_wines)}
+    assert stats["unknown_country"] == 0  # the language layer knows every shipped country
+    assert sum(stats["by_type"].values()) == sum(stats["by_country"].values()) == len(shipped_wines)
+    prices = sorted(w["price_rub"] for w in shipped_wines)
+    assert stats["price_rub"]["min"] == prices[0] and stats["price_rub"]["max"] == prices[-1]
+    assert ok(empty_db, "catalog_stats") == {
+        "wines": 0,
+        "available": 0,
+        "unavailable": 0,
+        "with_photo": 0,
+        "unknown_country": 0,
+        "by_type": {},
+        "by_country": {},
+        "price_rub": None,
+        "embedding_models": {},
     }
-    assert ok(empty_db, "catalog_stats") == {"wines": 0, "embedding_models": {}}
 
 
 def test_read_only_tools_change_nothing(fresh_db):

@@ -14,6 +14,8 @@ from sommelier.agent.offline import OfflineResponder
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.tools.client import InProcessTools
 
+from tests.food_oracle import BY_REQUEST, pairs_with
+
 
 def _norm(text: str) -> str:
     return (text or "").lower().replace("ё", "е")
@@ -34,32 +36,6 @@ def _shipped(answer, recommendation, shipped_by_key) -> dict:
     wine = found[recommendation.wine_id]
     return shipped_by_key[(wine["name"], wine["producer"], wine["vintage_year"])]
 
-
-FOOD_STEMS = {
-    "стейк": ("стейк",),
-    "шашлык": ("шашлык",),
-    "рыба": ("рыб", "лосос", "форел", "тунец", "дорадо", "сибас", "треск"),
-    "сыр": (
-        "сыр",
-        "пармезан",
-        "пекорино",
-        "сулугуни",
-        "бри",
-        "камамбер",
-        "горгонзол",
-        "рокфор",
-        "чеддер",
-        "моцарелл",
-        "бурат",
-        "гауд",
-        "фет",
-    ),
-    "паста": ("паст",),
-    "пицца": ("пицц",),
-    "утка": ("утк",),
-    "морепродукты": ("морепродукт", "устриц", "мидии", "кревет", "краб", "гребеш", "кальмар"),
-    "десерт": ("десерт", "торт", "пирож", "выпечк", "фрукт", "шоколад", "мороженое"),
-}
 
 # (query, hard constraints every recommended wine must meet)
 CASES: list[tuple[str, dict]] = [
@@ -127,8 +103,7 @@ def _check(wine: dict, expected: dict) -> list[str]:
         if region not in _norm(wine.get("region")) and region not in _norm(wine.get("appellation")):
             problems.append(f"region {wine.get('region')}")
     if "food" in expected:
-        stems = FOOD_STEMS[expected["food"]]
-        if not any(s in _norm(p) for p in wine["food_pairings"] for s in stems):
+        if not pairs_with(wine, BY_REQUEST[expected["food"]]):
             problems.append(f"pairings {wine['food_pairings']}")
     return problems
 

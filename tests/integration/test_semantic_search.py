@@ -174,7 +174,12 @@ def test_both_filters_together(catalog_db, shipped_wines):
 
 def test_filters_that_exclude_everything_give_an_empty_answer(catalog_db):
     result = semantic(catalog_db, "игристое", wine_type="sparkling", price_max=100)
-    assert result == {"found": 0, "wines": [], "filters_applied": {"wine_type": "sparkling", "price_max": 100}}
+    assert result == {
+        "found": 0,
+        "matched": 0,
+        "wines": [],
+        "filters_applied": {"wine_type": "sparkling", "price_max": 100},
+    }
 
 
 def test_exclude_ids_gives_the_next_best(catalog_db):
@@ -224,7 +229,7 @@ def test_rows_of_another_embedding_model_are_never_compared(fresh_db):
 
 def test_answer_format(catalog_db, shipped_wines):
     result = semantic(catalog_db, "вино к сырной тарелке")
-    assert set(result) == {"found", "wines", "filters_applied"}
+    assert set(result) == {"found", "matched", "wines", "filters_applied"}
     assert result["found"] == len(result["wines"]) == TOP_K  # capped at 5 by default
     assert result["filters_applied"] == {}
     catalogue = {(w["name"], w["producer"], w["vintage_year"]): w for w in shipped_wines}

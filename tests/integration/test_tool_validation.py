@@ -253,6 +253,7 @@ def test_no_results_answer_shape(catalog_db):
     result = search(catalog_db, wine_type="sparkling", grape_variety="Саперави", price_max=500)
     assert result == {
         "found": 0,
+        "matched": 0,
         "wines": [],
         "filters_applied": {"wine_type": "sparkling", "grape_variety": "Саперави", "price_max": 500},
     }
@@ -310,12 +311,12 @@ def test_semantic_search_other_model_with_filters_is_still_refused(catalog_db, q
 
 def test_semantic_search_right_model_no_match_is_an_empty_result(catalog_db, query_vector):
     result = semantic(catalog_db, query="x", embedding=query_vector, embedding_model=LOCAL_MODEL_NAME, price_max=10)
-    assert result == {"found": 0, "wines": [], "filters_applied": {"price_max": 10}}
+    assert result == {"found": 0, "matched": 0, "wines": [], "filters_applied": {"price_max": 10}}
 
 
 def test_semantic_search_on_an_empty_catalogue_is_an_empty_result(empty_db, query_vector):
     result = semantic(empty_db, query="x", embedding=query_vector, embedding_model=LOCAL_MODEL_NAME)
-    assert result == {"found": 0, "wines": [], "filters_applied": {}}
+    assert result == {"found": 0, "matched": 0, "wines": [], "filters_applied": {}}
 
 
 def test_semantic_search_accepts_integer_components(catalog_db):

@@ -1,7 +1,11 @@
 """`sommelier catalog import`: read a JSON or CSV catalogue, validate every row, embed, upload photos, upsert.
 
-All or nothing: every row is validated (and every photo found) before anything is written,
-and the rows are upserted in one transaction by the tool function.
+All or nothing: every row is validated (and every photo file found) before anything is written, and the
+rows are upserted in one transaction by the tool function. Real shop exports are taken as they are:
+fields the catalogue does not model are kept in `extra` and listed in the report; a photo on the web
+(`image_url`) that can't be fetched leaves the wine without a photo and is reported. With `replace`,
+the catalogue becomes exactly the file: other wines become unavailable (never recommended; their
+history and feedback stay).
 """
 
 from __future__ import annotations
@@ -11,6 +15,10 @@ import hashlib
 import io
 import json
 import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sommelier import language
 from sommelier.catalog.models import WineRecord
 from sommelier.embeddings.port import EmbeddingProvider
 from sommelier.storage.photos import PhotoStore
@@ -29,15 +38,22 @@ LAMBDA_IMPORT_CHUNK = 150
 LIST_SEPARATOR = ";"
 CSV_LIST_FIELDS = ("grape_varieties", "food_pairings")
 CSV_INT_FIELDS = ("vintage_year", "body", "tannins", "acidity")
+CSV_OPTIONAL_FIELDS = ("appellation", "image", "image_key", "image_url", "sku", "id")
+
+
+PHOTO_DOWNLOAD_TIMEOUT_S = 10
+PHOTO_MAX_BYTES = 5 * 1024 * 1024  # Telegram's limit for photos it fetches by URL
 
 
 @dataclass(frozen=True)
 class RowError:
     line: int
     reason: str
+    wine: str = ""  # «name» (producer, vintage), when the row has them
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.reason}"
+        where = f"line {self.line}" + (f", {self.wine}" if self.wine else "")
+        return f"{where}: {self.reason}"
 
 
 class CatalogImportError(Exception):
@@ -54,6 +70,9 @@ class ImportReport:
     updated: int
     photos_uploaded: int
     embedding_model: str
+    retired: int = 0  # wines made unavailable by --replace
+    unknown_fields: dict[str, int] = field(default_factory=dict)  # kept in `extra`: field → rows
+    photos_failed: list[str] = field(default_factory=list)  # wines imported without their image_url photo
     warnings: list[str] = field(default_factory=list)
 
 
@@ -65,7 +84,8 @@ def _json_rows(text: str) -> Iterator[tuple[int, Any]]:
     except json.JSONDecodeError as exc:
         raise CatalogImportError([RowError(exc.lineno, f"invalid JSON: {exc.msg}")]) from exc
     if isinstance(document, dict):
-        if set(document) != {"wines"} or not isinstance(document["wines"], list):
+        # Other top-level keys (a shop name, an export date) are an export's wrapping, not wines.
+        if not isinstance(document.get("wines"), list):
             raise CatalogImportError('a JSON catalogue must be {"wines": [...]} or a list of wines')
         match = re.search(r'"wines"\s*:\s*\[', text)
         position = match.end() if match else None
@@ -101,9 +121,11 @@ def _csv_rows(text: str) -> Iterator[tuple[int, Any]]:
         for key, value in row.items():
             key = (key or "").strip()
             value = (value or "").strip()
+            if not key or (not value and key not in MODEL_FIELDS):
+                continue  # an unnamed or empty extra column carries nothing
             if key in CSV_LIST_FIELDS:
                 item[key] = [part for part in value.split(LIST_SEPARATOR) if part.strip()]
-            elif key in CSV_INT_FIELDS or key == "appellation" or key == "image" or key == "image_key":
+            elif key in CSV_INT_FIELDS or key in CSV_OPTIONAL_FIELDS:
                 item[key] = value or None
             else:
                 item[key] = value
@@ -129,19 +151,55 @@ def read_catalog(path: Path) -> list[tuple[int, Any]]:
     raise CatalogImportError(f"unsupported file type {suffix or '(none)'}: use .json or .csv")
 
 
+MODEL_FIELDS = frozenset(WineRecord.model_fields) - {"extra"}
+_SHOWN_VALUE_CHARS = 60
+
+
+def _wine_label(item: dict[str, Any]) -> str:
+    name = str(item.get("name") or "").strip()[:80]
+    if not name:
+        return ""
+    details = ", ".join(str(item[k]).strip()[:60] for k in ("producer", "vintage_year") if item.get(k))
+    return f"«{name}»" + (f" ({details})" if details else "")
+
+
+def _shown(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return repr(text if len(text) <= _SHOWN_VALUE_CHARS else text[:_SHOWN_VALUE_CHARS] + "…")
+
+
 def _reason(exc: ValidationError) -> str:
+    """Each problem with its field and the offending value, or its length when the value is too long."""
     parts = []
     for error in exc.errors():
         where = ".".join(str(p) for p in error["loc"]) or "row"
-        parts.append(f"{where}: {error['msg']}")
+        value = error.get("input")
+        if error["type"] in ("string_too_long", "too_long") and hasattr(value, "__len__"):
+            limit = (error.get("ctx") or {}).get("max_length")
+            unit = "characters" if isinstance(value, str) else "items"
+            parts.append(f"{where}: {len(value):,} {unit}, at most {limit:,}" if limit else f"{where}: too long")
+        elif error["type"] == "missing":
+            parts.append(f"{where}: required, missing")
+        else:
+            message = error["msg"].removeprefix("Value error, ")
+            parts.append(f"{where}: {message} (value: {_shown(value)})")
     return "; ".join(parts)
 
 
+def split_extra(item: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fields the catalogue models, and the rest (kept in `extra`)."""
+    known = {k: v for k, v in item.items() if k in MODEL_FIELDS}
+    extra = dict(item["extra"]) if isinstance(item.get("extra"), dict) else {}
+    extra.update({k: v for k, v in item.items() if k not in MODEL_FIELDS and k != "extra"})
+    return known, extra
+
+
 def validate_rows(rows: list[tuple[int, Any]], base_dir: Path) -> list[WineRecord]:
-    """Every row validated; raises CatalogImportError naming every bad row."""
+    """Every row validated; raises CatalogImportError naming every bad row, its wine, field and value."""
     errors: list[RowError] = []
     records: list[WineRecord] = []
     seen: dict[tuple, int] = {}
+    seen_sku: dict[str, int] = {}
     for line, item in rows:
         if not isinstance(item, dict):
             errors.append(RowError(line, "a wine must be an object"))
@@ -149,22 +207,30 @@ def validate_rows(rows: list[tuple[int, Any]], base_dir: Path) -> list[WineRecor
         if "__error__" in item:
             errors.append(RowError(line, item["__error__"]))
             continue
+        label = _wine_label(item)
+        known, extra = split_extra(item)
         try:
-            record = WineRecord.model_validate(item)
+            record = WineRecord.model_validate({**known, "extra": extra})
         except ValidationError as exc:
-            errors.append(RowError(line, _reason(exc)))
+            errors.append(RowError(line, _reason(exc), label))
             continue
         key = record.natural_key()
         if key in seen:
-            errors.append(RowError(line, f"duplicate of line {seen[key]} (same name, producer and vintage)"))
+            errors.append(RowError(line, f"duplicate of line {seen[key]} (same name, producer and vintage)", label))
+            continue
+        if record.sku and record.sku in seen_sku:
+            errors.append(RowError(line, f"sku: {record.sku!r} is also on line {seen_sku[record.sku]}", label))
             continue
         seen[key] = line
+        if record.sku:
+            seen_sku[record.sku] = line
         if record.image and not (base_dir / record.image).is_file():
-            errors.append(RowError(line, f"image: file not found: {record.image}"))
+            errors.append(RowError(line, f"image: file not found: {record.image}", label))
             continue
         if record.image and Path(record.image).suffix.lower() not in PHOTO_TYPES:
+            suffix = Path(record.image).suffix or "no extension"
             errors.append(
-                RowError(line, f"image: use PNG, JPEG or WebP, not {Path(record.image).suffix or 'no extension'}")
+                RowError(line, f"image: use PNG, JPEG or WebP, not {suffix} (value: {record.image!r})", label)
             )
             continue
         records.append(record)
@@ -178,10 +244,42 @@ def validate_rows(rows: list[tuple[int, Any]], base_dir: Path) -> list[WineRecor
 PHOTO_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
 
 
-def photo_key(record: WineRecord, data: bytes) -> str:
-    """Content-addressed: a changed photo gets a new key, which also resets the cached Telegram file_id."""
-    name = Path(record.image or "").name
-    return f"wines/{hashlib.sha256(data).hexdigest()[:12]}-{name}"
+def photo_key(name: str, data: bytes) -> str:
+    """Content-addressed (`wines/<12 hex digits of the SHA-256>-<file name>`): a changed photo gets a new key,
+    which also resets the cached Telegram file_id."""
+    return f"wines/{hashlib.sha256(data).hexdigest()[:12]}-{Path(name).name}"
+
+
+_CONTENT_TYPES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
+
+
+class PhotoDownloadError(Exception):
+    pass
+
+
+def download_photo(url: str) -> tuple[bytes, str, str]:
+    """(bytes, content type, file name) of a photo on the web, within a timeout and a size limit."""
+    request = urllib.request.Request(url, headers={"User-Agent": "sommelier-catalog-import"})
+    try:
+        with urllib.request.urlopen(request, timeout=PHOTO_DOWNLOAD_TIMEOUT_S) as response:  # nosec B310 - http(s) only, checked by the model
+            content_type = (response.headers.get_content_type() or "").lower()
+            if content_type not in _CONTENT_TYPES:
+                raise PhotoDownloadError(f"not a PNG, JPEG or WebP image ({content_type or 'no content type'})")
+            declared = response.headers.get("Content-Length")
+            if declared and declared.isdigit() and int(declared) > PHOTO_MAX_BYTES:
+                raise PhotoDownloadError(f"larger than {PHOTO_MAX_BYTES // (1024 * 1024)} MB")
+            data = response.read(PHOTO_MAX_BYTES + 1)
+    except urllib.error.HTTPError as exc:
+        raise PhotoDownloadError(f"HTTP {exc.code}") from None
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise PhotoDownloadError(f"unreachable ({reason})") from None
+    if len(data) > PHOTO_MAX_BYTES:
+        raise PhotoDownloadError(f"larger than {PHOTO_MAX_BYTES // (1024 * 1024)} MB")
+    if not data:
+        raise PhotoDownloadError("empty response")
+    stem = Path(urllib.parse.urlsplit(url).path).stem or "photo"
+    return data, content_type, re.sub(r"[^A-Za-z0-9._-]+", "-", stem)[:80] + _CONTENT_TYPES[content_type]
 
 
 def import_catalog(
@@ -190,11 +288,14 @@ def import_catalog(
     tools: ToolClient,
     embedder: EmbeddingProvider,
     photos: PhotoStore,
+    replace: bool = False,
     on_progress: Callable[[str, int, int], None] | None = None,
 ) -> ImportReport:
     path = Path(path)
-    records = validate_rows(read_catalog(path), path.parent)
+    rows = read_catalog(path)
+    records = validate_rows(rows, path.parent)
     progress = on_progress or (lambda stage, done, total: None)
+    unknown_fields = Counter(key for record in records for key in record.extra)
 
     vectors: list[list[float]] = []
     for start in range(0, len(records), EMBED_BATCH):
@@ -203,38 +304,69 @@ def import_catalog(
         progress("embeddings", len(vectors), len(records))
 
     uploaded = 0
-    with_photos = sum(1 for r in records if r.image)
+    photos_failed: list[str] = []
+    with_photos = sum(1 for r in records if r.image or r.image_url)
     payload: list[dict[str, Any]] = []
     for record, vector in zip(records, vectors, strict=True):
         row = record.model_dump(mode="json", exclude={"image"})
         if record.image:
             data = (path.parent / record.image).read_bytes()
-            key = photo_key(record, data)
+            key = photo_key(record.image, data)
             photos.put(key, data, PHOTO_TYPES[Path(record.image).suffix.lower()])
             row["image_key"] = key
             uploaded += 1
-            progress("photos", uploaded, with_photos)
+            progress("photos", uploaded + len(photos_failed), with_photos)
+        elif record.image_url:
+            try:
+                data, content_type, name = download_photo(record.image_url)
+            except PhotoDownloadError as exc:
+                photos_failed.append(f"{_wine_label(row)}: {record.image_url}: {exc}")
+            else:
+                key = photo_key(name, data)
+                photos.put(key, data, content_type)
+                row["image_key"] = key
+                uploaded += 1
+            progress("photos", uploaded + len(photos_failed), with_photos)
         row["embedding"] = [round(x, 7) for x in vector]
         row["embedding_model"] = embedder.model
         payload.append(row)
 
     chunk = LAMBDA_IMPORT_CHUNK if isinstance(tools, LambdaTools) else len(payload)
-    inserted = updated = 0
+    inserted = updated = retired = 0
+    imported_ids: list[str] = []
     for start in range(0, len(payload), chunk):
-        result = tools.call("import_wines", {"wines": payload[start : start + chunk]})
+        part = payload[start : start + chunk]
+        arguments: dict[str, Any] = {"wines": part}
+        if replace and start + chunk >= len(payload):  # the last chunk retires every wine not imported
+            arguments.update(replace=True, keep_ids=imported_ids)
+        result = tools.call("import_wines", arguments)
         if "error" in result:
             verb = "could not be reached" if result.get("retryable") else "refused the import"
             raise CatalogImportError(f"the catalogue database {verb}: {result['error']}")
         inserted += result["inserted"]
         updated += result["updated"]
-        progress("database", start + len(payload[start : start + chunk]), len(payload))
+        retired += result.get("retired", 0)
+        imported_ids.extend(result.get("ids", []))
+        progress("database", start + len(part), len(payload))
+    warnings = [
+        f"country {country!r} is not in the language layer: country filters match it only as written"
+        for country in sorted({r.country for r in records if language.country(r.country, fuzzy=False) is None})
+    ]
     return ImportReport(
-        rows=len(records), inserted=inserted, updated=updated, photos_uploaded=uploaded, embedding_model=embedder.model
+        rows=len(records),
+        inserted=inserted,
+        updated=updated,
+        photos_uploaded=uploaded,
+        embedding_model=embedder.model,
+        retired=retired,
+        unknown_fields=dict(sorted(unknown_fields.items())),
+        photos_failed=photos_failed,
+        warnings=warnings,
     )
 
 
-def export_catalog(tools: ToolClient) -> dict[str, Any]:
-    result = tools.call("export_wines", {})
+def export_catalog(tools: ToolClient, *, include_unavailable: bool = False) -> dict[str, Any]:
+    result = tools.call("export_wines", {"include_unavailable": include_unavailable})
     if "error" in result:
         raise CatalogImportError(f"export failed: {result['error']}")
     return {"wines": result["wines"]}

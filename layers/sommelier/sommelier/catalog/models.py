@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 WineType = Literal["red", "white", "rose", "sparkling"]
 Sweetness = Literal["dry", "semi_dry", "semi_sweet", "sweet"]
 
-MAX_TEXT = 2000
+MAX_DESCRIPTION = 20000  # stored in full; captions and tool results use a shortened form
+MAX_NOTES = 5000
 MAX_NAME = 200
+MAX_SKU = 100
+EMBEDDED_DESCRIPTION_CHARS = 3000  # an embedding input stays well inside a model's token limit
 
 
 def _clean_list(values: list[str]) -> list[str]:
@@ -29,6 +33,8 @@ class WineRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
+    id: str | None = Field(default=None, description="the wine's id, as `catalog export` writes it")
+    sku: str | None = Field(default=None, max_length=MAX_SKU, description="the shop's own stable key")
     name: str = Field(min_length=1, max_length=MAX_NAME)
     producer: str = Field(min_length=1, max_length=MAX_NAME)
     country: str = Field(min_length=1, max_length=100)
@@ -42,8 +48,8 @@ class WineRecord(BaseModel):
     tannins: int = Field(ge=1, le=5)
     acidity: int = Field(ge=1, le=5)
     price_rub: Decimal = Field(gt=0, le=10_000_000, max_digits=12, decimal_places=2)
-    description: str = Field(min_length=1, max_length=MAX_TEXT)
-    tasting_notes: str = Field(default="", max_length=MAX_TEXT)
+    description: str = Field(min_length=1, max_length=MAX_DESCRIPTION)
+    tasting_notes: str = Field(default="", max_length=MAX_NOTES)
     food_pairings: list[str] = Field(default_factory=list, max_length=30)
     image: str | None = Field(
         default=None,
@@ -51,6 +57,10 @@ class WineRecord(BaseModel):
         description="photo file, relative to the catalogue file (uploaded to the bucket on import)",
     )
     image_key: str | None = Field(default=None, max_length=500, description="an object already in the bucket")
+    image_url: str | None = Field(
+        default=None, max_length=2000, description="a photo on the web, downloaded at import (http or https)"
+    )
+    extra: dict[str, Any] = Field(default_factory=dict, description="the file's fields the catalogue does not model")
 
     @field_validator("vintage_year")
     @classmethod
@@ -62,15 +72,58 @@ class WineRecord(BaseModel):
             raise ValueError(f"vintage_year must be between 1900 and {latest}, or empty for NV")
         return value
 
+    @field_validator("grape_varieties", "food_pairings", mode="before")
+    @classmethod
+    def _list_from_text(cls, value: Any) -> Any:
+        # Shops export lists as one cell: «Мерло 83%; Каберне Совиньон 17%». A pairing such as
+        # «Закуски, салаты и антипасто» holds commas, so only ";" separates items.
+        if isinstance(value, str):
+            return [part for part in value.split(";")]
+        return value
+
     @field_validator("grape_varieties", "food_pairings")
     @classmethod
     def _strip_items(cls, values: list[str]) -> list[str]:
         return _clean_list(values)
 
-    @field_validator("appellation", "image", "image_key")
+    @field_validator("vintage_year", mode="before")
+    @classmethod
+    def _non_vintage(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().upper() in {"", "NV", "N/V", "Б/Г", "БЕЗ ГОДА"}:
+            return None
+        return value
+
+    @field_validator("price_rub", mode="before")
+    @classmethod
+    def _price_as_written(cls, value: Any) -> Any:
+        # «4 990 ₽», «4990 руб.», «1290,50»: how prices look in Russian exports.
+        if isinstance(value, str):
+            cleaned = value.replace("\u00a0", "").replace(" ", "").replace("₽", "").removesuffix("руб.")
+            cleaned = cleaned.removesuffix("руб").replace(",", ".")
+            return cleaned
+        return value
+
+    @field_validator("appellation", "image", "image_key", "image_url", "sku", "id")
     @classmethod
     def _empty_is_none(cls, value: str | None) -> str | None:
         return value or None
+
+    @field_validator("id")
+    @classmethod
+    def _uuid(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return str(uuid.UUID(value))
+        except ValueError:
+            raise ValueError("id must be a wine id as `catalog export` writes it (a UUID)") from None
+
+    @field_validator("image_url")
+    @classmethod
+    def _web_address(cls, value: str | None) -> str | None:
+        if value is not None and not value.lower().startswith(("http://", "https://")):
+            raise ValueError("image_url must start with http:// or https://")
+        return value
 
     @model_validator(mode="after")
     def _grapes_present(self) -> WineRecord:
@@ -84,14 +137,15 @@ class WineRecord(BaseModel):
     def embedding_text(self) -> str:
         """The text that an embedding of this wine is computed from."""
         from sommelier.catalog.labels import SWEETNESS_RU, WINE_TYPE_RU
+        from sommelier.language import parse_grape
 
         parts = [
             f"{WINE_TYPE_RU[self.wine_type]} {SWEETNESS_RU[self.sweetness]} вино",
             self.name,
             self.producer,
             f"{self.country}, {self.region}".strip(", "),
-            ", ".join(self.grape_varieties),
-            self.description,
+            ", ".join(parse_grape(g)[0] for g in self.grape_varieties),
+            self.description[:EMBEDDED_DESCRIPTION_CHARS],
             self.tasting_notes,
             "к блюдам: " + ", ".join(self.food_pairings) if self.food_pairings else "",
         ]

@@ -1,4 +1,4 @@
-"""`sommelier catalog import FILE | export [FILE] | reembed`."""
+"""`sommelier catalog import FILE [--replace] | export [FILE] | list | stats | reembed`."""
 
 from __future__ import annotations
 
@@ -12,14 +12,26 @@ from sommelier.cli.output import console, fail, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("catalog", help="import, export or re-embed the shop's wine catalogue")
+    parser = sub.add_parser("catalog", help="import, export, list or re-embed the shop's wine catalogue")
     actions = parser.add_subparsers(dest="action", required=True)
     imp = actions.add_parser("import", help="validated, all-or-nothing import of a JSON or CSV catalogue")
     imp.add_argument("file", type=Path)
+    imp.add_argument(
+        "--replace",
+        action="store_true",
+        help="make the catalogue exactly the file: wines not in it become unavailable (history and feedback stay)",
+    )
     imp.set_defaults(run=run_import)
     exp = actions.add_parser("export", help='write {"wines": [...]} to FILE, or to stdout')
     exp.add_argument("file", type=Path, nargs="?")
+    exp.add_argument("--all", action="store_true", help="include unavailable wines (with available: false)")
     exp.set_defaults(run=run_export)
+    listing = actions.add_parser("list", help="one line per wine: id, sku, producer, name, vintage, price")
+    listing.add_argument("--all", action="store_true", help="include unavailable wines")
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    listing.set_defaults(run=run_list)
+    stats = actions.add_parser("stats", help="counts by availability, type and country; prices; embedding models")
+    stats.set_defaults(run=run_stats)
     reembed = actions.add_parser("reembed", help="recompute every embedding with the configured provider")
     reembed.set_defaults(run=run_reembed)
 
@@ -65,7 +77,14 @@ def run_import(args: argparse.Namespace) -> int:
                     tasks[stage] = progress.add_task(stage, total=total)
                 progress.update(tasks[stage], completed=done)
 
-            report = import_catalog(args.file, tools=tools, embedder=embedder, photos=photos, on_progress=on_progress)
+            report = import_catalog(
+                args.file,
+                tools=tools,
+                embedder=embedder,
+                photos=photos,
+                replace=args.replace,
+                on_progress=on_progress,
+            )
     except CatalogImportError as exc:
         console.print(f"[bold red]import failed:[/] {escape(str(exc))}")
         for error in exc.errors:
@@ -78,6 +97,15 @@ def run_import(args: argparse.Namespace) -> int:
         f"[green]imported[/] {report.rows} wines: {report.inserted} new, {report.updated} updated, "
         f"{report.photos_uploaded} photos, embeddings by {report.embedding_model}"
     )
+    if args.replace:
+        console.print(f"replaced: {report.retired} wines not in the file are now unavailable (history kept)")
+    if report.unknown_fields:
+        fields = ", ".join(f"{name} ({count})" for name, count in report.unknown_fields.items())
+        console.print(f"kept in extra (fields the catalogue does not use): {fields}", markup=False)
+    for failure in report.photos_failed:
+        console.print(f"  imported without a photo: {failure}", markup=False)
+    for warning in report.warnings:
+        console.print(f"  warning: {warning}", markup=False)
     return 0
 
 
@@ -86,7 +114,7 @@ def run_export(args: argparse.Namespace) -> int:
 
     try:
         _, tools, _, _ = _context()
-        data = export_catalog(tools)
+        data = export_catalog(tools, include_unavailable=args.all)
     except (CatalogImportError, Exception) as exc:
         return fail(str(exc))
     if args.file:
@@ -106,4 +134,46 @@ def run_reembed(args: argparse.Namespace) -> int:
     except Exception as exc:
         return fail(f"re-embedding failed: {exc}")
     console.print(f"re-embedded {count} wines with {embedder.model}")
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    try:
+        _, tools, _, _ = _context()
+        result = tools.call("list_wines", {"include_unavailable": args.all, "limit": 5000})
+    except Exception as exc:
+        return fail(f"list failed: {exc}")
+    if "error" in result:
+        return fail(f"list failed: {result['error']}")
+    if args.json:
+        print_json(result)
+        return 0
+    from rich.table import Table
+
+    table = Table("id", "sku", "producer", "name", "vintage", "type", "price ₽", *(["available"] if args.all else []))
+    for wine in result["wines"]:
+        table.add_row(
+            wine["id"][:8],
+            escape(wine["sku"] or ""),
+            escape(wine["producer"]),
+            escape(wine["name"]),
+            str(wine["vintage_year"] or "NV"),
+            f"{wine['wine_type']}/{wine['sweetness']}",
+            f"{wine['price_rub']:,}".replace(",", " "),
+            *(["yes" if wine["available"] else "no"] if args.all else []),
+        )
+    console.print(table)
+    console.print(f"{len(result['wines'])} wines")
+    return 0
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    try:
+        _, tools, _, _ = _context()
+        result = tools.call("catalog_stats", {})
+    except Exception as exc:
+        return fail(f"stats failed: {exc}")
+    if "error" in result:
+        return fail(f"stats failed: {result['error']}")
+    print_json(result)
     return 0

@@ -79,6 +79,11 @@ def apply_migrations(
                         (migration.version, migration.name),
                     )
                 applied.append(migration.version)
+            if "0004" in applied_versions(conn):
+                # A data step in Python: the normalised columns come from the language layer.
+                from sommelier.catalog.normalise import backfill
+
+                backfill(conn)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_ADVISORY_LOCK_KEY,))
     return applied

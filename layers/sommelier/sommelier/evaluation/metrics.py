@@ -6,7 +6,7 @@ Definitions (also in eval/README.md):
 - **tool choice**: among the search tools called in the evaluated turn (search_wines,
   semantic_search), at least one is an expected tool; for `"tool": null`, none was called.
 - **filter accuracy**: some search call of the turn sent every expected filter (expected ⊆ sent),
-  after normalising both sides: enum synonyms, country aliases (matching.canonical_country),
+  after normalising both sides: enum synonyms, country aliases (the language layer),
   grape aliases, region aliases, food words by stem, prices as numbers (or inside [low, high]).
 - **constraint satisfaction**: per recommended wine, the catalogue row (looked up by id) meets
   every hard constraint of the case; a wine that is not in the catalogue meets none.
@@ -30,12 +30,12 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sommelier import language
 from sommelier.agent.parsing import extract_json, wine_key
 from sommelier.evaluation.golden import SEARCH_TOOLS, GoldenCase
 from sommelier.evaluation.harness import CaseRun, TurnRecord
 from sommelier.evaluation.recording import CANDIDATE_TOOLS
-from sommelier.text import normalize, stem, words
-from sommelier.tools import matching
+from sommelier.language import normalize, stem, words
 from sommelier.tools.client import ToolClient
 
 RECALL_K = 5
@@ -132,8 +132,18 @@ def _price(value: Any) -> float | None:
 
 
 def _grape(value: str) -> str:
-    key = normalize(value)
-    return normalize(matching.grape_aliases().get(key, key))
+    known = language.grape(value)
+    return normalize(known.name if known else value)
+
+
+def _country(value: str) -> str:
+    known = language.country(value)
+    return normalize(known.name if known else value)
+
+
+def _region(value: str) -> str:
+    known = language.region(value)
+    return normalize(known.name) if known else normalize(value)
 
 
 def _food_stems(value: str) -> set[str]:
@@ -160,9 +170,9 @@ def normalise_filters(arguments: dict[str, Any]) -> dict[str, Any]:
         if key == "grape_variety":
             out[key] = _grape(value)
         elif key == "country":
-            out[key] = normalize(matching.canonical_country(value))
+            out[key] = _country(value)
         elif key == "region":
-            out[key] = matching.region_key(value)
+            out[key] = _region(value)
         else:
             out[key] = _food_stems(value)
     return out
@@ -190,10 +200,10 @@ def _filter_matches(key: str, expected: Any, sent: dict[str, Any]) -> bool:
             if value == want or value.startswith(want + " "):
                 return True
         elif key == "country":
-            if value == normalize(matching.canonical_country(alt)):
+            if value == _country(alt):
                 return True
         elif key == "region":
-            want = matching.region_key(alt)
+            want = _region(alt)
             if want in value or value in want:
                 return True
         elif key == "food_pairing":

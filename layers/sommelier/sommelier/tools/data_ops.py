@@ -48,6 +48,7 @@ def _full_wine(row: dict[str, Any]) -> dict[str, Any]:
         appellation=row["appellation"],
         image_key=row["image_key"],
         telegram_file_id=row["telegram_file_id"],
+        available=row["available"],
     )
     return wine
 
@@ -71,7 +72,7 @@ def get_list(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     args = require_object(arguments)
     limit = optional_limit(args, default=20, maximum=50)
     filters = search_filters({k: v for k, v in args.items() if k in ("wine_type", "price_max", "exclude_ids")})
-    conditions = ["TRUE"]
+    conditions = ["w.available"]
     params: dict[str, Any] = {"limit": limit}
     if filters.wine_type:
         conditions.append("w.wine_type = %(wine_type)s")
@@ -340,54 +341,166 @@ def save_feedback(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
 
 def catalog_stats(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     require_object(arguments)
-    total = conn.execute("SELECT count(*) FROM wines").fetchone()[0]
+    total, available, with_photo, unknown_country = conn.execute(
+        "SELECT count(*), count(*) FILTER (WHERE available),"
+        " count(*) FILTER (WHERE available AND image_key IS NOT NULL),"
+        " count(*) FILTER (WHERE available AND country_code IS NULL) FROM wines"
+    ).fetchone()
     models = {
         (model or "none"): count
         for model, count in conn.execute("SELECT embedding_model, count(*) FROM wines GROUP BY 1").fetchall()
     }
-    return {"wines": total, "embedding_models": models}
+    by_type = dict(
+        conn.execute("SELECT wine_type, count(*) FROM wines WHERE available GROUP BY 1 ORDER BY 2 DESC").fetchall()
+    )
+    by_country = dict(
+        conn.execute("SELECT country, count(*) FROM wines WHERE available GROUP BY 1 ORDER BY 2 DESC, 1").fetchall()
+    )
+    prices = conn.execute(
+        "SELECT min(price_rub), percentile_cont(0.5) WITHIN GROUP (ORDER BY price_rub), max(price_rub)"
+        " FROM wines WHERE available"
+    ).fetchone()
+    return {
+        "wines": total,
+        "available": available,
+        "unavailable": total - available,
+        "with_photo": with_photo,
+        "unknown_country": unknown_country,
+        "by_type": by_type,
+        "by_country": by_country,
+        "price_rub": {"min": money(prices[0]), "median": money(prices[1]), "max": money(prices[2])}
+        if prices[0] is not None
+        else None,
+        "embedding_models": models,
+    }
+
+
+def list_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+    """A short line per wine for `sommelier catalog list`: available ones, or all with `include_unavailable`."""
+    args = require_object(arguments)
+    include_unavailable = args.get("include_unavailable", False) is True
+    limit = optional_limit(args, default=1000, maximum=MAX_IMPORT_ROWS)
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(
+            "SELECT id, sku, name, producer, vintage_year, wine_type, sweetness, country, price_rub, available"
+            " FROM wines WHERE available OR %s ORDER BY producer, name, vintage_year LIMIT %s",
+            (include_unavailable, limit),
+        ).fetchall()
+    return {
+        "wines": [{**row, "id": str(row["id"]), "price_rub": money(row["price_rub"])} for row in rows],
+    }
+
+
+def _grapes_with_shares(names: list[str], shares: list[Any]) -> list[str]:
+    if not shares:
+        return list(names)
+    return [
+        f"{name} {money(share)}%" if share is not None else name
+        for name, share in zip(names, [*shares, *[None] * len(names)], strict=False)
+    ]
 
 
 def export_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
-    """Every wine as an import row (the `sommelier catalog export` format)."""
-    require_object(arguments)
+    """Every available wine as an import row (the `sommelier catalog export` format), with its id and sku
+    and the file's extra fields back at the top level, so export → edit → import round-trips."""
+    args = require_object(arguments)
+    include_unavailable = args.get("include_unavailable", False) is True
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
-            f"SELECT {WINE_COLUMNS}, w.country FROM wines w ORDER BY w.producer, w.name, w.vintage_year"  # nosec B608 - a constant query
+            f"SELECT {WINE_COLUMNS}, w.country, w.sku, w.extra, w.grape_shares, w.image_url, w.available"  # nosec B608 - a constant query
+            " FROM wines w WHERE w.available OR %s ORDER BY w.producer, w.name, w.vintage_year, w.id",
+            (include_unavailable,),
         ).fetchall()
     wines = []
     for row in rows:
-        wines.append(
-            {
-                "name": row["name"],
-                "producer": row["producer"],
-                "country": row["country"],
-                "region": row["region"],
-                "appellation": row["appellation"],
-                "vintage_year": row["vintage_year"],
-                "grape_varieties": list(row["grape_varieties"]),
-                "wine_type": row["wine_type"],
-                "sweetness": row["sweetness"],
-                "body": row["body"],
-                "tannins": row["tannins"],
-                "acidity": row["acidity"],
-                "price_rub": money(row["price_rub"]),
-                "description": row["description"],
-                "tasting_notes": row["tasting_notes"],
-                "food_pairings": list(row["food_pairings"]),
-                "image_key": row["image_key"],
-            }
-        )
+        wine = {
+            "id": str(row["id"]),
+            "sku": row["sku"],
+            "name": row["name"],
+            "producer": row["producer"],
+            "country": row["country"],
+            "region": row["region"],
+            "appellation": row["appellation"],
+            "vintage_year": row["vintage_year"],
+            "grape_varieties": _grapes_with_shares(list(row["grape_varieties"]), list(row["grape_shares"] or [])),
+            "wine_type": row["wine_type"],
+            "sweetness": row["sweetness"],
+            "body": row["body"],
+            "tannins": row["tannins"],
+            "acidity": row["acidity"],
+            "price_rub": money(row["price_rub"]),
+            "description": row["description"],
+            "tasting_notes": row["tasting_notes"],
+            "food_pairings": list(row["food_pairings"]),
+            "image_key": row["image_key"],
+        }
+        if row["image_url"]:
+            wine["image_url"] = row["image_url"]
+        for key, value in (row["extra"] or {}).items():
+            wine.setdefault(key, value)
+        if include_unavailable:
+            wine["available"] = row["available"]
+        wines.append(wine)
     return {"wines": wines}
 
 
+_WINE_WRITE_COLUMNS = (
+    "sku",
+    "name",
+    "producer",
+    "country",
+    "region",
+    "appellation",
+    "vintage_year",
+    "grape_varieties",
+    "grape_shares",
+    "grape_keys",
+    "wine_type",
+    "sweetness",
+    "body",
+    "tannins",
+    "acidity",
+    "price_rub",
+    "description",
+    "tasting_notes",
+    "food_pairings",
+    "food_categories",
+    "country_code",
+    "lexicon_version",
+    "extra",
+    "image_url",
+)
+
+
+def _existing_id(cur: psycopg.Cursor, record: Any) -> str | None:
+    """The wine a row updates: by its id (an export), else by the shop's sku, else by name, producer and vintage."""
+    if record.id:
+        row = cur.execute("SELECT id FROM wines WHERE id = %s", (record.id,)).fetchone()
+        if row:
+            return str(row[0])
+    if record.sku:
+        row = cur.execute("SELECT id FROM wines WHERE sku = %s", (record.sku,)).fetchone()
+        if row:
+            return str(row[0])
+    row = cur.execute(
+        "SELECT id FROM wines WHERE name = %s AND producer = %s AND vintage_year IS NOT DISTINCT FROM %s",
+        (record.name, record.producer, record.vintage_year),
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
 def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
-    """Upsert validated rows with their embeddings, all or nothing, by (name, producer, vintage_year)."""
+    """Upsert validated rows with their embeddings, all or nothing. A row updates the wine with its id,
+    its sku, or its name, producer and vintage; every imported wine is available. With `replace`, every
+    other wine (except `keep_ids`, the earlier chunks of the same import) becomes unavailable: it is
+    never recommended again, and its history and feedback stay."""
     # pydantic and the catalogue model cost ~80 ms of import: only an import pays for them, not every
     # cold start of the tool function.
+    from psycopg.types.json import Jsonb
     from pydantic import ValidationError
 
     from sommelier.catalog.models import WineRecord
+    from sommelier.catalog.normalise import normalised_columns
 
     args = require_object(arguments)
     rows = args.get("wines")
@@ -395,6 +508,10 @@ def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
         raise ArgumentError("wines must be a non-empty list")
     if len(rows) > MAX_IMPORT_ROWS:
         raise ArgumentError(f"at most {MAX_IMPORT_ROWS} wines per import call")
+    replace = args.get("replace", False)
+    if not isinstance(replace, bool):
+        raise ArgumentError("replace must be true or false")
+    keep_ids = uuid_list({"keep_ids": args.get("keep_ids")}, "keep_ids") if args.get("keep_ids") else []
     prepared = []
     errors = []
     for index, raw in enumerate(rows):
@@ -407,7 +524,8 @@ def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
         try:
             record = WineRecord.model_validate(data)
         except ValidationError as exc:
-            errors.append(f"row {index + 1}: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}")
+            first = exc.errors()[0]
+            errors.append(f"row {index + 1}: {'.'.join(map(str, first['loc']))}: {first['msg']}")
             continue
         if embedding is not None:
             try:
@@ -422,44 +540,61 @@ def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     if errors:
         raise ArgumentError("nothing imported; " + "; ".join(errors[:20]))
     inserted = updated = 0
+    ids: list[str] = []
+    columns = ", ".join(_WINE_WRITE_COLUMNS)
+    placeholders = ", ".join(f"%({c})s" for c in _WINE_WRITE_COLUMNS)
+    assignments = ", ".join(f"{c} = %({c})s" for c in _WINE_WRITE_COLUMNS)
     with conn.transaction(), conn.cursor() as cur:
-        for record, embedding, model in prepared:
-            vector = Vector(embedding) if embedding is not None else None
-            cur.execute(
-                "INSERT INTO wines (name, producer, country, region, appellation, vintage_year, grape_varieties,"
-                " wine_type, sweetness, body, tannins, acidity, price_rub, description, tasting_notes,"
-                " food_pairings, image_key, embedding, embedding_model)"
-                " VALUES (%(name)s, %(producer)s, %(country)s, %(region)s, %(appellation)s, %(vintage_year)s,"
-                " %(grape_varieties)s, %(wine_type)s, %(sweetness)s, %(body)s, %(tannins)s, %(acidity)s,"
-                " %(price_rub)s, %(description)s, %(tasting_notes)s, %(food_pairings)s, %(image_key)s,"
-                " %(embedding)s, %(embedding_model)s)"
-                " ON CONFLICT ON CONSTRAINT uq_wines_name_producer_vintage DO UPDATE SET"
-                " country = EXCLUDED.country, region = EXCLUDED.region, appellation = EXCLUDED.appellation,"
-                " grape_varieties = EXCLUDED.grape_varieties, wine_type = EXCLUDED.wine_type,"
-                " sweetness = EXCLUDED.sweetness, body = EXCLUDED.body, tannins = EXCLUDED.tannins,"
-                " acidity = EXCLUDED.acidity, price_rub = EXCLUDED.price_rub, description = EXCLUDED.description,"
-                " tasting_notes = EXCLUDED.tasting_notes, food_pairings = EXCLUDED.food_pairings,"
-                " image_key = COALESCE(EXCLUDED.image_key, wines.image_key),"
-                # a new photo invalidates the cached Telegram file_id
-                " telegram_file_id = CASE WHEN EXCLUDED.image_key IS DISTINCT FROM wines.image_key"
-                "   AND EXCLUDED.image_key IS NOT NULL THEN NULL ELSE wines.telegram_file_id END,"
-                " embedding = COALESCE(EXCLUDED.embedding, wines.embedding),"
-                " embedding_model = CASE WHEN EXCLUDED.embedding IS NULL THEN wines.embedding_model"
-                "   ELSE EXCLUDED.embedding_model END,"
-                " updated_at = now()"
-                " RETURNING (xmax = 0) AS inserted",
-                {
-                    **record.model_dump(exclude={"image"}),
-                    "image_key": record.image_key,
-                    "embedding": vector,
-                    "embedding_model": model if embedding is not None else None,
-                },
-            )
-            if cur.fetchone()[0]:
-                inserted += 1
-            else:
-                updated += 1
-    return {"inserted": inserted, "updated": updated, "total": inserted + updated}
+        for index, (record, embedding, model) in enumerate(prepared):
+            values = {
+                **record.model_dump(exclude={"image", "id", "extra", "image_key"}),
+                **normalised_columns(record.country, record.grape_varieties, record.food_pairings),
+                "extra": Jsonb(record.extra),
+                "image_key": record.image_key,
+                "embedding": Vector(embedding) if embedding is not None else None,
+                "embedding_model": model if embedding is not None else None,
+            }
+            wine_id = _existing_id(cur, record)
+            try:
+                with conn.transaction():  # a savepoint: a clash is reported by row, then everything rolls back
+                    if wine_id is None:
+                        values["id"] = record.id
+                        row = cur.execute(
+                            f"INSERT INTO wines (id, {columns}, image_key, embedding, embedding_model, available)"  # nosec B608 - constant column names; values are bound
+                            f" VALUES (coalesce(%(id)s::uuid, gen_random_uuid()), {placeholders}, %(image_key)s,"
+                            " %(embedding)s, %(embedding_model)s, true) RETURNING id",
+                            values,
+                        ).fetchone()
+                        inserted += 1
+                    else:
+                        values["id"] = wine_id
+                        row = cur.execute(
+                            f"UPDATE wines SET {assignments}, available = true,"  # nosec B608 - constant column names; values are bound
+                            " image_key = COALESCE(%(image_key)s, image_key),"
+                            # a new photo invalidates the cached Telegram file_id
+                            " telegram_file_id = CASE WHEN %(image_key)s::text IS DISTINCT FROM image_key"
+                            "   AND %(image_key)s::text IS NOT NULL THEN NULL ELSE telegram_file_id END,"
+                            " embedding = COALESCE(%(embedding)s, embedding),"
+                            " embedding_model = CASE WHEN %(embedding)s::vector IS NULL THEN embedding_model"
+                            "   ELSE %(embedding_model)s END,"
+                            " updated_at = now() WHERE id = %(id)s RETURNING id",
+                            values,
+                        ).fetchone()
+                        updated += 1
+            except psycopg.errors.UniqueViolation as exc:
+                what = "sku" if "sku" in (exc.diag.constraint_name or "") else "name, producer and vintage"
+                raise ArgumentError(
+                    f"nothing imported; row {index + 1} ({record.name}, {record.producer}): another wine"
+                    f" already has the same {what}"
+                ) from None
+            ids.append(str(row[0]))
+        retired = 0
+        if replace:
+            retired = cur.execute(
+                "UPDATE wines SET available = false, updated_at = now() WHERE available AND NOT (id = ANY(%s::uuid[]))",
+                (list({*keep_ids, *ids}),),
+            ).rowcount
+    return {"inserted": inserted, "updated": updated, "total": inserted + updated, "retired": retired, "ids": ids}
 
 
 def update_embeddings(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
@@ -483,7 +618,34 @@ def update_embeddings(conn: psycopg.Connection, arguments: Any) -> dict[str, Any
 
 def embedding_texts(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     """Ids and catalogue rows needed to recompute embeddings."""
-    export = export_wines(conn, arguments)
-    with conn.cursor() as cur:
-        ids = cur.execute("SELECT id FROM wines ORDER BY producer, name, vintage_year").fetchall()
-    return {"items": [{"id": str(row[0]), "wine": wine} for row, wine in zip(ids, export["wines"], strict=True)]}
+    export = export_wines(conn, {"include_unavailable": True})
+    items = []
+    for wine in export["wines"]:
+        wine_id = wine.pop("id")
+        for key in ("sku", "available"):
+            wine.pop(key, None)
+        items.append({"id": wine_id, "wine": {k: v for k, v in wine.items() if k in _EMBEDDING_FIELDS}})
+    return {"items": items}
+
+
+_EMBEDDING_FIELDS = frozenset(
+    {
+        "name",
+        "producer",
+        "country",
+        "region",
+        "appellation",
+        "vintage_year",
+        "grape_varieties",
+        "wine_type",
+        "sweetness",
+        "body",
+        "tannins",
+        "acidity",
+        "price_rub",
+        "description",
+        "tasting_notes",
+        "food_pairings",
+        "image_key",
+    }
+)

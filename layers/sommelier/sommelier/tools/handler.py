@@ -35,6 +35,7 @@ OPERATIONS: dict[str, Operation] = {
     "save_feedback": data_ops.save_feedback,
     "catalog_stats": data_ops.catalog_stats,
     "export_wines": data_ops.export_wines,
+    "list_wines": data_ops.list_wines,
     "import_wines": data_ops.import_wines,
     "update_embeddings": data_ops.update_embeddings,
     "embedding_texts": data_ops.embedding_texts,

@@ -9,6 +9,7 @@ import psycopg
 from pgvector import Vector
 from psycopg.rows import dict_row
 
+from sommelier import language
 from sommelier.embeddings.port import ModelMismatchError
 from sommelier.text import escape_like
 from sommelier.tools import matching
@@ -25,8 +26,13 @@ TYPICAL_PRICE_ORDER = "abs(ln(w.price_rub) - ln(2000))"
 WINE_COLUMNS = (
     "w.id, w.name, w.producer, w.country, w.region, w.appellation, w.vintage_year, w.grape_varieties, "
     "w.wine_type, w.sweetness, w.body, w.tannins, w.acidity, w.price_rub, w.description, "
-    "w.tasting_notes, w.food_pairings, w.image_key, w.telegram_file_id"
+    "w.tasting_notes, w.food_pairings, w.image_key, w.telegram_file_id, w.available"
 )
+# Tool results carry a shortened description: full ones run to 20,000 characters.
+TOOL_DESCRIPTION_CHARS = 600
+TOOL_NOTES_CHARS = 400
+# "matched" counts up to this many wines; more is reported as this number with "matched_more": true.
+MATCH_COUNT_CAP = 1000
 
 
 def money(value: Decimal | float | int) -> int | float:
@@ -50,15 +56,16 @@ def wine_for_tool(row: dict[str, Any]) -> dict[str, Any]:
         "tannins": row["tannins"],
         "acidity": row["acidity"],
         "price_rub": money(row["price_rub"]),
-        "description": row["description"],
-        "tasting_notes": row["tasting_notes"],
+        "description": language.brief(row["description"], TOOL_DESCRIPTION_CHARS),
+        "tasting_notes": language.brief(row["tasting_notes"], TOOL_NOTES_CHARS, skip_colour=True),
         "food_pairings": list(row["food_pairings"]),
     }
 
 
 def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
-    """SQL conditions, their parameters, and the filters_applied report."""
-    conditions: list[str] = []
+    """SQL conditions, their parameters, and the filters_applied report. Grapes, countries and food
+    compare the normalised columns written at import (indexed), never the free text."""
+    conditions: list[str] = ["w.available"]
     params: dict[str, Any] = {}
     applied: dict[str, Any] = {}
 
@@ -77,18 +84,17 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
         params["price_max"] = filters.price_max
         applied["price_max"] = money(filters.price_max)
     if filters.grape_variety:
-        keys = matching.grape_keys(filters.grape_variety)
-        conditions.append(
-            "EXISTS (SELECT 1 FROM unnest(w.grape_varieties) AS g(v) WHERE "  # nosec B608 - constant SQL; the grape keys are bound parameters
-            f"{_NORM.format(col='g.v')} = ANY(%(grape_keys)s) "
-            f"OR {_NORM.format(col='g.v')} LIKE ANY(%(grape_prefixes)s))"
-        )
-        params["grape_keys"] = keys
-        params["grape_prefixes"] = [escape_like(k) + " %" for k in keys]
+        conditions.append("w.grape_keys && %(grape_keys)s::text[]")
+        params["grape_keys"] = matching.grape_keys(filters.grape_variety)
         applied["grape_variety"] = filters.grape_variety
     if filters.country:
-        conditions.append(f"{_NORM.format(col='w.country')} = ANY(%(country_keys)s)")
-        params["country_keys"] = matching.country_keys(filters.country)
+        code = matching.country_code(filters.country)
+        if code:
+            conditions.append("w.country_code = %(country_code)s")
+            params["country_code"] = code
+        else:  # a country the vocabulary does not know: as the catalogue writes it
+            conditions.append(f"{_NORM.format(col='w.country')} = %(country_name)s")
+            params["country_name"] = language.normalize(filters.country)
         applied["country"] = matching.canonical_country(filters.country)
     region = matching.region_key(filters.region) if filters.region else ""
     if region.strip():
@@ -100,22 +106,27 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
         params["region_like"] = key
         params["empty"] = ""
         applied["region"] = filters.region
-    if filters.food_pairing:
-        alternatives = matching.food_patterns(filters.food_pairing)
-        if alternatives:
-            clauses = []
-            for index, stems in enumerate(alternatives):
-                name = f"food_{index}"
-                params[name] = ["%" + escape_like(s) + "%" for s in stems]
-                clauses.append(f"{_NORM.format(col='f.v')} LIKE ALL(%({name})s)")
+    if filters.food_pairing and language.words(filters.food_pairing):
+        categories = matching.food_categories(filters.food_pairing)
+        if categories:
+            conditions.append("w.food_categories && %(food_categories)s::text[]")
+            params["food_categories"] = categories
+        else:  # a dish the vocabulary does not know: the same words among the pairings
             conditions.append(
-                "EXISTS (SELECT 1 FROM unnest(w.food_pairings) AS f(v) WHERE " + " OR ".join(clauses) + ")"  # nosec B608 - clauses name bound parameters only
+                "to_tsvector('russian'::regconfig, array_to_string(w.food_pairings, ' '))"
+                " @@ plainto_tsquery('russian'::regconfig, %(food_words)s)"
             )
-            applied["food_pairing"] = filters.food_pairing
+            params["food_words"] = filters.food_pairing
+        applied["food_pairing"] = filters.food_pairing
     if filters.exclude_ids:
         conditions.append("NOT (w.id = ANY(%(exclude_ids)s::uuid[]))")
         params["exclude_ids"] = filters.exclude_ids
     return conditions, params, applied
+
+
+def _matched(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> int:
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM wines w WHERE {where} LIMIT {MATCH_COUNT_CAP}) matched"  # nosec B608 - constant fragments; values are bound
+    return conn.execute(sql, params).fetchone()[0]
 
 
 def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> dict[str, Any]:
@@ -132,7 +143,11 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> dict[str, 
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(sql, params).fetchall()
     wines = [wine_for_tool(row) for row in rows]
-    return {"found": len(wines), "wines": wines, "filters_applied": applied}
+    matched = len(wines) if len(wines) < filters.limit else _matched(conn, where, params)
+    result = {"found": len(wines), "matched": matched, "wines": wines, "filters_applied": applied}
+    if matched >= MATCH_COUNT_CAP:
+        result["matched_more"] = True
+    return result
 
 
 def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> dict[str, Any]:
@@ -161,7 +176,8 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> dict[
         wine = wine_for_tool(row)
         wine["similarity_score"] = round(max(0.0, min(1.0, 1.0 - float(row["distance"]))), 4)
         wines.append(wine)
-    return {"found": len(wines), "wines": wines, "filters_applied": applied}
+    matched = len(wines) if len(wines) < request.filters.limit else _matched(conn, where, params)
+    return {"found": len(wines), "matched": matched, "wines": wines, "filters_applied": applied}
 
 
 def _refuse_model_mismatch(conn: psycopg.Connection, model: str) -> None:

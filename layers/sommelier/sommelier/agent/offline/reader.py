@@ -29,8 +29,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from sommelier import language
 from sommelier.agent.offline import glossary
-from sommelier.tools import matching
 
 Kind = Literal["recommendation", "greeting", "thanks", "informational", "off_topic", "help"]
 PriceDirection = Literal["cheaper", "pricier"]
@@ -405,40 +405,6 @@ def _price_words(t: str, spans: _Spans) -> tuple[float | None, float | None]:
 # Aliases that are also everyday words: "кот дю рон" is a place, not Malbec; "роль" (Rolle) is
 # Vermentino, but "какую роль играет кислотность" is not about grapes.
 _EXCLUDED_GRAPE_ALIASES = {"кот", "cot", "роль", "rolle"}
-_EXTRA_GRAPES = {
-    "каберне": "Каберне",
-    "гаме": "Гаме",
-    "gamay": "Гаме",
-    "вердехо": "Вердехо",
-    "verdejo": "Вердехо",
-    "фурминт": "Фурминт",
-    "furmint": "Фурминт",
-    "ламбруско": "Ламбруско",
-    "lambrusco": "Ламбруско",
-    "мурведр": "Мурведр",
-    "mourvedre": "Мурведр",
-    "верментино": "Верментино",
-    "vermentino": "Верментино",
-    "кариньян": "Кариньян",
-    "carignan": "Кариньян",
-    "алиготе": "Алиготе",
-    "aligote": "Алиготе",
-    "кокур": "Кокур",
-    "сибирьковый": "Сибирьковый",
-    "пти вердо": "Пти Вердо",
-    "petit verdot": "Пти Вердо",
-    "пино блан": "Пино Блан",
-    "pinot blanc": "Пино Блан",
-    "пино менье": "Пино Менье",
-    "pinot meunier": "Пино Менье",
-    "мцване": "Мцване",
-    "турига насьональ": "Турига Насьональ",
-    "touriga nacional": "Турига Насьональ",
-    "семильон": "Семильон",
-    "semillon": "Семильон",
-    "мальвазия": "Мальвазия",
-    "malvasia": "Мальвазия",
-}
 # The catalogue writes "Пино Гриджио"; this value also matches "Пино Гри" through the tools' aliases.
 _GRAPE_AND_TYPE = {"просекко", "prosecco", "ламбруско", "lambrusco"}
 _GRAPE_VALUE_OVERRIDES = {"Пино Гри": "Пино Гриджио"}
@@ -460,8 +426,7 @@ def _inflect_word(word: str) -> str:
 
 
 def _grape_table() -> list[tuple[re.Pattern[str], str]]:
-    aliases = {k: v for k, v in matching.grape_aliases().items() if k not in _EXCLUDED_GRAPE_ALIASES}
-    aliases.update(_EXTRA_GRAPES)
+    aliases = {k: v for k, v in language.grape_aliases().items() if k not in _EXCLUDED_GRAPE_ALIASES}
     table = []
     for alias in sorted(aliases, key=len, reverse=True):
         words = alias.split()

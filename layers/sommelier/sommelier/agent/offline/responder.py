@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sommelier import language
 from sommelier.agent import guards
 from sommelier.agent.models import SommelierResponse
 from sommelier.agent.offline import writer
@@ -93,12 +94,13 @@ def satisfies(wine: dict[str, Any], filters: dict[str, Any], *, soft: bool = Tru
         return False
     if filters.get("price_min") is not None and price < float(filters["price_min"]):
         return False
-    if filters.get("country") and normalize(_country_of(wine)) not in matching.country_keys(str(filters["country"])):
+    if filters.get("country") and matching.country_keys(_country_of(wine)) != matching.country_keys(
+        str(filters["country"])
+    ):
         return False
     if filters.get("grape_variety"):
-        keys = matching.grape_keys(str(filters["grape_variety"]))
-        grapes = [normalize(g) for g in wine.get("grape_varieties") or []]
-        if not any(g in keys or any(g.startswith(k + " ") for k in keys) for g in grapes):
+        keys = set(matching.grape_keys(str(filters["grape_variety"])))
+        if not keys & {language.grape_key(g) for g in wine.get("grape_varieties") or []}:
             return False
     if soft and filters.get("region"):
         key = matching.region_key(str(filters["region"]))

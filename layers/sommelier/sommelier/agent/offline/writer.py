@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from sommelier import language
 from sommelier.agent.models import MAX_CLOSING, MAX_DESCRIPTION, MAX_INTRO, SommelierResponse, WineRecommendation
 from sommelier.agent.offline import glossary
 from sommelier.agent.offline.reader import REGION_GENITIVE, QueryIntent
@@ -435,13 +436,9 @@ def _style_words(wine: dict[str, Any]) -> str:
 
 
 def matching_pairings(wine: dict[str, Any], food: str) -> list[str]:
-    alternatives = matching.food_patterns(food)
-    hits = []
-    for pairing in wine.get("food_pairings") or []:
-        key = normalize(pairing)
-        if any(all(s in key for s in alt) for alt in alternatives):
-            hits.append(pairing)
-    return hits
+    """The wine's pairings whose food categories meet the request's (the rule the SQL applies)."""
+    wanted = language.food_categories(food, fuzzy=True)
+    return [p for p in wine.get("food_pairings") or [] if wanted & language.food_categories(p)]
 
 
 def _vintage(wine: dict[str, Any]) -> str:

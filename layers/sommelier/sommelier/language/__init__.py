@@ -1,0 +1,397 @@
+"""The one Russian language layer: the vocabulary (countries, regions, grapes, dishes, occasions) lives in
+`language/data/*.json`; this package reads it and matches text against it. Every consumer (the tools'
+SQL matching, the importer, the offline reader and writer, the local embeddings, the evaluation's
+normalisation) asks this package; none keeps a table of its own.
+
+Matching works on word stems (snowballstemmer's Russian stemmer) at word boundaries, never on substrings,
+so «паста» does not match inside «антипасто». Misspellings («крассное», «мальбэк») are caught by
+rapidfuzz when it is installed (it is not in the Lambda layer: the tool function matches exact stems).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+_WORD = re.compile(r"[a-zа-я0-9]+")
+_SPACES = re.compile(r"\s+")
+_DATA_FILES = ("countries.json", "regions.json", "grapes.json", "dishes.json", "occasions.json")
+# Words that never carry meaning in a dish or place phrase.
+_LINKING = frozenset({"к", "с", "со", "из", "на", "под", "для", "и", "в", "во", "или", "по"})
+FUZZY_MIN_SCORE = 84
+FUZZY_MIN_LENGTH = 5
+
+
+def normalize(text: str) -> str:
+    """Lower case, ё→е, hyphens and underscores as spaces, single spaces."""
+    lowered = text.lower().replace("ё", "е").replace("-", " ").replace("_", " ")
+    return _SPACES.sub(" ", lowered).strip()
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(normalize(text))
+
+
+@cache
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("russian")
+
+
+@cache
+def stem(word: str) -> str:
+    """The Snowball (Porter) Russian stem of one normalised word; other scripts are returned as they are."""
+    return _stemmer().stemWord(word) if word else word
+
+
+def stems(text: str) -> list[str]:
+    return [stem(w) for w in words(text)]
+
+
+def data(name: str) -> Any:
+    """One vocabulary file, parsed (cached). The only reader of language/data."""
+    return _load(name)
+
+
+@cache
+def _load(name: str) -> Any:
+    return json.loads((resources.files("sommelier.language") / "data" / name).read_text("utf-8"))
+
+
+@cache
+def version() -> str:
+    """A digest of the vocabulary: rows normalised with another version are normalised again."""
+    digest = hashlib.sha256()
+    for name in _DATA_FILES:
+        digest.update((resources.files("sommelier.language") / "data" / name).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+# ---------------------------------------------------------------- phrase matching on stems
+
+
+@dataclass(frozen=True)
+class Match:
+    start: int  # word index in the text
+    end: int
+    value: Any
+    phrase: str  # the vocabulary phrase that matched
+
+
+class PhraseIndex:
+    """Phrases (any number of words) → values; finds the longest non-overlapping phrases in a text."""
+
+    def __init__(self, entries: dict[str, Any]):
+        self._by_stems: dict[tuple[str, ...], list[tuple[str, Any]]] = {}
+        self._longest = 1
+        for phrase, value in entries.items():
+            key = tuple(stem(w) for w in words(phrase) if w not in _LINKING) or tuple(stem(w) for w in words(phrase))
+            if not key:
+                continue
+            self._by_stems.setdefault(key, []).append((phrase, value))
+            self._longest = max(self._longest, len(key))
+        self._single_words = sorted({normalize(p) for p in entries if len(words(p)) == 1 and len(p) >= 4})
+
+    def find(self, text: str, *, fuzzy: bool = False) -> list[Match]:
+        tokens = [w for w in words(text)]
+        keep = [i for i, w in enumerate(tokens) if w not in _LINKING]
+        content = [stem(tokens[i]) for i in keep]
+        found: list[Match] = []
+        i = 0
+        while i < len(content):
+            for size in range(min(self._longest, len(content) - i), 0, -1):
+                hit = self._by_stems.get(tuple(content[i : i + size]))
+                if hit:
+                    for phrase, value in hit:
+                        found.append(Match(keep[i], keep[i + size - 1] + 1, value, phrase))
+                    i += size
+                    break
+            else:
+                if fuzzy:
+                    guess = self._fuzzy(tokens[keep[i]])
+                    if guess is not None:
+                        for phrase, value in self._by_stems[(stem(guess),)]:
+                            found.append(Match(keep[i], keep[i] + 1, value, phrase))
+                i += 1
+        return found
+
+    def _fuzzy(self, word: str) -> str | None:
+        if len(word) < FUZZY_MIN_LENGTH or not self._single_words:
+            return None
+        try:
+            from rapidfuzz import fuzz, process
+        except ImportError:  # not in the Lambda layer; exact stems still match there
+            return None
+        best = process.extractOne(word, self._single_words, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_SCORE)
+        return best[0] if best else None
+
+
+# ---------------------------------------------------------------- countries and regions
+
+
+@dataclass(frozen=True)
+class Country:
+    code: str
+    name: str
+    genitive: str
+    adjective: str
+
+
+@dataclass(frozen=True)
+class Region:
+    name: str
+    country: str  # ISO code
+    genitive: str
+
+
+@cache
+def _countries() -> tuple[dict[str, Country], PhraseIndex]:
+    by_code: dict[str, Country] = {}
+    phrases: dict[str, str] = {}
+    for item in data("countries.json")["countries"]:
+        adjectives = item["adjectives"]
+        country = Country(item["code"], item["name"], item["genitive"], adjectives[0] if adjectives else "")
+        by_code[country.code] = country
+        for phrase in (item["name"], item["genitive"], *item["official"], *adjectives, *item["aliases"]):
+            phrases[phrase] = country.code
+    return by_code, PhraseIndex(phrases)
+
+
+def countries() -> list[Country]:
+    return list(_countries()[0].values())
+
+
+def country_by_code(code: str | None) -> Country | None:
+    return _countries()[0].get(code or "")
+
+
+def countries_in(text: str, *, fuzzy: bool = False) -> list[tuple[Match, Country]]:
+    by_code, index = _countries()
+    return [(m, by_code[m.value]) for m in index.find(text, fuzzy=fuzzy)]
+
+
+def country(text: str, *, fuzzy: bool = True) -> Country | None:
+    """The country a whole value names («Соединенные Штаты Америки», «USA», «американское» → США)."""
+    found = countries_in(text, fuzzy=fuzzy)
+    if found and len({c.code for _, c in found}) == 1:
+        return found[0][1]
+    if not found:  # a region stands for its country («Крым», «Tuscany»)
+        place = region(text)
+        if place:
+            return country_by_code(place.country)
+    return None
+
+
+@cache
+def _regions() -> tuple[dict[str, Region], PhraseIndex]:
+    by_name: dict[str, Region] = {}
+    phrases: dict[str, tuple[str, bool]] = {}  # phrase → (region name, is a subregion)
+    for item in data("regions.json")["regions"]:
+        region = Region(item["name"], item["country"], item["genitive"])
+        by_name[region.name] = region
+        for phrase in (item["name"], item["genitive"], *item["aliases"]):
+            phrases[phrase] = (region.name, False)
+        for phrase in item["subregions"]:
+            phrases[phrase] = (region.name, True)
+    return by_name, PhraseIndex(phrases)
+
+
+def regions() -> list[Region]:
+    return list(_regions()[0].values())
+
+
+def regions_in(text: str) -> list[tuple[Match, Region, bool]]:
+    """(match, region, whether the words name a subregion of it: «Болгери» → Тоскана, True)."""
+    by_name, index = _regions()
+    return [(m, by_name[m.value[0]], m.value[1]) for m in index.find(text)]
+
+
+def region(text: str) -> Region | None:
+    """The region a value names in any spelling («Tuscany» → Тоскана); a subregion is not the region."""
+    found = [r for _, r, sub in regions_in(text) if not sub]
+    return found[0] if found else None
+
+
+# ---------------------------------------------------------------- grapes
+
+
+@dataclass(frozen=True)
+class Grape:
+    name: str
+    latin: str
+    colour: str
+
+
+@cache
+def _grapes() -> tuple[dict[str, Grape], PhraseIndex]:
+    by_name: dict[str, Grape] = {}
+    phrases: dict[str, str] = {}
+    for item in data("grapes.json")["grapes"]:
+        grape = Grape(item["name"], item["latin"], item["colour"])
+        by_name[grape.name] = grape
+        for phrase in (item["name"], item["latin"], *item["aliases"]):
+            phrases[phrase] = grape.name
+    return by_name, PhraseIndex(phrases)
+
+
+def grapes() -> list[Grape]:
+    return list(_grapes()[0].values())
+
+
+def grapes_in(text: str, *, fuzzy: bool = False) -> list[tuple[Match, Grape]]:
+    by_name, index = _grapes()
+    return [(m, by_name[m.value]) for m in index.find(text, fuzzy=fuzzy)]
+
+
+def grape(text: str, *, fuzzy: bool = True) -> Grape | None:
+    """The grape a whole value names, in any spelling («Shiraz», «шираз» → Сира; «мальбэк» → Мальбек)."""
+    found = grapes_in(text, fuzzy=fuzzy)
+    if len(found) == 1 and found[0][0].start == 0 and found[0][0].end == len([w for w in words(text)]):
+        return found[0][1]
+    if len(found) == 1 and len(words(text)) == 1:
+        return found[0][1]
+    return None
+
+
+def grape_key(name: str) -> str:
+    """The normalised key a grape is stored and searched under: the canonical name when it is known."""
+    known = grape(name, fuzzy=False)
+    return normalize(known.name if known else name)
+
+
+def grape_keys_for_query(text: str) -> list[str]:
+    """Keys that satisfy a grape filter: the grape itself, or every known grape the words begin
+    («каберне» → Каберне Совиньон and Каберне Фран)."""
+    known = grape(text)
+    if known:
+        return [normalize(known.name)]
+    prefix = normalize(text)
+    starting = [normalize(g.name) for g in grapes() if normalize(g.name).startswith(prefix + " ")]
+    return starting or [prefix]
+
+
+_SHARE = re.compile(r"(\d{1,3}(?:[.,]\d+)?)\s*%")
+
+
+def parse_grape(entry: str) -> tuple[str, float | None]:
+    """«мерло 83%» → ("Мерло", 83.0); «Каберне Совиньон» → ("Каберне Совиньон", None).
+    A known grape gets its canonical name; an unknown one keeps its spelling, capitalised."""
+    share: float | None = None
+    match = _SHARE.search(entry)
+    text = entry
+    if match:
+        share = float(match.group(1).replace(",", "."))
+        text = (entry[: match.start()] + " " + entry[match.end() :]).strip(" -–—:,()")
+    text = " ".join(text.split())
+    known = grape(text, fuzzy=False)
+    if known and normalize(known.name) == normalize(text):
+        return known.name, share
+    # A synonym stays as the shop wrote it (Масуэло is Кариньян to the filter, Масуэло on the label).
+    return (text[:1].upper() + text[1:]), share
+
+
+# ---------------------------------------------------------------- food
+
+
+@cache
+def _food() -> tuple[dict[str, str], PhraseIndex]:
+    spec = data("dishes.json")
+    labels: dict[str, str] = dict(spec["categories"])
+    phrases: dict[str, set[str]] = {}
+    for key, label in labels.items():
+        phrases.setdefault(key, set()).add(key)
+        phrases.setdefault(label, set()).add(key)
+    for section in ("groups", "dishes"):
+        for names, categories in spec[section].items():
+            unknown = set(categories) - set(labels)
+            if unknown:
+                raise ValueError(f"dishes.json: {names!r} names unknown categories {sorted(unknown)}")
+            for name in names.split("|"):
+                phrases.setdefault(name, set()).update(categories)
+    return labels, PhraseIndex({phrase: frozenset(cats) for phrase, cats in phrases.items()})
+
+
+def food_category_labels() -> dict[str, str]:
+    return dict(_food()[0])
+
+
+def dishes_in(text: str, *, fuzzy: bool = False) -> list[Match]:
+    """Dish and category phrases in a text; each Match.value is the frozenset of categories."""
+    return _food()[1].find(text, fuzzy=fuzzy)
+
+
+def food_categories(text: str, *, fuzzy: bool = False) -> frozenset[str]:
+    """The food categories a pairing or a request names: «стейк из говядины» → {говядина};
+    «Закуски, салаты и антипасто» → {закуски, салаты, мясные деликатесы}; «паста» → {паста}."""
+    result: set[str] = set()
+    for match in dishes_in(text, fuzzy=fuzzy):
+        result.update(match.value)
+    return frozenset(result)
+
+
+# ---------------------------------------------------------------- occasions and moods
+
+
+def occasions() -> list[dict[str, Any]]:
+    return list(data("occasions.json")["occasions"])
+
+
+def moods() -> list[dict[str, Any]]:
+    return list(data("occasions.json")["moods"])
+
+
+# ---------------------------------------------------------------- shortened text
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[«\"(A-ZА-ЯЁ0-9])")
+_COLOUR_STEMS = frozenset({"цвет", "оттенок", "оттенк", "отблеск", "окраск", "окрашен"})
+_COLOUR_SENTENCE_WORDS = 12
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(" ".join(text.split())) if s.strip()]
+
+
+def is_colour_sentence(sentence: str) -> bool:
+    """«Рубиновый цвет.», «Цвет соломенно-жёлтый с зеленоватыми отблесками.»: a short sentence about the colour."""
+    tokens = stems(sentence)
+    return len(tokens) <= _COLOUR_SENTENCE_WORDS and any(t in _COLOUR_STEMS for t in tokens)
+
+
+def brief(text: str, limit: int, *, skip_colour: bool = False) -> str:
+    """Whole sentences from the start of `text` up to `limit` characters (one clipped sentence if the
+    first is longer); with `skip_colour`, a leading colour sentence is left out."""
+    parts = sentences(text or "")
+    if skip_colour and len(parts) > 1 and is_colour_sentence(parts[0]):
+        parts = parts[1:]
+    out = ""
+    for part in parts:
+        candidate = f"{out} {part}".strip()
+        if len(candidate) > limit:
+            break
+        out = candidate
+    if not out and parts:
+        clipped = parts[0][: max(1, limit - 1)].rsplit(" ", 1)[0].rstrip(",;:—- ")
+        out = clipped + "…"
+    return out
+
+
+def grape_aliases() -> dict[str, str]:
+    """Every spelling of every grape (normalised) → its canonical name; a first word that several grapes
+    share stands for them all («каберне» → «Каберне», which the grape filter widens to each Каберне)."""
+    table: dict[str, str] = {}
+    first_words: dict[str, set[str]] = {}
+    for item in data("grapes.json")["grapes"]:
+        for phrase in (item["name"], item["latin"], *item["aliases"]):
+            table[normalize(phrase)] = item["name"]
+        first_words.setdefault(item["name"].split()[0], set()).add(item["name"])
+    for word, names in first_words.items():
+        if len(names) > 1:
+            table.setdefault(normalize(word), word)
+    return table
