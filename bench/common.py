@@ -28,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG_FILE = ROOT / "data" / "catalog" / "wines.json"
 MOOD_QUERIES_FILE = ROOT / "tests" / "data" / "mood_queries.json"
-LOCAL_MODEL = "local-ngram-hash-v1"
+LOCAL_MODEL = "local-ngram-hash-v2"
 DIMENSIONS = 1536
 
 if str(ROOT) not in sys.path:  # `tests.fakes` and `bench` importable however we were started

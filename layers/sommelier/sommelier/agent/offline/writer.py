@@ -197,88 +197,15 @@ def price_phrase(filters: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- mood
 
-# Occasions the customer named → how to say it ("для летнего вечера"), most specific first. Each
-# phrase covers some groups; a later phrase of an already covered group is skipped.
+# Occasions the customer named → how to say it ("для летнего вечера"), most specific first; taste words →
+# the adjective for the summary; which concept explains a pick best. All from the language layer.
 _OCCASIONS: tuple[tuple[re.Pattern[str], str, frozenset[str]], ...] = tuple(
-    (re.compile(p), phrase, frozenset(groups.split()))
-    for p, phrase, groups in (
-        (r"романт\w*\s+ужин", "для романтического ужина", "romance dinner"),
-        (r"романт|свидан|валентин|вдво[её]м|двоих", "для романтического вечера", "romance"),
-        (r"летн\w*\s+вечер|вечер\w*\s+летн", "для летнего вечера", "summer"),
-        (r"летн|(?<![а-я])лет(?:о|ом|а)(?![а-я])|жар[аку]|зно[йя]", "для летних дней", "summer"),
-        (r"камин|зимн\w*\s+вечер|вечер\w*\s+зимн", "для уютного зимнего вечера", "winter"),
-        (r"(?<![а-я])зим", "для зимы", "winter"),
-        (r"осенн\w*\s+ужин", "для осеннего ужина", "autumn dinner"),
-        (r"осенн\w*\s+вечер", "для осеннего вечера", "autumn"),
-        (r"(?<![а-я])осен", "для осени", "autumn"),
-        (r"весенн\w*\s+ужин", "для весеннего ужина", "spring dinner"),
-        (r"весенн|(?<![а-я])весн", "для весны", "spring"),
-        (r"новый\s+год|новогодн", "на Новый год", "party"),
-        (r"дн\w*\s+рожд|рождени", "на день рождения", "party"),
-        (r"свадьб", "на свадьбу", "party"),
-        (r"юбиле", "на юбилей", "party"),
-        (r"праздн|отмет|торжеств|вечеринк|корпоратив|фуршет|тост", "для праздника", "party"),
-        (r"подар|подарит", "на подарок", "gift"),
-        (r"пикник|(?<![а-я])дач|природ|пляж", "для пикника", "picnic"),
-        (r"ужин", "к ужину", "dinner"),
-        (r"друз|гост|компани|посидел", "для встречи с друзьями", "friends"),
-        (r"каждый\s+день|повседнев", "на каждый день", "everyday"),
-        (r"аперитив", "на аперитив", "aperitif"),
-    )
+    (re.compile(o["pattern"]), o["phrase"], frozenset(o["groups"])) for o in language.occasions()
 )
-# Taste words the customer used → the adjective for the summary ("бархатное вино").
-_ADJECTIVES: tuple[tuple[str, str], ...] = (
-    ("легк", "лёгкое"),
-    ("легч", "лёгкое"),
-    ("свеж", "свежее"),
-    ("освеж", "освежающее"),
-    ("бодр", "бодрящее"),
-    ("бархат", "бархатное"),
-    ("насыщ", "насыщенное"),
-    ("плотн", "плотное"),
-    ("мощн", "мощное"),
-    ("полнотел", "полнотелое"),
-    ("согрева", "согревающее"),
-    ("фрукт", "фруктовое"),
-    ("ягодн", "ягодное"),
-    ("элегант", "элегантное"),
-    ("изыскан", "изысканное"),
-    ("утончен", "утончённое"),
-    ("мягк", "мягкое"),
-    ("нежн", "нежное"),
-    ("сочн", "сочное"),
-    ("минерал", "минеральное"),
-    ("пряны", "пряное"),
-    ("ароматн", "ароматное"),
-    ("терпк", "терпкое"),
-    ("необычн", "необычное"),
-    ("интересн", "интересное"),
-    ("цветочн", "цветочное"),
-    ("округл", "округлое"),
-    ("шелковист", "шелковистое"),
-    ("крепк", "крепкое"),
+_ADJECTIVES: tuple[tuple[str, str], ...] = tuple(
+    (a["start"], a["adjective"]) for a in language.data("occasions.json")["taste_adjectives"]
 )
-# Occasion concepts first: "для зимнего вечера" explains a pick better than a taste word does.
-_CONCEPT_PRIORITY = (
-    "winter",
-    "summer",
-    "romance",
-    "celebration",
-    "gift",
-    "picnic",
-    "everyday",
-    "light",
-    "aperitif",
-    "bubbles",
-    "sweet",
-    "rich",
-    "fruity",
-    "elegant",
-    "oak",
-    "spicy",
-    "mineral",
-    "south",
-)
+_CONCEPT_PRIORITY = tuple(language.data("occasions.json")["concept_priority"])
 
 
 def mood_concepts(mood: str | None) -> list[str]:
