@@ -170,3 +170,30 @@ def test_a_new_command_a_guard_and_the_rate_limit_extend_the_table():
     assert refused.calls == ["allow"]
     assert router.dispatch(turn_for("/nothing", channel)) is None, "no unknown-command route registered"
     assert router.command_names() == ["/deep", "/stats"]
+
+
+def test_group_start_and_topic_help_are_answered_by_serve(environment, fresh_db, telegram, monkeypatch):
+    """The same commands over real sockets to `sommelier serve`'s server (uvicorn), turns on its workers."""
+    import httpx2
+    from sommelier.cli.serve_cmd import build_local_server
+
+    monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
+    bot = make_bot(fresh_db, telegram)
+    server, workers = build_local_server(process=bot.process, workers=2)
+    server.start()
+    try:
+        with httpx2.Client(timeout=30) as http:
+            for update in (group_command(9101, f"/start@{TEST_BOT}"), topic_command(9102, f"/help@{TEST_BOT}")):
+                answer = http.post(
+                    f"{server.url}/telegram/webhook",
+                    json=update,
+                    headers={"X-Telegram-Bot-Api-Secret-Token": TEST_WEBHOOK_SECRET},
+                )
+                assert answer.status_code == 200 and answer.json() == {"ok": True}
+        assert workers.wait_idle(timeout=60)
+    finally:
+        server.stop()
+        workers.shutdown()
+    assert workers.dead_letters == []
+    assert "сомелье" in telegram.sent_messages(GROUP["id"])[0].params["text"].lower()
+    assert "/reset" in telegram.sent_messages(FORUM["id"])[-1].params["text"]

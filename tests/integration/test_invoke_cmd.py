@@ -362,3 +362,38 @@ def test_debug_prints_the_traceback(toy, capsys):
 
     assert code == 1
     assert "Traceback" in err and "raise ValueError" in err
+
+
+# ------------------------------------------------------------------------ Lambda mode: group commands
+
+
+@pytest.mark.parametrize(
+    "sample,chat_id,expected",
+    [("webhook_group_start.json", -1001876543210, "сомелье"), ("webhook_topic_help.json", -1001999888777, "/reset")],
+)
+def test_group_and_topic_commands_with_the_bots_username_are_answered_in_lambda_mode(
+    fresh_db, state_dir, monkeypatch, capsys, telegram, sample, chat_id, expected
+):
+    """`sommelier invoke WebhookFunction` with events/env.json: no queue, so the webhook runs the agent's
+    turn inline (the consumer and its router), against the fake Bot API."""
+    from sommelier.db.pool import reset_default_database
+    from sommelier.telegram.consumer import reset_default_bot
+
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
+    monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
+    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    monkeypatch.setenv("SOMMELIER_AGE_GATE", "0")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    reset_default_bot()
+    reset_default_database()
+    try:
+        code, out, err = _invoke(capsys, "WebhookFunction", str(EVENTS / sample))
+    finally:
+        reset_default_bot()
+        reset_default_database()
+    assert code == 0, err
+    response = json.loads(out)
+    assert response["statusCode"] == 200 and json.loads(response["body"]) == {"ok": True}, response
+    sent = [c.params.get("text") or c.params.get("caption") or "" for c in telegram.sent_messages(chat_id)]
+    assert sent and expected in " ".join(sent).lower()
