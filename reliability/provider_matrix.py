@@ -98,8 +98,13 @@ def run_behaviour(
     queries: tuple[tuple[str, str], ...] = QUERIES,
     chat_base: int = 8_800_000,
 ) -> tuple[list[TurnFigures], dict[str, int]]:
-    """Run the queries against one behaviour; returns each turn's figures and the simulated model's stats."""
-    from sommelier.agent.deadline import Deadline
+    """Run the queries against one behaviour; returns each turn's figures and the simulated model's stats.
+
+    It also runs an older agent (one without a turn deadline or streaming switch), for before/after figures.
+    """
+    import dataclasses
+    import inspect
+
     from sommelier.agent.llm import OpenAIChat
     from sommelier.agent.loop import SommelierAgent, TurnRequest
     from sommelier.embeddings.local import LocalHashingEmbeddings
@@ -113,26 +118,46 @@ def run_behaviour(
     figures: list[TurnFigures] = []
     with FakeOpenAI() as fake:
         model = fake.behave(name, time_scale=scale)
+        options: dict[str, Any] = {"stream": False}  # this matrix is about whole answers; streaming has its own
+        accepted = inspect.signature(OpenAIChat).parameters
         llm = OpenAIChat(
             api_key="test",
             base_url=fake.base_url,
             model="provider/model",
             timeout=behaviour.timeout_s * scale,
             max_retries=MAX_RETRIES,
-            stream=False,
+            **{k: v for k, v in options.items() if k in accepted},
         )
+        has_deadline = "deadline" in {f.name for f in dataclasses.fields(TurnRequest)}
         agent = SommelierAgent(tools=InProcessTools(database), embedder=LocalHashingEmbeddings(), llm=llm)
         for index, (query, wine_type) in enumerate(queries):
             before = len(fake.chat_requests)
             budget = behaviour.budget_s * scale
             started = time.monotonic()
-            result = agent.run(
-                TurnRequest(
-                    text=query,
-                    chat_id=chat_base + index,
-                    deadline=Deadline.after(budget),
+            request = TurnRequest(text=query, chat_id=chat_base + index)
+            if has_deadline:
+                from sommelier.agent.deadline import Deadline
+
+                request.deadline = Deadline.after(budget)
+            try:
+                result = agent.run(request)
+            except Exception as exc:  # an older agent could crash; the matrix records it
+                figures.append(
+                    TurnFigures(
+                        behaviour=name,
+                        query=query,
+                        outcome=f"crash ({type(exc).__name__})",
+                        mode="crash",
+                        http_requests=len(fake.chat_requests) - before,
+                        reported_http_requests=-1,
+                        llm_calls=-1,
+                        generations=-1,
+                        wall_s=round(time.monotonic() - started, 3),
+                        budget_s=round(budget, 3),
+                        time_scale=scale,
+                    )
                 )
-            )
+                continue
             wall = time.monotonic() - started
             metadata = result.metadata
             ids = result.response.wine_ids()
@@ -150,6 +175,8 @@ def run_behaviour(
                 outcome = "answer"
             elif mode == "offline_fallback":
                 outcome = "offline"
+            elif mode == "llm":
+                outcome = "unclean: " + ", ".join(problems)
             else:
                 outcome = mode if problems == [] else f"{mode}: {', '.join(problems)}"
             figures.append(
@@ -159,15 +186,15 @@ def run_behaviour(
                     outcome=outcome,
                     mode=mode,
                     http_requests=len(fake.chat_requests) - before,
-                    reported_http_requests=metadata["llm_http_requests"],
+                    reported_http_requests=metadata.get("llm_http_requests", -1),
                     llm_calls=metadata["llm_calls"],
-                    generations=metadata["llm_generations"],
+                    generations=metadata.get("llm_generations", -1),
                     wall_s=round(wall, 3),
                     budget_s=round(budget, 3),
                     time_scale=scale,
                     problems=problems,
                     wines=[rows.get(i, {}).get("name", "?") for i in ids],
-                    learned=list(metadata["capabilities_learned"]),
+                    learned=list(metadata.get("capabilities_learned") or []),
                     text=result.text,
                 )
             )
@@ -185,6 +212,9 @@ def markdown_table(results: dict[str, list[TurnFigures]]) -> str:
         behaviour = BEHAVIOURS[name]
         outcomes = sorted({t.outcome for t in turns})
         outcome = ", ".join(f"{o} ×{sum(t.outcome == o for t in turns)}" for o in outcomes)
+        via = sorted({t.mode for t in turns if t.outcome == "answer" and t.mode != "llm"})
+        if via:
+            outcome += f" via {', '.join(via)}"
         learned = sorted({lesson for t in turns for lesson in t.learned})
         if learned:
             outcome += f" (learned {'; '.join(learned)})"
@@ -200,6 +230,21 @@ def markdown_table(results: dict[str, list[TurnFigures]]) -> str:
             f"| `{name}` | {behaviour.provider} | {behaviour.documented} | {outcome} | {requests} | {calls} | {walls} |"
         )
     return "\n".join(lines)
+
+
+def summary(results: dict[str, list[TurnFigures]]) -> dict[str, Any]:
+    """Counts over every turn: clean model answers, offline answers, other endings; budget overruns."""
+    turns = [t for group in results.values() for t in group]
+    return {
+        "behaviours": len(results),
+        "turns": len(turns),
+        "answers": sum(t.outcome == "answer" for t in turns),
+        "behaviours_all_answers": sum(all(t.outcome == "answer" for t in group) for group in results.values()),
+        "offline": sum(t.outcome == "offline" for t in turns),
+        "other": sum(t.outcome not in ("answer", "offline") for t in turns),
+        "over_budget": sum(t.wall_s > t.budget_s for t in turns),
+        "accounting_mismatches": sum(t.http_requests != t.reported_http_requests for t in turns),
+    }
 
 
 def run_all(database, *, time_scale: float = DEFAULT_TIME_SCALE, names: list[str] | None = None) -> dict[str, Any]:
@@ -261,10 +306,15 @@ def main(argv: list[str] | None = None) -> int:
             matrix = run(url)
     table = markdown_table(matrix["results"])
     print(table)
+    print(json.dumps(summary(matrix["results"])))
     if args.output:
         data = {name: [asdict(t) for t in turns] for name, turns in matrix["results"].items()}
         Path(args.output).write_text(
-            json.dumps({"turns": data, "stats": matrix["stats"]}, ensure_ascii=False, indent=1)
+            json.dumps(
+                {"summary": summary(matrix["results"]), "turns": data, "stats": matrix["stats"]},
+                ensure_ascii=False,
+                indent=1,
+            )
         )
     if args.markdown:
         Path(args.markdown).write_text(table + "\n", "utf-8")
