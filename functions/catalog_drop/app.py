@@ -3,29 +3,30 @@
 Outside the VPC (it reaches the embeddings API and Telegram without a NAT); the rows reach the database
 through the in-VPC tool function, as with `sommelier catalog import`."""
 
-import logging
-
 import boto3
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.logging import utils as logging_utils
 from sommelier.config import load_settings
 from sommelier.embeddings import provider_from_settings
-from sommelier.logging_redaction import install_redaction
+from sommelier.handler_shell import HandlerShell
 from sommelier.secrets import load_secrets_into_environment
 from sommelier.shop.admin import notify_admin
-from sommelier.shop.catalog_drop import handle_drop_event
+from sommelier.shop.catalog_drop import dropped_objects, handle_drop_event
 from sommelier.storage.photos import S3PhotoStore
 from sommelier.tools.client import tools_from_settings
 
-logger = Logger(service="sommelier-catalog-drop")
-logging_utils.copy_config_to_registered_loggers(
-    source_logger=logger,
-    include={name for name in logging.root.manager.loggerDict if name.startswith("sommelier.")},
-)
-install_redaction(logger)
+
+def dropped_keys(event) -> str | None:
+    """The correlation id: the uploaded object's key."""
+    try:
+        return ",".join(key for _, key, _ in dropped_objects(event)) or None
+    except (KeyError, TypeError, AttributeError):
+        return None
 
 
-@logger.inject_lambda_context(clear_state=True)
+shell = HandlerShell("sommelier-catalog-drop", correlation=dropped_keys)
+logger = shell.logger
+
+
+@shell
 def handler(event, context):
     load_secrets_into_environment()
     settings = load_settings()
