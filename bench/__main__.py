@@ -26,6 +26,7 @@ BENCHMARKS: dict[str, str] = {
     "imports": "bench.imports",
     "sizes": "bench.sizes",
     "webhook_ack": "bench.webhook_ack",
+    "serve_concurrency": "bench.serve_concurrency",
     "tools": "bench.tools",
     "turn_overhead": "bench.turn_overhead",
     "e2e_local": "bench.e2e_local",

@@ -33,7 +33,9 @@ HANDLERS: dict[str, Path] = {
     "webhook/ingress.py": ROOT / "functions" / "webhook" / "ingress.py",
     "webhook/agent.py": ROOT / "functions" / "webhook" / "agent.py",
     "migrate/app.py": ROOT / "functions" / "migrate" / "app.py",
+    "set_webhook/app.py": ROOT / "functions" / "set_webhook" / "app.py",
 }
+WEBHOOK_AS_DEPLOYED_TARGET_MS = 250.0
 LANGCHAIN_AGENT = ROOT / "bench" / "langchain_agent.py"
 TOOL_HANDLER_TARGET_MS = 300.0
 
@@ -41,6 +43,7 @@ TOOL_HANDLER_TARGET_MS = 300.0
 _PROBE = r"""
 import sys, time
 started = time.perf_counter()
+cpu_started = time.process_time()
 import importlib.util
 path, folder = sys.argv[1], sys.argv[2]
 sys.path[:0] = [folder, *sys.argv[3:]]
@@ -49,7 +52,8 @@ module = importlib.util.module_from_spec(spec)
 sys.modules["handler_under_test"] = module
 spec.loader.exec_module(module)
 elapsed = (time.perf_counter() - started) * 1000
-print("IMPORT_MS", elapsed, len(sys.modules))
+cpu = (time.process_time() - cpu_started) * 1000
+print("IMPORT_MS", elapsed, len(sys.modules), cpu)
 """
 
 
@@ -101,8 +105,10 @@ class Deployed:
         return self.root / "functions" / path.relative_to(ROOT / "functions")
 
 
-def import_once(path: Path, *, deployed: Deployed | None = None) -> tuple[float, float, int]:
-    """(import ms, whole process ms, modules loaded) for one fresh interpreter."""
+def import_once(path: Path, *, deployed: Deployed | None = None) -> tuple[float, float, int, float]:
+    """(import ms, whole process ms, modules loaded, import CPU ms) for one fresh interpreter.
+
+    The CPU time is what a busy machine disturbs least (it leaves out the waits for a core)."""
     started = time.perf_counter()
     if deployed is not None:
         path = deployed.handler(path)
@@ -119,10 +125,10 @@ def import_once(path: Path, *, deployed: Deployed | None = None) -> tuple[float,
         timeout=120,
     )
     wall = (time.perf_counter() - started) * 1000
-    match = re.search(r"IMPORT_MS ([0-9.]+) (\d+)", result.stdout)
+    match = re.search(r"IMPORT_MS ([0-9.]+) (\d+) ([0-9.]+)", result.stdout)
     if result.returncode != 0 or not match:
         raise RuntimeError(f"importing {path} failed: {result.stderr.strip()[-400:]}")
-    return float(match.group(1)), wall, int(match.group(2))
+    return float(match.group(1)), wall, int(match.group(2)), float(match.group(3))
 
 
 def top_imports(path: Path, limit: int = 8) -> list[dict[str, float | str]]:
@@ -151,12 +157,14 @@ def top_imports(path: Path, limit: int = 8) -> list[dict[str, float | str]]:
 def measure(path: Path, repeats: int, *, deployed: Deployed | None = None) -> dict[str, list[float]]:
     imports: list[float] = []
     walls: list[float] = []
+    cpus: list[float] = []
     modules = 0
     for _ in range(repeats):
-        ms, wall, modules = import_once(path, deployed=deployed)
+        ms, wall, modules, cpu = import_once(path, deployed=deployed)
         imports.append(ms)
         walls.append(wall)
-    return {"import_ms": imports, "process_ms": walls, "modules": [modules]}
+        cpus.append(cpu)
+    return {"import_ms": imports, "process_ms": walls, "modules": [modules], "cpu_ms": cpus}
 
 
 def repeats(ctx: Context) -> int:
@@ -196,7 +204,17 @@ def run(ctx: Context) -> list[Figure]:
                     f"{label} import as deployed (the layer as layers/sommelier/Makefile builds it, nothing written)",
                     "ms",
                     deployed["import_ms"],
+                    at_most=WEBHOOK_AS_DEPLOYED_TARGET_MS if label == "webhook/ingress.py" else None,
                     details={"modules_loaded": deployed["modules"][0]},
+                )
+            )
+            figures.append(
+                figure(
+                    NAME,
+                    f"{label} import as deployed, CPU time",
+                    "ms",
+                    deployed["cpu_ms"],
+                    at_most=WEBHOOK_AS_DEPLOYED_TARGET_MS if label == "webhook/ingress.py" else None,
                 )
             )
         shared[label] = {"median_ms": median(result["import_ms"]), "runs": result["import_ms"]}
