@@ -786,3 +786,35 @@ def test_rows_written_before_the_normalised_columns_are_filled_after_migrating(f
         fresh_db,
     )
     assert [w["name"] for w in found["wines"]] == ["Old Vine Zin"]
+
+
+SHOP_EXPORT = ROOT / "data" / "catalog" / "shop-export-example.json"
+
+
+def test_the_shop_export_example_replaces_the_catalogue_in_one_import(fresh_db, tmp_path, shipped_wines):
+    """The second catalogue: official country names, shares, category pairings, long descriptions, extra
+    fields, photos on an unreachable host, and wines the shipped catalogue has under another vintage."""
+    shop = json.loads(SHOP_EXPORT.read_text("utf-8"))["wines"]
+    assert len(shop) >= 60 and sum(len(w["description"]) > 2000 for w in shop) >= 5
+    shipped_labels = {(w["name"], w["producer"]) for w in shipped_wines}
+    assert sum((w["name"], w["producer"]) in shipped_labels for w in shop) >= 5  # same wine, other vintage
+    report = import_catalog(
+        SHOP_EXPORT,
+        tools=InProcessTools(fresh_db),
+        embedder=LocalHashingEmbeddings(),
+        photos=LocalPhotoStore(tmp_path / "store"),
+        replace=True,
+    )
+    same_key = {(w["name"], w["producer"], w["vintage_year"]) for w in shipped_wines} & {
+        (w["name"], w["producer"], w["vintage_year"]) for w in shop
+    }
+    assert same_key  # NV wines such as Asti are the same wine in both files: updated, not duplicated
+    assert (report.inserted, report.updated) == (len(shop) - len(same_key), len(same_key))
+    assert report.retired == len(shipped_wines) - len(same_key)
+    assert set(report.unknown_fields) == {"price_range", "volume_l", "alcohol"}
+    assert len(report.photos_failed) == len(shop)  # .invalid never resolves; every wine is still imported
+    exported = export_catalog(InProcessTools(fresh_db))["wines"]
+    assert sorted(w["sku"] for w in exported) == sorted(w["sku"] for w in shop)  # exactly the file
+    with fresh_db.connection() as conn:
+        unknown = conn.execute("SELECT count(*) FROM wines WHERE available AND country_code IS NULL").fetchone()[0]
+    assert unknown == 0

@@ -254,7 +254,9 @@ _CONTENT_TYPES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".web
 
 
 class PhotoDownloadError(Exception):
-    pass
+    def __init__(self, reason: str, *, host_down: bool = False):
+        super().__init__(reason)
+        self.host_down = host_down  # the host itself can't be reached: skip its other photos
 
 
 def download_photo(url: str) -> tuple[bytes, str, str]:
@@ -273,7 +275,7 @@ def download_photo(url: str) -> tuple[bytes, str, str]:
         raise PhotoDownloadError(f"HTTP {exc.code}") from None
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise PhotoDownloadError(f"unreachable ({reason})") from None
+        raise PhotoDownloadError(f"unreachable ({reason})", host_down=True) from None
     if len(data) > PHOTO_MAX_BYTES:
         raise PhotoDownloadError(f"larger than {PHOTO_MAX_BYTES // (1024 * 1024)} MB")
     if not data:
@@ -305,6 +307,7 @@ def import_catalog(
 
     uploaded = 0
     photos_failed: list[str] = []
+    hosts_down: set[str] = set()  # one timeout per dead host, not one per wine
     with_photos = sum(1 for r in records if r.image or r.image_url)
     payload: list[dict[str, Any]] = []
     for record, vector in zip(records, vectors, strict=True):
@@ -317,9 +320,14 @@ def import_catalog(
             uploaded += 1
             progress("photos", uploaded + len(photos_failed), with_photos)
         elif record.image_url:
+            host = urllib.parse.urlsplit(record.image_url).netloc
             try:
+                if host in hosts_down:
+                    raise PhotoDownloadError("skipped: the host was unreachable for an earlier photo")
                 data, content_type, name = download_photo(record.image_url)
             except PhotoDownloadError as exc:
+                if exc.host_down:
+                    hosts_down.add(host)
                 photos_failed.append(f"{_wine_label(row)}: {record.image_url}: {exc}")
             else:
                 key = photo_key(name, data)
