@@ -11,7 +11,7 @@ JSON, reasoning or English).
     python reliability/provider_matrix.py                       # a fresh database in the embedded server
     python reliability/provider_matrix.py --markdown table.md   # …and write the RELIABILITY.md table
 
-Latency behaviours are scaled (``--time-scale``, default 0.02): a 35 s generation takes 0.7 s, and the
+Latency behaviours are scaled (``--time-scale``, default 0.05): a 35 s generation takes 1.75 s, and the
 turn budget and LLM_TIMEOUT_S shrink in proportion; the table shows both measured and real-time seconds.
 """
 
@@ -36,7 +36,7 @@ QUERIES: tuple[tuple[str, str], ...] = (
     ("белое вино к рыбе", "white"),
     ("игристое на праздник до 5000", "sparkling"),
 )
-DEFAULT_TIME_SCALE = 0.02
+DEFAULT_TIME_SCALE = 0.05
 MAX_RETRIES = 2  # the adapter's retries per logical call (LLM_MAX_RETRIES default)
 
 # The oracle's own checks (no code shared with the agent's parsing or hygiene).
