@@ -98,6 +98,7 @@ class HandlerShell:
         def shelled(event: Any, context: Any) -> Any:
             global _active_logger
             _active_logger = logger
+            logger.append_keys(name="%(name)s")  # which logger wrote the line (clear_state dropped it)
             if self.correlation is not None:
                 try:
                     correlate(self.correlation(event))
