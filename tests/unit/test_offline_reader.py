@@ -377,3 +377,27 @@ def test_reader_never_fails_on_any_text(text):
 )
 def test_a_rejected_colour_gives_way_to_the_wanted_one(text, wine_type):
     assert read_query(text).filters.get("wine_type") == wine_type
+
+
+@pytest.mark.parametrize(
+    "text,price_min,price_max",
+    [
+        ("подарок начальнику, тысяч до пяти", None, 5000),
+        ("красное тысячи за три", 2250, 3750),
+        ("в пределах пятёрки", None, 5000),
+        ("белое в пределах трёшки", None, 3000),
+        ("около полутора", 1125, 1875),
+        ("не дороже двух с половиной", None, 2500),
+        ("за две с половиной тысячи", 1875, 3125),
+        ("красное до пяти тысяч", None, 5000),
+    ],
+)
+def test_budget_phrases_in_words(text, price_min, price_max):
+    filters = read_query(text).filters
+    assert (filters.get("price_min"), filters.get("price_max")) == (price_min, price_max), filters
+
+
+@pytest.mark.parametrize("text", ["три бутылки красного", "вина на двух человек", "красное, пять бокалов"])
+def test_number_words_without_a_budget_word_are_not_prices(text):
+    filters = read_query(text).filters
+    assert "price_min" not in filters and "price_max" not in filters, filters

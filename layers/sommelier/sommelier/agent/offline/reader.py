@@ -225,16 +225,29 @@ _HUNDRED_WORDS = {
     "девятисот": 900,
 }
 _THOUSAND_UNIT = r"тысяч\w*|тыщ\w*|тыс\.?|косар\w*|кос(?:ых)?"
+_NUMBER_WORD = "|".join(sorted(_THOUSAND_WORDS, key=len, reverse=True))
+# Number words that alone, after "до"/"за"/"около"…, mean thousands ("до пяти", "около полутора").
+_BARE_THOUSANDS = {w: v for w, v in _THOUSAND_WORDS.items() if v >= 1.5 and w not in ("пары", "пару", "пара")}
+# Slang for round sums: "в пределах пятёрки", "трёшка", "десятка".
+_SLANG_THOUSANDS = {"пятерк": 5, "трешк": 3, "десятк": 10, "двушк": 2}
+_RELATION_WORDS = r"за|до|около|примерно|в\s+пределах|в\s+районе|не\s+дороже|не\s+больше|не\s+более|не\s+выше"
 _AMOUNT = re.compile(
     r"(?<![\w.,])(?:"
     r"(?P<n>\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
     r"(?:\s*(?P<u>к(?![а-я])|k(?![a-z])|"
     + _THOUSAND_UNIT
     + r"|тр(?![а-я])|т\.р\.?|₽|р\.|р(?![а-я])|руб\w*\.?|rub\w*|rur))?"
-    r"|(?:(?P<w>" + "|".join(sorted(_THOUSAND_WORDS, key=len, reverse=True)) + r")\s+)?(?P<th>тысяч\w*|тыщ\w*|косар\w*)"
+    # "двух с половиной (тысяч)"
+    r"|(?P<half>" + _NUMBER_WORD + r")\s+с\s+половиной(?:\s+(?:тысяч\w*|тыщ\w*))?"
+    # the unit first: "тысяч до пяти", "тысячи за три"
+    r"|(?:тысяч\w*|тыщ\w*)\s+(?P<rel>" + _RELATION_WORDS + r")\s+(?P<after>" + _NUMBER_WORD + r")(?![а-я])"
+    r"|(?:(?P<w>" + _NUMBER_WORD + r")\s+)?(?P<th>тысяч\w*|тыщ\w*|косар\w*)"
     r"|(?P<h>" + "|".join(_HUNDRED_WORDS) + r")"
+    r"|(?P<slang>(?:" + "|".join(_SLANG_THOUSANDS) + r")\w*)"
+    r"|(?P<bare>" + "|".join(sorted(_BARE_THOUSANDS, key=len, reverse=True)) + r")(?![а-я])"
     r")(?:\s*(?:₽|руб\w*\.?|р\.|р(?![а-я])))?"
 )
+_RELATION_OF = {"до": "max", "не дороже": "max", "не больше": "max", "не более": "max", "не выше": "max"}
 # What may not follow a number that is a price.
 _NOT_PRICE_AFTER = re.compile(
     r"^\s*(?:год\w*|г\.?(?![а-я])|гг|градус\w*|°|лет(?![а-я])|мл|л(?![а-я])|литр\w*|бутыл\w*|человек\w*|"
@@ -297,6 +310,8 @@ class _Amount:
     value: float
     thousand_unit: bool
     money_unit: bool
+    relation: str | None = None  # said inside the amount: "тысяч до пяти"
+    bare: bool = False  # a number word alone ("до пяти"): a price only after a relation word
 
 
 def _amounts(raw: str) -> list[_Amount]:
@@ -310,6 +325,23 @@ def _amounts(raw: str) -> list[_Amount]:
             money = bool(unit) and not thousand or bool(re.search(r"₽|руб|р\.?$", text))
             if thousand and number < 1000:
                 number *= 1000
+        elif m.group("half"):
+            found.append(_Amount(m.start(), m.end(), 1000.0 * (_THOUSAND_WORDS[m.group("half")] + 0.5), True, True))
+            continue
+        elif m.group("after"):
+            relation = _RELATION_OF.get(" ".join(m.group("rel").split()), "approx")
+            if relation == "approx" and " ".join(m.group("rel").split()) == "в пределах":
+                relation = "max"
+            value = 1000.0 * _THOUSAND_WORDS[m.group("after")]
+            found.append(_Amount(m.start(), m.end(), value, True, True, relation=relation))
+            continue
+        elif m.group("slang"):
+            stem_ = next(k for k in _SLANG_THOUSANDS if m.group("slang").startswith(k))
+            found.append(_Amount(m.start(), m.end(), 1000.0 * _SLANG_THOUSANDS[stem_], True, True))
+            continue
+        elif m.group("bare"):
+            found.append(_Amount(m.start(), m.end(), 1000.0 * _BARE_THOUSANDS[m.group("bare")], True, True, bare=True))
+            continue
         elif m.group("th"):
             number = 1000.0 * _THOUSAND_WORDS.get(m.group("w") or "", 1)
             thousand, money = True, True
@@ -353,8 +385,8 @@ def _read_price(raw: str, spans: _Spans) -> tuple[float | None, float | None]:
         before, after = raw[max(0, amount.start - 40) : amount.start], raw[amount.end : amount.end + 40]
         if _NOT_PRICE_AFTER.match(after) and not amount.money_unit and not amount.thousand_unit:
             continue
-        relation = None
-        for name, pattern in _BEFORE_RULES:
+        relation = amount.relation
+        for name, pattern in () if relation else _BEFORE_RULES:
             if pattern.search(before):
                 relation = name
                 break
@@ -363,6 +395,8 @@ def _read_price(raw: str, spans: _Spans) -> tuple[float | None, float | None]:
                 if pattern.match(after):
                     relation = name
                     break
+        if amount.bare and relation is None:
+            continue  # "три бутылки", "на двух": a number, not a budget
         value = amount.value
         if not amount.money_unit and not amount.thousand_unit:
             if value < 100:

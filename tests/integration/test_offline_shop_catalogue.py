@@ -1,0 +1,111 @@
+"""The offline responder on the second catalogue (data/catalog/shop-export-example.json), imported with
+--replace: every explicit constraint is met, and every food request the catalogue has a category for is
+answered. The expectations read the shop file itself: its pairings are the shop's category labels, and
+which label a request means is written out here by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sommelier.agent.offline import OfflineResponder
+from sommelier.catalog.importer import import_catalog
+from sommelier.embeddings.local import LocalHashingEmbeddings
+from sommelier.storage.photos import LocalPhotoStore
+from sommelier.tools.client import InProcessTools
+
+from tests.conftest import _clone, _drop_database
+
+SHOP_EXPORT = Path(__file__).resolve().parents[2] / "data" / "catalog" / "shop-export-example.json"
+SHOP = json.loads(SHOP_EXPORT.read_text("utf-8"))["wines"]
+BY_SKU_KEY = {(w["name"], w["producer"], w["vintage_year"]): w for w in SHOP}
+
+
+@pytest.fixture(scope="module")
+def shop_db(admin_url, catalog_template, tmp_path_factory):
+    name, database = _clone(admin_url, catalog_template)
+    import_catalog(
+        SHOP_EXPORT,
+        tools=InProcessTools(database),
+        embedder=LocalHashingEmbeddings(),
+        photos=LocalPhotoStore(tmp_path_factory.mktemp("shop-photos")),
+        replace=True,
+    )
+    yield database
+    database.close()
+    _drop_database(admin_url, name)
+
+
+@pytest.fixture(scope="module")
+def responder(shop_db) -> OfflineResponder:
+    return OfflineResponder(InProcessTools(shop_db), LocalHashingEmbeddings())
+
+
+# (query, constraints): "pairing" is the set of the shop's category labels one of which the wine must have.
+CASES: list[tuple[str, dict]] = [
+    ("красное к стейку", {"wine_type": "red", "pairing": {"Говядина"}}),
+    ("что открыть к шашлыку до 2000", {"price_max": 2000, "pairing": {"Говядина", "Баранина", "Свинина"}}),
+    (
+        "крассное сухое к шашлычку",
+        {"wine_type": "red", "sweetness": "dry", "pairing": {"Говядина", "Баранина", "Свинина"}},
+    ),
+    ("белое к рыбе", {"wine_type": "white", "pairing": {"Рыба"}}),
+    ("что-нибудь к устрицам", {"pairing": {"Морепродукты"}}),
+    ("вино к утке", {"pairing": {"Птица"}}),
+    ("к курице", {"pairing": {"Птица"}}),
+    ("посоветуй к суши", {"pairing": {"Рыба", "Азиатская кухня"}}),
+    ("к пасте карбонара", {"pairing": {"Паста и пицца"}}),
+    ("к пицце", {"pairing": {"Паста и пицца"}}),
+    ("к сырной тарелке", {"pairing": {"Выдержанный сыр", "Мягкий сыр"}}),
+    ("что подать к десерту", {"pairing": {"Десерты"}}),
+    ("вино к грибам", {"pairing": {"Грибы"}}),
+    ("к дичи", {"pairing": {"Дичь"}}),
+    ("к тайской кухне", {"pairing": {"Азиатская кухня"}}),
+    ("к закускам", {"pairing": {"Закуски, салаты и антипасто"}}),
+    ("американское красное", {"wine_type": "red", "country": "Соединенные Штаты Америки"}),
+    ("французское игристое", {"wine_type": "sparkling", "country": "Французская Республика"}),
+    ("розовое сухое до 2000", {"wine_type": "rose", "sweetness": "dry", "price_max": 2000}),
+    ("мальбек", {"grape": "мальбек"}),
+    ("рислинг", {"grape": "рислинг"}),
+    ("грузинское красное", {"wine_type": "red", "country": "Грузия"}),
+    ("белое полусладкое", {"wine_type": "white", "sweetness": "semi_sweet"}),
+    ("игристое до 1500 рублей", {"wine_type": "sparkling", "price_max": 1500}),
+]
+
+
+def _problems(wine: dict, expected: dict) -> list[str]:
+    problems = []
+    for key in ("wine_type", "sweetness", "country"):
+        if key in expected and wine[key] != expected[key]:
+            problems.append(f"{key} {wine[key]}")
+    if "price_max" in expected and wine["price_rub"] > expected["price_max"]:
+        problems.append(f"price {wine['price_rub']}")
+    if "grape" in expected and not any(g.lower().startswith(expected["grape"]) for g in wine["grape_varieties"]):
+        problems.append(f"grapes {wine['grape_varieties']}")
+    if "pairing" in expected and not expected["pairing"] & set(wine["food_pairings"]):
+        problems.append(f"pairings {wine['food_pairings']}")
+    return problems
+
+
+@pytest.mark.parametrize(("query", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_every_explicit_constraint_is_met(responder, query, expected):
+    # The shop has wines for every case: the answer must recommend, never give up or relax.
+    assert any(not _problems(w, expected) for w in SHOP), f"{query}: the shop file has no such wine"
+    answer = responder.respond(query)
+    assert answer.response.response_type == "recommendation", (query, answer.response.message)
+    assert answer.relaxed is None, (query, answer.relaxed)
+    found = {w["id"]: w for w in answer.found_wines}
+    assert answer.response.wines
+    for recommendation in answer.response.wines:
+        shown = found[recommendation.wine_id]
+        wine = BY_SKU_KEY[(shown["name"], shown["producer"], shown["vintage_year"])]
+        assert not _problems(wine, expected), (query, wine["name"], _problems(wine, expected))
+
+
+def test_only_the_shop_wines_are_ever_recommended(responder):
+    skus = {(w["name"], w["producer"], w["vintage_year"]) for w in SHOP}
+    for query in ("посоветуй красное", "что-нибудь к рыбе", "игристое на праздник", "вино до 1000 рублей"):
+        answer = responder.respond(query)
+        for wine in answer.found_wines:
+            assert (wine["name"], wine["producer"], wine["vintage_year"]) in skus, (query, wine["name"])
