@@ -499,7 +499,10 @@ def test_webhook_function(resources):
         # Internet-facing: only the webhook secret, never the bot token or the LLM keys.
         "TELEGRAM_WEBHOOK_SECRET_ARN": WEBHOOK_SECRET,
         "TELEGRAM_WEBHOOK_SECRET": "",  # empty = read from the secret
+        # Without the token it can't ask getMe: the username decides "addressed to the bot" at the edge.
+        "TELEGRAM_BOT_USERNAME": {"Ref": "BotUsername"},
     }
+    assert _variables(resources, "AgentFunction")["TELEGRAM_BOT_USERNAME"] == {"Ref": "BotUsername"}
     events = properties["Events"]
     routes = set()
     for event in events.values():

@@ -19,11 +19,18 @@ logger = logging.getLogger(__name__)
 RETRY_AFTER_FAILURE_S = 60.0
 
 
+class NoToken(LookupError):
+    """No bot token here (the deployed webhook never has one): TELEGRAM_BOT_USERNAME is the way."""
+
+
 def _get_me_username() -> str | None:
     from sommelier.config import load_settings
     from sommelier.telegram.client import TelegramClient  # httpx2: only when the name is not configured
 
-    with TelegramClient.from_settings(load_settings()) as client:
+    settings = load_settings()
+    if not settings.telegram_bot_token:
+        raise NoToken("no bot token to ask getMe with; set TELEGRAM_BOT_USERNAME")
+    with TelegramClient.from_settings(settings) as client:
         return client.get_me().username
 
 
@@ -51,7 +58,8 @@ class BotUsername:
             try:
                 self._known = (self._lookup() or "").lstrip("@") or None
             except Exception as exc:  # no token, Telegram down: route loosely for now
-                logger.warning("getMe failed (%s); group commands and mentions are matched loosely", exc)
+                level = logging.INFO if isinstance(exc, NoToken) else logging.WARNING
+                logger.log(level, "bot username unknown (%s); group commands and mentions are matched loosely", exc)
                 self._failed_at = self._clock()
                 return None
             return self._known
