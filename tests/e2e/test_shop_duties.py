@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from sommelier.db.pool import reset_default_database
 from sommelier.shop import age_gate, privacy
-from sommelier.shop.cards import NOT_FOUND, SIMILAR_HEADER
+from sommelier.shop.cards import NOT_FOUND, SIMILAR_HEADER, SOLD_OUT
 from sommelier.shop.deeplinks import wine_payload
 from sommelier.shop.health import DEFAULT_HEALTH_WARNING
 
@@ -211,6 +211,20 @@ def test_an_unknown_deep_link_gets_a_friendly_answer_and_alternatives(bot, teleg
     confirm(bot, telegram)
     shown = texts(say(bot, telegram, "/start w_no-such-sku-123"))
     assert shown[0] == NOT_FOUND and len(shown) == 5  # the line, three alternatives, the closing
+
+
+def test_a_shelf_code_with_a_sku_and_a_sold_out_wine(bot, telegram, fresh_db):
+    confirm(bot, telegram)
+    with psycopg.connect(fresh_db.conninfo) as conn:
+        name = conn.execute(
+            "UPDATE wines SET sku = 'SHELF-42' WHERE id = (SELECT id FROM wines ORDER BY name LIMIT 1) RETURNING name"
+        ).fetchone()[0]
+    assert texts(say(bot, telegram, "/start w_SHELF-42"))[0].startswith(name)
+    with psycopg.connect(fresh_db.conninfo) as conn:
+        conn.execute("UPDATE wines SET available = false WHERE sku = 'SHELF-42'")
+    shown = texts(say(bot, telegram, "/start w_SHELF-42"))
+    assert shown[0] == SOLD_OUT.format(name=name) and len(shown) == 5
+    assert all(not t.startswith(name) for t in shown[1:])
 
 
 def test_admin_commands_answer_only_in_the_admin_chat(bot, telegram, monkeypatch, fresh_db):

@@ -165,3 +165,23 @@ def test_without_an_admin_chat_only_the_report_is_written(drop, monkeypatch, tel
     key = "catalog/incoming/quiet.json"
     upload(key, json.dumps(EXAMPLE, ensure_ascii=False).encode("utf-8"))
     assert report(key).startswith("✅") and telegram.sent_messages() == []
+
+
+def test_replace_mode_retires_the_wines_not_in_the_file(drop, fresh_db, monkeypatch):
+    monkeypatch.setenv("CATALOG_DROP_MODE", "replace")
+    upload, report, _ = drop
+    key = "catalog/incoming/only-these.json"
+    assert upload(key, json.dumps(EXAMPLE, ensure_ascii=False).encode("utf-8"))["files"][0]["imported"] is True
+    with psycopg.connect(fresh_db.conninfo) as conn:
+        available = conn.execute("SELECT count(*) FROM wines WHERE available").fetchone()[0]
+        retired = conn.execute("SELECT count(*) FROM wines WHERE NOT available").fetchone()[0]
+    assert available == len(EXAMPLE["wines"]) and retired == 64
+    assert "замена каталога" in report(key) and "Сняты с продажи (их нет в файле): 64." in report(key)
+
+
+def test_an_unknown_drop_mode_is_refused(drop, fresh_db, monkeypatch):
+    monkeypatch.setenv("CATALOG_DROP_MODE", "append")
+    upload, report, _ = drop
+    before = wines_table(fresh_db)
+    upload("catalog/incoming/x.json", json.dumps(EXAMPLE, ensure_ascii=False).encode("utf-8"))
+    assert "CATALOG_DROP_MODE" in report("catalog/incoming/x.json") and wines_table(fresh_db) == before

@@ -150,3 +150,19 @@ def test_report_data_counts_a_week(fresh_db):
         ("вино из Японии", 0),
     }
     assert "time zone" in error(fresh_db, "report_data", since="2026-01-01", until="2026-01-08")
+
+
+def test_wine_card_by_sku_and_a_sold_out_wine(fresh_db):
+    with psycopg.connect(fresh_db.conninfo) as conn:
+        wine_id, name = conn.execute("SELECT id::text, name FROM wines ORDER BY name LIMIT 1").fetchone()
+        conn.execute("UPDATE wines SET sku = 'AB-1234' WHERE id = %s", (wine_id,))
+    assert ok(fresh_db, "wine_card", ref="AB-1234")["wine"]["id"] == wine_id
+    assert ok(fresh_db, "find_wines", refs=["AB-1234"])["wines"][0]["id"] == wine_id
+    with psycopg.connect(fresh_db.conninfo) as conn:
+        conn.execute("UPDATE wines SET available = false WHERE id = %s", (wine_id,))
+    card = ok(fresh_db, "wine_card", ref="AB-1234")
+    assert card["wine"] is None and card["unavailable"]["name"] == name
+    assert len(card["alternatives"]) == 3 and all(w["available"] for w in card["alternatives"])
+    # A sold-out wine is never offered as similar to another one.
+    other = ok(fresh_db, "search_wines", limit=1)["wines"][0]["id"]
+    assert wine_id not in {w["id"] for w in ok(fresh_db, "wine_card", ref=other)["similar"]}

@@ -16,6 +16,7 @@ NOT_FOUND = (
     "Этого вина сейчас нет в нашем каталоге — возможно, его уже раскупили или код на полке устарел. "
     "Вот самые близкие варианты:"
 )
+SOLD_OUT = "«{name}» сейчас нет в продаже — вот самые похожие вина, которые есть:"
 CARD_CLOSING = "Расскажите, к какому блюду или поводу нужно вино, — подберу ещё."
 UNAVAILABLE = "Не получилось открыть карточку вина прямо сейчас — попробуйте, пожалуйста, чуть позже."
 
@@ -47,8 +48,10 @@ def card_parts(tools: ToolClient, ref: str) -> list[Outgoing]:
         return render_text(UNAVAILABLE)
     wine = result.get("wine")
     if wine is None:
+        gone = result.get("unavailable")
+        line = SOLD_OUT.format(name=gone["name"]) if gone else NOT_FOUND
         alternatives = result.get("alternatives") or []
-        return render_text(NOT_FOUND) + [render_wine(w, _short_text(w)) for w in alternatives] + _closing()
+        return render_text(line) + [render_wine(w, _short_text(w)) for w in alternatives] + _closing()
     parts = [render_wine(wine, _card_text(wine))]
     similar = result.get("similar") or []
     if similar:

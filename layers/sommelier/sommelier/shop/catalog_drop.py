@@ -7,7 +7,6 @@ A bad file changes nothing: the importer validates every row and photo before it
 
 from __future__ import annotations
 
-import inspect
 import logging
 import tempfile
 import zipfile
@@ -90,15 +89,6 @@ def _catalog_in(folder: Path) -> Path:
     return found[0]
 
 
-def _import(path: Path, *, tools: ToolClient, embedder: EmbeddingProvider, photos: PhotoStore, replace: bool):
-    options = {}
-    if replace:
-        if "replace" not in inspect.signature(import_catalog).parameters:
-            raise DropError("режим replace не поддерживается этой версией импорта; используйте merge")
-        options["replace"] = True
-    return import_catalog(path, tools=tools, embedder=embedder, photos=photos, **options)
-
-
 def _failure_text(name: str, exc: Exception) -> str:
     lines = [f"❌ Каталог «{name}» не загружен — в каталоге ничего не изменилось.", f"Причина: {exc}"]
     for error in getattr(exc, "errors", [])[:30]:
@@ -137,7 +127,7 @@ def process_drop(
                 catalog = _catalog_in(unpacked)
             else:
                 catalog = downloaded
-            report = _import(catalog, tools=tools, embedder=embedder, photos=photos, replace=replace)
+            report = import_catalog(catalog, tools=tools, embedder=embedder, photos=photos, replace=replace)
         except (DropError, CatalogImportError) as exc:
             # The importer names files by their path: show the shop its own file name, not our temp folder.
             text = _failure_text(name, exc).replace(f"{folder}/drop{suffix}", name).replace(f"{folder}/unpacked/", "")
@@ -147,11 +137,19 @@ def process_drop(
             reason = Exception(f"техническая ошибка: {type(exc).__name__}")
             return DropResult(key, False, _failure_text(name, reason))
     mode = "замена каталога" if replace else "добавление и обновление"
-    text = (
+    lines = [
         f"✅ Каталог «{name}» загружен ({mode}): {report.rows} вин — {report.inserted} новых, "
         f"{report.updated} обновлено, фото: {report.photos_uploaded}; эмбеддинги: {report.embedding_model}."
-    )
-    return DropResult(key, True, text)
+    ]
+    if report.retired:
+        lines.append(f"Сняты с продажи (их нет в файле): {report.retired}.")
+    if report.unknown_fields:
+        fields = ", ".join(f"{field} ({count})" for field, count in sorted(report.unknown_fields.items()))
+        lines.append(f"Поля, которых нет в каталоге, сохранены как дополнительные: {fields}.")
+    if report.photos_failed:
+        lines.append("Без фото (не удалось скачать): " + ", ".join(report.photos_failed[:20]) + ".")
+    lines += [f"• {warning}" for warning in report.warnings[:20]]
+    return DropResult(key, True, "\n".join(lines))
 
 
 def dropped_objects(event: dict) -> list[tuple[str, str, int | None]]:

@@ -22,6 +22,7 @@ MAX_RETENTION_DAYS = 3650
 MAX_REPORT_QUERIES = 5000
 MAX_REFS = 200
 SIMILAR_WINES = 2
+ALTERNATIVES = 3
 
 
 # --------------------------------------------------------------------------- age gate
@@ -82,13 +83,6 @@ def purge_old_messages(conn: psycopg.Connection, arguments: Any) -> dict[str, An
 
 
 # --------------------------------------------------------------------------- wine cards
-def _has_column(conn: psycopg.Connection, column: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM information_schema.columns WHERE table_name = 'wines' AND column_name = %s", (column,)
-    ).fetchone()
-    return row is not None
-
-
 def _is_uuid(value: str) -> bool:
     try:
         uuid.UUID(value)
@@ -97,14 +91,13 @@ def _is_uuid(value: str) -> bool:
     return True
 
 
-def _find_by_ref(cur, ref: str, has_sku: bool) -> dict[str, Any] | None:
+def _find_by_ref(cur, ref: str) -> dict[str, Any] | None:
+    """A wine by its catalogue id, else by the shop's sku (migration 0004)."""
     if _is_uuid(ref):
         row = cur.execute(f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.id = %s", (ref,)).fetchone()  # nosec B608 - constant column list
         if row:
             return row
-    if has_sku:
-        return cur.execute(f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.sku = %s", (ref,)).fetchone()  # nosec B608 - constant column list
-    return None
+    return cur.execute(f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.sku = %s", (ref,)).fetchone()  # nosec B608 - constant column list
 
 
 def _refs(args: dict[str, Any]) -> list[str]:
@@ -119,11 +112,10 @@ def _refs(args: dict[str, Any]) -> list[str]:
 def find_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     """Wines by sku or id, in the order asked; refs that match nothing are listed in `missing`."""
     refs = _refs(require_object(arguments))
-    has_sku = _has_column(conn, "sku")
     found, missing = [], []
     with conn.cursor(row_factory=dict_row) as cur:
         for ref in refs:
-            row = _find_by_ref(cur, ref, has_sku)
+            row = _find_by_ref(cur, ref)
             if row is None:
                 missing.append(ref)
             else:
@@ -132,9 +124,9 @@ def find_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
 
 
 def _similar(cur, row: dict[str, Any], limit: int) -> list[dict[str, Any]]:
-    """Nearest by embedding (same model), else the same type nearest in price."""
+    """Available wines nearest by embedding (same model), else of the same type nearest in price."""
     similar = cur.execute(
-        f"SELECT {WINE_COLUMNS} FROM wines w, wines me WHERE me.id = %(id)s AND w.id <> me.id"  # nosec B608 - constant column list
+        f"SELECT {WINE_COLUMNS} FROM wines w, wines me WHERE me.id = %(id)s AND w.id <> me.id AND w.available"  # nosec B608 - constant column list
         " AND me.embedding IS NOT NULL AND w.embedding_model = me.embedding_model"
         " ORDER BY w.embedding <=> me.embedding LIMIT %(limit)s",
         {"id": row["id"], "limit": limit},
@@ -142,7 +134,8 @@ def _similar(cur, row: dict[str, Any], limit: int) -> list[dict[str, Any]]:
     if len(similar) < limit:
         taken = [row["id"], *[r["id"] for r in similar]]
         similar += cur.execute(
-            f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.wine_type = %(type)s AND NOT (w.id = ANY(%(taken)s))"  # nosec B608 - constant column list
+            f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.available AND w.wine_type = %(type)s"  # nosec B608 - constant column list
+            " AND NOT (w.id = ANY(%(taken)s))"
             " ORDER BY abs(w.price_rub - %(price)s), w.id LIMIT %(limit)s",
             {"type": row["wine_type"], "taken": taken, "price": row["price_rub"], "limit": limit - len(similar)},
         ).fetchall()
@@ -156,14 +149,15 @@ def _alternatives(cur, ref: str, limit: int) -> list[dict[str, Any]]:
     if words:
         patterns = [f"%{w}%" for w in words[:5]]
         rows = cur.execute(
-            f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.name ILIKE ANY(%(p)s) OR w.producer ILIKE ANY(%(p)s)"  # nosec B608 - constant column list
+            f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.available"  # nosec B608 - constant column list
+            " AND (w.name ILIKE ANY(%(p)s) OR w.producer ILIKE ANY(%(p)s))"
             f" ORDER BY {TYPICAL_PRICE_ORDER}, w.id LIMIT %(limit)s",
             {"p": patterns, "limit": limit},
         ).fetchall()
     if len(rows) < limit:
         taken = [r["id"] for r in rows]
         rows += cur.execute(
-            f"SELECT {WINE_COLUMNS} FROM wines w WHERE NOT (w.id = ANY(%(taken)s::uuid[]))"  # nosec B608 - constant column list
+            f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.available AND NOT (w.id = ANY(%(taken)s::uuid[]))"  # nosec B608 - constant column list
             f" ORDER BY {TYPICAL_PRICE_ORDER}, w.id LIMIT %(limit)s",
             {"taken": taken, "limit": limit - len(rows)},
         ).fetchall()
@@ -171,15 +165,22 @@ def _alternatives(cur, ref: str, limit: int) -> list[dict[str, Any]]:
 
 
 def wine_card(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
-    """One wine by sku or id with two similar wines; an unknown ref gets the closest alternatives."""
+    """One wine by sku or id with two similar wines. An unknown ref, or a wine no longer available, gets the
+    closest available alternatives instead (for a known wine: the most similar ones)."""
     args = require_object(arguments)
     ref = optional_text(args, "ref", 100)
     if not ref:
         raise ArgumentError("ref (a sku or a wine id) is required")
     with conn.cursor(row_factory=dict_row) as cur:
-        row = _find_by_ref(cur, ref, _has_column(conn, "sku"))
+        row = _find_by_ref(cur, ref)
         if row is None:
-            return {"wine": None, "alternatives": [_full_wine(r) for r in _alternatives(cur, ref, 3)]}
+            return {"wine": None, "alternatives": [_full_wine(r) for r in _alternatives(cur, ref, ALTERNATIVES)]}
+        if not row["available"]:
+            return {
+                "wine": None,
+                "unavailable": _full_wine(row),
+                "alternatives": [_full_wine(r) for r in _similar(cur, row, ALTERNATIVES)],
+            }
         return {"wine": _full_wine(row), "similar": [_full_wine(r) for r in _similar(cur, row, SIMILAR_WINES)]}
 
 
