@@ -102,8 +102,12 @@ def run_import(args: argparse.Namespace) -> int:
     if report.unknown_fields:
         fields = ", ".join(f"{name} ({count})" for name, count in report.unknown_fields.items())
         console.print(f"kept in extra (fields the catalogue does not use): {fields}", markup=False)
+    skipped = [f for f in report.photos_failed if "skipped: the host was unreachable" in f]
     for failure in report.photos_failed:
-        console.print(f"  imported without a photo: {failure}", markup=False)
+        if failure not in skipped:
+            console.print(f"  imported without a photo: {failure}", markup=False)
+    if skipped:
+        console.print(f"  imported without a photo: {len(skipped)} more whose host could not be reached", markup=False)
     for warning in report.warnings:
         console.print(f"  warning: {warning}", markup=False)
     return 0
