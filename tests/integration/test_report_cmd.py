@@ -34,7 +34,7 @@ def week(monkeypatch, fresh_db, tmp_path):
     turns = [
         # (user, days ago, text, wines shown, mode, prompt tokens, completion tokens)
         (ANNA, 6, "красное сухое к стейку до 2000", reds, "llm", 3000, 400),
-        (ANNA, 5, "красное к утке около 3 тысяч", reds[:1], "llm", 3000, 400),
+        (ANNA, 5, "красное пино нуар к утке около 3 тысяч", reds[:1], "llm", 3000, 400),
         (BORIS, 4, "белое к рыбе до 1500", [white], "offline_fallback", 0, 0),
         (BORIS, 3, "вино из Японии", [], "llm", 2000, 200),
         (VERA, 2, "вино из Японии", [], "llm", 2000, 200),
@@ -84,6 +84,7 @@ def test_report_writes_a_png_chart_and_a_text_summary(week, tmp_path, capsys):
     assert "стейк — 2" in text and "рыба — 1" in text and "утка — 1" in text
     assert "1 000–2 000 ₽ — 3" in text and "2 000–3 000 ₽ — 1" in text and "до 1 000 ₽" not in text
     assert "«вино из японии» — 2" in text
+    assert "Сорта: Пино Нуар — 1." in text
     # 👍 for both reds of Anna's answer and Vera's red; 👎 for Boris's white.
     assert text.count("👍 1 / 👎 0") + text.count("👍 2 / 👎 0") == 2 and "👍 0 / 👎 1" in text
     # One of the six turns fell back from the LLM; tokens 13 000 prompt + 1 600 completion at $3/$15 per million.
