@@ -30,6 +30,7 @@ BENCHMARKS: dict[str, str] = {
     "tools": "bench.tools",
     "turn_overhead": "bench.turn_overhead",
     "e2e_local": "bench.e2e_local",
+    "streaming": "bench.streaming",
     "langchain": "bench.langchain_compare",
 }
 DEFAULT_OUTPUT = ROOT / "bench" / "results" / "latest.json"

@@ -409,7 +409,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif kind == "streamed":
             if isinstance(rec.body, dict) and rec.body.get("stream"):
                 self._stream(step, rec)
-            else:
+            else:  # the same generation, delivered whole once it is done
+                if fake._stopping.wait(fake._generation_seconds(step, rec)):
+                    self._drop()
+                    return
                 self._send(fake._render(step.data["step"], rec))
         elif kind == "drop_mid_body":
             inner = step.data["step"] or reply("This response will be cut in the middle. " * 4)
@@ -447,6 +450,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._drop()
             return
         interval = 1.0 / d["tokens_per_s"] if d["tokens_per_s"] else 0.0
+        first_token_at = time.monotonic()
         content_sent = 0
         for kind, event in events:
             if kind == "content":
@@ -466,7 +470,10 @@ class _Handler(BaseHTTPRequestHandler):
                 if content_sent == d["stall_after"]:
                     if not self._stall(d, write):
                         return
-                if content_sent and interval and fake._stopping.wait(interval):
+                    first_token_at = time.monotonic() - content_sent * interval  # the pace resumes
+                # Paced against the clock from the first token, so waits don't add up their oversleeps.
+                due = first_token_at + content_sent * interval
+                if content_sent and interval and fake._stopping.wait(max(due - time.monotonic(), 0.0)):
                     self._drop()
                     return
                 content_sent += 1
@@ -835,6 +842,14 @@ class FakeOpenAI:
             body,
             chars_per_token,
         )
+
+    def _generation_seconds(self, step: Step, rec: RecordedRequest) -> float:
+        """How long the scripted pacing of a `streamed` step takes from the request to the last chunk."""
+        d = step.data
+        body = rec.body if isinstance(rec.body, dict) else {}
+        chunks = sum(kind == "content" for kind, _ in self._stream_events(d["step"], body, d["chars_per_token"]))
+        pace = (max(chunks - 1, 0) / d["tokens_per_s"]) if d["tokens_per_s"] else 0.0
+        return d["first_token_s"] + pace
 
     def _error_chunk(self, body: dict) -> bytes:
         return _sse(

@@ -674,6 +674,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, UnicodeDecodeError) as exc:
             parse_error = f"Bad Request: can't parse request body: {exc}"
         params = _coerce(raw, from_strings)
+        if fake.network_latency:  # the way there: the call is recorded when it "arrives"
+            fake._stopping.wait(fake.network_latency / 2)
 
         status, payload, reset, delay = fake._dispatch(
             token=token,
@@ -685,6 +687,7 @@ class _Handler(BaseHTTPRequestHandler):
             content_type=ctype,
             parse_error=parse_error,
         )
+        delay += fake.network_latency / 2  # and the way back
         if delay > 0:
             fake._stopping.wait(delay)
         if reset:
@@ -726,6 +729,7 @@ class FakeTelegram:
             "username": bot_username,
         }
         self._lock = threading.RLock()
+        self.network_latency = 0.0  # seconds per call, round trip (benchmarks model the real Bot API with it)
         self._cond = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -1267,8 +1271,10 @@ class FakeTelegram:
         chat = self._chat(p)
         if chat["type"] != "private":
             raise _bad("Bad Request: message drafts can be sent only to private chats")
-        if self.drafts_refused or chat["id"] in self._draft_refused_chats:
+        if self.drafts_refused:
             raise _bad("Bad Request: message drafts are not available for this bot")
+        if chat["id"] in self._draft_refused_chats:
+            raise _bad("Bad Request: message drafts are not available in this chat")
         draft_id = p.get("draft_id")
         if isinstance(draft_id, bool) or not isinstance(draft_id, int) or draft_id == 0:
             raise _bad("Bad Request: draft_id must be a non-zero integer")
