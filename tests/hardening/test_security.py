@@ -664,6 +664,7 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
             "answer_text": "a",
             "wine_ids": wine_ids[:1],
             "response_type": "recommendation",
+            "stats": {"mode": "llm", "llm_calls": 2, "prompt_tokens": 10, "completion_tokens": 5},
         },
         "upsert_user": {"telegram_user_id": 1, "chat_id": 1, "first_name": "А"},
         "set_user_active": {"chat_id": 1, "active": False},
@@ -679,6 +680,16 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
             "items": [{"id": wine_ids[0], "embedding": vector}],
             "embedding_model": "local-ngram-hash-v2",
         },
+        "list_wines": {"include_unavailable": True},
+        # The shop's duties (migration 0006 tables through the default privileges of 0002).
+        "get_age_answer": {"telegram_user_id": 1},
+        "save_age_answer": {"telegram_user_id": 1, "is_adult": True},
+        "find_wines": {"refs": wine_ids[:1]},
+        "wine_card": {"ref": wine_ids[0]},
+        "report_data": {"since": "2020-01-01T00:00:00+00:00", "until": "2020-12-31T00:00:00+00:00"},
+        "admin_stats": {},
+        "purge_old_messages": {"days": 180},
+        "forget_user": {"telegram_user_id": 1},
     }
     assert set(calls) == set(OPERATIONS)
     answers = {tool: handle({"tool": tool, "arguments": args}, database) for tool, args in calls.items()}
