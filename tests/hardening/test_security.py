@@ -754,7 +754,11 @@ def test_migrate_function_creates_the_app_user_from_its_secret(fresh_db, monkeyp
         monkeypatch.setenv("APP_DATABASE_SECRET_ARN", arn)
         monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
         app = _load("functions/migrate/app.py", "hardening_migrate_app")
-        assert app._migrate() == []  # already migrated; the user is created anyway
+        from sommelier.custom_resource import Budget
+
+        from tests.fakes.cloudformation import BudgetedContext
+
+        assert app._migrate(Budget(BudgetedContext(60))) == []  # already migrated; the user is created anyway
     try:
         with psycopg.connect(fresh_db.conninfo) as conn:
             assert conn.execute("SELECT pg_has_role(%s, 'sommelier_app', 'MEMBER')", (name,)).fetchone()[0] is True
