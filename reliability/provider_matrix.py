@@ -80,6 +80,22 @@ def visible_problems(text: str, wine_names: list[str]) -> list[str]:
     return problems
 
 
+class ShownPieces:
+    """A listener that keeps every piece shown while the answer streams (drafts included)."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def draft(self, text: str) -> None:
+        self.texts.append(text)
+
+    def intro(self, text: str) -> None:
+        self.texts.append(text)
+
+    def wine(self, recommendation, wine) -> None:
+        self.texts.append(f"{recommendation.wine_name}: {recommendation.description}")
+
+
 def catalogue_rows(database, ids: list[str]) -> dict[str, dict[str, Any]]:
     if not ids:
         return {}
@@ -97,6 +113,8 @@ def run_behaviour(
     time_scale: float = DEFAULT_TIME_SCALE,
     queries: tuple[tuple[str, str], ...] = QUERIES,
     chat_base: int = 8_800_000,
+    streaming: bool = False,
+    save: bool = True,
 ) -> tuple[list[TurnFigures], dict[str, int]]:
     """Run the queries against one behaviour; returns each turn's figures and the simulated model's stats.
 
@@ -118,7 +136,7 @@ def run_behaviour(
     figures: list[TurnFigures] = []
     with FakeOpenAI() as fake:
         model = fake.behave(name, time_scale=scale)
-        options: dict[str, Any] = {"stream": False}  # this matrix is about whole answers; streaming has its own
+        options: dict[str, Any] = {"stream": streaming}
         accepted = inspect.signature(OpenAIChat).parameters
         llm = OpenAIChat(
             api_key="test",
@@ -134,7 +152,10 @@ def run_behaviour(
             before = len(fake.chat_requests)
             budget = behaviour.budget_s * scale
             started = time.monotonic()
-            request = TurnRequest(text=query, chat_id=chat_base + index)
+            request = TurnRequest(text=query, chat_id=chat_base + index, save=save)
+            shown = ShownPieces()
+            if streaming:
+                request.listener = shown  # what Telegram's progressive reply would show while it streams
             if has_deadline:
                 from sommelier.agent.deadline import Deadline
 
@@ -163,7 +184,7 @@ def run_behaviour(
             ids = result.response.wine_ids()
             rows = catalogue_rows(database, ids)
             names = [n for row in rows.values() for n in (row["name"], row["producer"], row["region"]) if n]
-            problems = visible_problems(result.text, names)
+            problems = visible_problems("\n\n".join([*shown.texts, result.text]), names)
             if len(rows) != len(ids) or len(ids) != len(result.response.wines):
                 problems.append("a wine not in the catalogue")
             if result.response.response_type != "recommendation" or not ids:
@@ -247,14 +268,16 @@ def summary(results: dict[str, list[TurnFigures]]) -> dict[str, Any]:
     }
 
 
-def run_all(database, *, time_scale: float = DEFAULT_TIME_SCALE, names: list[str] | None = None) -> dict[str, Any]:
+def run_all(
+    database, *, time_scale: float = DEFAULT_TIME_SCALE, names: list[str] | None = None, streaming: bool = False
+) -> dict[str, Any]:
     from tests.fakes.provider_behaviours import BEHAVIOURS
 
     results: dict[str, list[TurnFigures]] = {}
     stats: dict[str, dict[str, int]] = {}
     for offset, name in enumerate(names or list(BEHAVIOURS)):
         results[name], stats[name] = run_behaviour(
-            database, name, time_scale=time_scale, chat_base=8_800_000 + offset * 10
+            database, name, time_scale=time_scale, chat_base=8_800_000 + offset * 10, streaming=streaming
         )
     return {"results": results, "stats": stats}
 
@@ -263,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--time-scale", type=float, default=DEFAULT_TIME_SCALE)
     parser.add_argument("--behaviour", action="append", help="only these behaviours (repeatable)")
+    parser.add_argument("--streaming", action="store_true", help="stream every call and show the pieces as they come")
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or None)
     parser.add_argument("--output", help="write every turn's figures as JSON here")
     parser.add_argument("--markdown", help="write the RELIABILITY.md table here")
@@ -292,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
                 photos=LocalPhotoStore(Path(photos)),
             )
         try:
-            return run_all(database, time_scale=args.time_scale, names=args.behaviour)
+            return run_all(database, time_scale=args.time_scale, names=args.behaviour, streaming=args.streaming)
         finally:
             database.close()
 

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.openai_server import Step, delayed, drop_connection, json_response
+from tests.fakes.openai_server import Step, delayed, drop_connection, json_response, malformed
 
 SEARCH_TOOL = "search_wines"
 REASONING_TEXT = "Let me think step by step about what the customer wants before answering."
@@ -218,6 +218,10 @@ class SimulatedModel:
         with self._lock:
             self.calls += 1
             call = self.calls
+        step = self._answer(body, call)
+        return as_stream(step, body) if body.get("stream") else step
+
+    def _answer(self, body: dict, call: int) -> Step:
         refusal = self.reject(body, call)
         if refusal is not None:
             return refusal
@@ -594,7 +598,7 @@ class VllmGuidedDecodingWins(SimulatedModel):
     """vLLM with tools and a json_schema response_format: guided decoding wins, never a tool call (the
     model then writes an answer with a wine it made up)."""
 
-    def __call__(self, body):
+    def _answer(self, body, call):
         if (
             body.get("tools")
             and (body.get("response_format") or {}).get("type") == "json_schema"
@@ -609,7 +613,7 @@ class VllmGuidedDecodingWins(SimulatedModel):
                 "guard_type": None,
             }
             return completion(body, {"content": json.dumps(invented, ensure_ascii=False)})
-        return super().__call__(body)
+        return super()._answer(body, call)
 
 
 class LlamaCppWithoutJinja(SimulatedModel):
@@ -689,6 +693,69 @@ class ProviderUnreachable(SimulatedModel):
 
     def reject(self, body, call):
         return drop_connection()
+
+
+def as_stream(step: Step, body: dict) -> Step:
+    """The same answer as Server-Sent Events, for a request with `stream: true`: content in pieces,
+    reasoning and `reasoning_details` in deltas, tool calls (arguments as text) in two pieces, the
+    finish reason, the usage chunk when asked for. An HTTP-200 error becomes OpenRouter's mid-stream
+    error chunk (`error` and `finish_reason: "error"`); other statuses and transport steps stay as they are."""
+    if step.kind == "delayed":
+        return delayed(as_stream(step.data["step"], body), step.data["seconds"])
+    if step.kind != "json" or step.data["status"] != 200:
+        return step
+    payload = step.data["body"]
+    base = {"id": payload.get("id", "gen-fake"), "object": "chat.completion.chunk", "created": int(time.time())}
+    base["model"] = payload.get("model") or body.get("model")
+
+    def event(choice: dict | None, **extra: Any) -> bytes:
+        chunk = {**base, "choices": [] if choice is None else [{"index": 0, "logprobs": None, **choice}], **extra}
+        return b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
+
+    events = [
+        b": OPENROUTER PROCESSING\n\n",
+        event({"delta": {"role": "assistant", "content": ""}, "finish_reason": None}),
+    ]
+    choices = payload.get("choices")
+    if not choices:
+        error = payload.get("error") or {"message": "no choices"}
+        events.append(event({"delta": {"content": ""}, "finish_reason": "error"}, error=error))
+        return malformed(b"".join(events) + b"data: [DONE]\n\n", content_type="text/event-stream")
+    choice = choices[0]
+    message = choice.get("message") or {}
+    for field_name in ("reasoning", "reasoning_content"):
+        if message.get(field_name):
+            events.append(event({"delta": {field_name: message[field_name]}, "finish_reason": None}))
+    if message.get("reasoning_details"):
+        events.append(event({"delta": {"reasoning_details": message["reasoning_details"]}, "finish_reason": None}))
+    content = message.get("content") or ""
+    for start in range(0, len(content), 24):
+        events.append(event({"delta": {"content": content[start : start + 24]}, "finish_reason": None}))
+    if message.get("refusal"):
+        events.append(event({"delta": {"refusal": message["refusal"]}, "finish_reason": None}))
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
+        arguments = function["arguments"]
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        head = {
+            "index": index,
+            "id": call.get("id"),
+            "type": "function",
+            "function": {"name": function["name"], "arguments": ""},
+        }
+        events.append(event({"delta": {"tool_calls": [head]}, "finish_reason": None}))
+        half = len(arguments) // 2
+        for piece in (arguments[:half], arguments[half:]):
+            if piece:
+                delta = {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+                events.append(event({"delta": delta, "finish_reason": None}))
+    finish = choice.get("finish_reason")
+    extra = {"error": choice["error"]} if choice.get("error") else {}
+    events.append(event({"delta": {}, "finish_reason": finish}, **extra))
+    if (body.get("stream_options") or {}).get("include_usage") and payload.get("usage"):
+        events.append(event(None, usage=payload["usage"]))
+    return malformed(b"".join(events) + b"data: [DONE]\n\n", content_type="text/event-stream")
 
 
 def _with_usage(step: Step, *, reasoning_tokens: int) -> Step:

@@ -4,7 +4,9 @@ The behaviours are in tests/fakes/provider_behaviours.py, the runner and its ind
 reliability/provider_matrix.py (which also writes RELIABILITY.md's table). A turn on any behaviour but a
 provider that is down must end in a clean, grounded answer written by the model; a provider that is down
 gives the offline answer with a bounded number of requests; no turn outlives its budget; the turn's own
-count of HTTP requests equals what the provider received.
+count of HTTP requests equals what the provider received. Each behaviour runs with whole answers and with
+streamed ones (the pieces shown while the answer streams are checked too). The turns are not saved, so they
+share the read-only catalogue database.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from reliability.provider_matrix import MAX_RETRIES, QUERIES, run_behaviour
 from tests.fakes.provider_behaviours import BEHAVIOURS
 
 
+@pytest.mark.parametrize("streaming", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("name", list(BEHAVIOURS))
-def test_behaviour(name, fresh_db):
+def test_behaviour(name, streaming, catalog_db):
     behaviour = BEHAVIOURS[name]
-    turns, stats = run_behaviour(fresh_db, name)
+    turns, stats = run_behaviour(catalog_db, name, streaming=streaming, save=False)
     assert len(turns) == len(QUERIES)
     for turn in turns:
         where = f"{name} / {turn.query}: {turn.outcome} {turn.problems} {turn.text[:300]!r}"
@@ -39,20 +42,20 @@ def test_behaviour(name, fresh_db):
         assert all(g <= 3 for g in per_turn_generations), per_turn_generations  # tool round + ≤ 2 answers
 
 
-def test_what_was_learned_is_remembered_for_the_next_turns(fresh_db):
-    turns, _ = run_behaviour(fresh_db, "deepseek_json_schema")
+def test_what_was_learned_is_remembered_for_the_next_turns(catalog_db):
+    turns, _ = run_behaviour(catalog_db, "deepseek_json_schema", save=False)
     assert turns[0].learned == ["response_format=json_object"]
     assert turns[1].learned == [] and turns[2].learned == []
     assert turns[1].http_requests < turns[0].http_requests
 
 
-def test_thought_signatures_go_back_with_every_assistant_message(fresh_db):
-    turns, stats = run_behaviour(fresh_db, "gemini3_thought_signature")
+def test_thought_signatures_go_back_with_every_assistant_message(catalog_db):
+    turns, stats = run_behaviour(catalog_db, "gemini3_thought_signature", save=False, streaming=True)
     assert all(t.outcome == "answer" and not t.learned for t in turns)
     assert all(t.http_requests == 3 for t in turns), "two tool rounds and the answer, no 400"
 
 
-def test_bedrock_final_call_keeps_tools_with_tool_choice_none(fresh_db):
-    turns, _ = run_behaviour(fresh_db, "bedrock_tools_required")
+def test_bedrock_final_call_keeps_tools_with_tool_choice_none(catalog_db):
+    turns, _ = run_behaviour(catalog_db, "bedrock_tools_required", save=False)
     assert turns[0].learned == ["final_tools=none_choice"]
     assert all(t.outcome == "answer" for t in turns)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sommelier.agent.answer_hygiene import LANGUAGE_ERROR, plain_text, russian_share
+from sommelier.agent.answer_hygiene import LANGUAGE_ERROR, plain_draft, plain_text, russian_share
 from sommelier.agent.parsing import parse_final_response
 
 WINE_ID = "6f1c2a4e-8d3b-4c1a-9e2f-1a2b3c4d5e6f"
@@ -74,3 +74,16 @@ def test_english_answer_is_refused_and_russian_with_latin_names_is_not():
 def test_short_texts_are_not_judged():
     assert russian_share(["OK!"]) is None
     assert russian_share(["Привет, как дела?"]) == 1.0
+
+
+@pytest.mark.parametrize(
+    "growing,shown",
+    [
+        ("**Вот", "Вот"),
+        ("**Вот** что я *под", "Вот что я под"),
+        ("Вино `Pino", "Вино Pino"),
+        ("2*3 и snake_case", "2*3 и snake_case"),
+    ],
+)
+def test_a_draft_shows_no_half_written_marks(growing, shown):
+    assert plain_draft(growing) == shown

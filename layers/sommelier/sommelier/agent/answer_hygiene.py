@@ -49,6 +49,16 @@ def plain_text(text: str) -> str:
     return _BULLET_STAR.sub(r"\1• ", text)
 
 
+_OPEN_MARKS = re.compile(r"\*\*|__|~~|`")
+_OPEN_EMPHASIS = re.compile(r"(?<![\w*_])[*_](?=\w[^*_]*$)")
+
+
+def plain_draft(text: str) -> str:
+    """A text still being written: `plain_text`, and marks whose closing half has not arrived yet removed."""
+    text = plain_text(text)
+    return _OPEN_EMPHASIS.sub("", _OPEN_MARKS.sub("", text))
+
+
 def plain_answer(data: Any) -> Any:
     """The parsed answer with `plain_text` applied to every customer-facing text field."""
     if not isinstance(data, dict):

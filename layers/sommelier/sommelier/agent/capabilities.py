@@ -147,6 +147,8 @@ _SCHEMA_WORDS = re.compile(
 def lesson_from_error(text: str, request: dict[str, Any], caps: ModelCapabilities, *, final: bool) -> dict | None:
     """The capability change that a refusal of `request` asks for, or None when it names nothing we sent."""
     lowered = text.lower()
+    if "thought_signature" in lowered:
+        return None  # the reasoning_details of a message were not sent back: no parameter to change
     if "response_format" in request and _SCHEMA_WORDS.search(lowered):
         step = RESPONSE_FORMAT_STEPS.index(caps.response_format)
         if step + 1 < len(RESPONSE_FORMAT_STEPS):

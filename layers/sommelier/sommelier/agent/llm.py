@@ -302,13 +302,37 @@ class OpenAIChat:
                     ledger.lessons.append(", ".join(f"{k}={v}" for k, v in lesson.change.items()) or lesson.note)
                     continue
 
-                if streaming:
-                    ledger.generations += 1
-                    reply = self._read_stream(completion, deadline, on_content, tool_names or None)
-                    ledger.usage.add(reply.usage)
-                    return reply
-
                 ledger.generations += 1
+                if streaming:
+                    from sommelier.agent.streaming import StreamBroken
+
+                    delivered: list[str] = []
+                    forward = _Forwarder(on_content, delivered)
+                    try:
+                        reply = self._read_stream(completion, deadline, forward, tool_names or None)
+                    except StreamBroken as exc:
+                        # A provider error before any content reached the customer: retried once, like an
+                        # error in a 200; once content was shown, the agent's retry path takes it from there.
+                        if delivered or provider_errors >= 1 or deadline.remaining_for_llm() < MIN_CALL_S * 2:
+                            raise
+                        ledger.provider_errors += 1
+                        provider_errors += 1
+                        ledger.retries += 1
+                        logger.warning("the stream failed before any content (%s); trying once more", exc)
+                        continue
+                else:
+                    error = _error_in_body(completion)
+                    if error is not None:
+                        # OpenRouter reports errors after generation started as HTTP 200: retried once.
+                        ledger.provider_errors += 1
+                        provider_errors += 1
+                        if provider_errors > 1 or deadline.remaining_for_llm() < MIN_CALL_S * 2:
+                            raise LLMError(f"the provider answered an error: {error}")
+                        logger.warning("the provider answered an error in a 200 (%s); trying once more", error)
+                        ledger.retries += 1
+                        continue
+                    reply = _reply_from(completion, self.model, tool_names or None)
+                ledger.usage.add(reply.usage)
                 took = time.monotonic() - started
                 if took > SLOW_CALL_SHARE * max(self.timeout, learned_timeout):
                     # This model writes slowly: later calls get a timeout that lets such an answer finish.
@@ -317,18 +341,6 @@ class OpenAIChat:
                         self.model, {"call_timeout_s": learned_timeout}, f"a call took {took:.1f} s"
                     )
                     ledger.lessons.append(f"call_timeout_s={learned_timeout:g}")
-                error = _error_in_body(completion)
-                if error is not None:
-                    # OpenRouter reports errors after generation started as HTTP 200: retried once.
-                    ledger.provider_errors += 1
-                    provider_errors += 1
-                    if provider_errors > 1 or deadline.remaining_for_llm() < MIN_CALL_S * 2:
-                        raise LLMError(f"the provider answered an error: {error}")
-                    logger.warning("the provider answered an error in a 200 (%s); trying once more", error)
-                    ledger.retries += 1
-                    continue
-                reply = _reply_from(completion, self.model, tool_names or None)
-                ledger.usage.add(reply.usage)
                 if (
                     not reply.content
                     and not reply.tool_calls
@@ -374,7 +386,7 @@ class OpenAIChat:
         )
         reply.content = message.content
         reply.tool_calls = [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in message.tool_calls]
-        reply.reasoning = message.reasoning
+        reply.reasoning = "\n".join(part for part in (reply.reasoning, message.reasoning) if part) or None
         return reply
 
     def _send(
@@ -419,6 +431,19 @@ class OpenAIChat:
             raise LLMError(f"the LLM is unavailable: {type(exc).__name__}: {_short(str(exc))}") from exc
         except (json.JSONDecodeError, ValueError) as exc:  # a 200 with a body that is not JSON
             raise _Retry(f"unreadable body: {_short(str(exc))}", _backoff(ledger.retries)) from exc
+
+
+class _Forwarder:
+    """Passes content deltas on and remembers whether any reached the caller."""
+
+    def __init__(self, target: Callable[[str], None] | None, delivered: list[str]):
+        self.target = target
+        self.delivered = delivered
+
+    def __call__(self, delta: str) -> None:
+        self.delivered.append(delta)
+        if self.target is not None:
+            self.target(delta)
 
 
 class _Lesson(Exception):

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from sommelier.agent.answer_hygiene import MIN_RUSSIAN_SHARE, plain_answer, plain_text, russian_share
+from sommelier.agent.answer_hygiene import MIN_RUSSIAN_SHARE, plain_answer, plain_draft, plain_text, russian_share
 from sommelier.agent.models import MAX_INTRO, MAX_WINES, SommelierResponse, WineRecommendation
 from sommelier.agent.output_guard import strip_control_characters, text_problem
 from sommelier.agent.parsing import ground
@@ -88,7 +88,9 @@ class StreamedAnswer:
             self._release()
         elif event.kind == "intro_draft":
             if self.shown.intro is None:
-                self.listener.draft(plain_text(_clean(event.value)))
+                draft = plain_draft(_clean(event.value))
+                if _russian([draft]):  # an English answer is not shown even as a draft
+                    self.listener.draft(draft)
         elif event.kind == "intro":
             self._intro(event.value)
             self._release()

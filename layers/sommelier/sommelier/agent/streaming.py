@@ -58,6 +58,8 @@ def read_stream(
     """
     content: list[str] = []
     refusal: list[str] = []
+    reasoning: list[str] = []
+    reasoning_details: list[Any] = []  # sent back with the message (Gemini's thought signatures)
     calls: dict[int, _CallParts] = {}
     usage = Usage()
     finish_reason: str | None = None
@@ -76,7 +78,12 @@ def read_stream(
             answered_model = getattr(chunk, "model", None) or answered_model
             chunk_usage = getattr(chunk, "usage", None)
             if chunk_usage is not None:  # the usage chunk (no choices) or usage on the last choice chunk
-                usage = Usage(chunk_usage.prompt_tokens or 0, chunk_usage.completion_tokens or 0)
+                details = getattr(chunk_usage, "completion_tokens_details", None)
+                usage = Usage(
+                    chunk_usage.prompt_tokens or 0,
+                    chunk_usage.completion_tokens or 0,
+                    (getattr(details, "reasoning_tokens", None) or 0) if details is not None else 0,
+                )
             for choice in getattr(chunk, "choices", None) or []:
                 if getattr(choice, "index", 0) not in (0, None):
                     continue
@@ -88,6 +95,12 @@ def read_stream(
                         on_content(text)
                 if delta is not None and getattr(delta, "refusal", None):
                     refusal.append(delta.refusal)
+                extra = (getattr(delta, "model_extra", None) or {}) if delta is not None else {}
+                for name in ("reasoning", "reasoning_content"):
+                    if isinstance(extra.get(name), str):
+                        reasoning.append(extra[name])
+                if isinstance(extra.get("reasoning_details"), list):
+                    reasoning_details.extend(extra["reasoning_details"])
                 for position, call in enumerate((getattr(delta, "tool_calls", None) if delta else None) or []):
                     index = call.index if call.index is not None else position
                     parts = calls.setdefault(index, _CallParts())
@@ -127,6 +140,8 @@ def read_stream(
         model=answered_model or model,
         finish_reason=finish_reason,
         refusal="".join(refusal) or None,
+        reasoning="".join(reasoning) or None,
+        reasoning_details=reasoning_details or None,
     )
 
 
