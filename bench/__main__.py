@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, str] = {
     "webhook_ack": "bench.webhook_ack",
     "serve_concurrency": "bench.serve_concurrency",
     "tools": "bench.tools",
+    "catalog_import": "bench.catalog_import",
     "turn_overhead": "bench.turn_overhead",
     "e2e_local": "bench.e2e_local",
     "streaming": "bench.streaming",

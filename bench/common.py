@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -529,6 +530,11 @@ COPY_COLUMNS = (
     "description",
     "tasting_notes",
     "food_pairings",
+    # the normalised columns the importer writes (sommelier.catalog.normalise), so filters find rows
+    "country_code",
+    "grape_keys",
+    "food_categories",
+    "lexicon_version",
     "embedding",
     "embedding_model",
 )
@@ -549,6 +555,10 @@ COPY_TYPES = (
     "text",
     "text",
     "text[]",
+    "text",
+    "text[]",
+    "text[]",
+    "text",
     "vector",
     "text",
 )
@@ -604,6 +614,7 @@ def synthetic_rows(count: int, seed: int) -> Iterator[tuple]:
         def nudge(value: int) -> int:
             return int(min(5, max(1, value + int(rng.integers(-1, 2)))))
 
+        normalised = _normalised(base["country"], tuple(grapes), tuple(food))
         yield (
             f"{base['name']} · лот {i:06d}",
             base["producer"],
@@ -621,7 +632,18 @@ def synthetic_rows(count: int, seed: int) -> Iterator[tuple]:
             base["description"],
             base.get("tasting_notes") or "",
             food,
+            normalised["country_code"],
+            normalised["grape_keys"],
+            normalised["food_categories"],
+            normalised["lexicon_version"],
         )
+
+
+@functools.cache
+def _normalised(country: str, grapes: tuple[str, ...], food: tuple[str, ...]) -> dict[str, Any]:
+    from sommelier.catalog.normalise import normalised_columns
+
+    return normalised_columns(country, grapes, food)
 
 
 def unit_vectors(rng, count: int):

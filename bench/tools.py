@@ -37,6 +37,9 @@ SEARCH_MIX: list[dict[str, Any]] = [
     {"food_pairing": "стейк"},
     {"grape_variety": "Пино Нуар"},
     {"country": "Италия"},
+    # filters that match nothing: a country with no wines, and a grape the wine type never has
+    {"country": "Канада"},
+    {"wine_type": "white", "grape_variety": "Саперави"},
 ]
 SEMANTIC_TYPES = ("red", "white", "sparkling", "rose")
 SEMANTIC_PRICE_MAX = 3000

@@ -83,37 +83,6 @@ def label_key(name: str, producer: str) -> tuple[str, str]:
 
 # --------------------------------------------------------------------------- filter normalisation
 
-_WINE_TYPE_WORDS = {
-    "red": "red",
-    "красное": "red",
-    "красный": "red",
-    "white": "white",
-    "белое": "white",
-    "белый": "white",
-    "rose": "rose",
-    "rosé": "rose",
-    "розовое": "rose",
-    "розовый": "rose",
-    "sparkling": "sparkling",
-    "игристое": "sparkling",
-    "шампанское": "sparkling",
-}
-_SWEETNESS_WORDS = {
-    "dry": "dry",
-    "сухое": "dry",
-    "брют": "dry",
-    "brut": "dry",
-    "semi_dry": "semi_dry",
-    "semi-dry": "semi_dry",
-    "off-dry": "semi_dry",
-    "полусухое": "semi_dry",
-    "semi_sweet": "semi_sweet",
-    "semi-sweet": "semi_sweet",
-    "полусладкое": "semi_sweet",
-    "sweet": "sweet",
-    "сладкое": "sweet",
-    "десертное": "sweet",
-}
 _FOOD_STOPWORDS = {"к", "с", "со", "из", "на", "под", "для", "и", "в", "или", "блюда", "блюдо", "блюдам"}
 
 
@@ -155,10 +124,13 @@ def normalise_filters(arguments: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if not isinstance(arguments, dict):
         return out
-    for key, table in (("wine_type", _WINE_TYPE_WORDS), ("sweetness", _SWEETNESS_WORDS)):
+    for key, table in (
+        ("wine_type", language.enum_words("wine_types")),
+        ("sweetness", language.enum_words("sweetness")),
+    ):
         value = arguments.get(key)
-        if isinstance(value, str) and table.get(value.strip().lower()):
-            out[key] = table[value.strip().lower()]
+        if isinstance(value, str) and table.get(normalize(value)):
+            out[key] = table[normalize(value)]
     for key in ("price_min", "price_max"):
         price = _price(arguments.get(key))
         if price is not None:

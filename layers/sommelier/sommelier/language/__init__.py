@@ -20,7 +20,7 @@ from typing import Any
 
 _WORD = re.compile(r"[a-zа-я0-9]+")
 _SPACES = re.compile(r"\s+")
-_DATA_FILES = ("countries.json", "regions.json", "grapes.json", "dishes.json", "occasions.json")
+_DATA_FILES = ("countries.json", "regions.json", "grapes.json", "dishes.json", "occasions.json", "wine_words.json")
 # Words that never carry meaning in a dish or place phrase.
 _LINKING = frozenset({"к", "с", "со", "из", "на", "под", "для", "и", "в", "во", "или", "по"})
 FUZZY_MIN_SCORE = 84
@@ -82,6 +82,8 @@ class Match:
     end: int
     value: Any
     phrase: str  # the vocabulary phrase that matched
+    start_char: int = 0  # where the words are in the text as given
+    end_char: int = 0
 
 
 class PhraseIndex:
@@ -99,7 +101,10 @@ class PhraseIndex:
         self._single_words = sorted({normalize(p) for p in entries if len(words(p)) == 1 and len(p) >= 4})
 
     def find(self, text: str, *, fuzzy: bool = False) -> list[Match]:
-        tokens = [w for w in words(text)]
+        # Lower case and ё→е keep every character where it was: the offsets point into `text`.
+        found_tokens = list(_WORD.finditer(text.lower().replace("ё", "е")))
+        tokens = [m.group(0) for m in found_tokens]
+        offsets = [(m.start(), m.end()) for m in found_tokens]
         keep = [i for i, w in enumerate(tokens) if w not in _LINKING]
         content = [stem(tokens[i]) for i in keep]
         found: list[Match] = []
@@ -108,16 +113,18 @@ class PhraseIndex:
             for size in range(min(self._longest, len(content) - i), 0, -1):
                 hit = self._by_stems.get(tuple(content[i : i + size]))
                 if hit:
+                    first, last = keep[i], keep[i + size - 1]
                     for phrase, value in hit:
-                        found.append(Match(keep[i], keep[i + size - 1] + 1, value, phrase))
+                        found.append(Match(first, last + 1, value, phrase, offsets[first][0], offsets[last][1]))
                     i += size
                     break
             else:
                 if fuzzy:
                     guess = self._fuzzy(tokens[keep[i]])
                     if guess is not None:
+                        at = keep[i]
                         for phrase, value in self._by_stems[(stem(guess),)]:
-                            found.append(Match(keep[i], keep[i] + 1, value, phrase))
+                            found.append(Match(at, at + 1, value, phrase, offsets[at][0], offsets[at][1]))
                 i += 1
         return found
 
@@ -395,3 +402,32 @@ def grape_aliases() -> dict[str, str]:
         if len(names) > 1:
             table.setdefault(normalize(word), word)
     return table
+
+
+# ---------------------------------------------------------------- enums and spelling
+
+
+def enum_words(kind: str) -> dict[str, str]:
+    """Every spelling of a wine type (`kind="wine_types"`) or sweetness (`"sweetness"`) → its enum value."""
+    return {normalize(word): value for value, spellings in data("wine_words.json")[kind].items() for word in spellings}
+
+
+def correct_spelling(text: str) -> str:
+    """Misspelt style words put right («крассное» → «красное»), each kept at its place in the text: a
+    corrected word is padded with spaces to the misspelling's length, so character offsets still hold.
+    Without rapidfuzz the text is returned as it is."""
+    try:
+        from rapidfuzz import fuzz, process
+    except ImportError:
+        return text
+    targets = sorted({w for kind in ("wine_types", "sweetness") for w in enum_words(kind) if len(w) >= 5})
+    out = text
+    for match in re.finditer(r"[а-яё]{5,}", text):
+        word = match.group(0)
+        if word in targets:
+            continue
+        best = process.extractOne(word, targets, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_SCORE + 4)
+        if best and len(best[0]) <= len(word) and best[0][:2] == word[:2]:
+            fixed = best[0].ljust(len(word))
+            out = out[: match.start()] + fixed + out[match.end() :]
+    return out

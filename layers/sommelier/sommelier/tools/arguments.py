@@ -15,33 +15,13 @@ from typing import Any
 
 from sommelier.catalog.labels import SWEETNESS_LEVELS, WINE_TYPES
 from sommelier.config import EMBEDDING_DIMENSIONS
+from sommelier.language import enum_words, normalize
 
 MAX_FILTER_TEXT = 200
 MAX_QUERY_TEXT = 1000
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 MAX_IDS = 200
-
-# Lenient spellings a model or a person may send for the enums.
-_WINE_TYPE_SYNONYMS = {
-    "красное": "red",
-    "белое": "white",
-    "розовое": "rose",
-    "rosé": "rose",
-    "игристое": "sparkling",
-    "шампанское": "sparkling",
-}
-_SWEETNESS_SYNONYMS = {
-    "сухое": "dry",
-    "полусухое": "semi_dry",
-    "полусладкое": "semi_sweet",
-    "сладкое": "sweet",
-    "semi-dry": "semi_dry",
-    "semi-sweet": "semi_sweet",
-    "off-dry": "semi_dry",
-    "brut": "dry",
-    "брют": "dry",
-}
 
 
 class ArgumentError(ValueError):
@@ -99,7 +79,7 @@ def _enum(args: dict[str, Any], name: str, allowed: tuple[str, ...], synonyms: d
     if value is None or not isinstance(value, str):
         return None  # invalid enum values are ignored, not errors (seeds/002 rule 2)
     key = value.strip().lower()
-    key = synonyms.get(key, key)
+    key = synonyms.get(key, synonyms.get(normalize(key), key))
     return key if key in allowed else None
 
 
@@ -156,8 +136,8 @@ def uuid_list(args: dict[str, Any], name: str, *, required: bool = False) -> lis
 def search_filters(arguments: Any) -> SearchFilters:
     args = require_object(arguments)
     filters = SearchFilters(
-        wine_type=_enum(args, "wine_type", WINE_TYPES, _WINE_TYPE_SYNONYMS),
-        sweetness=_enum(args, "sweetness", SWEETNESS_LEVELS, _SWEETNESS_SYNONYMS),
+        wine_type=_enum(args, "wine_type", WINE_TYPES, enum_words("wine_types")),
+        sweetness=_enum(args, "sweetness", SWEETNESS_LEVELS, enum_words("sweetness")),
         grape_variety=optional_text(args, "grape_variety"),
         price_min=optional_price(args, "price_min"),
         price_max=optional_price(args, "price_max"),

@@ -72,7 +72,7 @@ def _prepare(text: str) -> tuple[str, str]:
     """(raw, t): lower case, ё→е, single spaces. `t` also turns hyphens into spaces (same length)."""
     raw = _ZERO_WIDTH.sub("", text or "").lower().replace("ё", "е")
     raw = _WS.sub(" ", raw).strip()
-    t = raw.replace("-", " ").replace("_", " ")
+    t = language.correct_spelling(raw.replace("-", " ").replace("_", " "))
     return raw, t
 
 
@@ -473,114 +473,51 @@ def _grape_table() -> list[tuple[re.Pattern[str], str]]:
 
 _GRAPES = _grape_table()
 
-_COUNTRIES: list[tuple[str, re.Pattern[str]]] = [
-    ("Россия", _rx(r"росси[яиюей]\w*|российск\w*|русск\w*|отечественн\w*|рф|russia\w*|russian|отечка")),
-    ("Франция", _rx(r"франци[яиюей]\w*|французск\w*|france|french")),
-    ("Италия", _rx(r"итали[яиюей]\w*|итальянск\w*|italy|italian|italia")),
-    ("Испания", _rx(r"испани[яиюей]\w*|испанск\w*|spain|spanish|espana")),
-    ("Португалия", _rx(r"португали\w*|португальск\w*|portugal\w*|portuguese")),
-    ("Германия", _rx(r"германи\w*|немецк\w*|germany|german")),
-    ("Австрия", _rx(r"австри[яиюей]|австрийск\w*|austria\w*")),
-    ("Грузия", _rx(r"грузи[яиюей]|грузинск\w*|georgia\w*|сакартвело")),
-    ("Армения", _rx(r"армени[яиюей]|армянск\w*|armenia\w*")),
-    ("Аргентина", _rx(r"аргентин\w*|argentin\w*")),
-    ("Чили", _rx(r"чили|чилийск\w*|chile\w*")),
-    ("США", _rx(r"сша|америк\w*|американск\w*|штат(?:ы|ов|ах|ам)|usa|united\s+states|american")),
-    ("ЮАР", _rx(r"юар|южноафриканск\w*|южн\w*\s+африк\w*|south\s+africa\w*")),
-    ("Новая Зеландия", _rx(r"нов\w*\s+зеланди\w*|новозеландск\w*|зеланди\w*|new\s+zealand")),
-    ("Австралия", _rx(r"австрали\w*|australia\w*")),
-    ("Венгрия", _rx(r"венгри\w*|венгерск\w*|hungar\w*")),
-    ("Греция", _rx(r"греци[яиюей]|греческ\w*|greece|greek")),
-    ("Молдова", _rx(r"молдов\w*|молдави\w*|молдавск\w*|moldova")),
-    ("Абхазия", _rx(r"абхази\w*|абхазск\w*")),
-]
 
-# (filter value, genitive for wording, its country, pattern)
-REGIONS: list[tuple[str, str, str, re.Pattern[str]]] = [
-    ("Тоскана", "Тосканы", "Италия", _rx(r"тоскан\w*|tuscany|toscana")),
-    ("Пьемонт", "Пьемонта", "Италия", _rx(r"пьемонт\w*|piedmont|piemonte")),
-    ("Венето", "Венето", "Италия", _rx(r"венето|veneto")),
-    ("Сицилия", "Сицилии", "Италия", _rx(r"сицили\w*|sicily|sicilia")),
-    ("Апулия", "Апулии", "Италия", _rx(r"апули\w*|puglia|apulia")),
-    ("Болгери", "Болгери", "Италия", _rx(r"болгери|bolgheri")),
-    ("Бордо", "Бордо", "Франция", _rx(r"бордо|бордоск\w*|bordeaux")),
-    ("Бургундия", "Бургундии", "Франция", _rx(r"бургунд\w*|burgundy|bourgogne")),
-    ("Шабли", "Шабли", "Франция", _rx(r"шабли|chablis")),
-    ("Шампань", "Шампани", "Франция", _rx(r"шампан(?:ь|и|ью)")),
-    ("Прованс", "Прованса", "Франция", _rx(r"прованс\w*|provence")),
-    ("Эльзас", "Эльзаса", "Франция", _rx(r"эльзас\w*|alsace")),
-    (
-        "Долина Роны",
-        "долины Роны",
-        "Франция",
-        _rx(r"рон(?:а|ы|е|у)|ронск\w*|долин\w*\s+рон\w*|rhone|кот\s*дю\s*рон\w*"),
-    ),
-    ("Божоле", "Божоле", "Франция", _rx(r"божоле|beaujolais")),
-    ("Лангедок", "Лангедока", "Франция", _rx(r"лангедок\w*|languedoc")),
-    ("Риоха", "Риохи", "Испания", _rx(r"риох\w*|rioja")),
-    ("Каталония", "Каталонии", "Испания", _rx(r"каталони\w*|catalonia|catalunya")),
-    ("Пенедес", "Пенедеса", "Испания", _rx(r"пенедес\w*|penedes")),
-    ("Наварра", "Наварры", "Испания", _rx(r"наварр\w*|navarra")),
-    ("Галисия", "Галисии", "Испания", _rx(r"галиси\w*|galicia")),
-    ("Мендоса", "Мендосы", "Аргентина", _rx(r"мендос\w*|mendoza")),
-    ("Напа", "долины Напа", "США", _rx(r"напа|напы|napa")),
-    ("Калифорния", "Калифорнии", "США", _rx(r"калифорни\w*|california\w*")),
-    ("Мозель", "Мозеля", "Германия", _rx(r"мозел\w*|mosel")),
-    ("Рейнгау", "Рейнгау", "Германия", _rx(r"рейнгау|rheingau")),
-    ("Вахау", "Вахау", "Австрия", _rx(r"вахау|wachau")),
-    ("Кахетия", "Кахетии", "Грузия", _rx(r"кахети\w*|кахетинск\w*|kakheti")),
-    ("Мальборо", "Мальборо", "Новая Зеландия", _rx(r"мальборо|marlborough")),
-    ("Токай", "Токая", "Венгрия", _rx(r"токай\w*|токайск\w*|tokaj\w*")),
-    ("Кубань", "Кубани", "Россия", _rx(r"кубан\w*")),
-    ("Крым", "Крыма", "Россия", _rx(r"крым\w*")),
-    ("Дон", "Дона", "Россия", _rx(r"дон(?:а|у|е|ом)?|донск\w*")),
-    ("Абрау-Дюрсо", "Абрау-Дюрсо", "Россия", _rx(r"абрау(?:\s+дюрсо)?")),
-    ("Таманский", "Тамани", "Россия", _rx(r"таман\w*")),
-    ("Геленджик", "Геленджика", "Россия", _rx(r"геленджик\w*")),
-]
-REGION_COUNTRY = {value: country for value, _, country, _ in REGIONS}
-REGION_GENITIVE = {value: gen for value, gen, _, _ in REGIONS}
+def _region_values() -> tuple[dict[str, str], dict[str, str]]:
+    """Filter value → its country and its genitive: a region by any spelling is itself, a subregion is
+    searched as written («Болгери», «Шабли»)."""
+    countries = {c.code: c.name for c in language.countries()}
+    country_of: dict[str, str] = {}
+    genitive: dict[str, str] = {}
+    for item in language.data("regions.json")["regions"]:
+        country_of[item["name"]] = countries.get(item["country"], "")
+        genitive[item["name"]] = item["genitive"]
+        for phrase in item["subregions"]:
+            title = _subregion_title(phrase)
+            country_of[title] = countries.get(item["country"], "")
+            genitive[title] = title
+    return country_of, genitive
 
-# (pattern, the dish word passed as food_pairing)
-_FOODS: list[tuple[re.Pattern[str], str]] = [
-    (_rx(r"стейк\w*|steak\w*|рибай\w*|ribeye"), "стейк"),
-    (_rx(r"шашлык\w*|шашлычк\w*|кебаб\w*"), "шашлык"),
-    (_rx(r"барбекю|bbq|barbecue|гриль\w*|грил[еи]|мангал\w*"), "барбекю"),
-    (_rx(r"говядин\w*|beef"), "говядина"),
-    (_rx(r"свинин\w*|pork"), "свинина"),
-    (_rx(r"ягнят\w*|баранин\w*|lamb"), "ягнятина"),
-    (_rx(r"дич[иь]\w*|оленин\w*|кабан\w*|game\s+meat"), "дичь"),
-    (_rx(r"мяс(?:о|а|у|ом|е|ной|ная|ное|ному|ным|ных|ные)|meat"), "мясо"),
-    (_rx(r"лосос\w*|семг\w*|сёмг\w*|salmon"), "лосось"),
-    (_rx(r"устриц\w*|oyster\w*"), "устрицы"),
-    (
-        _rx(
-            r"морепродукт\w*|креветк\w*|мидии|мидий|мидиям\w*|кальмар\w*|гребешк\w*|краб\w*|омар\w*|лобстер\w*|seafood|shrimp\w*"
-        ),
-        "морепродукты",
-    ),
-    (_rx(r"рыб\w*|форел\w*|сибас\w*|дорадо|треск\w*|тунц\w*|тунец|судак\w*|fish"), "рыба"),
-    (_rx(r"суши|сашими|ролл(?:ы|ам|ов|ами)|sushi"), "суши"),
-    (_rx(r"паст(?:а|у|ой|е|ы)|спагетти|макарон\w*|лазань\w*|карбонар\w*|болоньезе|pasta"), "паста"),
-    (_rx(r"пицц\w*|pizza"), "пицца"),
-    (_rx(r"сыр(?:а|у|ом|ы|ами|ов|ах|е|ам|ный|ная|ное|ную|ной|ные|ных|ным|ами)?|сырн\w*|cheese\w*"), "сыр"),
-    (_rx(r"утк\w*|утин\w*|утят\w*|duck"), "утка"),
-    (_rx(r"куриц\w*|курочк\w*|цыпл\w*|курин\w*|chicken"), "курица"),
-    (_rx(r"птиц\w*|индейк\w*|индюш\w*|poultry|turkey"), "птица"),
-    (_rx(r"десерт(?:у|ом|ы|ов|ам|ами|а)?|торт\w*|пирожн\w*|выпечк\w*|пирог\w*|dessert\w*|cake"), "десерт"),
-    (_rx(r"шоколад(?:а|у|ом|е)?|chocolate"), "шоколад"),
-    (_rx(r"фрукт(?:ы|ам|ами|ов|а|ах)?|fruits?"), "фрукты"),
-    (_rx(r"салат\w*|salad\w*"), "салаты"),
-    (_rx(r"закуск\w*|аперитив\w*|канапе|тапас|snack\w*|aperitif"), "закуски"),
-    (_rx(r"бургер\w*|гамбургер\w*|burger\w*"), "бургеры"),
-    (_rx(r"гриб\w*|mushroom\w*"), "грибы"),
-    (_rx(r"хачапури"), "хачапури"),
-    (_rx(r"хинкали"), "хинкали"),
-    (_rx(r"паэль\w*|paella"), "паэлья"),
-    (_rx(r"ризотто|risotto"), "ризотто"),
-    (_rx(r"азиатск\w*|тайск\w*|китайск\w*|вьетнамск\w*|индийск\w*|карри|вок|asian"), "азиатская кухня"),
-    (_rx(r"фуа\s*гра|foie\s*gras"), "фуа-гра"),
-]
+
+def _subregion_title(phrase: str) -> str:
+    return " ".join(w[:1].upper() + w[1:] for w in phrase.split(" "))
+
+
+REGION_COUNTRY, REGION_GENITIVE = _region_values()
+
+
+def _food_names() -> dict[str, str]:
+    """Every dish, group and category name → the entry's first name, passed as food_pairing (the tools
+    map it to the same categories)."""
+    spec = language.data("dishes.json")
+    names: dict[str, str] = {}
+    for section in ("dishes", "groups"):
+        for entry in spec[section]:
+            first = entry.split("|")[0]
+            for name in entry.split("|"):
+                names.setdefault(language.normalize(name), first)
+    for key in spec["categories"]:
+        names.setdefault(language.normalize(key), key)
+    return names
+
+
+_FOOD_NAMES = _food_names()
+
+
+def _food_value(phrase: str) -> str:
+    return _FOOD_NAMES.get(language.normalize(phrase), phrase)
+
 
 # --------------------------------------------------------------------------- mood
 
@@ -723,12 +660,11 @@ def _read_filters(raw: str, t: str) -> _Reading:
         filters["grape_variety"] = min(grape_hits)[1]
 
     regions: list[tuple[int, str]] = []
-    for value, _, _, pattern in REGIONS:
-        for m in pattern.finditer(t):
-            if spans.covers(m.start(), m.end()) or _negated(t, m.start()):
-                continue
-            spans.add(m.start(), m.end())
-            regions.append((m.start(), value))
+    for m, region, subregion in language.regions_in(t):
+        if spans.covers(m.start_char, m.end_char) or _negated(t, m.start_char):
+            continue
+        spans.add(m.start_char, m.end_char)
+        regions.append((m.start_char, _subregion_title(m.phrase) if subregion else region.name))
     if regions:
         filters["region"] = min(regions)[1]
 
@@ -744,26 +680,24 @@ def _read_filters(raw: str, t: str) -> _Reading:
         filters["sweetness"] = sweetness
 
     countries: list[tuple[int, str]] = []
-    for value, pattern in _COUNTRIES:
-        for m in pattern.finditer(t):
-            if spans.covers(m.start(), m.end()):
-                continue
-            spans.add(m.start(), m.end())
-            if not _negated(t, m.start()):
-                countries.append((m.start(), value))
+    for m, country in language.countries_in(t):
+        if spans.covers(m.start_char, m.end_char):
+            continue
+        spans.add(m.start_char, m.end_char)
+        if not _negated(t, m.start_char):
+            countries.append((m.start_char, country.name))
     if len({c for _, c in countries}) == 1:
         filters["country"] = countries[0][1]
     elif countries:  # "Франция или Италия": keep the first one named
         filters["country"] = min(countries)[1]
 
     foods: list[tuple[int, str]] = []
-    for pattern, value in _FOODS:
-        for m in pattern.finditer(t):
-            if spans.covers(m.start(), m.end()):
-                continue
-            spans.add(m.start(), m.end())
-            if not _negated(t, m.start()):
-                foods.append((m.start(), value))
+    for m in language.dishes_in(t, fuzzy=True):
+        if spans.covers(m.start_char, m.end_char):
+            continue
+        spans.add(m.start_char, m.end_char)
+        if not _negated(t, m.start_char):
+            foods.append((m.start_char, _food_value(m.phrase)))
     if foods:
         filters["food_pairing"] = min(foods)[1]
 
