@@ -24,9 +24,10 @@ PRICE_BANDS: tuple[tuple[float, str], ...] = (
     (5000, "3 000–5 000 ₽"),
     (float("inf"), "от 5 000 ₽"),
 )
-# Turn modes in which the LLM was meant to answer but the offline rules (or a degraded answer) did.
-FALLBACK_MODES = {"offline_fallback", "catalog_fallback", "degraded", "unavailable"}
-LLM_MODES = {"llm"} | FALLBACK_MODES
+# Turn modes (agent.loop) in which the LLM was meant to answer but the offline rules, the catalogue
+# list or a degraded answer did; and every mode of a turn that went to the LLM at all.
+FALLBACK_MODES = {"offline_fallback", "catalog_fallback", "degraded"}
+LLM_MODES = {"llm", "guard_output"} | FALLBACK_MODES
 # Dollars per million tokens (prompt, completion); defaults are anthropic/claude-sonnet-4's list price.
 DEFAULT_PRICE_PER_MTOK = (3.0, 15.0)
 TOP = 5
