@@ -110,3 +110,19 @@ def test_a_redelivered_update_knows_what_was_shown_and_sends_only_the_rest(clien
     Sender(client, NoPhotos(), log, sleep=lambda _: None).deliver(CHAT, "42", plan)
     sent = [c.params.get("text") for c in telegram.sent_messages(CHAT)]
     assert len(sent) == 3 and sent[-1] == "Ещё?"
+
+
+def test_a_429_on_a_draft_pauses_drafts_for_retry_after(client, telegram):
+    telegram.draft_min_interval = 10.0  # the fake answers faster changes of one draft with 429, retry_after 1
+    now = [0.0]
+    reply = progressive(client, clock=lambda: now[0])
+    reply.draft_interval = 0.0
+    reply.start()
+    reply.draft("Вот")  # too soon for the fake: 429
+    now[0] = 0.5
+    reply.draft("Вот что")  # inside retry_after: not even tried
+    assert [c.http_status for c in telegram.calls_of("sendMessageDraft")] == [200, 429]
+    now[0] = 1.5
+    telegram.draft_min_interval = None
+    reply.draft("Вот что я")
+    assert [c.params["text"] for c in telegram.drafts(CHAT)] == ["", "Вот что я"]
