@@ -52,7 +52,9 @@ def make_bot(
     )
     bot.sleeps = sleeps
     bot.inbox = ListSink()  # what the webhook enqueued for this bot
-    bot.webhook = webhook_function(bot.inbox)  # one webhook per bot: duplicates are caught across deliveries
+    # One webhook per bot: duplicates are caught across deliveries; it shares the bot's message ledger
+    # (edits recorded at the webhook are seen by the consumer, as through DynamoDB when deployed).
+    bot.webhook = webhook_function(bot.inbox, ledger=bot.ledger)
     return bot
 
 

@@ -211,7 +211,7 @@ def test_feedback_button_is_stored_and_buttons_updated(environment, fresh_db, te
     answered = telegram.calls_of("answerCallbackQuery")
     assert answered and answered[0].params["callback_query_id"] == "cbq-1"
     edit = telegram.calls_of("editMessageReplyMarkup")[0].params["reply_markup"]["inline_keyboard"]
-    assert [b["text"] for row in edit for b in row] == ["Ещё варианты"]
+    assert [b["text"] for row in edit for b in row] == ["👍 ✓", "👎", "Ещё варианты"]  # changeable, marked
     with fresh_db.connection() as conn:
         assert conn.execute("SELECT rating FROM feedback WHERE user_id = %s", (PRIVATE_CHAT,)).fetchone()[0] == 1
 

@@ -172,7 +172,9 @@ def check_one_reply(summary: dict) -> None:
     assert summary["messages"] >= 1, "the user got something"
     assert summary["duplicate_photos"] == 0 and summary["duplicate_texts"] == 0, summary
     assert summary["apologies"] <= 1, summary
-    assert summary["keyboard"], "the reply ends with the closing message and its buttons"
+    # The 👍/👎/«Ещё варианты» buttons end a reply that shows wines (issue 16: only under recommendations);
+    # an apology or a "the catalogue is unavailable" answer carries none.
+    assert summary["keyboard"] or summary["apologies"] == 1, "the reply ends with the closing message and its buttons"
 
 
 # ------------------------------------------------------------------ the database, step by step

@@ -83,10 +83,12 @@ def test_llm_output(case, environment, fresh_db, telegram, llm, monkeypatch):
     assert "\x00" not in visible
     assert not MARKDOWN.search(visible), "Markdown marks never reach the customer"
     keyboard = telegram.sent_messages(CHAT)[-1].params.get("reply_markup") or {}
-    assert keyboard.get("inline_keyboard"), "the closing message carries the 👍/👎/«Ещё варианты» buttons"
 
     assert len(turns) == 1
     metadata = turns[0]
+    recommends = metadata.get("response_type") == "recommendation" and bool(metadata.get("recommendations"))
+    # The 👍/👎/«Ещё варианты» buttons sit under the closing of a recommendation, and under nothing else.
+    assert bool(keyboard.get("inline_keyboard")) == recommends, (metadata.get("response_type"), keyboard)
     outcome = {"llm": "answer", "degraded": "fallback", "guard_output": "guard"}.get(metadata["mode"], metadata["mode"])
     _outcomes[case["id"]] = {
         "expected": case["expect"],

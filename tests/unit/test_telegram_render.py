@@ -159,11 +159,27 @@ def test_missing_wine_is_skipped_and_name_lookup_works():
     assert "Нет в каталоге" not in "".join(p.plain for p in parts)
 
 
-def test_informational_answer_has_no_wines_and_keyboard_on_closing():
+def test_informational_answer_has_no_wines_and_no_buttons():
     resp = answer([], intro="Танины — это...", closing="Ещё вопросы?")
     parts = render_answer(resp, {}, REF)
     assert [p.kind for p in parts] == ["text", "text"]
-    assert parts[-1].reply_markup is not None
+    assert all(p.reply_markup is None for p in parts)  # nothing to rate or to continue
+
+
+@pytest.mark.parametrize("response_type", ["informational", "off_topic"])
+def test_feedback_buttons_only_under_recommendations(response_type):
+    w = wine("Кьянти")
+    resp = answer([(w, "Вишня и табак.")])
+    assert render_answer(resp, {w["id"]: w}, REF)[-1].reply_markup == feedback_keyboard(REF)
+    other = resp.model_copy(update={"response_type": response_type})
+    assert all(p.reply_markup is None for p in render_answer(other, {w["id"]: w}, REF))
+
+
+def test_the_stored_vote_is_marked_and_more_can_be_left_out():
+    marked = feedback_keyboard(REF, chosen=-1)
+    assert [b["text"] for b in marked["inline_keyboard"][0]] == ["👍", "👎 ✓"]
+    assert [b["callback_data"] for b in marked["inline_keyboard"][0]] == [f"fb:1:{REF}", f"fb:-1:{REF}"]
+    assert len(feedback_keyboard(REF, more=False)["inline_keyboard"]) == 1
 
 
 def test_hostile_model_text_is_escaped(fake, client):
@@ -303,8 +319,9 @@ def test_callback_data_limits():
         feedback_keyboard("я" * 30)  # 60 bytes in UTF-8
     with pytest.raises(ValueError):
         feedback_keyboard("")
+    w = wine("Кьянти")
     with pytest.raises(ValueError):
-        render_answer(answer([]), {}, "y" * 80)
+        render_answer(answer([(w, "Вишня.")]), {w["id"]: w}, "y" * 80)
 
 
 def test_parse_callback_data_roundtrip():
@@ -323,3 +340,19 @@ def test_render_text_escapes_and_keeps_keyboard(fake, client):
     fake.reset()
     msg = send_all(client, parts)[0]
     assert msg.text == "Привет! Я <сомелье> & помогу 🍷"
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("до 3 000 ₽ — есть", "до 3\u202f000\u202f₽ — есть"),
+        ("от 12 490 ₽ до 1\u00a0500 руб.", "от 12\u202f490\u202f₽ до 1\u202f500\u202fруб."),
+        ("цены 1 000–2 000 ₽", "цены 1\u202f000–2\u202f000\u202f₽"),
+        ("в 2020 году 3 бутылки", "в 2020 году 3 бутылки"),  # no price, nothing joined
+    ],
+)
+def test_prices_in_free_text_never_break(text, expected):
+    from sommelier.telegram.render import keep_prices_together
+
+    assert keep_prices_together(text) == expected
+    assert render_text(text)[0].plain == expected

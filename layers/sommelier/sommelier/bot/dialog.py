@@ -7,6 +7,7 @@ what Telegram would: the same parts, captions and buttons.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,15 @@ HELP = (
 RESET_DONE = "Готово, я забыл наш разговор. С чего начнём?"
 FEEDBACK_THANKS = {1: "Спасибо! Рад, что понравилось 🍷", -1: "Спасибо за честность — учту и подберу лучше."}
 MORE_REQUEST = "Покажи другие варианты по моему предыдущему запросу"
+FEEDBACK_CHANGED = {1: "Оценка изменена на 👍 — спасибо!", -1: "Оценка изменена на 👎 — учту."}
+FEEDBACK_SAME = {1: "Вы уже поставили 👍", -1: "Вы уже поставили 👎"}
+OLD_ANSWER = "Этот ответ уже устарел — напишите, что ищете, и я подберу заново 🙂"
+NOTHING_MORE = (
+    "Больше вариантов по этому запросу у меня нет — я показал всё подходящее из каталога. "
+    "Давайте изменим условия: другой бюджет, цвет, страна или повод?"
+)
+NOTHING_MORE_TOAST = "Больше вариантов нет — попробуйте изменить условия"
+HISTORY_FOR_BUTTONS = 50  # the answers a button may refer to (load_history's maximum)
 
 # /start picks: a query for the season, read by the offline responder (no LLM spend on a welcome).
 SEASON_QUERIES = {
@@ -52,6 +62,8 @@ class Reply:
     parts: list[Outgoing] = field(default_factory=list)
     turn: TurnResult | None = None
     callback_text: str | None = None  # the toast for answerCallbackQuery
+    vote: int | None = None  # a 👍 (1) / 👎 (-1) press: the vote now stored for the pressed answer
+    exhausted: bool = False  # «Ещё варианты» found nothing more: its button goes away
 
 
 @dataclass
@@ -117,14 +129,22 @@ class Dialog:
         ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
         return Reply(parts=self._render(turn.response, answer_ref=ref, found=turn.found_wines), turn=turn)
 
-    def callback(self, sender: Sender, data: str, *, update_id: int | None = None) -> Reply:
+    def callback(
+        self,
+        sender: Sender,
+        data: str,
+        *,
+        update_id: int | None = None,
+        before_search: Callable[[], None] | None = None,
+    ) -> Reply:
+        """A pressed button. ``before_search`` runs just before «Ещё варианты» asks the agent (the toast)."""
         pressed = parse_callback_data(data)
         if pressed is None:
             return Reply(callback_text="Эта кнопка устарела")
         if pressed.action == "feedback":
             ref = pressed.answer_ref
             message_id = int(ref) if ref.isdigit() and int(ref) > 0 else None
-            self.tools.call(
+            saved = self.tools.call(
                 "save_feedback",
                 {
                     "chat_id": sender.chat_id,
@@ -133,10 +153,44 @@ class Dialog:
                     "rating": pressed.rating,
                 },
             )
-            return Reply(callback_text=FEEDBACK_THANKS[pressed.rating])
-        query, shown = self._last_query_and_shown(sender.chat_id)
+            rating = pressed.rating
+            if saved.get("changed"):
+                return Reply(callback_text=FEEDBACK_CHANGED[rating], vote=rating)
+            if saved.get("previous_rating") == rating:
+                return Reply(callback_text=FEEDBACK_SAME[rating], vote=rating)
+            return Reply(callback_text=FEEDBACK_THANKS[rating], vote=rating)
+        return self._more(sender, pressed.answer_ref, update_id, before_search)
+
+    def _more(self, sender: Sender, ref: str, update_id: int | None, before_search: Callable[[], None] | None) -> Reply:
+        """«Ещё варианты»: the same request again, without any wine already shown in this chat.
+
+        A button of an answer the chat no longer has (after /reset) is old: a polite toast, no agent call.
+        When nothing is left, that is said once (as a message, and the button goes away); a later press
+        of the same button gets a toast.
+        """
+        history = self.tools.call("load_history", {"chat_id": sender.chat_id, "limit": HISTORY_FOR_BUTTONS})
+        messages = history.get("messages", [])
+        position = None
+        if ref.isdigit():
+            position = next(
+                (i for i, m in enumerate(messages) if m["role"] == "assistant" and str(m["id"]) == ref), None
+            )
+            if position is None and "error" not in history:
+                return Reply(callback_text=OLD_ANSWER)
+        before = messages[:position] if position is not None else messages
+        query = next(
+            (m["content"] for m in reversed(before) if m["role"] == "user" and m["content"] != MORE_REQUEST), None
+        )
+        if position is not None and _exhausted(messages[position + 1 :], query):
+            return Reply(callback_text=NOTHING_MORE_TOAST)
+        shown = [wid for m in messages if m["role"] == "assistant" for wid in m.get("wine_ids", [])]
+        if before_search is not None:
+            before_search()
         reply = self.message(sender, query or MORE_REQUEST, update_id=update_id, exclude_ids=shown)
         reply.callback_text = "Ищу другие варианты…"
+        if reply.turn is not None and not reply.turn.response.wine_ids():
+            reply.parts = render_text(NOTHING_MORE)
+            reply.exhausted = True
         return reply
 
     # -- helpers --------------------------------------------------------------
@@ -174,10 +228,13 @@ class Dialog:
             profile.setdefault("имя", user["first_name"])
         return profile
 
-    def _last_query_and_shown(self, chat_id: int) -> tuple[str | None, list[str]]:
-        history = self.tools.call("load_history", {"chat_id": chat_id, "limit": 10}).get("messages", [])
-        query = next(
-            (m["content"] for m in reversed(history) if m["role"] == "user" and m["content"] != MORE_REQUEST), None
-        )
-        shown = [wid for m in history if m["role"] == "assistant" for wid in m.get("wine_ids", [])]
-        return query, shown
+
+def _exhausted(later: list[dict[str, Any]], query: str | None) -> bool:
+    """Did a later «Ещё варианты» for the same request already come back empty?"""
+    for i, message in enumerate(later):
+        if message["role"] != "assistant" or message.get("wine_ids"):
+            continue
+        asked = later[i - 1] if i > 0 and later[i - 1]["role"] == "user" else None
+        if asked is not None and query is not None and asked["content"] == query:
+            return True
+    return False

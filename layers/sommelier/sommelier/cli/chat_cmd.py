@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,23 @@ from rich.text import Text
 from sommelier.cli.output import fail, print_json
 
 QUIT_WORDS = {"/quit", "/exit", "выход"}
+BUTTON_NUMBER_MAX_DIGITS = 2  # "7" is a button press; "1500" is a budget
+
+
+def wrap_for_terminal(text: str, width: int) -> str:
+    """Wrap at ordinary spaces only. Rich wraps at any whitespace, the no-break spaces inside «1 190 ₽»
+    included; textwrap breaks only at ASCII whitespace, so a price stays on one line (as in Telegram)."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        lines.extend(textwrap.wrap(paragraph, width=max(width, 12), break_on_hyphens=False) or [""])
+    return "\n".join(lines)
+
+
+def no_such_button(number: str, buttons: list[tuple[str, str]]) -> str:
+    """The hint for a typed number that is no button under the last answer."""
+    if not buttons:
+        return f"Кнопки «{number}» нет: кнопки появляются под подборкой вин. Напишите, что ищете 🙂"
+    return f"Кнопки «{number}» нет: под последним ответом кнопки 1–{len(buttons)}."
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -148,7 +166,10 @@ class TerminalChat:
         if not text:
             return
         self.update_id += 1
-        if text.isdigit() and self.buttons and 1 <= int(text) <= len(self.buttons):
+        if text.isdigit() and len(text) <= BUTTON_NUMBER_MAX_DIGITS:
+            if not 1 <= int(text) <= len(self.buttons):
+                self.console.print(Text(no_such_button(text, self.buttons), style="yellow"))
+                return
             label, data = self.buttons[int(text) - 1]
             self.console.print(Text(f"[нажата кнопка {label}]", style="dim"))
             reply = self.reply_to(terminal_button(self.update_id, self.chat_id, data))
@@ -177,10 +198,11 @@ class TerminalChat:
     def show(self, reply) -> None:
         for part in reply.parts:
             if part.kind == "photo":
-                self.console.print(Panel(Text(part.plain), title="📷 фото", title_align="left", border_style="red"))
+                body = Text(wrap_for_terminal(part.plain, self.console.width - 4), no_wrap=True)
+                self.console.print(Panel(body, title="📷 фото", title_align="left", border_style="red"))
                 self.console.print(Text(f"   фото: {self._photo_location(part)}", style="dim"), soft_wrap=True)
             else:
-                self.console.print(Text("🍷 " + part.plain))
+                self.console.print(Text(wrap_for_terminal("🍷 " + part.plain, self.console.width - 1), no_wrap=True))
             if part.reply_markup:
                 self.buttons = [
                     (b["text"], b["callback_data"]) for row in part.reply_markup["inline_keyboard"] for b in row

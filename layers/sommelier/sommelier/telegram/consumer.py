@@ -19,6 +19,7 @@ from sommelier.observability import record_event
 from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
 from sommelier.telegram.delivery import Sender as TelegramSender
 from sommelier.telegram.identity import BotUsername
+from sommelier.telegram.ledger import InMemoryLedger, MessageLedger, album_key, answer_key, ledger_from_environment
 from sommelier.telegram.progressive import DEFAULT_DRAFT_INTERVAL, DraftSupport, ProgressiveReply
 from sommelier.telegram.render import Outgoing, render_text
 from sommelier.telegram.router import ROUTER, Router, Turn
@@ -118,6 +119,7 @@ class TelegramBot:
         max_receives: int = 3,
         sleep=None,
         router: Router = ROUTER,
+        ledger: MessageLedger | None = None,
         wait_out_floods: bool = True,
         clock=time.monotonic,
     ):
@@ -130,6 +132,7 @@ class TelegramBot:
         self.bot_username = bot_username
         self.max_receives = max_receives
         self.router = router
+        self.ledger: MessageLedger = ledger or InMemoryLedger()
         # Locally the worker sleeps through a flood wait; in Lambda the SQS message comes back after it.
         self.wait_out_floods = wait_out_floods
         self.sleep = sleep or time.sleep
@@ -170,6 +173,10 @@ class TelegramBot:
         try:
             plan = self.plans.load(key)
             if plan is None:
+                claimed = self._claim(routed, key)
+                if claimed is None:
+                    return
+                routed = claimed
                 plan, progress = self._plan(routed)
                 if plan is None:
                     return
@@ -194,6 +201,33 @@ class TelegramBot:
             if attempt >= self.max_receives:
                 self._apologise(routed, key)
             raise
+
+    def _claim(self, routed: Routed, key: str) -> Routed | None:
+        """The update to answer for this message, or None when another update has (or had) its turn.
+
+        One reply per album and per message: an edit of an answered message gets none, and a message
+        edited while it waited in the queue is answered as edited (see sommelier.telegram.ledger).
+        """
+        if routed.kind not in ("text", "command", "non_text") or routed.message_id is None:
+            return routed
+        chat_id = routed.chat_id
+        if routed.media_group_id and not self.ledger.claim(album_key(chat_id, routed.media_group_id), key):
+            logger.info("album %s in chat %s already answered", routed.media_group_id, chat_id)
+            return None
+        if not self.ledger.claim(answer_key(chat_id, routed.message_id), key):
+            logger.info("message %s in chat %s already answered; no new turn", routed.message_id, chat_id)
+            return None
+        if routed.edited:
+            return routed
+        edit = self.ledger.latest_edit(chat_id, routed.message_id)
+        if edit is None:
+            return routed
+        try:
+            edited = route(parse_update({"update_id": routed.update_id, "message": edit}), self.bot_username)
+        except UpdateError:
+            return routed
+        logger.info("message %s in chat %s was edited while it waited: answering the edit", routed.message_id, chat_id)
+        return edited if edited.kind != "ignored" else None
 
     def _deliver(self, routed: Routed, key: str, plan) -> None:
         """Deliver the plan; a flood wait is slept through here (local) or handed to the queue (FloodWait)."""
@@ -268,6 +302,7 @@ def default_bot() -> TelegramBot:
                 bot_username=_bot_username(client),
                 max_receives=env_int("SQS_MAX_RECEIVES", 3),
                 wait_out_floods=not env("QUEUE_URL"),
+                ledger=ledger_from_environment(),
             )
         return _default_bot
 

@@ -22,7 +22,8 @@ from sommelier.config import MissingSetting, env
 from sommelier.handler_shell import correlate
 from sommelier.secrets import secret
 from sommelier.telegram.identity import BotUsername
-from sommelier.telegram.updates import UpdateError, needs_bot_username, parse_update, route
+from sommelier.telegram.ledger import MessageLedger, ledger_from_environment
+from sommelier.telegram.updates import Routed, UpdateError, needs_bot_username, parse_update, route
 
 logger = logging.getLogger(__name__)
 
@@ -133,10 +134,12 @@ class Ingress:
         *,
         bot_username: BotUsername | None = None,
         recent: RecentUpdates | None = None,
+        ledger: MessageLedger | None = None,
     ):
         self._sink = sink
         self.bot_username = bot_username or BotUsername()
         self.recent = recent or RecentUpdates()
+        self._ledger = ledger
         self._idempotent: IdempotentEnqueue | None = None
         self._lock = threading.Lock()
 
@@ -147,6 +150,21 @@ class Ingress:
                 if self._sink is None:
                     self._sink = default_sink()
         return self._sink
+
+    @property
+    def ledger(self) -> MessageLedger:
+        if self._ledger is None:
+            self._ledger = ledger_from_environment()
+        return self._ledger
+
+    def _record_edit(self, data: dict[str, Any], routed: Routed) -> None:
+        """An edited text: remembered, so a still-waiting original is answered as edited (telegram.ledger)."""
+        if not (routed.edited and routed.kind in ("text", "command") and routed.message_id is not None):
+            return
+        try:
+            self.ledger.record_edit(routed.chat_id, routed.message_id, data["edited_message"])
+        except Exception:  # the edit still goes to the queue; at worst the original is answered unedited
+            logger.exception("could not record an edited message")
 
     def _idempotent_enqueue(self, table: str) -> IdempotentEnqueue:
         with self._lock:
@@ -207,6 +225,7 @@ class Ingress:
             return 200, {"ok": True, "ignored": "unreadable update"}
         if routed.kind == "ignored" or routed.chat_id is None:
             return 200, {"ok": True, "ignored": routed.kind}
+        self._record_edit(data, routed)
         try:
             fresh = self._enqueue_once(data, routed.chat_id, context)
         except MissingSetting as exc:  # local runs without a queue answer inline, which needs the token

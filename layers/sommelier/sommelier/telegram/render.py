@@ -27,6 +27,7 @@ __all__ = [
     "CallbackData",
     "Outgoing",
     "feedback_keyboard",
+    "keep_prices_together",
     "parse_callback_data",
     "price_label",
     "render_answer",
@@ -185,19 +186,22 @@ def _callback(data: str) -> str:
     return data
 
 
-def feedback_keyboard(answer_ref: str) -> dict[str, Any]:
-    """[[👍, 👎], [«Ещё варианты»]] for an answer (callback data fb:1:<ref>, fb:-1:<ref>, more:<ref>)."""
+def feedback_keyboard(answer_ref: str, *, chosen: int | None = None, more: bool = True) -> dict[str, Any]:
+    """[[👍, 👎], [«Ещё варианты»]] for an answer (callback data fb:1:<ref>, fb:-1:<ref>, more:<ref>).
+
+    ``chosen``: the vote given (1 or -1), marked with ✓; both stay pressable, the last press wins.
+    ``more=False``: without «Ещё варианты» (nothing more to show for this answer).
+    """
     if not answer_ref or ":" in answer_ref:
         raise ValueError("answer_ref must be non-empty and contain no ':'")
-    return {
-        "inline_keyboard": [
-            [
-                {"text": "👍", "callback_data": _callback(f"fb:1:{answer_ref}")},
-                {"text": "👎", "callback_data": _callback(f"fb:-1:{answer_ref}")},
-            ],
-            [{"text": MORE_BUTTON, "callback_data": _callback(f"more:{answer_ref}")}],
-        ]
-    }
+    votes = [
+        {"text": f"{label} ✓" if chosen == rating else label, "callback_data": _callback(f"fb:{rating}:{answer_ref}")}
+        for label, rating in (("👍", 1), ("👎", -1))
+    ]
+    rows = [votes]
+    if more:
+        rows.append([{"text": MORE_BUTTON, "callback_data": _callback(f"more:{answer_ref}")}])
+    return {"inline_keyboard": rows}
 
 
 @dataclass(frozen=True)
@@ -222,8 +226,21 @@ def parse_callback_data(data: str | None) -> CallbackData | None:
 # --------------------------------------------------------------------------- #
 # Rendering
 # --------------------------------------------------------------------------- #
+_SPACE = "[ \u00a0\u2009\u202f]"
+_GROUPED_NUMBER = re.compile(rf"(?<![\d.,])\d{{1,3}}(?:{_SPACE}\d{{3}})+(?![\d])")
+_NUMBER_AND_UNIT = re.compile(rf"(?<=\d){_SPACE}?(₽|руб\.|рублей|рубля|рубль|р\.)")
+
+
+def keep_prices_together(text: str) -> str:
+    """«2 000 ₽» written by the model or the offline responder with ordinary spaces: the thousands
+    separator and the space before the currency become narrow no-break spaces, so no line break
+    (in Telegram, or in the terminal chat) ever falls inside a price."""
+    text = _GROUPED_NUMBER.sub(lambda m: re.sub(_SPACE, NNBSP, m.group(0)), text)
+    return _NUMBER_AND_UNIT.sub(lambda m: NNBSP + m.group(1), text)
+
+
 def _text_parts(plain: str, reply_markup: dict | None = None) -> list[Outgoing]:
-    chunks = split_text(plain, TEXT_LIMIT)
+    chunks = split_text(keep_prices_together(plain), TEXT_LIMIT)
     parts = [Outgoing(kind="text", html=_esc(c), plain=c) for c in chunks]
     if parts and reply_markup is not None:
         parts[-1].reply_markup = reply_markup
@@ -272,7 +289,7 @@ def _wine_part(wine: dict[str, Any], description: str, fallback_name: str) -> Ou
     kind: Literal["text", "photo"] = "photo" if (image_key or file_id) else "text"
     limit = CAPTION_LIMIT if kind == "photo" else TEXT_LIMIT
     budget = limit - utf16_len(header_plain) - 2  # "\n\n" between the header and the description
-    desc = shorten(description, budget) if budget > 0 else ""
+    desc = shorten(keep_prices_together(description), budget) if budget > 0 else ""
     plain = f"{header_plain}\n\n{desc}" if desc else header_plain
     html_text = f"{header_html}\n\n{_esc(desc)}" if desc else header_html
     return Outgoing(
@@ -309,8 +326,9 @@ def render_answer(
     """The Telegram messages for one answer, in order. Wines missing from wines_by_id are skipped.
 
     ``footer`` (the health warning) ends the closing message when at least one wine is shown.
+    The 👍 / 👎 / «Ещё варианты» buttons go only under a recommendation that shows wines: there is
+    nothing to rate or to continue under an informational, off-topic or "спасибо" reply.
     """
-    keyboard = feedback_keyboard(answer_ref)
     parts = _text_parts(response.intro)
     shown = 0
     for rec in response.wines:
@@ -322,7 +340,7 @@ def render_answer(
     closing = response.closing.strip()
     if footer and shown:
         closing = f"{closing}\n\n{footer}" if closing else footer
-    parts.extend(_text_parts(closing, keyboard))
-    if parts and parts[-1].reply_markup is None:  # closing was blank after stripping
-        parts[-1].reply_markup = keyboard
+    parts.extend(_text_parts(closing))
+    if parts and shown and response.response_type == "recommendation":
+        parts[-1].reply_markup = feedback_keyboard(answer_ref)
     return parts

@@ -233,17 +233,24 @@ def callback(turn: Turn) -> Reply | None:
         if not channel.allow().allowed:
             channel.answer_callback(CALLBACK_TOO_OFTEN)
             return None
-        # Telegram wants an answer to the button within seconds: give it before the slow turn.
-        channel.answer_callback(CALLBACK_SEARCHING)
-        channel.typing()
-        return turn.dialog.callback(turn.sender, data, update_id=routed.update_id)
+
+        def searching() -> None:
+            # Telegram wants an answer to the button within seconds: give it before the slow turn.
+            channel.answer_callback(CALLBACK_SEARCHING)
+            channel.typing()
+
+        reply = turn.dialog.callback(turn.sender, data, update_id=routed.update_id, before_search=searching)
+        if not reply.parts:  # an old answer, or nothing more was found already: only the toast
+            channel.answer_callback(reply.callback_text)
+            return None
+        if reply.exhausted and routed.message_id:
+            channel.edit_buttons(routed.message_id, feedback_keyboard(pressed.answer_ref, more=False))
+        return reply
     reply = turn.dialog.callback(turn.sender, data, update_id=routed.update_id)
     channel.answer_callback(reply.callback_text)
-    if pressed is not None and pressed.action == "feedback" and routed.message_id:
-        # Keep only «Ещё варианты» under the rated answer: the vote is recorded.
-        keyboard = feedback_keyboard(pressed.answer_ref)
-        keyboard["inline_keyboard"] = keyboard["inline_keyboard"][1:]
-        channel.edit_buttons(routed.message_id, keyboard)
+    if pressed is not None and pressed.action == "feedback" and routed.message_id and reply.vote is not None:
+        # Both votes stay pressable (the last press wins); the one stored is marked.
+        channel.edit_buttons(routed.message_id, feedback_keyboard(pressed.answer_ref, chosen=reply.vote))
     return reply if reply.parts else None
 
 
