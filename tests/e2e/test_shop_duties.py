@@ -120,6 +120,7 @@ def test_a_new_chat_meets_the_age_gate_before_any_wine(bot, telegram, fresh_db):
 def test_help_and_start_work_before_the_answer(bot, telegram, fresh_db):
     calls = say(bot, telegram, "/help")
     assert "Как со мной говорить" in texts(calls)[0] and age_gate.QUESTION not in texts(calls)
+    assert "/privacy" in texts(calls)[0] and "/forget" in texts(calls)[0]
     calls = say(bot, telegram, "/start")
     assert texts(calls)[0].startswith("Здравствуйте") and texts(calls)[-1] == age_gate.QUESTION
     assert not [c for c in calls if c.method == "sendPhoto"]
