@@ -1,4 +1,5 @@
 # Two commands do all the set-up (README): `make chat` and `make test`.
+SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -38,12 +39,35 @@ bench: $(STAMP)
 eval: $(STAMP)
 	$(BIN)/sommelier eval
 
+# `sam validate --lint`, `sam build` and `sam local` for real: every function invoked on its events/
+# sample and an end-to-end run (start-api -> local SQS -> agent -> tools via start-lambda -> fake Bot
+# API), in podman with a locally built Lambda image (scripts/sam_test.py; README "make sam-test").
+SAM_VENV := .sam-venv
+SAM_CLI_VERSION := 1.170.0
+SAM_STAMP := $(SAM_VENV)/.aws-sam-cli-$(SAM_CLI_VERSION)
+
+$(SAM_STAMP):
+	rm -rf $(SAM_VENV)
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check "aws-sam-cli==$(SAM_CLI_VERSION)" \
+		2> >(grep -v '^WARNING: Location' >&2)
+	touch $(SAM_STAMP)
+
+sam-test: $(STAMP) $(SAM_STAMP)
+	$(BIN)/python scripts/sam_test.py
+
 # One lock for the venv and the Lambda layer: every version of pyproject.toml (with the dev extra) and
-# of the layer's requirements.txt, resolved for Python 3.11+ on every platform (markers). A few
-# seconds; re-run after adding or bumping a dependency, then `make install`.
+# of the layer's requirements.txt, resolved for Python 3.11+ on every platform (markers). The venv's
+# installed versions (what the tests ran with) are the preferred ones: uv keeps the versions of the
+# file it writes when they fit, so the lock only moves where a dependency was added or bumped.
+# A few seconds; re-run after `pip install` of a new dependency, then commit the lock.
 lock: $(STAMP)
+	cp $(LOCK) $(LOCK).previous 2>/dev/null || true
+	$(BIN)/python -m pip freeze --exclude-editable --disable-pip-version-check > $(LOCK)
 	$(BIN)/uv pip compile pyproject.toml layers/sommelier/requirements.txt --extra dev --universal \
-		--python-version 3.11 --custom-compile-command "make lock" --quiet -o $(LOCK)
+		--python-version 3.11 --custom-compile-command "make lock" --quiet -o $(LOCK) \
+		|| { mv $(LOCK).previous $(LOCK); exit 1; }
+	rm -f $(LOCK).previous
 
 clean:
-	rm -rf $(VENV) .pytest_cache .aws-sam
+	rm -rf $(VENV) $(SAM_VENV) .pytest_cache .aws-sam

@@ -556,7 +556,7 @@ class _Server(ThreadingHTTPServer):
         self.fake = fake
         self.connections: set[socket.socket] = set()
         self.conn_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__((fake.host, 0), _Handler)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -718,8 +718,11 @@ class _CountedRule:
 class FakeTelegram:
     """In-process fake of the Telegram Bot API, served over loopback HTTP."""
 
-    def __init__(self, token: str = "123456:TEST-TOKEN", *, bot_username: str = "sommelier_test_bot"):
+    def __init__(
+        self, token: str = "123456:TEST-TOKEN", *, bot_username: str = "sommelier_test_bot", host: str = "127.0.0.1"
+    ):
         self.token = token
+        self.host = host  # loopback; `make sam-test` uses the podman network's host address
         self.bot_username = bot_username
         head = token.split(":", 1)[0]
         self.bot_user: dict[str, Any] = {

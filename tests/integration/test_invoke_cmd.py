@@ -249,7 +249,7 @@ def toy(tmp_path):
         encoding="utf-8",
     )
     (tmp_path / "events").mkdir()
-    (tmp_path / "events" / "env.json").write_text(
+    (tmp_path / "events" / "local-env.json").write_text(
         json.dumps(
             {
                 "ToyFunction": {"OVERRIDDEN": "env-file", "FROM_SHELL": "env-file", "FROM_FILE_ONLY": "env-file"},
@@ -302,7 +302,7 @@ def test_environment_layers_context_and_cleanup(toy, capsys, monkeypatch):
     assert result["env"] == {
         "FROM_GLOBALS": "globals",  # template literal (Globals)
         "LITERAL": "template",  # template literal
-        "OVERRIDDEN": "env-file",  # events/env.json beats the template
+        "OVERRIDDEN": "env-file",  # events/local-env.json beats the template
         "FROM_SHELL": "shell",  # the process environment beats both
         "FROM_FILE_ONLY": "env-file",
         "INTRINSIC": None,  # !Ref: unset locally
@@ -341,7 +341,7 @@ def test_explicit_env_vars_file(toy, capsys, tmp_path):
     env = json.loads(out)["env"]
     assert env["LITERAL"] == "all-functions"
     assert env["FROM_FILE_ONLY"] == "custom"
-    assert env["OVERRIDDEN"] == "template"  # events/env.json is not read when --env-vars is given
+    assert env["OVERRIDDEN"] == "template"  # events/local-env.json is not read when --env-vars is given
 
 
 def test_a_raising_handler_exits_1_with_one_line(toy, capsys):

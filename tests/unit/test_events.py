@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,7 @@ def _ids(paths):
 def test_the_expected_samples_exist():
     assert {p.stem.removeprefix("webhook_") for p in WEBHOOK_EVENTS} >= EXPECTED_WEBHOOK
     assert {p.stem for p in SQS_EVENTS} >= {"sqs_text", "sqs_start", "sqs_callback"}
-    assert (EVENTS / "env.json").is_file()
+    assert (EVENTS / "env.json").is_file() and (EVENTS / "local-env.json").is_file()
     readme = (EVENTS / "README.md").read_text(encoding="utf-8")
     for path in ALL_EVENTS:
         assert f"`{path.name}`" in readme, f"{path.name} is not described in events/README.md"
@@ -157,8 +158,9 @@ def test_sqs_samples_carry_the_webhook_updates():
         assert sqs == _body(_load(EVENTS / f"webhook_{name}.json")), name
 
 
-def test_env_file_is_in_sam_local_format_with_local_safe_values():
-    env = _load(EVENTS / "env.json")
+def test_local_env_file_keeps_everything_in_process():
+    """events/local-env.json, the default of `sommelier invoke` (no Docker, no services)."""
+    env = _load(EVENTS / "local-env.json")
     assert {"WebhookFunction", "AgentFunction", "WineToolsFunction"} <= set(env)
     for function, variables in env.items():
         assert isinstance(variables, dict), function
@@ -173,3 +175,33 @@ def test_env_file_is_in_sam_local_format_with_local_safe_values():
         for name, value in variables.items():
             if name.endswith(("_TOKEN", "_API_KEY")):
                 assert value == "", name  # never a real credential in the repository
+
+
+def test_sam_local_env_file_points_at_loopback_stand_ins():
+    """events/env.json, for `sam local invoke --env-vars events/env.json --docker-network
+    sommelier-sam-test`: the webhook enqueues to a local SQS (moto), the agent reaches the tool function
+    through `sam local start-lambda` and the fake Bot API, all at the podman network's gateway (an
+    address of this machine); nothing points at AWS or the internet."""
+    env = _load(EVENTS / "env.json")
+    template_functions = {
+        "WebhookFunction",
+        "AgentFunction",
+        "WineToolsFunction",
+        "MigrateFunction",
+        "SetWebhookFunction",
+    }
+    assert template_functions <= set(env)
+    webhook, agent = env["WebhookFunction"], env["AgentFunction"]
+    assert webhook["QUEUE_URL"].startswith("http://10.89.77.1:5000/") and webhook["QUEUE_URL"].endswith(".fifo")
+    assert webhook["AWS_ENDPOINT_URL"] == agent["AWS_ENDPOINT_URL"] == "http://10.89.77.1:5000"
+    assert agent["TOOL_FUNCTION_NAME"] == "WineToolsFunction"
+    assert agent["AWS_ENDPOINT_URL_LAMBDA"] == "http://10.89.77.1:3001"  # start-lambda's default port
+    for variables in env.values():
+        assert all(isinstance(v, str) for v in variables.values())
+        for name, value in variables.items():
+            if name.endswith(("_URL", "_URL_LAMBDA")) and value:
+                assert re.match(r"^(https?|postgresql)://[^/]*10\.89\.77\.1[:/]", value), (name, value)
+            if name.endswith(("_TOKEN", "_API_KEY")):
+                assert value in ("", "123456:TEST-TOKEN"), name  # the fake Bot API's token, never a real one
+            if name.endswith("_ARN"):
+                assert value == "", name

@@ -780,6 +780,10 @@ def test_set_webhook_custom_resource_is_optional(resources, template):
     assert _variables(resources, "SetWebhookFunction") == {
         "SOMMELIER_SECRETS_ARN": BOT_SECRETS,
         "TELEGRAM_WEBHOOK_SECRET_ARN": WEBHOOK_SECRET,
+        # Empty (from the secrets, the real Bot API); declared for `sam local invoke` (make sam-test).
+        "TELEGRAM_BOT_TOKEN": "",
+        "TELEGRAM_WEBHOOK_SECRET": "",
+        "TELEGRAM_API_BASE_URL": "",
     }
     webhook = resources["TelegramWebhook"]
     assert webhook["Type"] == "Custom::TelegramWebhook"

@@ -6,7 +6,7 @@ Like `sam local invoke`, but in this Python process:
   (`webhook`, `agent`, `tools`, `migrate`);
 - its environment = the template's literal values (Globals merged; intrinsics are unset locally)
   <- the function's entry in an env-vars file (`sam local invoke --env-vars` format; default
-  events/env.json) <- the current process environment (a variable already set wins);
+  events/local-env.json) <- the current process environment (a variable already set wins);
 - the handler module is loaded from <CodeUri>/<module>.py in a fresh namespace, with <CodeUri>
   on sys.path (as /var/task is in Lambda), and called with a realistic LambdaContext;
 - the result is printed to stdout as JSON; the function's logs go to stderr. The environment,
@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         default=None,
         help="environment overrides in `sam local invoke --env-vars` format "
-        "(default: events/env.json next to the template, when present)",
+        "(default: events/local-env.json next to the template, when present)",
     )
     parser.add_argument(
         "--template",
@@ -245,7 +245,8 @@ def _one_line(exc: BaseException) -> str:
 
 def _default_env_file(spec) -> Path | None:
     base = spec.template_path.parent if spec.template_path else Path.cwd()
-    candidate = base / "events" / "env.json"
+    # events/local-env.json is for `sam local` (loopback services); this one keeps everything in-process.
+    candidate = base / "events" / "local-env.json"
     return candidate if candidate.is_file() else None
 
 
