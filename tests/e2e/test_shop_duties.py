@@ -251,3 +251,10 @@ def test_the_terminal_chat_skips_the_gate(environment, fresh_db):
     chat = TerminalChat(build_runtime(tools=InProcessTools(fresh_db)), 1, Console(file=open("/dev/null", "w")))
     reply = chat.reply_to(terminal_update(1, 1, "красное сухое к стейку до 2000"))
     assert any(p.kind == "photo" for p in reply.parts)
+
+
+def test_unreadable_shop_settings_never_break_a_reply(bot, telegram, monkeypatch):
+    monkeypatch.setenv("ADMIN_CHAT_ID", "the shop group")
+    monkeypatch.setenv("MESSAGE_RETENTION_DAYS", "forever")
+    assert texts(say(bot, telegram, "/stats")) == []  # admin commands are off, nothing raised
+    assert "180 дней" in texts(say(bot, telegram, "/privacy"))[0]  # the default is stated

@@ -110,3 +110,13 @@ def test_the_nightly_retention_job_deletes_old_messages(database):
     assert app.handler(event, Context()) == {"deleted": 2, "days": 180}
     with psycopg.connect(database.conninfo) as conn:
         assert [r[0] for r in conn.execute("SELECT content FROM messages WHERE role = 'user'")] == ["новое"]
+
+
+def test_a_bad_setting_is_a_reason_not_a_crash(database, telegram, monkeypatch):
+    app = load(ROOT / "functions" / "weekly_report" / "app.py", "weekly_report_bad_settings")
+    monkeypatch.setenv("ADMIN_CHAT_ID", "shop")
+    assert "ADMIN_CHAT_ID" in app.handler({}, Context())["reason"]
+    monkeypatch.setenv("ADMIN_CHAT_ID", str(ADMIN_CHAT))
+    monkeypatch.setenv("LLM_PRICE_PER_MTOK", "cheap")
+    assert "LLM_PRICE_PER_MTOK" in app.handler({}, Context())["reason"]
+    assert telegram.sent_messages() == []

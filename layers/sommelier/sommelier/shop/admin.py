@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from sommelier.config import env
+
+logger = logging.getLogger(__name__)
 
 
 def admin_chat_id() -> int | None:
@@ -18,7 +21,12 @@ def admin_chat_id() -> int | None:
 
 
 def is_admin_chat(chat_id: int | None) -> bool:
-    admin = admin_chat_id()
+    """False for every chat when ADMIN_CHAT_ID is unset or unreadable (logged; `sommelier doctor` names it)."""
+    try:
+        admin = admin_chat_id()
+    except ValueError as exc:
+        logger.warning("%s: admin commands are off", exc)
+        return False
     return admin is not None and chat_id == admin
 
 
@@ -35,20 +43,18 @@ def stats_text(stats: dict[str, Any]) -> str:
 
 def notify_admin(text: str) -> bool:
     """Send a plain-text message to the admin chat; False (logged) when unset or Telegram refuses."""
-    import logging
-
     from sommelier.config import load_settings
     from sommelier.telegram.client import TelegramClient, TelegramError
     from sommelier.telegram.render import split_text
 
-    chat = admin_chat_id()
-    if chat is None:
-        return False
     try:
+        chat = admin_chat_id()
+        if chat is None:
+            return False
         with TelegramClient.from_settings(load_settings()) as client:
             for chunk in split_text(text):
                 client.send_message(chat, chunk)
-    except (TelegramError, ValueError) as exc:
-        logging.getLogger(__name__).warning("the admin chat was not told: %s", exc)
+    except (TelegramError, ValueError) as exc:  # MissingSetting (no token) is a ValueError too
+        logger.warning("the admin chat was not told: %s", exc)
         return False
     return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from sommelier.config import env_int
@@ -11,11 +12,20 @@ CALLBACK_PREFIX = "forget"
 
 
 def retention_days() -> int:
-    """MESSAGE_RETENTION_DAYS: how long conversation messages are kept (default 180)."""
+    """MESSAGE_RETENTION_DAYS: how long conversation messages are kept (default 180). Raises ValueError."""
     days = env_int("MESSAGE_RETENTION_DAYS", DEFAULT_RETENTION_DAYS)
     if not 1 <= days <= 3650:
         raise ValueError(f"MESSAGE_RETENTION_DAYS must be from 1 to 3650, got {days}")
     return days
+
+
+def stated_retention_days() -> int:
+    """The period /privacy states: the configured one, or the default when the setting is unreadable (logged)."""
+    try:
+        return retention_days()
+    except ValueError as exc:
+        logging.getLogger(__name__).warning("%s; /privacy states the default", exc)
+        return DEFAULT_RETENTION_DAYS
 
 
 def privacy_text(days: int) -> str:

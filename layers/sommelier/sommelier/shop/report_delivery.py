@@ -11,7 +11,7 @@ import logging
 from datetime import timedelta
 
 from sommelier.config import env
-from sommelier.shop.report import WeeklyReport, fetch_report, report_chart, report_text
+from sommelier.shop.report import ReportError, WeeklyReport, fetch_report, report_chart, report_text
 from sommelier.telegram.client import TelegramClient
 from sommelier.telegram.render import split_text
 from sommelier.tools.client import ToolClient
@@ -58,7 +58,11 @@ def scheduled_report(event: dict, tools: ToolClient) -> dict:
     from sommelier.config import load_settings
     from sommelier.shop.admin import admin_chat_id
 
-    chat = admin_chat_id()
+    try:
+        chat = admin_chat_id()
+    except ValueError as exc:
+        logger.error("%s: no weekly report", exc)
+        return {"sent": False, "reason": str(exc)}
     if chat is None:
         logger.info("ADMIN_CHAT_ID is not set: no weekly report")
         return {"sent": False, "reason": "ADMIN_CHAT_ID is not set"}
@@ -66,6 +70,10 @@ def scheduled_report(event: dict, tools: ToolClient) -> dict:
     if asked is not None and asked != chat:
         logger.warning("a report was asked for chat %s, which is not the admin chat", asked)
         return {"sent": False, "reason": "only the admin chat gets the report"}
-    with TelegramClient.from_settings(load_settings()) as client:
-        report = send_report(tools, client, chat)
+    try:
+        with TelegramClient.from_settings(load_settings()) as client:
+            report = send_report(tools, client, chat)
+    except ReportError as exc:  # the figures could not be read, or LLM_PRICE_PER_MTOK is unreadable
+        logger.error("weekly report not sent: %s", exc)
+        return {"sent": False, "reason": str(exc)}
     return {"sent": True, "turns": report.turns, "customers": report.customers}

@@ -86,7 +86,7 @@ def start(turn: Turn) -> Reply:
 # --------------------------------------------------------------------------- privacy
 @ROUTER.command("/privacy", rate_limited=False, typing=False)
 def privacy_info(turn: Turn) -> Reply:
-    return Reply(parts=render_text(privacy.privacy_text(privacy.retention_days())))
+    return Reply(parts=render_text(privacy.privacy_text(privacy.stated_retention_days())))
 
 
 @ROUTER.command("/forget", typing=False)
