@@ -431,3 +431,43 @@ def correct_spelling(text: str) -> str:
             fixed = best[0].ljust(len(word))
             out = out[: match.start()] + fixed + out[match.end() :]
     return out
+
+
+# ---------------------------------------------------------------- inflection (pymorphy3, only where it is paid for)
+
+_LINKING_WORDS = ("из", "с", "со", "на", "в", "под", "по")
+
+
+@cache
+def _morph():
+    try:
+        import pymorphy3
+    except ImportError:  # not in the Lambda layer: callers fall back to a quoted form
+        return None
+    return pymorphy3.MorphAnalyzer()
+
+
+def inflect(phrase: str, case: str) -> str | None:
+    """The phrase in a grammatical case («азиатская кухня», "datv" → «азиатской кухне»), inflecting the
+    words before the first linking word («паста с морепродуктами» → «пасте с морепродуктами»).
+    None when pymorphy3 is not installed or a word can't be inflected (foreign names: use «сорта X»)."""
+    morph = _morph()
+    if morph is None:
+        return None
+    out: list[str] = []
+    inflecting = True
+    for word in phrase.split():
+        if word.lower() in _LINKING_WORDS:
+            inflecting = False
+        if not inflecting or not re.fullmatch(r"[а-яё]+", word.lower()):
+            out.append(word)
+            continue
+        parsed = morph.parse(word)[0]
+        if parsed.tag.POS not in {"NOUN", "ADJF"} or "Fixd" in parsed.tag:
+            out.append(word)
+            continue
+        changed = parsed.inflect({case})
+        if changed is None:
+            return None
+        out.append(changed.word)
+    return " ".join(out)

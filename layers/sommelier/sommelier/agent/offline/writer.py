@@ -77,62 +77,20 @@ def _first_sentence(text: str, limit: int = 320) -> str:
     return sentence if sentence.endswith((".", "!", "?", "…")) else sentence + "."
 
 
-COUNTRY_GENITIVE = {
-    "Россия": "России",
-    "Франция": "Франции",
-    "Италия": "Италии",
-    "Испания": "Испании",
-    "Португалия": "Португалии",
-    "Германия": "Германии",
-    "Австрия": "Австрии",
-    "Грузия": "Грузии",
-    "Армения": "Армении",
-    "Аргентина": "Аргентины",
-    "Чили": "Чили",
-    "США": "США",
-    "ЮАР": "ЮАР",
-    "Новая Зеландия": "Новой Зеландии",
-    "Австралия": "Австралии",
-    "Венгрия": "Венгрии",
-    "Греция": "Греции",
-    "Молдова": "Молдовы",
-    "Абхазия": "Абхазии",
-}
+def country_genitive(name: str) -> str:
+    """«из Франции»: the genitive from the language layer; an unknown country as written."""
+    known = language.country(name, fuzzy=False)
+    return known.genitive if known else name
 
-FOOD_DATIVE = {
-    "стейк": "к стейку",
-    "шашлык": "к шашлыку",
-    "барбекю": "к барбекю и блюдам на гриле",
-    "говядина": "к говядине",
-    "свинина": "к свинине",
-    "ягнятина": "к ягнятине",
-    "дичь": "к дичи",
-    "мясо": "к мясу",
-    "лосось": "к лососю",
-    "устрицы": "к устрицам",
-    "морепродукты": "к морепродуктам",
-    "рыба": "к рыбе",
-    "суши": "к суши",
-    "паста": "к пасте",
-    "пицца": "к пицце",
-    "сыр": "к сырам",
-    "утка": "к утке",
-    "курица": "к курице",
-    "птица": "к птице",
-    "десерт": "к десерту",
-    "шоколад": "к шоколаду",
-    "фрукты": "к фруктам",
-    "салаты": "к салатам",
-    "закуски": "к закускам и на аперитив",
-    "бургеры": "к бургерам",
-    "грибы": "к грибам",
-    "хачапури": "к хачапури",
-    "хинкали": "к хинкали",
-    "паэлья": "к паэлье",
-    "ризотто": "к ризотто",
-    "азиатская кухня": "к азиатской кухне",
-    "фуа-гра": "к фуа-гра",
-}
+
+def food_dative(food: str) -> str:
+    """«к стейку»: the phrase from the language layer, else the dish inflected (pymorphy3), else quoted."""
+    phrase = language.data("dishes.json")["dative"].get(food)
+    if phrase:
+        return phrase
+    inflected = language.inflect(food, "datv")
+    return f"к {inflected}" if inflected else f"к блюду «{food}»"
+
 
 _BODY = {1: "очень лёгкое", 2: "лёгкое", 3: "средней полноты", 4: "насыщенное", 5: "мощное, полнотелое"}
 _TANNINS = {
@@ -323,9 +281,9 @@ def request_summary(intent: QueryIntent, *, with_price: bool = True, with_mood: 
         parts.append(f"из {REGION_GENITIVE.get(f['region'], f['region'])}")
     elif f.get("country"):
         country = matching.canonical_country(str(f["country"]))
-        parts.append(f"из {COUNTRY_GENITIVE.get(country, country)}")
+        parts.append(f"из {country_genitive(country)}")
     if f.get("food_pairing"):
-        parts.append(FOOD_DATIVE.get(f["food_pairing"], f"к блюду «{f['food_pairing']}»"))
+        parts.append(food_dative(f["food_pairing"]))
     if purposes:
         parts.append(" и ".join(purposes))
     if with_price:
@@ -404,7 +362,7 @@ def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str) -> str:
     reasons: list[str] = []
     if f.get("food_pairing"):
         hits = matching_pairings(wine, str(f["food_pairing"]))
-        dative = FOOD_DATIVE.get(f["food_pairing"], f"к блюду «{f['food_pairing']}»")
+        dative = food_dative(f["food_pairing"])
         if hits:
             reasons.append(
                 _pick(
@@ -513,10 +471,10 @@ _RELAX_TEMPLATES = {
 def _relax_sentence(key: str, intent: QueryIntent, relaxed_value: Any, query: str) -> str:
     country = matching.canonical_country(str(relaxed_value)) if key == "country" else ""
     return _pick(_RELAX_TEMPLATES[key], query, key).format(
-        food=FOOD_DATIVE.get(str(relaxed_value), f"к блюду «{relaxed_value}»"),
+        food=food_dative(str(relaxed_value)),
         region=REGION_GENITIVE.get(str(relaxed_value), str(relaxed_value)),
         grape=grape_genitive(str(relaxed_value)),
-        country=COUNTRY_GENITIVE.get(country, country),
+        country=country_genitive(country),
     )
 
 
@@ -687,9 +645,7 @@ def nothing_found(
     elif blocker == "grape_variety":
         suggestion = f"Без условия по сорту ({f.get('grape_variety')}) подходящие вина есть. Показать близкие по стилю?"
     elif blocker == "country":
-        suggestion = (
-            f"Если рассмотреть вина не только из {COUNTRY_GENITIVE.get(country, country)}, варианты найдутся. Показать?"
-        )
+        suggestion = f"Если рассмотреть вина не только из {country_genitive(country)}, варианты найдутся. Показать?"
     elif blocker == "region":
         suggestion = "Если не ограничиваться этим регионом, варианты найдутся. Расширим поиск?"
     elif blocker == "food_pairing":
