@@ -80,6 +80,7 @@ def run_checks(settings: Settings) -> list[Check]:
             + _llm_checks(settings)
             + [_bucket_check(settings)]
             + _telegram_checks(settings)
+            + [shop_check()]
         )
 
     def database() -> Check:
@@ -102,7 +103,7 @@ def run_checks(settings: Settings) -> list[Check]:
     if "url" not in state:
         if "embedded_not_running" not in state:  # that check already says how to start it
             checks[-1].fix = "set DATABASE_URL, or unset it to use the embedded server (`sommelier dev up`)"
-        return checks + _llm_checks(settings) + _telegram_checks(settings) + [_bucket_check(settings)]
+        return checks + _llm_checks(settings) + _telegram_checks(settings) + [_bucket_check(settings), shop_check()]
 
     def pgvector() -> Check:
         import psycopg
@@ -163,7 +164,7 @@ def run_checks(settings: Settings) -> list[Check]:
         checks.append(_safe("catalogue", True, catalogue))
     else:
         checks.append(Check("catalogue", SKIP, "not checked until the migrations are applied", required=False))
-    return checks + _llm_checks(settings) + [_bucket_check(settings)] + _telegram_checks(settings)
+    return checks + _llm_checks(settings) + [_bucket_check(settings)] + _telegram_checks(settings) + [shop_check()]
 
 
 def _llm_checks(settings: Settings) -> list[Check]:
@@ -259,3 +260,41 @@ def _telegram_checks(settings: Settings) -> list[Check]:
     if check.status == FAIL:
         check.fix = "check TELEGRAM_BOT_TOKEN (from @BotFather) and TELEGRAM_API_BASE_URL"
     return [check]
+
+
+def shop_check() -> Check:
+    """The shop's duties: the age gate, the health warning, retention, the admin chat, drops, LLM prices."""
+    from sommelier.shop.admin import admin_chat_id
+    from sommelier.shop.age_gate import gate_enabled
+    from sommelier.shop.catalog_drop import DropError, replace_mode
+    from sommelier.shop.health import health_warning
+    from sommelier.shop.privacy import retention_days
+    from sommelier.shop.report import ReportError, llm_prices
+
+    problems: list[str] = []
+    values: dict[str, object] = {}
+    for name, read, errors in (
+        ("admin", admin_chat_id, ValueError),
+        ("days", retention_days, ValueError),
+        ("replace", replace_mode, DropError),
+        ("prices", llm_prices, ReportError),
+    ):
+        try:
+            values[name] = read()
+        except errors as exc:
+            problems.append(str(exc))
+    if problems:
+        return Check("shop", FAIL, "; ".join(problems), "correct the setting named above", required=False)
+    detail = (
+        f"age gate {'on' if gate_enabled() else 'OFF'}; health warning {'on' if health_warning() else 'OFF'}; "
+        f"messages kept {values['days']} days; catalogue drops {'replace' if values['replace'] else 'merge'}"
+    )
+    if values["admin"] is None:
+        return Check(
+            "shop",
+            WARN,
+            detail + "; no admin chat",
+            "set ADMIN_CHAT_ID for the weekly report, catalogue-drop reports, /stats and /report",
+            required=False,
+        )
+    return Check("shop", OK, f"{detail}; admin chat {values['admin']}", required=False)
