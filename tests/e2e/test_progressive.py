@@ -185,3 +185,32 @@ def test_redelivery_after_the_turn_resends_nothing(bot, telegram, llm):
     before = visible(telegram)
     bot.process(update, attempt=2)  # SQS brings the same message back
     assert visible(telegram) == before
+
+
+def test_a_turn_that_dies_after_streaming_is_redelivered_without_duplicates(bot, telegram, llm, monkeypatch):
+    script(
+        llm,
+        lambda body: streamed(reply(answer_text(body)), chars_per_token=CPT),
+        lambda body: streamed(reply(answer_text(body, count=3)), chars_per_token=CPT),
+    )
+    dialog = type(bot.dialog)
+    real_render = dialog._render
+    crashes = {"left": 1}
+
+    def dying_render(self, *args, **kwargs):
+        if crashes["left"]:
+            crashes["left"] -= 1
+            raise RuntimeError("the agent process died after the stream")
+        return real_render(self, *args, **kwargs)
+
+    monkeypatch.setattr(dialog, "_render", dying_render)
+    update = text_update(9109, "красное сухое к стейку до 3000")
+    with pytest.raises(RuntimeError):
+        bot.process(update, attempt=1)
+    shown_first = visible(telegram)
+    assert len(shown_first) == 3, "the intro and two wine cards went out while the answer streamed"
+    bot.process(update, attempt=2)  # SQS brings it back: a new turn, told what the customer already has
+    sent = visible(telegram)
+    assert sent[:3] == shown_first
+    assert len(sent) == 5 and len(set(sent)) == 5, sent  # one new wine and the closing, nothing repeated
+    assert telegram.sent_messages(TEST_CHAT)[-1].params["reply_markup"]["inline_keyboard"]
