@@ -6,6 +6,7 @@ which label a request means is written out here by hand."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,14 @@ def test_only_the_shop_wines_are_ever_recommended(responder):
         answer = responder.respond(query)
         for wine in answer.found_wines:
             assert (wine["name"], wine["producer"], wine["vintage_year"]) in skus, (query, wine["name"])
+
+
+@pytest.mark.parametrize("query", ["красное к стейку", "белое к рыбе", "игристое до 1500 рублей", "к десерту"])
+def test_cards_never_open_with_the_colour_nor_repeat_a_sentence(responder, query):
+    answer = responder.respond(query)
+    sentences: list[str] = []
+    for recommendation in answer.response.wines:
+        parts = [p.strip() for p in re.split(r"(?<=[.!?…])\s+", recommendation.description) if p.strip()]
+        assert not any(re.search(r"(?i)\bцвет\b", p) and len(p.split()) <= 12 for p in parts), parts
+        sentences.extend(parts)
+    assert len(sentences) == len(set(sentences)), sentences

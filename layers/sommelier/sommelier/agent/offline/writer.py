@@ -66,17 +66,6 @@ def _plain(text: str) -> str:
     return _MARKUP.sub("", text or "").strip()
 
 
-def _first_sentence(text: str, limit: int = 320) -> str:
-    text = _plain(text)
-    if not text:
-        return ""
-    m = re.search(r"(?<=[.!?…])\s", text)
-    sentence = text[: m.start()] if m else text
-    if len(sentence) > limit:
-        return ""
-    return sentence if sentence.endswith((".", "!", "?", "…")) else sentence + "."
-
-
 def country_genitive(name: str) -> str:
     """«из Франции»: the genitive from the language layer; an unknown country as written."""
     known = language.country(name, fuzzy=False)
@@ -331,7 +320,21 @@ def _vintage(wine: dict[str, Any]) -> str:
     return f"урожая {year} года" if year else "без года урожая (NV)"
 
 
-def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str) -> str:
+def _note(wine: dict[str, Any], used: set[str], limit: int = 320) -> str:
+    """A sentence from the tasting notes (else the description) that is not about the colour and is
+    not already in another card of the same answer."""
+    for text in (wine.get("tasting_notes") or "", wine.get("description") or ""):
+        for sentence in language.sentences(_plain(text)):
+            if len(sentence) > limit or language.is_colour_sentence(sentence):
+                continue
+            sentence = sentence if sentence.endswith((".", "!", "?", "…")) else sentence + "."
+            if sentence not in used:
+                used.add(sentence)
+                return sentence
+    return ""
+
+
+def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str, used: set[str] | None = None) -> str:
     wid = wine.get("id") or wine.get("name")
     seed = _seed(query, wid)
     style = style_phrase(wine.get("wine_type"), wine.get("sweetness")) or "вино"
@@ -439,7 +442,7 @@ def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str) -> str:
             reasons.append(_pick([f"цена {format_price(price)}", f"стоит {format_price(price)}"], query, wid, "price"))
     why = _cap("; ".join(reasons[:3])) + "." if reasons else ""
 
-    note = _first_sentence(wine.get("tasting_notes") or "") or _first_sentence(wine.get("description") or "")
+    note = _note(wine, used if used is not None else set())
     text = " ".join(p for p in (identity, why, note) if p)
     if len(text) > MAX_DESCRIPTION:
         text = " ".join(p for p in (identity, why) if p)
@@ -579,6 +582,7 @@ def recommendation(
 ) -> SommelierResponse:
     items = []
     seen: set[str] = set()
+    used_sentences: set[str] = set()  # no sentence repeats across the cards of one answer
     for wine in wines[:3]:
         name = str(wine["name"]).strip()
         if name.casefold() in seen:
@@ -588,7 +592,7 @@ def recommendation(
             WineRecommendation(
                 wine_name=name,
                 wine_id=wine.get("id"),
-                description=describe_wine(wine, intent, query),
+                description=describe_wine(wine, intent, query, used_sentences),
             )
         )
     intro = _intro(intent, len(items), query)
