@@ -50,13 +50,31 @@ FINAL = {"model": "m", "messages": [], "max_tokens": 1500, "temperature": 0.6}
             True,
             {"final_tools": "none_choice"},
         ),
+        ("tools are not supported by this model", TOOL_ROUND, False, {"tools": False}),
+        ("No endpoints found that support tool use.", TOOL_ROUND, False, {"tools": False}),
         ("Invalid API key", FINAL, True, None),
+        # a mistake in the history is not a missing capability: tools stay on
+        (
+            "messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
+            TOOL_ROUND,
+            False,
+            None,
+        ),
+        ("Function call is missing a thought_signature in functionCall parts.", TOOL_ROUND, False, None),
     ],
 )
 def test_lessons(text, request_body, final, lesson):
     if isinstance(lesson, str):
         lesson = {"response_format": lesson}
     assert lesson_from_error(text, request_body, ModelCapabilities(), final=final) == lesson
+
+
+def test_tool_choice_none_refused_on_a_final_call_means_omitting_the_tools():
+    caps = ModelCapabilities(final_tools="none_choice")
+    request = {**FINAL, "tools": [{}], "tool_choice": "none"}
+    assert lesson_from_error("'tool_choice' none is not supported", request, caps, final=True) == {
+        "final_tools": "omit"
+    }
 
 
 def test_response_format_steps_down_to_none_and_stops():

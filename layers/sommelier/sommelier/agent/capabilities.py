@@ -138,7 +138,20 @@ def provider_error_text(exc: Exception) -> str:
     return " | ".join(p for p in parts if p)
 
 
-_TOOLS_WORDS = re.compile(r"\btools?\b|tool[_ ]?choice|toolconfig|tool[_ ]?use|function[_ ]?call|--jinja", re.I)
+_TOOL = r"(?:tools?\b|tool[_ ]?use|tool[_ ]?choice|tool[_ ]?calling|function[_ ]?call\w*)"
+# The endpoint cannot do tool calling at all (vLLM without auto tool choice, llama.cpp without --jinja, ...).
+_TOOLS_UNSUPPORTED = re.compile(
+    rf"{_TOOL}[^.]{{0,60}}(?:not (?:be )?supported|unsupported|requires|not available|disabled)|"
+    rf"(?:not support|n't support|no endpoints found that support)[^.]{{0,40}}{_TOOL}|"
+    r"--enable-auto-tool-choice|--jinja",
+    re.IGNORECASE,
+)
+# The endpoint needs the tools defined because the history holds tool calls (Bedrock).
+_TOOLS_REQUIRED = re.compile(
+    rf"toolconfig|{_TOOL}[^.]{{0,40}}(?:required|must be (?:defined|provided|specified))|"
+    rf"(?:requires?|must define)[^.]{{0,20}}{_TOOL}",
+    re.IGNORECASE,
+)
 _SCHEMA_WORDS = re.compile(
     r"response_format|json_schema|json schema|response schema|additionalproperties|structured output", re.I
 )
@@ -159,13 +172,12 @@ def lesson_from_error(text: str, request: dict[str, Any], caps: ModelCapabilitie
         return {"temperature": False}
     if "parallel_tool_calls" in request and "parallel_tool_calls" in lowered:
         return {"parallel_tool_calls": False}
-    if _TOOLS_WORDS.search(lowered):
-        if final:
-            if "tools" in request:
-                return {"final_tools": "omit"} if caps.final_tools != "omit" else None
-            if caps.final_tools != "none_choice":
-                return {"final_tools": "none_choice"}  # Bedrock: tools must be defined for a tool history
-            return None
-        if "tools" in request and caps.tools:
-            return {"tools": False}
+    if final:
+        if "tool_choice" in request and ("tool_choice" in lowered or _TOOLS_UNSUPPORTED.search(lowered)):
+            return {"final_tools": "omit"} if caps.final_tools != "omit" else None
+        if "tools" not in request and _TOOLS_REQUIRED.search(lowered) and caps.final_tools != "none_choice":
+            return {"final_tools": "none_choice"}
+        return None
+    if "tools" in request and caps.tools and _TOOLS_UNSUPPORTED.search(lowered):
+        return {"tools": False}
     return None
