@@ -477,3 +477,14 @@ def test_semantic_error_falls_back_to_structured_search(catalog_db):
     found = {w["id"]: w for w in answer.found_wines}
     for rec in answer.response.wines:
         assert found[rec.wine_id]["wine_type"] == "red" and float(found[rec.wine_id]["price_rub"]) <= 2000
+
+
+@pytest.mark.parametrize("season", ["зима", "весна", "лето", "осень"])
+def test_start_picks_for_the_season_within_an_everyday_budget(responder, season):
+    from sommelier.bot.dialog import SEASON_QUERIES, START_BUDGET_RUB
+
+    answer = responder.respond(SEASON_QUERIES[season])
+    assert answer.response.response_type == "recommendation" and answer.response.wines
+    found = {w["id"]: w for w in answer.found_wines}
+    for recommendation in answer.response.wines:
+        assert found[recommendation.wine_id]["price_rub"] <= START_BUDGET_RUB, season

@@ -49,12 +49,17 @@ NOTHING_MORE = (
 NOTHING_MORE_TOAST = "Больше вариантов нет — попробуйте изменить условия"
 HISTORY_FOR_BUTTONS = 50  # the answers a button may refer to (load_history's maximum)
 
-# /start picks: a query for the season, read by the offline responder (no LLM spend on a welcome).
+# /start picks: a query for the season, read by the offline responder (no LLM spend on a welcome), within
+# an everyday budget so a welcome never suggests the dearest bottle of the shelf.
+START_BUDGET_RUB = 3000
 SEASON_QUERIES = {
-    "зима": "насыщенное согревающее вино для зимнего вечера у камина",
-    "весна": "свежее фруктовое вино для весеннего ужина",
-    "лето": "лёгкое освежающее вино на летний вечер",
-    "осень": "бархатное вино для осеннего ужина",
+    season: f"{query}, до {START_BUDGET_RUB} рублей"
+    for season, query in {
+        "зима": "насыщенное согревающее вино для зимнего вечера у камина",
+        "весна": "свежее фруктовое вино для весеннего ужина",
+        "лето": "лёгкое освежающее вино на летний вечер",
+        "осень": "бархатное вино для осеннего ужина",
+    }.items()
 }
 
 
