@@ -35,6 +35,7 @@ from sommelier.tools.client import InProcessTools, LambdaTools, ToolClient
 EMBED_BATCH = 32
 # Rows per tool call through Lambda (6 MB payload limit); in-process imports use one call.
 LAMBDA_IMPORT_CHUNK = 150
+IN_PROCESS_IMPORT_CHUNK = 5000
 LIST_SEPARATOR = ";"
 CSV_LIST_FIELDS = ("grape_varieties", "food_pairings")
 CSV_INT_FIELDS = ("vintage_year", "body", "tannins", "acidity")
@@ -339,7 +340,8 @@ def import_catalog(
         row["embedding_model"] = embedder.model
         payload.append(row)
 
-    chunk = LAMBDA_IMPORT_CHUNK if isinstance(tools, LambdaTools) else len(payload)
+    # In process, one transaction per IN_PROCESS_IMPORT_CHUNK rows (the tool's per-call limit).
+    chunk = LAMBDA_IMPORT_CHUNK if isinstance(tools, LambdaTools) else IN_PROCESS_IMPORT_CHUNK
     inserted = updated = retired = 0
     imported_ids: list[str] = []
     for start in range(0, len(payload), chunk):

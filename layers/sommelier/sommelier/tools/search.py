@@ -139,11 +139,23 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> dict[str, 
         order = TYPICAL_PRICE_ORDER
     where = " AND ".join(conditions) or "TRUE"
     params["limit"] = filters.limit
-    sql = f"SELECT {WINE_COLUMNS} FROM wines w WHERE {where} ORDER BY {order}, w.id LIMIT %(limit)s"  # nosec B608 - built from constant fragments; every value is a bound parameter
-    with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(sql, params).fetchall()
+    # Count first (bounded): nothing matched → no ordered scan at all; few matched → fetch those rows
+    # first and sort them (walking an ordered index would visit every wine to find a handful); many →
+    # the ordered index stops at the limit.
+    matched = _matched(conn, where, params)
+    if matched == 0:
+        rows: list[dict[str, Any]] = []
+    else:
+        if matched < MATCH_COUNT_CAP:
+            sql = (
+                f"WITH m AS MATERIALIZED (SELECT {WINE_COLUMNS} FROM wines w WHERE {where}) "  # nosec B608 - built from constant fragments; every value is a bound parameter
+                f"SELECT * FROM m w ORDER BY {order}, w.id LIMIT %(limit)s"
+            )
+        else:
+            sql = f"SELECT {WINE_COLUMNS} FROM wines w WHERE {where} ORDER BY {order}, w.id LIMIT %(limit)s"  # nosec B608 - built from constant fragments; every value is a bound parameter
+        with conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(sql, params).fetchall()
     wines = [wine_for_tool(row) for row in rows]
-    matched = len(wines) if len(wines) < filters.limit else _matched(conn, where, params)
     result = {"found": len(wines), "matched": matched, "wines": wines, "filters_applied": applied}
     if matched >= MATCH_COUNT_CAP:
         result["matched_more"] = True
