@@ -32,7 +32,9 @@ WINE_COLUMNS = (
 TOOL_DESCRIPTION_CHARS = 600
 TOOL_NOTES_CHARS = 400
 # "matched" counts up to this many wines; more is reported as this number with "matched_more": true.
-MATCH_COUNT_CAP = 1000
+MATCH_COUNT_CAP = 200
+# At most this many matches are fetched and sorted; more are read in order from the price-order index.
+FEW_MATCHES = 100
 
 
 def money(value: Decimal | float | int) -> int | float:
@@ -146,7 +148,7 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> dict[str, 
     if matched == 0:
         rows: list[dict[str, Any]] = []
     else:
-        if matched < MATCH_COUNT_CAP:
+        if matched <= FEW_MATCHES:
             sql = (
                 f"WITH m AS MATERIALIZED (SELECT {WINE_COLUMNS} FROM wines w WHERE {where}) "  # nosec B608 - built from constant fragments; every value is a bound parameter
                 f"SELECT * FROM m w ORDER BY {order}, w.id LIMIT %(limit)s"
