@@ -84,6 +84,7 @@ def run(ctx: Context) -> list[Figure]:
         QUEUE_URL=None,
         IDEMPOTENCY_TABLE=None,
         SOMMELIER_OFFLINE=None,
+        SOMMELIER_AGE_GATE="0",  # the turn itself is measured, not the age question
     )
     samples: list[list[float]] = []
     acks: list[float] = []

@@ -154,6 +154,7 @@ def run_load(
             "EMBEDDING_PROVIDER": "local",
             "RATE_LIMIT_PER_MINUTE": "1000000",
             "SOMMELIER_OFFLINE": None,
+            "SOMMELIER_AGE_GATE": "0",  # load on the turns, not on the age question
             "QUEUE_URL": None,
             "IDEMPOTENCY_TABLE": None,
             "TOOL_FUNCTION_NAME": None,
