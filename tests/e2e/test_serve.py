@@ -110,7 +110,32 @@ def test_health_reveals_configuration_but_no_secret(environment, monkeypatch):
         "mode": "inline",
         "idempotency_table": False,
         "bot_token": True,
+        "bot_username": True,
         "webhook_secret": True,
     }
     assert "health-check-token" not in response.text and TEST_WEBHOOK_SECRET not in response.text
     assert posted_get.status_code == 405
+
+
+def test_health_through_the_lambda_handler(environment, monkeypatch):
+    """GET /health as API Gateway hands it to the function (Mangum): the same answer, no secret in it."""
+    import json
+
+    from tests.fakes.telegram_updates import webhook_function
+
+    monkeypatch.setenv("QUEUE_URL", "https://sqs.eu-central-1.amazonaws.com/123456789012/turns.fifo")
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    event = {
+        "version": "2.0",
+        "routeKey": "GET /health",
+        "rawPath": "/health",
+        "rawQueryString": "",
+        "headers": {"host": "abc.execute-api.eu-central-1.amazonaws.com"},
+        "requestContext": {"http": {"method": "GET", "path": "/health", "sourceIp": "203.0.113.9"}},
+        "isBase64Encoded": False,
+    }
+    response = webhook_function()(event, None)
+    assert response["statusCode"] == 200
+    health = json.loads(response["body"])
+    assert health["queue"] is True and health["mode"] == "queue" and health["bot_token"] is False
+    assert "sqs" not in response["body"] and TEST_WEBHOOK_SECRET not in response["body"]

@@ -4,8 +4,8 @@ Routes:
 * POST WEBHOOK_PATH (the template's route) - Telegram's updates, through `Ingress`: the secret is
   checked before the body is read, the body is read up to MAX_BODY_BYTES, the update is enqueued
   and the answer goes out at once (the turn runs elsewhere: SQS, or the local per-chat workers);
-* GET /health - version, build revision and whether the queue, idempotency table, bot token and
-  webhook secret are configured (booleans only: no secret, no ARN, no URL).
+* GET /health - version, build revision and whether the queue, idempotency table, bot token, bot
+  username and webhook secret are configured (booleans only: no secret, no ARN, no URL).
 
 Every piece of state (duplicate filter, idempotent enqueue, bot username) lives in the `Ingress`
 held by the app, so two apps in one process never share it.
@@ -58,7 +58,8 @@ def health(ingress: Ingress) -> dict[str, Any]:
         "queue": queue,
         "mode": "queue" if queue else "inline",
         "idempotency_table": bool(env("IDEMPOTENCY_TABLE")),
-        "bot_token": bool(secret("TELEGRAM_BOT_TOKEN")),
+        "bot_token": bool(secret("TELEGRAM_BOT_TOKEN")),  # the deployed webhook never holds it: false there
+        "bot_username": bool(env("TELEGRAM_BOT_USERNAME")),
         "webhook_secret": bool(secret("TELEGRAM_WEBHOOK_SECRET")),
     }
 
