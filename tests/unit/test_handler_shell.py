@@ -99,3 +99,84 @@ def test_one_telegram_token_pattern_in_the_code_base():
         if shapes.search(path.read_text("utf-8"))
     ]
     assert owners == ["layers/sommelier/sommelier/logging_redaction.py"]
+
+
+_TRACED_FUNCTION = r"""
+import json, sys
+from sommelier.handler_shell import HandlerShell
+from sommelier.tracing import subsegment
+
+class Context:
+    function_name = "sommelier-Trace-test"
+    function_version = "$LATEST"
+    memory_limit_in_mb = 128
+    invoked_function_arn = "arn:aws:lambda:eu-central-1:123456789012:function:sommelier-Trace-test"
+    aws_request_id = "req-trace-1"
+    log_group_name = "/aws/lambda/sommelier-Trace-test"
+    log_stream_name = "stream"
+    def get_remaining_time_in_millis(self):
+        return 10_000
+
+shell = HandlerShell("sommelier-trace-test", correlation=lambda event: event["update_id"])
+assert shell.tracer is not None
+
+@shell
+def handler(event, context):
+    with subsegment("llm", model="test-model"):
+        with subsegment("tool", tool="search_wines"):
+            pass
+    with subsegment("telegram", method="sendMessage"):
+        pass
+    return "ok"
+
+print(json.dumps(handler({"update_id": 77}, Context())))
+"""
+
+
+def test_in_lambda_with_x_ray_the_calls_are_subsegments(tmp_path):
+    """A real Powertools Tracer in a child process (it patches libraries process-wide), sending to a
+    UDP socket that stands in for the X-Ray daemon: the LLM, tool and Telegram calls arrive as subsegments."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    daemon = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    daemon.bind(("127.0.0.1", 0))
+    daemon.settimeout(10)
+    port = daemon.getsockname()[1]
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "sommelier"), str(ROOT)]),
+        "LAMBDA_TASK_ROOT": str(tmp_path),
+        "AWS_LAMBDA_FUNCTION_NAME": "sommelier-Trace-test",
+        "AWS_XRAY_DAEMON_ADDRESS": f"127.0.0.1:{port}",
+        "_X_AMZN_TRACE_ID": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "AWS_DEFAULT_REGION": "eu-central-1",
+    }
+    for name in ("AWS_SAM_LOCAL", "POWERTOOLS_TRACE_DISABLED"):
+        environment.pop(name, None)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _TRACED_FUNCTION], env=environment, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip().splitlines()[-1] == '"ok"'
+        documents = []
+        while True:
+            try:
+                datagram = daemon.recv(65_536).decode("utf-8")
+            except TimeoutError:
+                break
+            documents.append(json.loads(datagram.split("\n", 1)[1]))  # a header line, then the document
+            names = {d.get("name") for d in documents}
+            if {"llm", "tool", "telegram"} <= names:
+                break
+    finally:
+        daemon.close()
+    by_name = {d["name"]: d for d in documents}
+    assert {"llm", "tool", "telegram"} <= set(by_name), sorted(by_name)
+    assert by_name["llm"]["annotations"]["model"] == "test-model"
+    assert by_name["telegram"]["annotations"]["method"] == "sendMessage"
+    assert by_name["tool"]["parent_id"] == by_name["llm"]["id"], "the tool call nests inside the LLM round"
