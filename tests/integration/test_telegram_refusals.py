@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import boto3
 import pytest
+from moto import mock_aws
 from sommelier.telegram.client import BadRequest, ServerError, TelegramClient
-from sommelier.telegram.delivery import InMemoryDeliveryLog, Sender
+from sommelier.telegram.delivery import DynamoDeliveryLog, InMemoryDeliveryLog, Sender
 from sommelier.telegram.render import CAPTION_LIMIT, TEXT_LIMIT, Outgoing, feedback_keyboard, render_text, utf16_len
 
 from tests.fakes.telegram_server import FakeTelegram
@@ -49,9 +51,30 @@ def sleeps():
     return []
 
 
+@pytest.fixture(params=["memory", "dynamo"])
+def log(request, monkeypatch):
+    if request.param == "memory":
+        yield InMemoryDeliveryLog()
+        return
+    for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
+    with mock_aws():
+        ddb = boto3.client("dynamodb")
+        ddb.create_table(
+            TableName="sommelier-idempotency",
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        yield DynamoDeliveryLog("sommelier-idempotency", ddb)
+
+
 @pytest.fixture
-def sender(client, sleeps):
-    return Sender(client, NoPhotos(), InMemoryDeliveryLog(), sleep=sleeps.append)
+def sender(client, sleeps, log):
+    return Sender(client, NoPhotos(), log, sleep=sleeps.append)
 
 
 def visible(fake, chat=CHAT) -> list[tuple[str, str | None]]:
