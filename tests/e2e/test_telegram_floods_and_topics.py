@@ -203,7 +203,13 @@ def test_in_a_forum_topic_every_send_carries_the_thread_id(environment, fresh_db
     assert all(c.delivered for c in sends)
 
 
-def test_a_closed_topic_ends_the_turn_with_a_log_line_and_no_retry(environment, fresh_db, telegram, llm, caplog):
+def test_a_closed_topic_ends_the_turn_with_a_log_line_and_no_retry(
+    environment, fresh_db, telegram, llm, caplog, monkeypatch
+):
+    import sommelier.telegram.consumer as consumer
+
+    events: list[str] = []
+    monkeypatch.setattr(consumer, "record_event", events.append)
     telegram.open_forum(FORUM, TOPIC)
     telegram.close_topic(FORUM, TOPIC)
     bot = make_bot(fresh_db, telegram)
@@ -212,6 +218,7 @@ def test_a_closed_topic_ends_the_turn_with_a_log_line_and_no_retry(environment, 
     forum_calls = [c for c in telegram.calls if c.params.get("chat_id") == FORUM]
     assert len(forum_calls) == 1 and "TOPIC_CLOSED" in forum_calls[0].response["description"]
     assert "the turn ends" in caplog.text and "TOPIC_CLOSED" in caplog.text
+    assert events == ["TelegramChatUnavailable"]  # the metric
 
 
 def test_a_lost_chat_ends_the_turn_without_a_retry_storm(environment, fresh_db, telegram, caplog):

@@ -141,7 +141,11 @@ def test_caption_too_long_sends_a_short_caption_and_the_text_on_its_own(fake, cl
     assert result.reshaped == [0]
 
 
-def test_unknown_400_skips_that_part_and_delivers_the_rest(fake, sender, caplog):
+def test_unknown_400_skips_that_part_and_delivers_the_rest(fake, sender, caplog, monkeypatch):
+    import sommelier.telegram.delivery as delivery
+
+    events: list[str] = []
+    monkeypatch.setattr(delivery, "record_event", events.append)
     parts = render_text("один") + render_text("два") + render_text("три", KEYBOARD)
     fake.fail_when(
         lambda c: c.params.get("text") == "два", status=400, description="Bad Request: SOMETHING_NEW_AND_ODD"
@@ -150,6 +154,7 @@ def test_unknown_400_skips_that_part_and_delivers_the_rest(fake, sender, caplog)
     assert [t for _, t in visible(fake)] == ["один", "три"]
     assert result.refused == [1] and result.sent == [0, 2]
     assert "SOMETHING_NEW_AND_ODD" in caplog.text
+    assert events == ["TelegramPartRefused"]  # the metric
     # The refused part counts as done: a redelivery sends nothing again.
     again = sender.deliver(CHAT, "odd", parts)
     assert again.sent == [] and [t for _, t in visible(fake)] == ["один", "три"]
