@@ -50,6 +50,7 @@ __all__ = [
     "drop_connection",
     "drop_mid_body",
     "delayed",
+    "trickled",
     "streamed",
     "embeddings_vectors",
     "deterministic_embedding",
@@ -186,6 +187,13 @@ def drop_mid_body(step: Step | None = None) -> Step:
 def delayed(step: Step, seconds: float) -> Step:
     """Sleep ``seconds`` (cut short by ``FakeOpenAI.stop()``) before performing ``step``."""
     return Step("delayed", {"step": step, "seconds": float(seconds)})
+
+
+def trickled(step: Step, seconds: float, interval: float = 0.05) -> Step:
+    """Send the status line and headers at once, then one space of the body every ``interval`` for
+    ``seconds`` (JSON allows leading whitespace), then the body of ``step``: a response kept alive so that
+    no read ever times out."""
+    return Step("trickled", {"step": step, "seconds": float(seconds), "interval": float(interval)})
 
 
 def streamed(
@@ -406,6 +414,22 @@ class _Handler(BaseHTTPRequestHandler):
             self._perform(step.data["step"], rec)
         elif kind == "drop_connection":
             self._drop()
+        elif kind == "trickled":
+            resp = fake._render(step.data["step"], rec)
+            spaces = max(1, int(step.data["seconds"] / step.data["interval"]))
+            self.send_response(resp.status)
+            self.send_header("Content-Type", resp.content_type)
+            self.send_header("Content-Length", str(spaces + len(resp.body)))
+            self.end_headers()
+            self.wfile.flush()
+            for _ in range(spaces):
+                if fake._stopping.wait(step.data["interval"]):
+                    self._drop()
+                    return
+                self.wfile.write(b" ")
+                self.wfile.flush()
+            self.wfile.write(resp.body)
+            self.wfile.flush()
         elif kind == "streamed":
             if isinstance(rec.body, dict) and rec.body.get("stream"):
                 self._stream(step, rec)

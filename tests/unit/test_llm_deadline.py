@@ -9,7 +9,7 @@ import pytest
 from sommelier.agent.deadline import Deadline
 from sommelier.agent.llm import LLMError, LLMLedger, OpenAIChat
 
-from tests.fakes.openai_server import FakeOpenAI, delayed, error, json_response, reply
+from tests.fakes.openai_server import FakeOpenAI, delayed, drop_mid_body, error, json_response, reply, trickled
 from tests.fakes.provider_behaviours import completion
 
 MESSAGES = [{"role": "system", "content": "Ты сомелье."}, {"role": "user", "content": "красное к стейку"}]
@@ -93,3 +93,20 @@ def test_sdk_retries_are_counted_as_requests(fake):
     assert chat(fake).complete(MESSAGES, deadline=Deadline.after(20), ledger=ledger).content == "ok"
     assert ledger.http_requests == len(fake.chat_requests) == 3
     assert ledger.logical_calls == 1
+
+
+def test_a_response_kept_alive_by_a_trickle_is_cut_at_its_timeout(fake):
+    fake.script(trickled(reply("late"), seconds=5), reply("never asked"))
+    ledger = LLMLedger()
+    started = time.monotonic()
+    with pytest.raises(LLMError, match="timed out"):
+        chat(fake, timeout=0.4).complete(MESSAGES, deadline=Deadline.after(0.9), ledger=ledger)
+    assert time.monotonic() - started < 2.5, "cut off, not read to the end (5 s)"
+    assert ledger.timeouts == 1 and ledger.http_requests == 1
+
+
+def test_a_body_that_breaks_off_is_retried(fake):
+    fake.script(drop_mid_body(reply("first")), reply("second"))
+    ledger = LLMLedger()
+    assert chat(fake).complete(MESSAGES, deadline=Deadline.after(10), ledger=ledger).content == "second"
+    assert ledger.http_requests == 2 and ledger.retries == 1

@@ -389,20 +389,47 @@ class OpenAIChat:
         reply.reasoning = "\n".join(part for part in (reply.reasoning, message.reasoning) if part) or None
         return reply
 
+    def _whole(self, request: dict[str, Any], timeout: float) -> Any:
+        """A non-streamed completion, cut off when its time is up even if the provider keeps the response
+        alive with a trickle of bytes (httpx's timeouts are per read, not per response)."""
+        sent = time.monotonic()
+        with self._client.chat.completions.with_streaming_response.create(**request, timeout=timeout) as response:
+            expired = threading.Event()
+
+            def cut_off() -> None:
+                expired.set()
+                try:
+                    response.close()
+                except Exception as exc:  # closing from the watchdog thread: best effort
+                    logger.debug("closing a late response failed: %s", exc)
+
+            watchdog = threading.Timer(max(0.0, timeout - (time.monotonic() - sent)), cut_off)
+            watchdog.daemon = True
+            watchdog.start()
+            try:
+                return response.parse()
+            except Exception as exc:
+                if expired.is_set():
+                    raise openai.APITimeoutError(request=response.http_request) from exc
+                raise
+            finally:
+                watchdog.cancel()
+
     def _send(
         self, request: dict[str, Any], timeout: float, ledger: LLMLedger, *, final: bool, streaming: bool = False
     ) -> Any:
         """One HTTP request. Raises _Lesson, _Retry, LLMError or openai.APITimeoutError."""
-        if streaming:
-            # A stream that produces no bytes for stall_timeout fails (httpx2's read timeout between chunks).
-            request = {**request, "timeout": httpx2.Timeout(timeout, read=min(self.stall_timeout, timeout))}
-        else:
-            request = {**request, "timeout": timeout}
         try:
             with subsegment("llm", model=str(request.get("model", ""))):
-                return self._client.chat.completions.create(**request)
+                if streaming:
+                    # A stream that produces no bytes for stall_timeout fails (httpx2's read timeout between chunks).
+                    timeouts = httpx2.Timeout(timeout, read=min(self.stall_timeout, timeout))
+                    return self._client.chat.completions.create(**request, timeout=timeouts)
+                return self._whole(request, timeout)
         except openai.APITimeoutError:
             raise
+        except httpx2.TransportError as exc:  # the body broke off after the headers
+            raise _Retry(f"connection: {type(exc).__name__}", _backoff(ledger.retries)) from exc
         except openai.APIConnectionError as exc:
             raise _Retry(f"connection: {type(exc).__name__}", _backoff(ledger.retries)) from exc
         except openai.APIStatusError as exc:
