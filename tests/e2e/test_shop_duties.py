@@ -117,6 +117,12 @@ def test_a_new_chat_meets_the_age_gate_before_any_wine(bot, telegram, fresh_db):
     assert count(fresh_db, "SELECT count(*) FROM age_answers WHERE telegram_user_id = %s AND is_adult", TEST_CHAT) == 1
 
 
+def test_a_button_pressed_before_the_answer_only_gets_a_toast(bot, telegram, fresh_db):
+    calls = press(bot, telegram, "fb:1:12345", message_id=1)
+    assert toasts(calls) == [age_gate.ANSWER_FIRST] and texts(calls) == []
+    assert rows_mentioning(fresh_db, TEST_CHAT) == {}, "no vote is stored"
+
+
 def test_help_and_start_work_before_the_answer(bot, telegram, fresh_db):
     calls = say(bot, telegram, "/help")
     assert "Как со мной говорить" in texts(calls)[0] and age_gate.QUESTION not in texts(calls)
@@ -258,3 +264,20 @@ def test_unreadable_shop_settings_never_break_a_reply(bot, telegram, monkeypatch
     monkeypatch.setenv("MESSAGE_RETENTION_DAYS", "forever")
     assert texts(say(bot, telegram, "/stats")) == []  # admin commands are off, nothing raised
     assert "180 дней" in texts(say(bot, telegram, "/privacy"))[0]  # the default is stated
+
+
+def test_the_update_corpus_with_the_age_gate_on(monkeypatch, telegram, fresh_db, state_dir):
+    """The 150+ real update shapes again, as a new customer meets them: every one still gets a 200, no Bot
+    API call is refused, buttons only answer the callback, and silence stays silence."""
+    from tests.e2e import test_update_corpus as corpus
+
+    monkeypatch.setenv("SOMMELIER_AGE_GATE", "1")
+    environment = corpus.environment.__wrapped__(monkeypatch, telegram, fresh_db, state_dir)
+    next(environment)
+    try:
+        corpus.test_every_update_of_the_corpus(None, fresh_db, telegram)
+    finally:
+        next(environment, None)
+    asked = [c for c in telegram.calls_of("sendMessage") if c.ok and c.result.get("text") == age_gate.QUESTION]
+    assert asked, "the gate was on: new customers were asked"
+    assert not [c for c in telegram.calls_of("sendPhoto") if c.ok], "and no wine was shown"

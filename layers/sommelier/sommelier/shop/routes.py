@@ -38,12 +38,15 @@ def ask_age_first(turn: Turn, route: Route) -> Reply | None:
     user_id = turn.sender.user_id
     if age_gate.gate_for(turn.tools).is_adult(user_id):
         return None
+    if turn.routed.kind == "callback":
+        # A button (an old answer's, someone else's, an inline message's) only gets a toast: the question
+        # goes with the customer's next message, never as a new message from a button.
+        turn.channel.answer_callback(age_gate.ANSWER_FIRST)
+        return Reply()
     # The question counts against the chat's rate limit like any reply: asking is no way around it.
     decision = turn.channel.allow()
     if not decision.allowed:
         return Reply(parts=render_text(RATE_NOTICE)) if decision.notify else None
-    if turn.routed.kind == "callback":
-        turn.channel.answer_callback(age_gate.ANSWER_FIRST)
     payload = turn.args if route.name == "/start" and wine_ref_from_start(turn.args) else ""
     question = render_text(age_gate.QUESTION, age_gate.question_keyboard(user_id, payload))
     # /start still greets; the seasonal picks wait for the answer.
