@@ -45,7 +45,7 @@ class ModelCapabilities:
 KNOWN_MODELS: tuple[tuple[re.Pattern[str], dict[str, Any]], ...] = (
     (
         re.compile(r"(?:^|/)(?:o\d(?:-[\w.-]+)?|gpt-5[\w.-]*)$", re.IGNORECASE),
-        {"token_parameter": "max_completion_tokens", "temperature": False},
+        {"token_parameter": "max_completion_tokens", "temperature": False},  # nosec B105 - a parameter name, not a secret
     ),
     (re.compile(r"deepseek", re.IGNORECASE), {"response_format": "json_object"}),
 )
@@ -167,7 +167,7 @@ def lesson_from_error(text: str, request: dict[str, Any], caps: ModelCapabilitie
         if step + 1 < len(RESPONSE_FORMAT_STEPS):
             return {"response_format": RESPONSE_FORMAT_STEPS[step + 1]}
     if "max_tokens" in request and "max_tokens" in lowered:
-        return {"token_parameter": "max_completion_tokens"}
+        return {"token_parameter": "max_completion_tokens"}  # nosec B105 - a parameter name, not a secret
     if "temperature" in request and "temperature" in lowered:
         return {"temperature": False}
     if "parallel_tool_calls" in request and "parallel_tool_calls" in lowered:

@@ -484,7 +484,7 @@ class _Lesson(Exception):
 
 
 def _backoff(attempt: int) -> float:
-    return min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2**attempt) * (0.75 + random.random() / 2)  # noqa: S311 - jitter
+    return min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2**attempt) * (0.75 + random.random() / 2)  # nosec B311 - retry jitter, not security
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
