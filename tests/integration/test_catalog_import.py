@@ -818,3 +818,22 @@ def test_the_shop_export_example_replaces_the_catalogue_in_one_import(fresh_db, 
     with fresh_db.connection() as conn:
         unknown = conn.execute("SELECT count(*) FROM wines WHERE available AND country_code IS NULL").fetchone()[0]
     assert unknown == 0
+
+
+def test_replace_in_several_chunks_keeps_every_chunk(fresh_db, tmp_path, shipped_wines, monkeypatch):
+    """Through Lambda an import goes in chunks; --replace must retire only the wines in no chunk."""
+    import sommelier.catalog.importer as importer
+
+    monkeypatch.setattr(importer, "IN_PROCESS_IMPORT_CHUNK", 7)
+    items = [shop_wine(name=f"Вино {i}", sku=f"CH-{i}") for i in range(30)]
+    write_json_one_per_line(tmp_path / "chunks.json", items)
+    report = import_catalog(
+        tmp_path / "chunks.json",
+        tools=InProcessTools(fresh_db),
+        embedder=LocalHashingEmbeddings(),
+        photos=LocalPhotoStore(tmp_path / "store"),
+        replace=True,
+    )
+    assert (report.inserted, report.retired) == (30, len(shipped_wines))
+    stats = handle({"tool": "catalog_stats", "arguments": {}}, fresh_db)
+    assert (stats["available"], stats["unavailable"]) == (30, len(shipped_wines))

@@ -343,12 +343,14 @@ def import_catalog(
     # In process, one transaction per IN_PROCESS_IMPORT_CHUNK rows (the tool's per-call limit).
     chunk = LAMBDA_IMPORT_CHUNK if isinstance(tools, LambdaTools) else IN_PROCESS_IMPORT_CHUNK
     inserted = updated = retired = 0
-    imported_ids: list[str] = []
+    first_started_at: str | None = None
     for start in range(0, len(payload), chunk):
         part = payload[start : start + chunk]
         arguments: dict[str, Any] = {"wines": part}
         if replace and start + chunk >= len(payload):  # the last chunk retires every wine not imported
-            arguments.update(replace=True, keep_ids=imported_ids)
+            arguments["replace"] = True
+            if first_started_at:
+                arguments["replace_since"] = first_started_at
         result = tools.call("import_wines", arguments)
         if "error" in result:
             verb = "could not be reached" if result.get("retryable") else "refused the import"
@@ -356,7 +358,7 @@ def import_catalog(
         inserted += result["inserted"]
         updated += result["updated"]
         retired += result.get("retired", 0)
-        imported_ids.extend(result.get("ids", []))
+        first_started_at = first_started_at or result.get("started_at")
         progress("database", start + len(part), len(payload))
     warnings = [
         f"country {country!r} is not in the language layer: country filters match it only as written"

@@ -492,7 +492,7 @@ def _existing_id(cur: psycopg.Cursor, record: Any) -> str | None:
 def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     """Upsert validated rows with their embeddings, all or nothing. A row updates the wine with its id,
     its sku, or its name, producer and vintage; every imported wine is available. With `replace`, every
-    other wine (except `keep_ids`, the earlier chunks of the same import) becomes unavailable: it is
+    other wine not written since `replace_since` (the first chunk's `started_at`) becomes unavailable: it is
     never recommended again, and its history and feedback stay."""
     # pydantic and the catalogue model cost ~80 ms of import: only an import pays for them, not every
     # cold start of the tool function.
@@ -511,7 +511,14 @@ def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     replace = args.get("replace", False)
     if not isinstance(replace, bool):
         raise ArgumentError("replace must be true or false")
-    keep_ids = uuid_list({"keep_ids": args.get("keep_ids")}, "keep_ids") if args.get("keep_ids") else []
+    replace_since = args.get("replace_since")  # when the import's first chunk began (earlier chunks kept)
+    if replace_since is not None:
+        import datetime as dt
+
+        try:
+            replace_since = dt.datetime.fromisoformat(str(replace_since))
+        except ValueError:
+            raise ArgumentError("replace_since must be an ISO timestamp (import_wines' started_at)") from None
     prepared = []
     errors = []
     for index, raw in enumerate(rows):
@@ -545,6 +552,7 @@ def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     placeholders = ", ".join(f"%({c})s" for c in _WINE_WRITE_COLUMNS)
     assignments = ", ".join(f"{c} = %({c})s" for c in _WINE_WRITE_COLUMNS)
     with conn.transaction(), conn.cursor() as cur:
+        started_at = cur.execute("SELECT now()").fetchone()[0]
         for index, (record, embedding, model) in enumerate(prepared):
             values = {
                 **record.model_dump(exclude={"image", "id", "extra", "image_key"}),
@@ -590,11 +598,20 @@ def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             ids.append(str(row[0]))
         retired = 0
         if replace:
+            # Every wine this import wrote has updated_at ≥ the first chunk's start; the rest retire.
             retired = cur.execute(
-                "UPDATE wines SET available = false, updated_at = now() WHERE available AND NOT (id = ANY(%s::uuid[]))",
-                (list({*keep_ids, *ids}),),
+                "UPDATE wines SET available = false, updated_at = now()"
+                " WHERE available AND updated_at < %s AND NOT (id = ANY(%s::uuid[]))",
+                (replace_since or started_at, ids),
             ).rowcount
-    return {"inserted": inserted, "updated": updated, "total": inserted + updated, "retired": retired, "ids": ids}
+    return {
+        "inserted": inserted,
+        "updated": updated,
+        "total": inserted + updated,
+        "retired": retired,
+        "ids": ids,
+        "started_at": started_at.isoformat(),
+    }
 
 
 def update_embeddings(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
