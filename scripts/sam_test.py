@@ -77,7 +77,8 @@ default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]
 [engine]
 runtime = "runc"
 """
-PARAMETERS = "Architecture=x86_64 SetWebhookOnDeploy=true Stage=dev LogLevel=INFO"
+ADMIN_CHAT = 700100200  # the shop's admin chat (AdminChatId) at the fake Bot API
+PARAMETERS = f"Architecture=x86_64 SetWebhookOnDeploy=true Stage=dev LogLevel=INFO AdminChatId={ADMIN_CHAT}"
 REGION = "eu-central-1"
 ACCOUNT = "123456789012"
 WEBHOOK_SECRET = "local-webhook-secret"  # = events/env.json and the webhook_* samples' header
@@ -426,7 +427,8 @@ def database() -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def local_sqs() -> Iterator[tuple[str, object]]:
+def local_sqs() -> Iterator[tuple[str, object, object]]:
+    """moto on the gateway: the turn queue (SQS) and the photo bucket (S3)."""
     import boto3
     from moto.server import ThreadedMotoServer
 
@@ -442,7 +444,14 @@ def local_sqs() -> Iterator[tuple[str, object]]:
             aws_access_key_id="testing",
             aws_secret_access_key="testing",
         )
-        yield endpoint, sqs
+        s3 = boto3.client(
+            "s3",
+            endpoint_url=endpoint,
+            region_name=REGION,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+        yield endpoint, sqs, s3
     finally:
         server.stop()
 
@@ -480,6 +489,21 @@ def environment_file(
             elif name == "TELEGRAM_BOT_TOKEN":
                 function[name] = telegram.token
     path.write_text(json.dumps(variables, indent=2, ensure_ascii=False), encoding="utf-8")
+
+
+def remove_stale_sam_build_locks() -> None:
+    """SAM guards its image builds with lock files holding the builder's PID; a run that was killed
+    leaves them behind and every later `sam local` waits for a build that never ends."""
+    for lock in Path(tempfile.gettempdir()).glob("samcli_*.building.lock"):
+        try:
+            pid = int(lock.read_text().split()[0])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            say(f"removing a stale SAM build lock of the dead process {pid}: {lock.name}")
+            lock.unlink(missing_ok=True)
+            lock.with_name(lock.name.replace(".lock", ".status")).unlink(missing_ok=True)
+        except (OSError, ValueError, IndexError):
+            continue
 
 
 # ------------------------------------------------------------------------------ sam local --
@@ -588,9 +612,9 @@ def sqs_event(message: dict, queue_arn: str) -> dict:
     }
 
 
-def invoke_every_function(env, env_file, sqs, queue_url, telegram, recorder) -> None:
+def invoke_every_function(env, env_file, sqs, queue_url, telegram, recorder, s3) -> None:
     """Each function on its events/ sample, each answer checked."""
-    webhook_ok = ["webhook_text.json", "webhook_callback.json", "webhook_base64.json"]
+    webhook_ok = ["webhook_text.json", "webhook_base64.json"]
     for sample in webhook_ok:
         answer = invoke("WebhookFunction", EVENTS / sample, env=env, env_file=env_file)
         check(answer.get("statusCode") == 200, f"WebhookFunction on {sample}: expected 200, got {answer}")
@@ -623,6 +647,30 @@ def invoke_every_function(env, env_file, sqs, queue_url, telegram, recorder) -> 
     registered = [c for c in telegram.calls if c.method == "setWebhook"]
     check(registered and registered[-1].ok, "SetWebhookFunction did not call setWebhook at the fake Bot API")
     say("SetWebhookFunction: setWebhook at the fake Bot API, SUCCESS to CloudFormation")
+
+    answer = invoke("WeeklyReportFunction", EVENTS / "weekly_report.json", env=env, env_file=env_file)
+    check(answer.get("sent") is True, f"WeeklyReportFunction on weekly_report.json: {answer}")
+    to_admin = [c for c in telegram.calls if c.chat_id in (ADMIN_CHAT, str(ADMIN_CHAT)) and c.ok]
+    check(to_admin, "WeeklyReportFunction sent nothing to the admin chat at the fake Bot API")
+    say(f"WeeklyReportFunction: the report went to the admin chat ({', '.join(c.method for c in to_admin)})")
+
+    drop = json.loads((EVENTS / "catalog_drop.json").read_text(encoding="utf-8"))
+    bucket, key = drop["detail"]["bucket"]["name"], drop["detail"]["object"]["key"]
+    shipped = json.loads((ROOT / "data" / "catalog" / "shop-export-example.json").read_text(encoding="utf-8"))
+    rows = shipped["wines"] if isinstance(shipped, dict) else shipped
+    catalogue = json.dumps({"wines": [{k: v for k, v in w.items() if k != "image_url"} for w in rows[:2]]})
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
+    s3.put_object(Bucket=bucket, Key=key, Body=catalogue.encode("utf-8"))
+    drop["detail"]["object"]["size"] = len(catalogue.encode("utf-8"))
+    before = len(telegram.calls)
+    answer = invoke("CatalogDropFunction", drop, env=env, env_file=env_file)
+    check(
+        answer.get("files") == [{"key": key, "imported": True}], f"CatalogDropFunction on catalog_drop.json: {answer}"
+    )
+    reports = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket).get("Contents", []) if o["Key"] != key]
+    check(reports, "CatalogDropFunction wrote no report next to the dropped file")
+    check(len(telegram.calls) > before, "CatalogDropFunction told the admin chat nothing")
+    say(f"CatalogDropFunction: 2 wines imported through the tool function, report {reports[0]}")
 
     answer = invoke("AgentFunction", EVENTS / "sqs_text.json", env=env, env_file=env_file)
     check(answer.get("batchItemFailures") == [], f"AgentFunction on sqs_text.json: {answer}")
@@ -731,6 +779,7 @@ def main() -> int:
             )
         with step("podman"):
             configure_podman()
+            remove_stale_sam_build_locks()
         with podman_service() as socket_path:
             env = sam_environment(socket_path, python)
             with step(f"the local Lambda image {BASE_IMAGE}"):
@@ -738,7 +787,7 @@ def main() -> int:
             with (
                 container_network(),
                 database() as database_url,
-                local_sqs() as (moto, sqs),
+                local_sqs() as (moto, sqs, s3),
                 FakeTelegram(host=GATEWAY) as telegram,
                 cloudformation_recorder() as recorder,
             ):
@@ -760,7 +809,7 @@ def main() -> int:
                     lambda_server = start_lambda(env, env_file, lambda_port)
                 try:
                     with step("sam local invoke of every function on its events/ sample"):
-                        invoke_every_function(env, env_file, sqs, queue_url, telegram, recorder)
+                        invoke_every_function(env, env_file, sqs, queue_url, telegram, recorder, s3)
                     with step("end to end: start-api -> SQS -> agent -> tools (start-lambda) -> Bot API"):
                         end_to_end(env, env_file, sqs, queue_url, telegram)
                 finally:
