@@ -721,7 +721,7 @@ def end_to_end(env, env_file, sqs, queue_url, telegram) -> None:
     result = json.loads(answer["Payload"].read())
     check("FunctionError" not in answer and result.get("batchItemFailures") == [], f"AgentFunction answered {result}")
     sent = telegram.sent_messages(chat_id)
-    check(len(sent) >= 2 and all(c.ok for c in sent), f"the fake Bot API got {[(c.method, c.status) for c in sent]}")
+    check(len(sent) >= 2 and all(c.ok for c in sent), f"the fake Bot API got {[(c.method, c.http_status) for c in sent]}")
     texts = " ".join(str(c.params.get("text") or c.params.get("caption") or "") for c in sent)
     check("₽" in texts, f"the answer names no wine with a price: {texts[:500]}")
     say(f"start-lambda: the agent answered chat {chat_id} with {len(sent)} Bot API calls (tools via start-lambda)")

@@ -1,0 +1,91 @@
+"""scripts/sam_test.py (`make sam-test`) without containers: the environment file it derives from
+events/env.json, the SQS event it hands the agent, and the stale SAM build locks it clears."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def sam_test():
+    spec = importlib.util.spec_from_file_location("sam_test_under_test", ROOT / "scripts" / "sam_test.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Telegram:
+    base_url = "http://10.89.77.1:41234"
+    token = "123456:TEST-TOKEN"
+
+
+def test_the_environment_file_points_every_function_at_this_runs_stand_ins(sam_test, tmp_path):
+    target = tmp_path / "env.json"
+    sam_test.environment_file(
+        target,
+        moto="http://10.89.77.1:40001",
+        queue_url="http://10.89.77.1:40001/123456789012/sommelier-turns.fifo",
+        telegram=_Telegram(),
+        database_url="postgresql://postgres@10.89.77.1:40002/sommelier",
+        lambda_endpoint="http://10.89.77.1:40003",
+    )
+    written = json.loads(target.read_text(encoding="utf-8"))
+    shipped = json.loads((ROOT / "events" / "env.json").read_text(encoding="utf-8"))
+    assert set(written) == set(shipped)
+    assert written["WebhookFunction"]["QUEUE_URL"].startswith("http://10.89.77.1:40001/")
+    assert written["AgentFunction"]["AWS_ENDPOINT_URL_LAMBDA"] == "http://10.89.77.1:40003"
+    assert written["AgentFunction"]["TELEGRAM_API_BASE_URL"] == "http://10.89.77.1:41234"
+    assert written["WineToolsFunction"]["DATABASE_URL"].endswith(":40002/sommelier")
+    # no default port of the shipped file is left behind
+    for variables in written.values():
+        for name, value in variables.items():
+            assert not any(f":{port}" in value for port in (5000, 3001, 8081, 5432)), (name, value)
+
+
+def test_the_agent_gets_the_event_source_mappings_shape(sam_test):
+    message = {
+        "MessageId": "m-1",
+        "ReceiptHandle": "r-1",
+        "Body": '{"update_id": 1}',
+        "MD5OfBody": "x",
+        "Attributes": {"MessageGroupId": "42", "ApproximateReceiveCount": "1"},
+    }
+    event = sam_test.sqs_event(message, "arn:aws:sqs:eu-central-1:123456789012:sommelier-turns.fifo")
+    (record,) = event["Records"]
+    assert record["eventSource"] == "aws:sqs" and record["body"] == '{"update_id": 1}'
+    assert record["attributes"]["MessageGroupId"] == "42"
+    assert record["eventSourceARN"].endswith(".fifo")
+
+
+def test_stale_sam_build_locks_are_removed_and_live_ones_kept(sam_test, tmp_path, monkeypatch):
+    monkeypatch.setattr(sam_test.tempfile, "gettempdir", lambda: str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / "samcli_lambda-python_3.12-x86_64-aaa.building.lock"
+    stale.write_text(f"{dead.pid}\n1.0\n")
+    (tmp_path / "samcli_lambda-python_3.12-x86_64-aaa.building.status").write_text("in_progress\n1.0\n")
+    live = tmp_path / "samcli_lambda-python_3.12-x86_64-bbb.building.lock"
+    live.write_text(f"{os.getpid()}\n1.0\n")
+    sam_test.remove_stale_sam_build_locks()
+    assert not stale.exists()
+    assert not (tmp_path / "samcli_lambda-python_3.12-x86_64-aaa.building.status").exists()
+    assert live.exists()
+
+
+def test_the_make_target_installs_a_pinned_sam_cli_and_runs_the_script():
+    plan = subprocess.run(
+        ["make", "-n", "-C", str(ROOT), "sam-test", "VENV=/nonexistent-venv", "SAM_VENV=/nonexistent-sam-venv"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert '"aws-sam-cli==' in plan and "/nonexistent-sam-venv/bin/python -m pip install" in plan
+    assert "scripts/sam_test.py" in plan
