@@ -177,12 +177,14 @@ class OurAgentTurns:
         from sommelier.agent.loop import SommelierAgent
         from sommelier.embeddings.local import LocalHashingEmbeddings
         from sommelier.observability import metrics
-        from sommelier.tools.client import InProcessTools
+        from sommelier.repositories.adapters import in_process_repositories
 
         self.llm = OpenAIChat(api_key="test", base_url=base_url, model="test-model", timeout=5, max_retries=0)
         self.http = HttpTimer().attach(self.llm._client._client)
         self.complete = CompleteTimer().attach(self.llm)
-        self.agent = SommelierAgent(tools=InProcessTools(database), embedder=LocalHashingEmbeddings(), llm=self.llm)
+        self.agent = SommelierAgent(
+            repositories=in_process_repositories(database), embedder=LocalHashingEmbeddings(), llm=self.llm
+        )
         self.metrics = metrics
         self.chat_id = chat_id
         self.update_id = 0

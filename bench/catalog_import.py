@@ -52,8 +52,8 @@ def run(ctx: Context) -> list[Figure]:
     from sommelier.db.migrations import apply_migrations
     from sommelier.db.pool import Database
     from sommelier.embeddings.local import LocalHashingEmbeddings
+    from sommelier.repositories.adapters import in_process_repositories
     from sommelier.storage.photos import LocalPhotoStore
-    from sommelier.tools.client import InProcessTools
 
     postgres = ctx.db().postgres
     figures: list[Figure] = []
@@ -68,14 +68,16 @@ def run(ctx: Context) -> list[Figure]:
             name, url = postgres.create_database(f"bench_import_{label}")
             apply_migrations(url)
             database = Database(url)
-            tools = InProcessTools(database)
+            catalog = in_process_repositories(database).catalog
             photos = LocalPhotoStore(ctx.workdir / "import-photos")
             started = time.perf_counter()
-            report = import_catalog(path, tools=tools, embedder=LocalHashingEmbeddings(), photos=photos)
+            report = import_catalog(path, catalog=catalog, embedder=LocalHashingEmbeddings(), photos=photos)
             fresh.append(rows / (time.perf_counter() - started))
             assert report.inserted == rows, report
             started = time.perf_counter()
-            report = import_catalog(path, tools=tools, embedder=LocalHashingEmbeddings(), photos=photos, replace=True)
+            report = import_catalog(
+                path, catalog=catalog, embedder=LocalHashingEmbeddings(), photos=photos, replace=True
+            )
             again.append(rows / (time.perf_counter() - started))
             assert report.updated == rows and report.retired == 0, report
             database.close()

@@ -471,8 +471,8 @@ class Databases:
             from sommelier.db.migrations import apply_migrations
             from sommelier.db.pool import Database
             from sommelier.embeddings.local import LocalHashingEmbeddings
+            from sommelier.repositories.adapters import in_process_repositories
             from sommelier.storage.photos import LocalPhotoStore
-            from sommelier.tools.client import InProcessTools
 
             started = time.perf_counter()
             name, url = self.postgres.create_database("bench_catalog_template")
@@ -480,7 +480,7 @@ class Databases:
             database = Database(url)
             report = import_catalog(
                 CATALOG_FILE,
-                tools=InProcessTools(database),
+                catalog=in_process_repositories(database).catalog,
                 embedder=LocalHashingEmbeddings(),
                 photos=LocalPhotoStore(self.photos_dir),
             )

@@ -4,7 +4,7 @@ A tool-calling agent from the installed LangChain (`langchain.agents.create_agen
 the 0.x `create_tool_calling_agent` + `AgentExecutor` pair now lives in langchain-classic) on
 `ChatOpenAI`, with two `@tool` functions that call our same tool function `handle()`:
 
-- the same system prompt, the same two tool JSON schemas (seeds/002, passed as args_schema),
+- the same system prompt, the same two tool JSON schemas (tools/registry.py, passed as args_schema),
 - the same structured answer: `response_format` json_schema (ProviderStrategy) with our
   SommelierResponse schema, parsed by LangChain,
 - semantic_search embeds the query with our local embedder, as our agent does.
@@ -27,10 +27,10 @@ from sommelier.agent.models import RESPONSE_JSON_SCHEMA
 from sommelier.agent.prompts import SYSTEM_PROMPT
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.tools.handler import handle
-from sommelier.tools.schemas import SEARCH_WINES_TOOL, SEMANTIC_SEARCH_TOOL
+from sommelier.tools.registry import SEARCH_WINES, SEMANTIC_SEARCH
 
-SEARCH = SEARCH_WINES_TOOL["function"]
-SEMANTIC = SEMANTIC_SEARCH_TOOL["function"]
+SEARCH = SEARCH_WINES.json_schema()["function"]
+SEMANTIC = SEMANTIC_SEARCH.json_schema()["function"]
 ANSWER_SCHEMA = {"title": RESPONSE_JSON_SCHEMA["name"], **RESPONSE_JSON_SCHEMA["schema"]}
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from sommelier.bot.runtime import build_runtime
+from sommelier.repositories.adapters import in_process_repositories
 from sommelier.telegram.client import TelegramClient
 from sommelier.telegram.consumer import TelegramBot
 from sommelier.telegram.delivery import InMemoryDeliveryLog
 from sommelier.telegram.state import InMemoryRateLimiter, InMemoryTurnPlans
-from sommelier.tools.client import InProcessTools
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import FakeTelegram
@@ -28,14 +28,14 @@ def make_bot(
     llm: FakeOpenAI | None = None,
     rate: int = 10,
     monkeypatch=None,
-    tools=None,
+    repositories=None,
     photos=None,
     max_receives: int = 3,
 ) -> TelegramBot:
     """In-memory delivery log, plans and rate limiter; `bot.sleeps` records the waits it asked for."""
     if llm is not None:
         configure_llm(monkeypatch, llm)
-    runtime = build_runtime(tools=tools or InProcessTools(database))
+    runtime = build_runtime(repositories=repositories or in_process_repositories(database))
     if photos is not None:
         runtime.photos = photos
     client = TelegramClient(telegram.token, telegram.base_url, read_timeout=5)

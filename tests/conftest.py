@@ -104,8 +104,8 @@ def catalog_template(admin_url, state_dir):
     from sommelier.db.migrations import apply_migrations
     from sommelier.db.pool import Database
     from sommelier.embeddings.local import LocalHashingEmbeddings
+    from sommelier.repositories.adapters import in_process_repositories
     from sommelier.storage.photos import LocalPhotoStore
-    from sommelier.tools.client import InProcessTools
 
     name = f"som_catalog_{uuid.uuid4().hex[:8]}"
     url = _create_database(admin_url, name)
@@ -113,7 +113,7 @@ def catalog_template(admin_url, state_dir):
     database = Database(url)
     import_catalog(
         CATALOG_FILE,
-        tools=InProcessTools(database),
+        catalog=in_process_repositories(database).catalog,
         embedder=LocalHashingEmbeddings(),
         photos=LocalPhotoStore(state_dir / "photos"),
     )

@@ -7,11 +7,11 @@ import boto3
 from sommelier.config import load_settings
 from sommelier.embeddings import provider_from_settings
 from sommelier.handler_shell import HandlerShell
+from sommelier.repositories.adapters import repositories_from_settings
 from sommelier.secrets import load_secrets_into_environment
 from sommelier.shop.admin import notify_admin
 from sommelier.shop.catalog_drop import dropped_objects, handle_drop_event
 from sommelier.storage.photos import S3PhotoStore
-from sommelier.tools.client import tools_from_settings
 
 
 def dropped_keys(event) -> str | None:
@@ -34,7 +34,7 @@ def handler(event, context):
     results = handle_drop_event(
         event,
         s3=s3,
-        tools=tools_from_settings(settings),
+        catalog=repositories_from_settings(settings).catalog,
         embedder=provider_from_settings(settings),
         photos_for=lambda bucket: S3PhotoStore(bucket, s3),
         notify=notify_admin,

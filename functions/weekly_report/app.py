@@ -3,9 +3,9 @@ ADMIN_CHAT_ID. It carries matplotlib itself (requirements.txt), keeping the shar
 
 from sommelier.config import load_settings
 from sommelier.handler_shell import HandlerShell
+from sommelier.repositories.adapters import repositories_from_settings
 from sommelier.secrets import load_secrets_into_environment
 from sommelier.shop.report_delivery import scheduled_report
-from sommelier.tools.client import tools_from_settings
 
 shell = HandlerShell("sommelier-weekly-report")
 logger = shell.logger
@@ -14,4 +14,4 @@ logger = shell.logger
 @shell
 def handler(event, context):
     load_secrets_into_environment()
-    return scheduled_report(event, tools_from_settings(load_settings()))
+    return scheduled_report(event, repositories_from_settings(load_settings()).shop)

@@ -252,9 +252,11 @@ def test_the_terminal_chat_skips_the_gate(environment, fresh_db):
     from rich.console import Console
     from sommelier.bot.runtime import build_runtime
     from sommelier.cli.chat_cmd import TerminalChat, terminal_update
-    from sommelier.tools.client import InProcessTools
+    from sommelier.repositories.adapters import in_process_repositories
 
-    chat = TerminalChat(build_runtime(tools=InProcessTools(fresh_db)), 1, Console(file=open("/dev/null", "w")))
+    chat = TerminalChat(
+        build_runtime(repositories=in_process_repositories(fresh_db)), 1, Console(file=open("/dev/null", "w"))
+    )
     reply = chat.reply_to(terminal_update(1, 1, "красное сухое к стейку до 2000"))
     assert any(p.kind == "photo" for p in reply.parts)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from sommelier.db.pool import reset_default_database
-from sommelier.tools.client import InProcessTools
+from sommelier.repositories.adapters import in_process_repositories
 
 from tests.bot_harness import deliver, make_bot
 from tests.fakes.telegram_updates import TEST_BOT, TEST_WEBHOOK_SECRET, text_update, user
@@ -60,8 +60,8 @@ def member_update(update_id: int, chat: dict, old: str, new: str) -> dict:
 
 
 def chats(db) -> dict[int, bool]:
-    state = InProcessTools(db).call("chat_state", {"telegram_user_id": ANNA})
-    return {c["chat_id"]: c["is_active"] for c in state["chats"]}
+    state = in_process_repositories(db).chat.chat_state(ANNA)
+    return {c["chat_id"]: c["is_active"] for c in state}
 
 
 def test_a_private_block_a_group_kick_and_an_unblock_each_change_only_their_chat(environment, fresh_db, telegram):

@@ -14,7 +14,7 @@ import httpx2
 import pytest
 from sommelier.cli.serve_cmd import build_local_server
 from sommelier.db.pool import reset_default_database
-from sommelier.tools.client import InProcessTools
+from sommelier.repositories.adapters import in_process_repositories
 
 from tests.bot_harness import deliver, make_bot
 from tests.fakes.openai_server import reply
@@ -163,8 +163,9 @@ def test_text_turn_renders_intro_photos_and_buttons(environment, fresh_db, teleg
     assert labels == ["👍", "👎", "Ещё варианты"]
     assert telegram.calls_of("sendChatAction")[0].params["action"] == "typing"
     # the file_ids Telegram returned are cached for the next time
-    ids = [w["id"] for w in InProcessTools(fresh_db).call("search_wines", {"limit": 20})["wines"]]
-    cached = InProcessTools(fresh_db).call("get_wines", {"ids": ids})["wines"]
+    catalog = in_process_repositories(fresh_db).catalog
+    ids = [w["id"] for w in catalog.search_wines({"limit": 20})["wines"]]
+    cached = catalog.get_wines(ids)["wines"]
     assert sum(1 for w in cached if w["telegram_file_id"]) >= len(photos)
 
 
@@ -186,10 +187,10 @@ def test_start_help_reset(environment, fresh_db, telegram):
     deliver(bot, text_update(401, "/help"))
     assert "/reset" in texts(telegram)[-1]
     deliver(bot, text_update(402, "что такое танины?"))
-    assert InProcessTools(fresh_db).call("load_history", {"chat_id": PRIVATE_CHAT})["messages"]
+    assert in_process_repositories(fresh_db).chat.history(PRIVATE_CHAT)
     deliver(bot, text_update(403, "/reset"))
     assert "забыл" in texts(telegram)[-1]
-    assert InProcessTools(fresh_db).call("load_history", {"chat_id": PRIVATE_CHAT})["messages"] == []
+    assert in_process_repositories(fresh_db).chat.history(PRIVATE_CHAT) == []
 
 
 def test_feedback_button_is_stored_and_buttons_updated(environment, fresh_db, telegram):
@@ -412,7 +413,7 @@ def test_crash_mid_send_then_redelivery_sends_no_duplicate_photos(environment, f
     captions = [c.params["caption"] for c in photos]
     assert len(captions) == len(set(captions)) and 1 <= len(photos) <= 3
     assert texts(telegram)[-1], "the closing message was delivered"
-    history = InProcessTools(fresh_db).call("load_history", {"chat_id": PRIVATE_CHAT})["messages"]
+    history = in_process_repositories(fresh_db).chat.history(PRIVATE_CHAT)
     assert [m["role"] for m in history] == ["user", "assistant"], "the turn is saved once"
 
 

@@ -11,7 +11,7 @@ from sommelier.bot.dialog import OLD_ANSWER
 from sommelier.bot.runtime import build_runtime
 from sommelier.cli.chat_cmd import TerminalChat, wrap_for_terminal
 from sommelier.db.pool import reset_default_database
-from sommelier.tools.client import InProcessTools
+from sommelier.repositories.adapters import in_process_repositories
 
 PRICE = re.compile(r"\d{1,3}(?:\u202f\d{3})+\u202f₽")
 CHAT_ID = 4040
@@ -25,14 +25,16 @@ def terminal(monkeypatch, fresh_db, state_dir):
     reset_default_database()
     out = io.StringIO()
     chat = TerminalChat(
-        build_runtime(tools=InProcessTools(fresh_db)), CHAT_ID, Console(file=out, width=38, highlight=False)
+        build_runtime(repositories=in_process_repositories(fresh_db)),
+        CHAT_ID,
+        Console(file=out, width=38, highlight=False),
     )
     yield chat, out
     reset_default_database()
 
 
 def history(chat) -> list[dict]:
-    return chat.runtime.tools.call("load_history", {"chat_id": CHAT_ID, "limit": 50})["messages"]
+    return chat.runtime.repositories.chat.history(CHAT_ID, 50)
 
 
 @pytest.mark.parametrize("width", range(14, 61))

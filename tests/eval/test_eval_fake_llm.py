@@ -15,7 +15,7 @@ from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.evaluation.golden import load_golden_set
 from sommelier.evaluation.harness import EvalHarness
 from sommelier.evaluation.metrics import Catalog, score_case, summarize, value
-from sommelier.tools.client import InProcessTools
+from sommelier.repositories.adapters import in_process_repositories
 
 from tests.fakes.openai_server import FakeOpenAI, Step, reply, tool_calls
 
@@ -123,7 +123,7 @@ def golden_cases():
 def run_scripted(eval_db, cases, script: dict, model: str):
     with FakeOpenAI() as fake:
         llm = OpenAIChat(api_key="test", base_url=fake.base_url, model=model, timeout=5, max_retries=0)
-        harness = EvalHarness.build(InProcessTools(eval_db), LocalHashingEmbeddings(), llm)
+        harness = EvalHarness.build(in_process_repositories(eval_db), LocalHashingEmbeddings(), llm)
         runs = []
         for index, case in enumerate(cases):
             turns = script[case.id]
@@ -133,7 +133,7 @@ def run_scripted(eval_db, cases, script: dict, model: str):
             runs.append(harness.run_case(case, index))
             assert fake.pending == 0, f"{case.id}: {fake.pending} scripted steps left"
             assert not fake.unscripted, f"{case.id}: unscripted LLM calls"
-        catalog = Catalog.load(InProcessTools(eval_db))
+        catalog = Catalog.load(in_process_repositories(eval_db).catalog)
         scores = {s.id: s for s in (score_case(run, catalog) for run in runs)}
         return runs, scores, summarize(list(scores.values()))
 

@@ -17,7 +17,7 @@ from sommelier.evaluation.harness import EvalHarness
 from sommelier.evaluation.metrics import value
 from sommelier.evaluation.report import load_thresholds, thresholds_for, write_outputs
 from sommelier.evaluation.runner import evaluate
-from sommelier.tools.client import InProcessTools
+from sommelier.repositories.adapters import in_process_repositories
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -36,7 +36,7 @@ def thresholds():
 
 @pytest.fixture(scope="module")
 def result(eval_db, golden, thresholds):
-    harness = EvalHarness.build(InProcessTools(eval_db), LocalHashingEmbeddings(), None, run_seed=7)
+    harness = EvalHarness.build(in_process_repositories(eval_db), LocalHashingEmbeddings(), None, run_seed=7)
     started = time.perf_counter()
     outcome = evaluate(harness, golden.cases, thresholds=thresholds, meta={"command": "pytest tests/eval"})
     outcome.elapsed = time.perf_counter() - started

@@ -1,7 +1,7 @@
 """Bad input to the tool function: random JSON arguments for both LLM tools and every data operation.
 
-The contract (DESIGN.md §5): every call answers a JSON object ({"error": ...} for bad input), never
-raises. Checked here for every name in `tools.handler.OPERATIONS` with hypothesis (a recursive JSON
+The contract (docs/architecture.md): every call answers a JSON object ({"error": ...} for bad input), never
+raises. Checked here for every name in `tools.handler.KNOWN` with hypothesis (a recursive JSON
 strategy, nasty values, and plausible ones such as real wine ids and 1536-number vectors), through
 `handle` and through the Lambda handler of functions/wine_tools. Read tools must leave the database
 exactly as it was: a checksum of every table before and after each call.
@@ -20,9 +20,11 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 from sommelier.config import EMBEDDING_DIMENSIONS
 from sommelier.embeddings.local import LOCAL_MODEL_NAME
-from sommelier.tools.handler import OPERATIONS, handle
+from sommelier.tools.handler import KNOWN, handle
 
 from tests.hardening.support import HARDENING, json_strategies, record_figure
+
+OPERATIONS = KNOWN  # every operation, and the run_tools batch
 
 ROOT = Path(__file__).resolve().parents[2]
 READ_ONLY = {
@@ -40,6 +42,7 @@ READ_ONLY = {
     "wine_card",
     "report_data",
     "admin_stats",
+    "run_tools",
 }
 KEYS = {
     "search_wines": [
@@ -79,6 +82,9 @@ KEYS = {
     "wine_card": ["ref"],
     "report_data": ["since", "until"],
     "admin_stats": [],
+    "begin_turn": ["chat_id", "history_limit", "user"],
+    "end_turn": ["turn", "wine_ids", "photos"],
+    "run_tools": ["calls"],
 }
 TABLES = ("wines", "users", "messages", "feedback", "age_answers", "turn_stats", "schema_migrations")
 CATALOG = json.loads((ROOT / "data" / "catalog" / "wines.json").read_text("utf-8"))["wines"]
@@ -236,6 +242,22 @@ def value_for(key: str):
             st.fixed_dictionaries({"id": st.uuids().map(str), "embedding": vectors}) | json_values, max_size=2
         ),
         "profile": st.dictionaries(st.text(max_size=8), json_scalars, max_size=3),
+        "history_limit": TYPED["limit"],
+        "user": st.fixed_dictionaries({"telegram_user_id": TYPED["chat_id"], "chat_id": TYPED["chat_id"]}),
+        "turn": st.fixed_dictionaries(
+            {"chat_id": TYPED["chat_id"], "user_text": TYPED["user_text"], "answer_text": TYPED["answer_text"]}
+        ),
+        "photos": st.lists(
+            st.fixed_dictionaries({"wine_id": st.uuids().map(str), "file_id": TYPED["file_id"]}) | json_values,
+            max_size=3,
+        ),
+        "calls": st.lists(
+            st.fixed_dictionaries(
+                {"tool": st.sampled_from(["search_wines", "semantic_search", "get_list"]), "arguments": json_values}
+            )
+            | json_values,
+            max_size=10,
+        ),
     }.get(key)
     base = json_values | nasty
     return base | extra if extra is not None else base
@@ -294,6 +316,28 @@ def plausible(name: str, ids: list[str]) -> dict:
         "wine_card": {"ref": ids[0]},
         "report_data": {"since": "2026-01-05T00:00:00+00:00", "until": "2026-01-12T00:00:00+00:00"},
         "admin_stats": {},
+        "begin_turn": {
+            "chat_id": 7700001,
+            "history_limit": 10,
+            "user": {"telegram_user_id": 7700001, "chat_id": 7700001, "first_name": "Анна"},
+        },
+        "end_turn": {
+            "turn": {
+                "chat_id": 7700001,
+                "update_id": 2,
+                "user_text": "ещё",
+                "answer_text": "Вот.",
+                "wine_ids": ids[:1],
+            },
+            "wine_ids": ids[:2],
+            "photos": [{"wine_id": ids[0], "file_id": "AgACAgIAAxkBAAIC"}],
+        },
+        "run_tools": {
+            "calls": [
+                {"tool": "search_wines", "arguments": {"wine_type": "red"}},
+                {"tool": "search_wines", "arguments": {"food_pairing": "рыба"}},
+            ]
+        },
     }[name]
 
 

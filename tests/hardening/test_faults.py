@@ -21,8 +21,16 @@ import sommelier.agent.loop as loop_module
 import sommelier.telegram.consumer as consumer
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from sommelier.db.pool import Database
-from sommelier.tools.client import InProcessTools
-from sommelier.tools.handler import handle
+from sommelier.repositories.adapters import (
+    InProcessCatalog,
+    InProcessChat,
+    InProcessShop,
+    Repositories,
+    in_process_repositories,
+)
+from sommelier.repositories.errors import Unavailable
+from sommelier.repositories.operations import run_operation
+from sommelier.repositories.ports import InvocationCounter
 
 from tests.fakes.openai_server import (
     FakeOpenAI,
@@ -84,20 +92,39 @@ class SlowDatabase:
             yield conn
 
 
-class FaultyTools:
-    """The in-process tool port; the named operations ("*" = all) hit the faulty database."""
+class FaultyOperations:
+    """The in-process adapters; the named operations ("*" = all) hit the faulty database."""
 
-    def __init__(self, live, faulty, failing: set[str]):
-        self.live, self.faulty, self.failing = live, faulty, failing
-        self.failed_calls: Counter[str] = Counter()
+    live: Database
+    faulty: object
+    failing: set[str]
+    failed_calls: Counter[str]
 
-    def call(self, name, arguments):
+    def _operation(self, name, arguments):
         broken = "*" in self.failing or name in self.failing
-        result = handle({"tool": name, "arguments": arguments}, self.faulty if broken else self.live)
-        if broken:
+        try:
+            return run_operation(self.faulty if broken else self.live, name, arguments)
+        except Unavailable:
+            assert broken  # a database fault is reported as retryable (Unavailable)
             self.failed_calls[name] += 1
-            assert result.get("retryable") is True, result  # a database fault is reported as retryable
-        return result
+            raise
+
+
+class FaultyCatalog(FaultyOperations, InProcessCatalog):
+    pass
+
+
+class FaultyChat(FaultyOperations, InProcessChat):
+    pass
+
+
+def faulty_repositories(live, faulty, failing: set[str]) -> Repositories:
+    counter = InvocationCounter()
+    failed_calls: Counter[str] = Counter()
+    catalog, chat = FaultyCatalog(live, counter), FaultyChat(live, counter)
+    for adapter in (catalog, chat):
+        adapter.live, adapter.faulty, adapter.failing, adapter.failed_calls = live, faulty, failing, failed_calls
+    return Repositories(catalog, chat, InProcessShop(live, counter), counter)
 
 
 def smart_llm(body: dict):
@@ -153,9 +180,9 @@ def summarise(telegram, bot, *, chat: int = CHAT) -> dict:
     shown = shown_texts(telegram, chat)
     photos = [c for c in sent if c.method == "sendPhoto"]
     headers = [(c.response["result"].get("caption") or "").split("\n")[0] for c in photos]
-    history = InProcessTools(
-        bot.runtime.tools.live if isinstance(bot.runtime.tools, FaultyTools) else bot.tools._database
-    ).call("load_history", {"chat_id": chat, "limit": 50})
+    chat_store = bot.runtime.repositories.chat
+    live = chat_store.live if isinstance(chat_store, FaultyChat) else chat_store.database
+    history = {"messages": in_process_repositories(live).chat.history(chat, 50)}
     return {
         "messages": len(sent),
         "photos": len(photos),
@@ -179,13 +206,13 @@ def check_one_reply(summary: dict) -> None:
 
 # ------------------------------------------------------------------ the database, step by step
 DB_STEPS = {
-    "upsert_user": "reply, saved",
-    "load_history": "reply, saved",
+    "begin_turn": "reply, saved",  # upsert the user and load the history
     "search_wines": "reply from the catalogue fallback, saved",
     "get_list": "reply, saved",
     "get_wines": "reply, saved",
     "cache_photo": "reply, saved",
-    "save_turn": "reply, not saved",
+    "end_turn": "reply with photos (wines read again), not saved",  # save the turn and load its wines
+    "end_turn+get_wines": "reply, wines as text from the tool results, not saved",
     "search_wines+get_list": "one apology (the offline fallback can't search either), not saved",
     "*": "one apology",
 }
@@ -199,8 +226,8 @@ def test_database_fault_at_each_step(kind, steps, environment, fresh_db, telegra
     else:
         monkeypatch.setenv("DATABASE_STATEMENT_TIMEOUT_MS", "200")
         faulty = SlowDatabase(Database(fresh_db.conninfo + " application_name=hardening_slow"))
-    tools = FaultyTools(fresh_db, faulty, set(steps.split("+")))
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, tools=tools)
+    repositories = faulty_repositories(fresh_db, faulty, set(steps.split("+")))
+    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, repositories=repositories)
     llm.default = smart_llm
     started = time.perf_counter()
     bot.process(text_update(100, QUERY), attempt=1)  # no exception: nothing to retry
@@ -209,20 +236,20 @@ def test_database_fault_at_each_step(kind, steps, environment, fresh_db, telegra
     check_one_reply(summary)
     if steps in ("*", "search_wines+get_list"):
         assert summary["apologies"] == 1 and summary["saved_roles"] == [], summary
-    elif steps == "save_turn":
+    elif steps.startswith("end_turn"):
         assert summary["apologies"] == 0 and summary["saved_roles"] == [], summary
     else:
         assert summary["apologies"] == 0, summary
         assert summary["saved_roles"] == ["user", "assistant"], summary
-    if steps in ("search_wines", "get_list", "upsert_user", "load_history", "cache_photo"):
+    if steps in ("search_wines", "get_list", "begin_turn", "cache_photo", "get_wines", "end_turn"):
         assert summary["photos"] >= 1, "the wines were shown"
-    if steps == "get_wines":
+    if steps == "end_turn+get_wines":
         assert summary["photos"] == 0 and summary["messages"] >= 4, "the wines are shown as text from the tool results"
     MATRIX[f"db {kind}: {steps}"] = {
         "mode": turns[-1]["mode"],
         **summary,
         "seconds": round(elapsed, 2),
-        "failed_calls": dict(tools.failed_calls),
+        "failed_calls": dict(repositories.chat.failed_calls),
     }
     record_figure("faults.matrix", MATRIX)
     if kind == "slow":

@@ -153,7 +153,7 @@ def test_complying_llm_never_leaks_the_prompt(environment, fresh_db, telegram, l
         ] += 1
 
     assert persona_shown == 0, "an injected persona reached the user"
-    history = bot.tools.call("load_history", {"chat_id": CHAT, "limit": 50})["messages"]
+    history = bot.chat.history(CHAT, 50)
     for message in history:
         assert not leaked_windows(message["content"]), "a leak was saved into the history"
     record_figure(
@@ -170,7 +170,7 @@ def test_complying_llm_never_leaks_the_prompt(environment, fresh_db, telegram, l
 def test_output_guard_has_no_false_positives_on_honest_answers(catalog_db):
     from sommelier.agent.offline import OfflineResponder
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.tools.client import InProcessTools
+    from sommelier.repositories.adapters import in_process_repositories
 
     queries = [q["query"] for q in json.loads((ROOT / "tests/data/mood_queries.json").read_text("utf-8"))]
     golden = ROOT / "eval" / "golden_set.json"
@@ -179,7 +179,7 @@ def test_output_guard_has_no_false_positives_on_honest_answers(catalog_db):
         items = data.get("cases", data.get("queries", [])) if isinstance(data, dict) else data
         queries += [item["query"] for item in items if isinstance(item, dict) and isinstance(item.get("query"), str)]
     queries += CORPUS["benign"]
-    responder = OfflineResponder(InProcessTools(catalog_db), LocalHashingEmbeddings())
+    responder = OfflineResponder(in_process_repositories(catalog_db).catalog, LocalHashingEmbeddings())
     flagged = []
     for query in queries:
         response = responder.respond(query, []).response

@@ -102,7 +102,7 @@ def test_llm_output(case, environment, fresh_db, telegram, llm, monkeypatch):
         assert grounded <= set(_found_ids(llm)), "every wine shown was found by the tools this turn"
     if outcome == "guard":
         assert metadata["response_type"] == "off_topic" and metadata["guard_type"] == "prompt_injection"
-    history = bot.tools.call("load_history", {"chat_id": CHAT})["messages"]
+    history = bot.chat.history(CHAT)
     if outcome == "answer":
         assert [m["role"] for m in history] == ["user", "assistant"], "an accepted answer is saved once"
     else:

@@ -336,7 +336,7 @@ def test_longest_text_gets_an_answer_and_a_bounded_history(environment, fresh_db
     assert telegram.sent_messages(CHAT)
     prompt = llm.chat_requests[0]["messages"][1]["content"]
     assert len(prompt.rsplit("<<<\n", 1)[1].split("\n>>>", 1)[0]) <= 4000, "the model sees at most 4000 characters"
-    history = bot.tools.call("load_history", {"chat_id": CHAT})["messages"]
+    history = bot.chat.history(CHAT)
     assert [m["role"] for m in history] == ["user", "assistant"]
     assert all(len(m["content"]) <= 2000 for m in history)
 
@@ -409,7 +409,7 @@ def test_history_content_limit_2000(fresh_db):
 
 
 def test_import_row_limit(fresh_db):
-    from sommelier.tools.data_ops import MAX_IMPORT_ROWS
+    from sommelier.repositories.sql_catalog import MAX_IMPORT_ROWS
 
     at = handle({"tool": "import_wines", "arguments": {"wines": [{}] * MAX_IMPORT_ROWS}}, fresh_db)
     assert at["error"].startswith("nothing imported"), "at the limit the rows are validated"
@@ -690,6 +690,12 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
         "admin_stats": {},
         "purge_old_messages": {"days": 180},
         "forget_user": {"telegram_user_id": 1},
+        "begin_turn": {"chat_id": 2, "history_limit": 5, "user": {"telegram_user_id": 2, "chat_id": 2}},
+        "end_turn": {
+            "turn": {"chat_id": 2, "update_id": 2, "user_text": "q", "answer_text": "a", "wine_ids": wine_ids[:1]},
+            "wine_ids": wine_ids,
+            "photos": [{"wine_id": wine_ids[1], "file_id": "AgAD-app-user-2"}],
+        },
     }
     assert set(calls) == set(OPERATIONS)
     answers = {tool: handle({"tool": tool, "arguments": args}, database) for tool, args in calls.items()}

@@ -9,7 +9,7 @@ from sommelier.agent.llm import OpenAIChat
 from sommelier.agent.loop import SommelierAgent, TurnRequest
 from sommelier.agent.models import SommelierResponse
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.tools.client import InProcessTools
+from sommelier.repositories.adapters import in_process_repositories
 
 from tests.fakes.openai_server import FakeOpenAI, delayed, error, reply, tool_calls
 
@@ -30,7 +30,9 @@ def make_agent(fake_llm, fresh_db):
             timeout=kwargs.pop("timeout", 5),
             max_retries=0,
         )
-        return SommelierAgent(tools=InProcessTools(fresh_db), embedder=LocalHashingEmbeddings(), llm=llm, **kwargs)
+        return SommelierAgent(
+            repositories=in_process_repositories(fresh_db), embedder=LocalHashingEmbeddings(), llm=llm, **kwargs
+        )
 
     return build
 
@@ -191,7 +193,7 @@ def test_retries_exhausted_degrade_gracefully_and_do_not_save(make_agent, fake_l
     assert all(rec.wine_id in result.found_wines for rec in result.response.wines)
     assert "{" not in result.text, "never raw JSON"
     assert result.saved is None
-    history = InProcessTools(fresh_db).call("load_history", {"chat_id": 8})
+    history = {"messages": in_process_repositories(fresh_db).chat.history(8)}
     assert history["messages"] == []
 
 
@@ -398,7 +400,7 @@ def test_more_excludes_wines_already_shown(make_agent, fake_llm):
 
 
 def test_offline_mode_without_a_key(fresh_db):
-    agent = SommelierAgent(tools=InProcessTools(fresh_db), embedder=LocalHashingEmbeddings(), llm=None)
+    agent = SommelierAgent(repositories=in_process_repositories(fresh_db), embedder=LocalHashingEmbeddings(), llm=None)
     result = agent.run(TurnRequest(text="белое сухое к рыбе", chat_id=23))
     assert result.metadata["mode"] == "offline" and result.metadata["llm_calls"] == 0
     SommelierResponse.model_validate(result.response.model_dump())

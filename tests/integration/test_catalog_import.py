@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from sommelier.catalog.importer import CatalogImportError, export_catalog, import_catalog
 from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
+from sommelier.repositories.adapters import in_process_repositories
 from sommelier.storage.photos import LocalPhotoStore
-from sommelier.tools.client import InProcessTools
 from sommelier.tools.handler import handle
 
 from tests.conftest import expected_photo_key
@@ -72,7 +72,10 @@ def fingerprint(db) -> tuple:
 
 def run_import(path: Path, db, photo_root: Path):
     return import_catalog(
-        path, tools=InProcessTools(db), embedder=LocalHashingEmbeddings(), photos=LocalPhotoStore(photo_root)
+        path,
+        catalog=in_process_repositories(db).catalog,
+        embedder=LocalHashingEmbeddings(),
+        photos=LocalPhotoStore(photo_root),
     )
 
 
@@ -284,7 +287,7 @@ def test_russian_excel_csv_semicolons_and_windows_1251(empty_db, tmp_path):
     (tmp_path / "excel.csv").write_bytes(buffer.getvalue().encode("cp1251"))
     report = run_import(tmp_path / "excel.csv", empty_db, tmp_path / "store")
     assert report.inserted == 1
-    exported = export_catalog(InProcessTools(empty_db))["wines"][0]
+    exported = export_catalog(in_process_repositories(empty_db).catalog)["wines"][0]
     assert exported["name"] == "Саперави Кубани" and exported["grape_varieties"] == ["Каберне Совиньон", "Мерло"]
 
 
@@ -317,7 +320,7 @@ def test_good_csv_imports_lists_photos_and_embeddings(empty_db, tmp_path):
     assert (report.rows, report.inserted, report.updated, report.photos_uploaded) == (2, 2, 0, 1)
     assert report.embedding_model == LOCAL_MODEL_NAME
 
-    exported = {w["name"]: w for w in export_catalog(InProcessTools(empty_db))["wines"]}
+    exported = {w["name"]: w for w in export_catalog(in_process_repositories(empty_db).catalog)["wines"]}
     red, white = exported["Кубанское красное"], exported["Кубанское белое"]
     assert red["grape_varieties"] == ["Каберне Совиньон", "Мерло"]
     assert red["food_pairings"] == ["стейк из говядины", "твёрдые сыры"]
@@ -347,7 +350,7 @@ def test_progress_is_reported(empty_db, tmp_path):
     seen: list[tuple[str, int, int]] = []
     import_catalog(
         tmp_path / "good.csv",
-        tools=InProcessTools(empty_db),
+        catalog=in_process_repositories(empty_db).catalog,
         embedder=LocalHashingEmbeddings(),
         photos=LocalPhotoStore(tmp_path / "store"),
         on_progress=lambda *a: seen.append(a),
@@ -377,7 +380,7 @@ def test_reimport_updates_instead_of_duplicating(empty_db, tmp_path):
     write_csv(tmp_path / "c.csv", rows)
     third = run_import(tmp_path / "c.csv", empty_db, tmp_path / "store")
     assert (third.inserted, third.updated) == (1, 3)
-    exported = export_catalog(InProcessTools(empty_db))["wines"]
+    exported = export_catalog(in_process_repositories(empty_db).catalog)["wines"]
     assert len(exported) == 4
     nv = [w for w in exported if w["name"] == "Без года" and w["producer"] == "Тестовая винодельня"]
     assert len(nv) == 1 and nv[0]["price_rub"] == 999
@@ -413,13 +416,13 @@ def test_reimport_keeps_ids_and_the_cached_photo_unless_the_photo_changes(empty_
 
 
 def test_export_import_round_trip(catalog_db, empty_db, tmp_path, shipped_wines):
-    exported = export_catalog(InProcessTools(catalog_db))
+    exported = export_catalog(in_process_repositories(catalog_db).catalog)
     assert len(exported["wines"]) == len(shipped_wines)
     path = tmp_path / "export.json"
     path.write_text(json.dumps(exported, ensure_ascii=False, indent=2), encoding="utf-8")
     report = run_import(path, empty_db, tmp_path / "store")
     assert (report.inserted, report.updated, report.photos_uploaded) == (len(shipped_wines), 0, 0)
-    assert export_catalog(InProcessTools(empty_db)) == exported
+    assert export_catalog(in_process_repositories(empty_db).catalog) == exported
     # the embeddings were recomputed, so semantic search ranks the same way
     vector = LocalHashingEmbeddings().embed(["игристое для праздника"])[0]
     args = {"query": "игристое для праздника", "embedding": vector, "embedding_model": LOCAL_MODEL_NAME}
@@ -431,7 +434,7 @@ def test_export_import_round_trip(catalog_db, empty_db, tmp_path, shipped_wines)
 def test_export_rows_are_valid_import_rows(catalog_db, shipped_wines):
     from sommelier.catalog.models import WineRecord
 
-    exported = export_catalog(InProcessTools(catalog_db))["wines"]
+    exported = export_catalog(in_process_repositories(catalog_db).catalog)["wines"]
     by_key = {(w["name"], w["producer"], w["vintage_year"]): w for w in shipped_wines}
     for row in exported:
         WineRecord.model_validate(row)
@@ -601,7 +604,7 @@ def test_replace_makes_the_catalogue_exactly_the_file(fresh_db, tmp_path, shippe
     write_json_one_per_line(tmp_path / "shop.json", items)
     report = import_catalog(
         tmp_path / "shop.json",
-        tools=InProcessTools(fresh_db),
+        catalog=in_process_repositories(fresh_db).catalog,
         embedder=LocalHashingEmbeddings(),
         photos=LocalPhotoStore(tmp_path / "store"),
         replace=True,
@@ -614,7 +617,7 @@ def test_replace_makes_the_catalogue_exactly_the_file(fresh_db, tmp_path, shippe
     assert {w["name"] for w in everything["wines"]} == {"Шато Тест", "Второе"} and everything["matched"] == 2
     listing = handle({"tool": "get_list", "arguments": {}}, fresh_db)
     assert {w["name"] for w in listing["wines"]} == {"Шато Тест", "Второе"}
-    exported = export_catalog(InProcessTools(fresh_db))["wines"]
+    exported = export_catalog(in_process_repositories(fresh_db).catalog)["wines"]
     assert [w["name"] for w in exported] == ["Второе", "Шато Тест"]
     # history and feedback still point at the retired wine, which get_wines still describes
     with fresh_db.connection() as conn:
@@ -626,7 +629,7 @@ def test_replace_makes_the_catalogue_exactly_the_file(fresh_db, tmp_path, shippe
 def test_export_edit_import_round_trips_by_id_and_sku(empty_db, tmp_path):
     write_json_one_per_line(tmp_path / "shop.json", [shop_wine(), shop_wine(name="Без артикула", sku=None)])
     run_import(tmp_path / "shop.json", empty_db, tmp_path / "store")
-    exported = export_catalog(InProcessTools(empty_db))["wines"]
+    exported = export_catalog(in_process_repositories(empty_db).catalog)["wines"]
     assert all(w["id"] for w in exported) and {w["sku"] for w in exported} == {"SKU-1", None}
     assert exported[1]["grape_varieties"] == ["Мерло 83%", "Каберне Фран 17%"]
     assert exported[1]["price_range"] == "3000-5000"  # extra fields come back where they were
@@ -637,7 +640,7 @@ def test_export_edit_import_round_trips_by_id_and_sku(empty_db, tmp_path):
     (tmp_path / "edited.json").write_text(json.dumps({"wines": exported}, ensure_ascii=False), encoding="utf-8")
     report = run_import(tmp_path / "edited.json", empty_db, tmp_path / "store")
     assert (report.inserted, report.updated) == (0, 2)
-    again = export_catalog(InProcessTools(empty_db))["wines"]
+    again = export_catalog(in_process_repositories(empty_db).catalog)["wines"]
     assert {w["id"] for w in again} == {w["id"] for w in exported}
     assert {w["name"] for w in again} == {w["name"] for w in exported} and {w["price_rub"] for w in again} == {999}
     # the sku alone finds the wine too, e.g. from a shop's next export without ids
@@ -654,7 +657,7 @@ def test_csv_with_semicolons_and_a_byte_order_mark(empty_db, tmp_path):
     (tmp_path / "excel.csv").write_bytes(b"\xef\xbb\xbf" + buffer.getvalue().encode("utf-8"))
     report = run_import(tmp_path / "excel.csv", empty_db, tmp_path / "store")
     assert report.inserted == 1 and report.unknown_fields == {"price_range": 1}
-    exported = export_catalog(InProcessTools(empty_db))["wines"][0]
+    exported = export_catalog(in_process_repositories(empty_db).catalog)["wines"][0]
     assert exported["sku"] == "SKU-1" and exported["grape_varieties"] == ["Мерло 83%", "Каберне Фран 17%"]
 
 
@@ -800,7 +803,7 @@ def test_the_shop_export_example_replaces_the_catalogue_in_one_import(fresh_db, 
     assert sum((w["name"], w["producer"]) in shipped_labels for w in shop) >= 5  # same wine, other vintage
     report = import_catalog(
         SHOP_EXPORT,
-        tools=InProcessTools(fresh_db),
+        catalog=in_process_repositories(fresh_db).catalog,
         embedder=LocalHashingEmbeddings(),
         photos=LocalPhotoStore(tmp_path / "store"),
         replace=True,
@@ -813,7 +816,7 @@ def test_the_shop_export_example_replaces_the_catalogue_in_one_import(fresh_db, 
     assert report.retired == len(shipped_wines) - len(same_key)
     assert set(report.unknown_fields) == {"price_range", "volume_l", "alcohol"}
     assert len(report.photos_failed) == len(shop)  # .invalid never resolves; every wine is still imported
-    exported = export_catalog(InProcessTools(fresh_db))["wines"]
+    exported = export_catalog(in_process_repositories(fresh_db).catalog)["wines"]
     assert sorted(w["sku"] for w in exported) == sorted(w["sku"] for w in shop)  # exactly the file
     with fresh_db.connection() as conn:
         unknown = conn.execute("SELECT count(*) FROM wines WHERE available AND country_code IS NULL").fetchone()[0]

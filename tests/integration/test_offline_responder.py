@@ -12,7 +12,9 @@ import pytest
 from sommelier.agent.models import SommelierResponse
 from sommelier.agent.offline import OfflineResponder
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.tools.client import InProcessTools
+from sommelier.repositories.adapters import InProcessCatalog, in_process_repositories
+from sommelier.repositories.errors import InvalidArgument
+from sommelier.repositories.ports import InvocationCounter
 
 from tests.food_oracle import BY_REQUEST, pairs_with
 
@@ -23,7 +25,7 @@ def _norm(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def responder(catalog_db) -> OfflineResponder:
-    return OfflineResponder(InProcessTools(catalog_db), LocalHashingEmbeddings())
+    return OfflineResponder(in_process_repositories(catalog_db).catalog, LocalHashingEmbeddings())
 
 
 @pytest.fixture(scope="module")
@@ -456,20 +458,15 @@ def test_any_message_gets_a_valid_grounded_answer(responder, words, earlier):
             assert float(wine["price_rub"]) >= float(filters["price_min"])
 
 
-class _NoSemantic:
-    """The catalogue embedded with another model: semantic_search answers an error, the rest works."""
+class _NoSemantic(InProcessCatalog):
+    """The catalogue embedded with another model: semantic_search fails, the rest works."""
 
-    def __init__(self, inner):
-        self.inner = inner
-
-    def call(self, name, arguments):
-        if name == "semantic_search":
-            return {"error": "the query was embedded with 'x' but the catalogue is embedded with 'y'"}
-        return self.inner.call(name, arguments)
+    def semantic_search(self, arguments):
+        raise InvalidArgument("the query was embedded with 'x' but the catalogue is embedded with 'y'")
 
 
 def test_semantic_error_falls_back_to_structured_search(catalog_db):
-    responder = OfflineResponder(_NoSemantic(InProcessTools(catalog_db)), LocalHashingEmbeddings())
+    responder = OfflineResponder(_NoSemantic(catalog_db, InvocationCounter()), LocalHashingEmbeddings())
     answer = responder.respond("красное до 2000 для уютного зимнего вечера")
     assert answer.response.response_type == "recommendation"
     assert [c["name"] for c in answer.tool_calls] == ["semantic_search", "search_wines"]

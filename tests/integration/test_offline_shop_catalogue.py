@@ -13,8 +13,8 @@ import pytest
 from sommelier.agent.offline import OfflineResponder
 from sommelier.catalog.importer import import_catalog
 from sommelier.embeddings.local import LocalHashingEmbeddings
+from sommelier.repositories.adapters import in_process_repositories
 from sommelier.storage.photos import LocalPhotoStore
-from sommelier.tools.client import InProcessTools
 
 from tests.conftest import _clone, _drop_database
 
@@ -28,7 +28,7 @@ def shop_db(admin_url, catalog_template, tmp_path_factory):
     name, database = _clone(admin_url, catalog_template)
     import_catalog(
         SHOP_EXPORT,
-        tools=InProcessTools(database),
+        catalog=in_process_repositories(database).catalog,
         embedder=LocalHashingEmbeddings(),
         photos=LocalPhotoStore(tmp_path_factory.mktemp("shop-photos")),
         replace=True,
@@ -40,7 +40,7 @@ def shop_db(admin_url, catalog_template, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def responder(shop_db) -> OfflineResponder:
-    return OfflineResponder(InProcessTools(shop_db), LocalHashingEmbeddings())
+    return OfflineResponder(in_process_repositories(shop_db).catalog, LocalHashingEmbeddings())
 
 
 # (query, constraints): "pairing" is the set of the shop's category labels one of which the wine must have.

@@ -54,7 +54,7 @@ def search(db, **arguments):
 
 
 def assert_error(result, *fragments):
-    assert set(result) <= {"error", "retryable"}, result
+    assert set(result) <= {"error", "retryable", "not_found"}, result
     assert isinstance(result["error"], str) and result["error"]
     for fragment in fragments:
         assert fragment in result["error"], (fragment, result["error"])

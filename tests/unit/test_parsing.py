@@ -7,10 +7,10 @@ import json
 import pytest
 from sommelier.agent.models import SommelierResponse
 from sommelier.agent.parsing import (
+    answer_as_text,
     extract_json,
     parse_final_response,
     parse_legacy,
-    render_text,
     truncate_for_storage,
     wine_key,
 )
@@ -140,4 +140,4 @@ def test_legacy_parser_heuristic_and_tags():
 
 def test_render_text_for_history():
     response = SommelierResponse.model_validate_json(answer())
-    assert render_text(response) == "Вот мой выбор.\n\nMalbec: Сочный мальбек к стейку.\n\nПодобрать ещё?"
+    assert answer_as_text(response) == "Вот мой выбор.\n\nMalbec: Сочный мальбек к стейку.\n\nПодобрать ещё?"

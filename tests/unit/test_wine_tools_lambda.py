@@ -94,7 +94,7 @@ def test_arguments_as_a_json_string_like_the_llm_sends(app):
 )
 def test_bad_events_answer_an_error_and_never_raise(app, event):
     result = invoke(app, event)
-    assert set(result) == {"error"} and result["error"]
+    assert set(result) <= {"error", "not_found"} and result["error"]  # not_found: an unknown tool
 
 
 def test_a_json_string_event_is_accepted(app):

@@ -33,14 +33,16 @@ def _safe(name: str, required: bool, probe: Callable[[], Check]) -> Check:
 
 def _deployed_catalogue(settings: Settings) -> Check:
     """Deployed: only the tool function holds database credentials, so ask it."""
-    from sommelier.tools.client import LambdaTools
+    from sommelier.repositories.adapters import lambda_repositories
+    from sommelier.repositories.errors import PortError
 
-    stats = LambdaTools(settings.tool_function_name).call("catalog_stats", {})
-    if "error" in stats:
+    try:
+        stats = lambda_repositories(settings.tool_function_name).catalog.stats()
+    except PortError as exc:
         return Check(
             "tool function",
             FAIL,
-            f"{settings.tool_function_name}: {stats['error']}",
+            f"{settings.tool_function_name}: {exc}",
             "check AWS credentials/region, the function name (WineToolsFunctionName output) and its logs",
         )
     models = stats["embedding_models"]

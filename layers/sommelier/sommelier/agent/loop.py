@@ -1,6 +1,6 @@
-"""One conversation turn: guards, history, the tool-calling loop (seeds/002), validation and retries
-(seeds/001), and the fallback chain (seeds/004 R-007): tool failure → catalogue in the prompt;
-LLM failure → the offline responder.
+"""One conversation turn: guards, history, the tool-calling loop, validation and retries, and the
+fallback chain (docs/architecture.md): tool failure → catalogue in the prompt; LLM failure → the
+offline responder (imported only when it answers).
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from sommelier.agent import prompts
 from sommelier.agent.context import moment_context
@@ -27,15 +28,19 @@ from sommelier.agent.llm import (
     ToolCall,
 )
 from sommelier.agent.models import RESPONSE_JSON_SCHEMA, ParseResult, SommelierResponse, WineRecommendation
-from sommelier.agent.offline import OfflineResponder
 from sommelier.agent.output_guard import is_leak_error
-from sommelier.agent.parsing import parse_final_response, render_text, truncate_for_storage
+from sommelier.agent.parsing import answer_as_text, parse_final_response, truncate_for_storage
 from sommelier.agent.progress import AnswerListener, Shown, StreamedAnswer, merge_shown
 from sommelier.agent.streaming import StreamBroken
 from sommelier.embeddings import EmbeddingError, EmbeddingProvider, embed_one
 from sommelier.observability import record_turn
-from sommelier.tools.client import ToolClient
-from sommelier.tools.schemas import LLM_TOOL_NAMES, TOOLS
+from sommelier.repositories.adapters import Repositories
+from sommelier.repositories.errors import PortError
+from sommelier.repositories.ports import ToolRequest, TurnRecord
+from sommelier.tools.registry import LLM_TOOLS, TOOL_SCHEMAS
+
+if TYPE_CHECKING:
+    from sommelier.agent.offline import OfflineResponder
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +65,8 @@ class TurnRequest:
     deadline: Deadline | None = None  # default: the caller's turn deadline, else LLM_TURN_BUDGET_S
     listener: AnswerListener | None = None  # shows the answer while it streams (Telegram's progressive reply)
     shown: Shown | None = None  # what the customer already has from this update (a redelivery)
+    history: list[dict[str, Any]] | None = None  # loaded by the caller's begin_turn; None: the agent loads it
+    invocations_at_start: int | None = None  # the counter before the caller's begin_turn
 
 
 @dataclass
@@ -69,6 +76,7 @@ class TurnResult:
     found_wines: dict[str, dict[str, Any]]
     metadata: dict[str, Any]
     saved: dict[str, Any] | None = None
+    wines: dict[str, dict[str, Any]] | None = None  # the shown wines from end_turn; None: not loaded
 
     @property
     def assistant_message_id(self) -> int | None:
@@ -99,27 +107,40 @@ class SommelierAgent:
     def __init__(
         self,
         *,
-        tools: ToolClient,
+        repositories: Repositories,
         embedder: EmbeddingProvider,
         llm: ChatLLM | None,
         max_tool_rounds: int = 2,
         max_retries: int = 2,
         history_messages: int = HISTORY_MESSAGES,
     ):
-        self.tools = tools
+        self.repositories = repositories
+        self.catalog = repositories.catalog
+        self.chat = repositories.chat
         self.embedder = embedder
         self.llm = llm
         self.max_tool_rounds = max_tool_rounds
         self.max_retries = max_retries
         self.history_messages = history_messages
-        self.offline = OfflineResponder(tools, embedder)
+
+    @cached_property
+    def offline(self) -> OfflineResponder:
+        """The rule-based responder: about 100 ms of import, paid only by a turn that needs it."""
+        from sommelier.agent.offline import OfflineResponder
+
+        return OfflineResponder(self.catalog, self.embedder)
 
     # ------------------------------------------------------------------ entry point
     def run(self, request: TurnRequest) -> TurnResult:
         trace = _Trace(model=self.llm.model if self.llm else None, deadline=request.deadline or current_turn_deadline())
+        counter = self.repositories.counter
+        invocations_at_start = counter.count if request.invocations_at_start is None else request.invocations_at_start
         text = request.text.strip()[: MAX_USER_TEXT * 2]
         verdict = precheck(text)
-        history = self._history(request, trace) if verdict is None else []
+        if request.history is not None:
+            history = request.history
+        else:
+            history = self._history(request, trace) if verdict is None else []
         found: dict[str, dict[str, Any]] = {}
         save = request.save
         if request.listener is not None and request.shown is None:
@@ -144,13 +165,31 @@ class SommelierAgent:
 
         if request.shown is not None and request.shown.anything and trace.mode != "guard":
             response = merge_shown(response, request.shown)  # never repeat what was already sent
-        rendered = render_text(response)
-        saved = None
+        rendered = answer_as_text(response)
+        record = None
         if save and trace.mode != "unavailable":
-            saved = self._save(request, text, rendered, response, trace)
+            record = TurnRecord(
+                chat_id=request.chat_id,
+                user_id=request.user_id,
+                update_id=request.update_id,
+                user_text=truncate_for_storage(text),
+                answer_text=truncate_for_storage(rendered),
+                wine_ids=response.wine_ids(),
+                response_type=response.response_type,
+                stats={
+                    "mode": trace.mode,
+                    "llm_calls": trace.ledger.logical_calls,
+                    "prompt_tokens": trace.ledger.usage.prompt_tokens,
+                    "completion_tokens": trace.ledger.usage.completion_tokens,
+                },
+            )
+        saved, wines = self._end_turn(record, response, trace)
         metadata = self._metadata(request, response, found, history, trace)
+        metadata["tool_function_calls"] = counter.count - invocations_at_start
         record_turn(metadata)
-        return TurnResult(response=response, text=rendered, found_wines=found, metadata=metadata, saved=saved)
+        return TurnResult(
+            response=response, text=rendered, found_wines=found, metadata=metadata, saved=saved, wines=wines
+        )
 
     # ------------------------------------------------------------------ the LLM path
     def _online(self, text, history, request, trace) -> tuple[SommelierResponse, dict, bool]:
@@ -221,28 +260,31 @@ class SommelierAgent:
         if candidates:
             trace.tools_used.append("offline_retrieval")
             return {w["id"]: {**w, "source_tool": w.get("source_tool") or "offline_retrieval"} for w in candidates}
-        catalog = self.tools.call("get_list", {"limit": CATALOG_FALLBACK_SIZE, "exclude_ids": request.exclude_ids})
-        if "error" in catalog:
-            raise LLMError(f"the catalogue is unavailable too: {catalog['error']}")
+        try:
+            catalog = self.catalog.fallback_list(limit=CATALOG_FALLBACK_SIZE, exclude_ids=request.exclude_ids)
+        except PortError as exc:
+            raise LLMError(f"the catalogue is unavailable too: {exc}") from exc
         trace.tools_used.append("get_list")
-        return {w["id"]: {**w, "source_tool": "get_list"} for w in catalog["wines"]}
+        return {w["id"]: {**w, "source_tool": "get_list"} for w in catalog}
 
     def _tool_loop(self, messages, found, request, trace) -> LLMReply:
-        """At most `max_tool_rounds` rounds with tools, then a final call."""
+        """At most `max_tool_rounds` rounds with tools, then a final call without tools.
+
+        The calls of one round go to the tool function together (one invocation in Lambda mode)."""
         attempted = failed = 0
         while True:
             if trace.tool_rounds >= self.max_tool_rounds:
-                return self._final_call(messages, trace, tools=TOOLS, stream=self._stream_to(request, found))
+                return self._final_call(messages, trace, tools=TOOL_SCHEMAS, stream=self._stream_to(request, found))
             try:
                 # Streamed too: the answer often comes in a round that still offers tools.
-                reply = self._call(messages, trace, tools=TOOLS, stream=self._stream_to(request, found))
+                reply = self._call(messages, trace, tools=TOOL_SCHEMAS, stream=self._stream_to(request, found))
             except LLMRequestRejected as exc:
                 raise ToolUseFailure(str(exc)) from exc
             if not reply.tool_calls:
                 return reply
             messages.append(reply.assistant_message())
-            for call in reply.tool_calls:  # every call gets its result, in the order of the calls
-                result = self._execute(call, request, found, trace)
+            results = self._execute_round(reply.tool_calls, request, found, trace)
+            for call, result in zip(reply.tool_calls, results, strict=True):
                 attempted += 1
                 failed += bool(result.get("retryable"))
                 messages.append(
@@ -298,7 +340,7 @@ class SommelierAgent:
         """Parse; on error feed it back and ask again, at most `max_retries` times, within the deadline.
         A stream that broke counts as a failed attempt; the retry names what the customer already saw."""
         result = _parsed(reply, found)
-        tools = TOOLS if trace.mode != "catalog_fallback" else None
+        tools = TOOL_SCHEMAS if trace.mode != "catalog_fallback" else None
         while not result.ok and trace.retries < self.max_retries:
             trace.errors.append(result.error)
             if reply.content and reply.content.strip():
@@ -315,10 +357,30 @@ class SommelierAgent:
             trace.errors.append(result.error)
         return result
 
-    def _execute(self, call: ToolCall, request: TurnRequest, found, trace) -> dict[str, Any]:
-        """Run one tool call. Every failure becomes a tool result the model can read."""
+    def _execute_round(self, calls: list[ToolCall], request: TurnRequest, found, trace) -> list[dict[str, Any]]:
+        """Run one round of tool calls. Every failure becomes a tool result the model can read."""
+        results: list[dict[str, Any] | None] = []
+        requests: list[ToolRequest] = []
+        for call in calls:
+            prepared = self._prepare(call, request, trace)
+            if isinstance(prepared, ToolRequest):
+                requests.append(prepared)
+                results.append(None)
+            else:
+                results.append(prepared)
+        if requests:
+            started = time.perf_counter()
+            answers = iter(self.catalog.run_llm_tools(requests))
+            trace.add_stage("tools", started)
+            for index, call in enumerate(calls):
+                if results[index] is None:
+                    results[index] = self._read_answer(call.name, next(answers), found, trace)
+        return [r for r in results if r is not None]
+
+    def _prepare(self, call: ToolCall, request: TurnRequest, trace) -> ToolRequest | dict[str, Any]:
+        """The tool function's request for this call, or the error the model reads instead."""
         trace.tools_used.append(call.name)
-        if call.name not in LLM_TOOL_NAMES:
+        if call.name not in LLM_TOOLS:
             trace.tool_errors.append(f"unknown tool {call.name[:40]}")
             return {"error": f"неизвестный инструмент {call.name[:40]!r}; доступны search_wines и semantic_search"}
         try:
@@ -341,15 +403,16 @@ class SommelierAgent:
                 return {"error": "семантический поиск сейчас недоступен; используй search_wines", "retryable": True}
             finally:
                 trace.add_stage("embedding", started)
-        started = time.perf_counter()
-        result = self.tools.call(call.name, arguments)
-        trace.add_stage("tools", started)
-        if "error" in result:
-            trace.tool_errors.append(f"{call.name}: {str(result['error'])[:200]}")
-            return result
-        for wine in result.get("wines", []):
-            found.setdefault(wine["id"], {**wine, "source_tool": call.name})
-        return result
+        return ToolRequest(call.name, arguments)
+
+    def _read_answer(self, name: str, answer: dict[str, Any] | Exception, found, trace) -> dict[str, Any]:
+        if isinstance(answer, Exception):
+            payload = answer.as_payload() if isinstance(answer, PortError) else {"error": f"{name} failed"}
+            trace.tool_errors.append(f"{name}: {str(payload['error'])[:200]}")
+            return payload
+        for wine in answer.get("wines", []):
+            found.setdefault(wine["id"], {**wine, "source_tool": name})
+        return answer
 
     # ------------------------------------------------------------------ offline and plumbing
     def _offline(self, text, history, request, trace) -> tuple[SommelierResponse, dict]:
@@ -372,39 +435,28 @@ class SommelierAgent:
 
     def _history(self, request: TurnRequest, trace) -> list[dict[str, Any]]:
         started = time.perf_counter()
-        result = self.tools.call("load_history", {"chat_id": request.chat_id, "limit": self.history_messages})
-        trace.add_stage("history", started)
-        if "error" in result:
-            trace.errors.append(f"history: {result['error']}")
+        try:
+            return self.chat.history(request.chat_id, self.history_messages)
+        except PortError as exc:
+            trace.errors.append(f"history: {exc}")
             return []
-        return result["messages"]
+        finally:
+            trace.add_stage("history", started)
 
-    def _save(self, request, text, rendered, response, trace) -> dict[str, Any] | None:
+    def _end_turn(
+        self, record: TurnRecord | None, response: SommelierResponse, trace
+    ) -> tuple[dict[str, Any] | None, dict[str, dict[str, Any]] | None]:
+        """Save the turn and load the wines the answer shows, in one call."""
         started = time.perf_counter()
-        result = self.tools.call(
-            "save_turn",
-            {
-                "chat_id": request.chat_id,
-                "user_id": request.user_id,
-                "update_id": request.update_id,
-                "user_text": truncate_for_storage(text),
-                "answer_text": truncate_for_storage(rendered),
-                "wine_ids": response.wine_ids(),
-                "response_type": response.response_type,
-                "stats": {
-                    "mode": trace.mode,
-                    "llm_calls": trace.ledger.logical_calls,
-                    "prompt_tokens": trace.ledger.usage.prompt_tokens,
-                    "completion_tokens": trace.ledger.usage.completion_tokens,
-                },
-            },
-        )
-        trace.add_stage("save", started)
-        if "error" in result:
-            logger.warning("could not save the turn: %s", result["error"])
-            trace.errors.append(f"save: {result['error']}")
-            return None
-        return result
+        try:
+            end = self.chat.end_turn(record, wine_ids=response.wine_ids())
+        except PortError as exc:
+            logger.warning("could not end the turn: %s", exc)
+            trace.errors.append(f"save: {exc}")
+            return None, None
+        finally:
+            trace.add_stage("save", started)
+        return end.saved, {w["id"]: w for w in end.wines}
 
     def _metadata(self, request, response, found, history, trace: _Trace) -> dict[str, Any]:
         elapsed = round((time.perf_counter() - trace.started) * 1000, 2)

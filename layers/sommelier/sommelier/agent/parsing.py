@@ -80,7 +80,7 @@ def ground(response: SommelierResponse, found_wines: dict[str, dict[str, Any]]) 
     return response.model_copy(update={"wines": grounded})
 
 
-def render_text(response: SommelierResponse) -> str:
+def answer_as_text(response: SommelierResponse) -> str:
     """The answer as history text (seeds/000): intro, each wine, closing, separated by blank lines."""
     blocks = [response.intro]
     blocks += [f"{w.wine_name}: {w.description}" for w in response.wines]
@@ -127,7 +127,7 @@ def parse_final_response(content: str | None, found_wines: dict[str, dict[str, A
     problem = response_problem(response) or language_problem(response, found_wines)
     if problem:
         return ParseResult(error=problem)
-    return ParseResult(text=render_text(response), wine_ids=response.wine_ids(), response=response)
+    return ParseResult(text=answer_as_text(response), wine_ids=response.wine_ids(), response=response)
 
 
 def _legacy_as_response(parsed: ParsedResponse) -> dict[str, Any]:

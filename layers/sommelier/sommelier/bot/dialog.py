@@ -14,9 +14,11 @@ from typing import Any
 from sommelier.agent.context import moment_context
 from sommelier.agent.loop import SommelierAgent, TurnRequest, TurnResult
 from sommelier.agent.progress import AnswerListener
+from sommelier.repositories.adapters import Repositories
+from sommelier.repositories.errors import PortError
+from sommelier.repositories.ports import UserInfo
 from sommelier.shop.health import health_warning
 from sommelier.telegram.render import Outgoing, parse_callback_data, render_answer, render_text
-from sommelier.tools.client import ToolClient
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +75,7 @@ class Reply:
 
 
 @dataclass
-class Sender:
+class Author:
     """Who wrote: enough to keep the users table current."""
 
     user_id: int
@@ -83,15 +85,30 @@ class Sender:
     last_name: str | None = None
     language_code: str | None = None
 
+    def as_user(self) -> UserInfo:
+        return UserInfo(
+            telegram_user_id=self.user_id,
+            chat_id=self.chat_id,
+            username=self.username,
+            first_name=self.first_name,
+            last_name=self.last_name,
+            language_code=self.language_code,
+        )
+
 
 class Dialog:
-    def __init__(self, agent: SommelierAgent, tools: ToolClient):
+    def __init__(self, agent: SommelierAgent, repositories: Repositories):
         self.agent = agent
-        self.tools = tools
+        self.repositories = repositories
+        self.chat = repositories.chat
+        self.catalog = repositories.catalog
 
     # -- commands -------------------------------------------------------------
-    def start(self, sender: Sender) -> Reply:
-        self._remember(sender)
+    def start(self, sender: Author) -> Reply:
+        try:
+            self.chat.upsert_user(sender.as_user())
+        except PortError as exc:
+            logger.warning("user not saved: %s", exc)
         season = moment_context().season
         answer = self.agent.offline.respond(SEASON_QUERIES[season], [])
         parts = render_text(WELCOME)
@@ -102,24 +119,27 @@ class Dialog:
     def help(self) -> Reply:
         return Reply(parts=render_text(HELP))
 
-    def reset(self, sender: Sender) -> Reply:
-        result = self.tools.call("reset_history", {"chat_id": sender.chat_id})
-        if "error" in result:
+    def reset(self, sender: Author) -> Reply:
+        try:
+            self.chat.reset_history(sender.chat_id)
+        except PortError:
             return Reply(parts=render_text("Не получилось очистить историю, попробуйте чуть позже."))
         return Reply(parts=render_text(RESET_DONE))
 
     # -- messages -------------------------------------------------------------
     def message(
         self,
-        sender: Sender,
+        sender: Author,
         text: str,
         *,
         update_id: int | None = None,
         exclude_ids: list[str] | None = None,
         listener: AnswerListener | None = None,
     ) -> Reply:
-        """``listener`` (Telegram's progressive reply) gets the answer's pieces while it streams."""
-        profile = self._remember(sender)
+        """One recommendation turn: begin_turn, the model's tool calls, end_turn (three invocations).
+        ``listener`` (Telegram's progressive reply) gets the answer's pieces while it streams."""
+        invocations_at_start = self.repositories.counter.count
+        profile, history = self._begin(sender)
         turn = self.agent.run(
             TurnRequest(
                 text=text,
@@ -130,14 +150,17 @@ class Dialog:
                 exclude_ids=exclude_ids or [],
                 listener=listener,
                 shown=getattr(listener, "shown", None),
+                history=history,
+                invocations_at_start=invocations_at_start,
             )
         )
         ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
-        return Reply(parts=self._render(turn.response, answer_ref=ref, found=turn.found_wines), turn=turn)
+        parts = self._render(turn.response, answer_ref=ref, found=turn.found_wines, wines=turn.wines)
+        return Reply(parts=parts, turn=turn)
 
     def callback(
         self,
-        sender: Sender,
+        sender: Author,
         data: str,
         *,
         update_id: int | None = None,
@@ -150,15 +173,13 @@ class Dialog:
         if pressed.action == "feedback":
             ref = pressed.answer_ref
             message_id = int(ref) if ref.isdigit() and int(ref) > 0 else None
-            saved = self.tools.call(
-                "save_feedback",
-                {
-                    "chat_id": sender.chat_id,
-                    "user_id": sender.user_id,
-                    "message_id": message_id,
-                    "rating": pressed.rating,
-                },
-            )
+            try:
+                saved = self.chat.save_feedback(
+                    chat_id=sender.chat_id, user_id=sender.user_id, message_id=message_id, rating=pressed.rating
+                )
+            except PortError as exc:
+                logger.warning("feedback not saved: %s", exc)
+                saved = {}
             rating = pressed.rating
             if saved.get("changed"):
                 return Reply(callback_text=FEEDBACK_CHANGED[rating], vote=rating)
@@ -167,21 +188,24 @@ class Dialog:
             return Reply(callback_text=FEEDBACK_THANKS[rating], vote=rating)
         return self._more(sender, pressed.answer_ref, update_id, before_search)
 
-    def _more(self, sender: Sender, ref: str, update_id: int | None, before_search: Callable[[], None] | None) -> Reply:
+    def _more(self, sender: Author, ref: str, update_id: int | None, before_search: Callable[[], None] | None) -> Reply:
         """«Ещё варианты»: the same request again, without any wine already shown in this chat.
 
         A button of an answer the chat no longer has (after /reset) is old: a polite toast, no agent call.
         When nothing is left, that is said once (as a message, and the button goes away); a later press
         of the same button gets a toast.
         """
-        history = self.tools.call("load_history", {"chat_id": sender.chat_id, "limit": HISTORY_FOR_BUTTONS})
-        messages = history.get("messages", [])
+        try:
+            messages = self.chat.history(sender.chat_id, HISTORY_FOR_BUTTONS)
+            history_read = True
+        except PortError:
+            messages, history_read = [], False
         position = None
         if ref.isdigit():
             position = next(
                 (i for i, m in enumerate(messages) if m["role"] == "assistant" and str(m["id"]) == ref), None
             )
-            if position is None and "error" not in history:
+            if position is None and history_read:
                 return Reply(callback_text=OLD_ANSWER)
         before = messages[:position] if position is not None else messages
         query = next(
@@ -200,39 +224,41 @@ class Dialog:
         return reply
 
     # -- helpers --------------------------------------------------------------
-    def _render(self, response, answer_ref: str, found: dict[str, dict[str, Any]] | None = None) -> list[Outgoing]:
+    def _render(
+        self,
+        response,
+        answer_ref: str,
+        found: dict[str, dict[str, Any]] | None = None,
+        wines: dict[str, dict[str, Any]] | None = None,
+    ) -> list[Outgoing]:
         ids = response.wine_ids()
-        wines: dict[str, dict[str, Any]] = {}
-        if ids:
-            result = self.tools.call("get_wines", {"ids": ids})
-            wines = {w["id"]: w for w in result.get("wines", [])}
-            if "error" in result and found:
+        if ids and wines is None:  # end_turn did not load them (it failed, or this is /start)
+            try:
+                wines = {w["id"]: w for w in self.catalog.get_wines(ids)["wines"]}
+            except PortError as exc:
                 # The catalogue can't be read right now: show the wines as the tools returned them this
                 # turn (as text, without photos) rather than an answer with its wines missing.
-                logger.warning("wines not loaded for rendering (%s); using this turn's tool results", result["error"])
-                wines = {wid: found[wid] for wid in ids if wid in found}
-        return render_answer(response, wines, answer_ref, footer=health_warning())
+                logger.warning("wines not loaded for rendering (%s); using this turn's tool results", exc)
+                wines = {wid: found[wid] for wid in ids if wid in (found or {})}
+        return render_answer(response, wines or {}, answer_ref, footer=health_warning())
 
-    def _remember(self, sender: Sender) -> dict[str, Any] | None:
-        result = self.tools.call(
-            "upsert_user",
-            {
-                "telegram_user_id": sender.user_id,
-                "chat_id": sender.chat_id,
-                "username": sender.username,
-                "first_name": sender.first_name,
-                "last_name": sender.last_name,
-                "language_code": sender.language_code,
-            },
-        )
-        if "error" in result:
-            logger.warning("user not saved: %s", result["error"])
-            return {"name": sender.first_name} if sender.first_name else None
-        user = result["user"]
+    def _begin(self, sender: Author) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """Upsert the user and load the history in one call; the profile the prompt greets by."""
+        fallback = {"name": sender.first_name} if sender.first_name else None
+        try:
+            begun = self.chat.begin_turn(
+                sender.chat_id, user=sender.as_user(), history_limit=self.agent.history_messages
+            )
+        except PortError as exc:
+            logger.warning("turn not begun (user not saved, no history): %s", exc)
+            return fallback, []
+        user = begun.user
+        if not user:
+            return fallback, begun.history
         profile = dict(user.get("profile") or {})
         if user.get("first_name"):
             profile.setdefault("имя", user["first_name"])
-        return profile
+        return profile, begun.history
 
 
 def _exhausted(later: list[dict[str, Any]], query: str | None) -> bool:

@@ -1,4 +1,4 @@
-"""The composition root: real adapters chosen from the environment (DESIGN.md §3)."""
+"""The composition root: real adapters chosen from the environment (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from sommelier.agent.loop import SommelierAgent
 from sommelier.bot.dialog import Dialog
 from sommelier.config import Settings, env_int, load_settings
 from sommelier.embeddings import provider_from_settings
+from sommelier.repositories.adapters import Repositories, repositories_from_settings
 from sommelier.storage.photos import PhotoStore, photo_store_from_settings
-from sommelier.tools.client import ToolClient, tools_from_settings
 
 
 @dataclass
 class Runtime:
     settings: Settings
-    tools: ToolClient
+    repositories: Repositories
     agent: SommelierAgent
     dialog: Dialog
     photos: PhotoStore
@@ -26,11 +26,11 @@ class Runtime:
         return self.agent.llm is None
 
 
-def build_runtime(settings: Settings | None = None, *, tools: ToolClient | None = None) -> Runtime:
+def build_runtime(settings: Settings | None = None, *, repositories: Repositories | None = None) -> Runtime:
     settings = settings or load_settings()
-    tools = tools or tools_from_settings(settings)
+    repositories = repositories or repositories_from_settings(settings)
     agent = SommelierAgent(
-        tools=tools,
+        repositories=repositories,
         # A missing embedding key must not stop the bot: semantic search degrades to structured search.
         embedder=provider_from_settings(settings, strict=False),
         llm=llm_from_settings(settings),
@@ -39,8 +39,8 @@ def build_runtime(settings: Settings | None = None, *, tools: ToolClient | None 
     )
     return Runtime(
         settings=settings,
-        tools=tools,
+        repositories=repositories,
         agent=agent,
-        dialog=Dialog(agent, tools),
+        dialog=Dialog(agent, repositories),
         photos=photo_store_from_settings(settings),
     )

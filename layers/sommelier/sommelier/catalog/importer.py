@@ -29,8 +29,10 @@ from pydantic import ValidationError
 from sommelier import language
 from sommelier.catalog.models import WineRecord
 from sommelier.embeddings.port import EmbeddingProvider
+from sommelier.repositories.adapters import LambdaCatalog
+from sommelier.repositories.errors import PortError, Unavailable
+from sommelier.repositories.ports import CatalogRepository
 from sommelier.storage.photos import PhotoStore
-from sommelier.tools.client import InProcessTools, LambdaTools, ToolClient
 
 EMBED_BATCH = 32
 # Rows per tool call through Lambda (6 MB payload limit); in-process imports use one call.
@@ -288,7 +290,7 @@ def download_photo(url: str) -> tuple[bytes, str, str]:
 def import_catalog(
     path: Path,
     *,
-    tools: ToolClient,
+    catalog: CatalogRepository,
     embedder: EmbeddingProvider,
     photos: PhotoStore,
     replace: bool = False,
@@ -341,20 +343,18 @@ def import_catalog(
         payload.append(row)
 
     # In process, one transaction per IN_PROCESS_IMPORT_CHUNK rows (the tool's per-call limit).
-    chunk = LAMBDA_IMPORT_CHUNK if isinstance(tools, LambdaTools) else IN_PROCESS_IMPORT_CHUNK
+    chunk = LAMBDA_IMPORT_CHUNK if isinstance(catalog, LambdaCatalog) else IN_PROCESS_IMPORT_CHUNK
     inserted = updated = retired = 0
     first_started_at: str | None = None
     for start in range(0, len(payload), chunk):
         part = payload[start : start + chunk]
-        arguments: dict[str, Any] = {"wines": part}
-        if replace and start + chunk >= len(payload):  # the last chunk retires every wine not imported
-            arguments["replace"] = True
-            if first_started_at:
-                arguments["replace_since"] = first_started_at
-        result = tools.call("import_wines", arguments)
-        if "error" in result:
-            verb = "could not be reached" if result.get("retryable") else "refused the import"
-            raise CatalogImportError(f"the catalogue database {verb}: {result['error']}")
+        last = start + chunk >= len(payload)
+        try:
+            # with replace, the last chunk retires every wine this import did not write
+            result = catalog.import_wines(part, replace=replace and last, replace_since=first_started_at)
+        except PortError as exc:
+            verb = "could not be reached" if isinstance(exc, Unavailable) else "refused the import"
+            raise CatalogImportError(f"the catalogue database {verb}: {exc}") from exc
         inserted += result["inserted"]
         updated += result["updated"]
         retired += result.get("retired", 0)
@@ -377,36 +377,35 @@ def import_catalog(
     )
 
 
-def export_catalog(tools: ToolClient, *, include_unavailable: bool = False) -> dict[str, Any]:
-    result = tools.call("export_wines", {"include_unavailable": include_unavailable})
-    if "error" in result:
-        raise CatalogImportError(f"export failed: {result['error']}")
-    return {"wines": result["wines"]}
+def export_catalog(catalog: CatalogRepository, *, include_unavailable: bool = False) -> dict[str, Any]:
+    try:
+        return {"wines": catalog.export_wines(include_unavailable=include_unavailable)}
+    except PortError as exc:
+        raise CatalogImportError(f"export failed: {exc}") from exc
 
 
 def reembed_catalog(
-    *, tools: ToolClient, embedder: EmbeddingProvider, on_progress: Callable[[str, int, int], None] | None = None
+    *,
+    catalog: CatalogRepository,
+    embedder: EmbeddingProvider,
+    on_progress: Callable[[str, int, int], None] | None = None,
 ) -> int:
     """Recompute every wine's embedding with `embedder` (after a change of embedding model)."""
-    items = tools.call("embedding_texts", {})
-    if "error" in items:
-        raise CatalogImportError(items["error"])
+    try:
+        entries = catalog.embedding_texts()
+    except PortError as exc:
+        raise CatalogImportError(str(exc)) from exc
     progress = on_progress or (lambda stage, done, total: None)
     done = 0
-    entries = items["items"]
     for start in range(0, len(entries), EMBED_BATCH):
         batch = entries[start : start + EMBED_BATCH]
         texts = [WineRecord.model_validate(e["wine"]).embedding_text() for e in batch]
         vectors = embedder.embed(texts)
-        result = tools.call(
-            "update_embeddings",
-            {
-                "embedding_model": embedder.model,
-                "items": [{"id": e["id"], "embedding": v} for e, v in zip(batch, vectors, strict=True)],
-            },
-        )
-        if "error" in result:
-            raise CatalogImportError(result["error"])
+        items = [{"id": e["id"], "embedding": v} for e, v in zip(batch, vectors, strict=True)]
+        try:
+            catalog.update_embeddings(embedder.model, items)
+        except PortError as exc:
+            raise CatalogImportError(str(exc)) from exc
         done += len(batch)
         progress("embeddings", done, len(entries))
     return done
@@ -415,7 +414,6 @@ def reembed_catalog(
 __all__ = [
     "CatalogImportError",
     "ImportReport",
-    "InProcessTools",
     "RowError",
     "export_catalog",
     "import_catalog",

@@ -40,8 +40,8 @@ def _context():
     from sommelier.config import load_settings
     from sommelier.db.migrations import apply_migrations
     from sommelier.embeddings import provider_from_settings
+    from sommelier.repositories.adapters import repositories_from_settings
     from sommelier.storage.photos import photo_store_from_settings
-    from sommelier.tools.client import tools_from_settings
 
     settings = load_settings()
     if not settings.tool_function_name:
@@ -50,7 +50,7 @@ def _context():
         apply_migrations(default_database().conninfo)  # a fresh local database works at once
     return (
         settings,
-        tools_from_settings(settings),
+        repositories_from_settings(settings).catalog,
         provider_from_settings(settings),
         photo_store_from_settings(settings),
     )
@@ -68,7 +68,7 @@ def run_import(args: argparse.Namespace) -> int:
     from sommelier.catalog.importer import CatalogImportError, import_catalog
 
     try:
-        _, tools, embedder, photos = _context()
+        _, catalog, embedder, photos = _context()
         with _progress() as progress:
             tasks: dict[str, int] = {}
 
@@ -79,7 +79,7 @@ def run_import(args: argparse.Namespace) -> int:
 
             report = import_catalog(
                 args.file,
-                tools=tools,
+                catalog=catalog,
                 embedder=embedder,
                 photos=photos,
                 replace=args.replace,
@@ -117,8 +117,8 @@ def run_export(args: argparse.Namespace) -> int:
     from sommelier.catalog.importer import CatalogImportError, export_catalog
 
     try:
-        _, tools, _, _ = _context()
-        data = export_catalog(tools, include_unavailable=args.all)
+        _, catalog, _, _ = _context()
+        data = export_catalog(catalog, include_unavailable=args.all)
     except (CatalogImportError, Exception) as exc:
         return fail(str(exc))
     if args.file:
@@ -133,8 +133,8 @@ def run_reembed(args: argparse.Namespace) -> int:
     from sommelier.catalog.importer import reembed_catalog
 
     try:
-        _, tools, embedder, _ = _context()
-        count = reembed_catalog(tools=tools, embedder=embedder)
+        _, catalog, embedder, _ = _context()
+        count = reembed_catalog(catalog=catalog, embedder=embedder)
     except Exception as exc:
         return fail(f"re-embedding failed: {exc}")
     console.print(f"re-embedded {count} wines with {embedder.model}")
@@ -143,12 +143,10 @@ def run_reembed(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     try:
-        _, tools, _, _ = _context()
-        result = tools.call("list_wines", {"include_unavailable": args.all, "limit": 5000})
-    except Exception as exc:
+        _, catalog, _, _ = _context()
+        result = {"wines": catalog.list_wines(include_unavailable=args.all, limit=5000)}
+    except Exception as exc:  # a port error or an unreachable database: one clear line
         return fail(f"list failed: {exc}")
-    if "error" in result:
-        return fail(f"list failed: {result['error']}")
     if args.json:
         print_json(result)
         return 0
@@ -173,11 +171,9 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_stats(args: argparse.Namespace) -> int:
     try:
-        _, tools, _, _ = _context()
-        result = tools.call("catalog_stats", {})
-    except Exception as exc:
+        _, catalog, _, _ = _context()
+        result = catalog.stats()
+    except Exception as exc:  # a port error or an unreachable database: one clear line
         return fail(f"stats failed: {exc}")
-    if "error" in result:
-        return fail(f"stats failed: {result['error']}")
     print_json(result)
     return 0

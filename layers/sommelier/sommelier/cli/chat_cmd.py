@@ -158,7 +158,12 @@ class TerminalChat:
         from sommelier.telegram.updates import parse_update, route
 
         routed = route(parse_update(update))
-        turn = Turn(routed=routed, dialog=self.runtime.dialog, tools=self.runtime.tools, channel=TerminalChannel(self))
+        turn = Turn(
+            routed=routed,
+            dialog=self.runtime.dialog,
+            repositories=self.runtime.repositories,
+            channel=TerminalChannel(self),
+        )
         return self._busy(lambda: ROUTER.dispatch(turn))
 
     def handle(self, line: str) -> None:

@@ -1,14 +1,14 @@
-"""What the operator commands share: the tool port, with a local database migrated first."""
+"""What the operator commands share: the data ports, with a local database migrated first."""
 
 from __future__ import annotations
 
-from sommelier.tools.client import ToolClient
+from sommelier.repositories.adapters import Repositories
 
 
-def operator_tools() -> ToolClient:
+def operator_repositories() -> Repositories:
     """The deployed tool function when TOOL_FUNCTION_NAME is set; else in-process, the local schema made current."""
     from sommelier.config import load_settings
-    from sommelier.tools.client import tools_from_settings
+    from sommelier.repositories.adapters import repositories_from_settings
 
     settings = load_settings()
     if not settings.tool_function_name:
@@ -16,4 +16,4 @@ def operator_tools() -> ToolClient:
         from sommelier.db.pool import default_database
 
         apply_migrations(default_database().conninfo)
-    return tools_from_settings(settings)
+    return repositories_from_settings(settings)

@@ -26,31 +26,29 @@ def ensure_ready(quiet: bool = False) -> dict:
     from sommelier.db.pool import default_database
     from sommelier.db.url import resolve_database_url
     from sommelier.embeddings import provider_from_settings
+    from sommelier.repositories.adapters import in_process_repositories
     from sommelier.storage.photos import photo_store_from_settings
-    from sommelier.tools.client import InProcessTools
 
     settings = load_settings()
     applied = apply_migrations(resolve_database_url())  # before the pool: it needs the vector type
     database = default_database()
     if applied and not quiet:
         console.print(f"migrations applied: {', '.join(applied)}")
-    tools = InProcessTools(database)
-    stats = tools.call("catalog_stats", {})
-    if "error" in stats:
-        raise RuntimeError(stats["error"])
+    catalog = in_process_repositories(database).catalog
+    stats = catalog.stats()  # a PortError here is shown as one line by the caller
     if stats["wines"] == 0:
         catalog = project_root() / SHIPPED_CATALOG
         if not quiet:
             console.print(f"seeding the shipped catalogue from {SHIPPED_CATALOG} …")
         report = import_catalog(
             catalog,
-            tools=tools,
+            catalog=catalog,
             embedder=provider_from_settings(settings),
             photos=photo_store_from_settings(settings),
         )
         if not quiet:
             console.print(f"imported {report.inserted} wines (embeddings: {report.embedding_model})")
-        stats = tools.call("catalog_stats", {})
+        stats = catalog.stats()
     return stats
 
 

@@ -46,22 +46,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _tools():
+def _repositories():
     from sommelier.config import load_settings
-    from sommelier.tools.client import InProcessTools, tools_from_settings
+    from sommelier.repositories.adapters import in_process_repositories, repositories_from_settings
 
     settings = load_settings()
     if settings.tool_function_name:
-        return tools_from_settings(settings), f"tool function {settings.tool_function_name}"
+        return repositories_from_settings(settings), f"tool function {settings.tool_function_name}"
     if settings.database_url:
-        return InProcessTools(), "DATABASE_URL"
+        return in_process_repositories(), "DATABASE_URL"
     from sommelier.cli.dev_cmd import ensure_ready
 
     ensure_ready(quiet=True)
-    return InProcessTools(), f"embedded PostgreSQL ({settings.state_dir / 'pgdata'})"
+    return in_process_repositories(), f"embedded PostgreSQL ({settings.state_dir / 'pgdata'})"
 
 
-def _embedder(choice: str, tools):
+def _embedder(choice: str, repositories):
     from sommelier.config import load_settings
     from sommelier.embeddings import provider_from_settings
     from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
@@ -71,8 +71,13 @@ def _embedder(choice: str, tools):
     configured = provider_from_settings(load_settings(), strict=False)
     if choice == "configured":
         return configured
-    stats = tools.call("catalog_stats", {})
-    models = set((stats.get("embedding_models") or {}) if isinstance(stats, dict) else {})
+    from sommelier.repositories.errors import PortError
+
+    try:
+        stats = repositories.catalog.stats()
+    except PortError:
+        stats = {}
+    models = set(stats.get("embedding_models") or {})
     if configured.model not in models and LOCAL_MODEL_NAME in models:
         console.print(f"[yellow]the catalogue is embedded with {LOCAL_MODEL_NAME}; using local query embeddings[/]")
         return LocalHashingEmbeddings()
@@ -123,19 +128,20 @@ def run(args: argparse.Namespace) -> int:
         return fail("--model/--base-url need OPENAI_API_KEY (or use --offline)", 2)
 
     try:
-        tools, database = _tools()
-        stats = tools.call("catalog_stats", {})
-        if "error" in stats:
-            return fail(f"cannot read the catalogue: {stats['error']}", 2)
+        repositories, database = _repositories()
+        try:
+            stats = repositories.catalog.stats()
+        except Exception as exc:  # a port error or an unreachable database: one clear line
+            return fail(f"cannot read the catalogue: {exc}", 2)
         if not stats.get("wines"):
             return fail("the catalogue is empty: run `sommelier dev up` or `sommelier catalog import FILE`", 2)
-        embedder = _embedder(args.embeddings, tools)
+        embedder = _embedder(args.embeddings, repositories)
         llm = _llm(args, settings)
     except Exception as exc:
         return fail(f"cannot start the evaluation: {exc}", 2)
 
     harness = EvalHarness.build(
-        tools,
+        repositories,
         embedder,
         llm,
         max_tool_rounds=env_int("AGENT_MAX_TOOL_ROUNDS", 2),

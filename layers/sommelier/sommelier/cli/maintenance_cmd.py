@@ -16,15 +16,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sommelier.cli.context import operator_tools
+    from sommelier.cli.context import operator_repositories
     from sommelier.shop.privacy import retention_days
 
     try:
         days = args.retention_days if args.retention_days is not None else retention_days()
-        result = operator_tools().call("purge_old_messages", {"days": days})
-    except Exception as exc:
+        deleted = operator_repositories().shop.purge_old_messages(days)
+    except Exception as exc:  # a port error or an unreachable database: one clear line
         return fail(f"maintenance failed: {exc}")
-    if "error" in result:
-        return fail(f"maintenance failed: {result['error']}")
-    console.print(f"deleted {result['deleted']} messages older than {days} days")
+    console.print(f"deleted {deleted} messages older than {days} days")
     return 0

@@ -36,20 +36,21 @@ def _bot_username(explicit: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sommelier.cli.context import operator_tools
+    from sommelier.cli.context import operator_repositories
+    from sommelier.repositories.errors import PortError
     from sommelier.shop.deeplinks import DeepLinkError, wine_link
     from sommelier.shop.qr import label_filename, label_png
 
     try:
         bot = _bot_username(args.bot)
         links = {ref: wine_link(bot, ref) for ref in args.refs}  # bad refs fail before any file is written
-        result = operator_tools().call("find_wines", {"refs": args.refs})
+        result = operator_repositories().shop.find_wines(args.refs)
+    except PortError as exc:
+        return fail(f"the catalogue could not be read: {exc}")
     except (DeepLinkError, ValueError) as exc:
         return fail(str(exc))
     except Exception as exc:
         return fail(f"qr failed: {exc}")
-    if "error" in result:
-        return fail(f"the catalogue could not be read: {result['error']}")
     if result["missing"]:
         return fail("not in the catalogue: " + ", ".join(result["missing"]) + " (no files written)")
     try:

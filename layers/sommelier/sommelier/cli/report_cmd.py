@@ -17,12 +17,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sommelier.cli.context import operator_tools
+    from sommelier.cli.context import operator_repositories
     from sommelier.shop.report import ReportError, fetch_report, parse_since, report_chart, report_text
 
     try:
         since = parse_since(args.since)
-        report = fetch_report(operator_tools(), since)
+        report = fetch_report(operator_repositories().shop, since)
         chart = report_chart(report)
     except ReportError as exc:
         return fail(str(exc))

@@ -20,8 +20,9 @@ from sommelier.agent.llm import ChatLLM
 from sommelier.agent.loop import SommelierAgent, TurnRequest
 from sommelier.embeddings import EmbeddingProvider
 from sommelier.evaluation.golden import GoldenCase
-from sommelier.evaluation.recording import LLMCallRecord, RecordingLLM, RecordingTools, ToolCallRecord
-from sommelier.tools.client import ToolClient
+from sommelier.evaluation.recording import LLMCallRecord, RecordingCatalog, RecordingLLM, ToolCallRecord
+from sommelier.repositories.adapters import Repositories
+from sommelier.repositories.errors import PortError
 
 logger = logging.getLogger(__name__)
 
@@ -69,13 +70,13 @@ class EvalHarness:
     def __init__(
         self,
         agent: SommelierAgent,
-        tools: RecordingTools,
+        tools: RecordingCatalog,
         llm: RecordingLLM | None = None,
         *,
         run_seed: int | None = None,
     ):
-        if agent.tools is not tools:
-            raise ValueError("the agent must call tools through the harness's RecordingTools")
+        if agent.catalog is not tools:
+            raise ValueError("the agent must call tools through the harness's RecordingCatalog")
         self.agent = agent
         self.tools = tools
         self.llm = llm
@@ -85,7 +86,7 @@ class EvalHarness:
     @classmethod
     def build(
         cls,
-        tools: ToolClient,
+        repositories: Repositories,
         embedder: EmbeddingProvider,
         llm: ChatLLM | None = None,
         *,
@@ -93,11 +94,13 @@ class EvalHarness:
         **agent_options: Any,
     ) -> EvalHarness:
         """Wrap the tool port (and the LLM, if any) in recorders and build the agent on them."""
-        recording_tools = tools if isinstance(tools, RecordingTools) else RecordingTools(tools)
+        catalog = repositories.catalog
+        recording_tools = catalog if isinstance(catalog, RecordingCatalog) else RecordingCatalog(catalog)
+        recorded = Repositories(recording_tools, repositories.chat, repositories.shop, repositories.counter)
         recording_llm = None
         if llm is not None:
             recording_llm = llm if isinstance(llm, RecordingLLM) else RecordingLLM(llm)
-        agent = SommelierAgent(tools=recording_tools, embedder=embedder, llm=recording_llm, **agent_options)
+        agent = SommelierAgent(repositories=recorded, embedder=embedder, llm=recording_llm, **agent_options)
         return cls(agent, recording_tools, recording_llm, run_seed=run_seed)
 
     @property
@@ -164,9 +167,10 @@ class EvalHarness:
         return list(self.llm.calls) if self.llm is not None else []
 
     def _reset(self, chat_id: int) -> None:
-        result = self.tools.inner.call("reset_history", {"chat_id": chat_id})
-        if isinstance(result, dict) and "error" in result:
-            logger.warning("could not reset eval chat %s: %s", chat_id, result["error"])
+        try:
+            self.agent.chat.reset_history(chat_id)
+        except PortError as exc:
+            logger.warning("could not reset eval chat %s: %s", chat_id, exc)
 
 
 def _drop_buffered_metrics() -> None:

@@ -36,7 +36,8 @@ from sommelier.evaluation.golden import SEARCH_TOOLS, GoldenCase
 from sommelier.evaluation.harness import CaseRun, TurnRecord
 from sommelier.evaluation.recording import CANDIDATE_TOOLS
 from sommelier.language import normalize, stem, words
-from sommelier.tools.client import ToolClient
+from sommelier.repositories.errors import PortError
+from sommelier.repositories.ports import CatalogRepository
 
 RECALL_K = 5
 
@@ -55,13 +56,12 @@ class Catalog:
             self._by_label.setdefault(label_key(row["name"], row["producer"]), []).append(wine_id)
 
     @classmethod
-    def load(cls, tools: ToolClient) -> Catalog:
-        result = tools.call("embedding_texts", {})
-        if not isinstance(result, dict) or "error" in result:
-            raise RuntimeError(
-                f"could not read the catalogue: {result.get('error') if isinstance(result, dict) else result}"
-            )
-        return cls({str(item["id"]): item["wine"] for item in result.get("items", [])})
+    def load(cls, catalog: CatalogRepository) -> Catalog:
+        try:
+            items = catalog.embedding_texts()
+        except PortError as exc:
+            raise RuntimeError(f"could not read the catalogue: {exc}") from exc
+        return cls({str(item["id"]): item["wine"] for item in items})
 
     def get(self, wine_id: str | None) -> dict[str, Any] | None:
         return self.rows.get(str(wine_id)) if wine_id else None

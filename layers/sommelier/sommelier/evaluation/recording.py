@@ -1,6 +1,6 @@
 """Recorders for the evaluation harness: decorators, not mocks.
 
-`RecordingTools` wraps any `ToolClient` (in-process or Lambda) and forwards every call unchanged,
+`RecordingCatalog` wraps any `CatalogRepository` (in-process or Lambda) and forwards every call unchanged,
 keeping its name, arguments (without the embedding vector) and a compact copy of the result.
 `RecordingLLM` wraps a `ChatLLM` and keeps each reply (content, tool calls, usage), so the
 evaluation can also judge the model's own first answer, before the agent validates it.
@@ -11,11 +11,13 @@ Both record into the current *turn*; the harness calls `start_turn()` before eac
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sommelier.agent.llm import ChatLLM, LLMReply
-from sommelier.tools.client import ToolClient
+from sommelier.repositories.errors import PortError
+from sommelier.repositories.ports import CatalogRepository, ToolRequest
 
 # Tools whose results are candidate wines (the ones a recommendation may come from).
 CANDIDATE_TOOLS = ("search_wines", "semantic_search", "get_list")
@@ -75,27 +77,76 @@ def _visible_arguments(arguments: Any) -> dict[str, Any]:
     }
 
 
-class RecordingTools:
-    """A `ToolClient` that forwards to `inner` and records every call of the current turn."""
+class RecordingCatalog:
+    """A `CatalogRepository` that forwards to `inner` and records every call of the current turn."""
 
-    def __init__(self, inner: ToolClient):
+    def __init__(self, inner: CatalogRepository):
         self.inner = inner
+        self.counter = inner.counter
         self.calls: list[ToolCallRecord] = []
 
     def start_turn(self) -> None:
         self.calls = []
 
-    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def run_llm_tools(self, calls: Sequence[ToolRequest]) -> list[dict[str, Any] | Exception]:
         started = time.perf_counter()
-        result = self.inner.call(name, arguments)
-        record = ToolCallRecord(
-            name=name,
-            arguments=_visible_arguments(arguments),
-            duration_ms=round((time.perf_counter() - started) * 1000, 2),
+        answers = self.inner.run_llm_tools(calls)
+        duration = round((time.perf_counter() - started) * 1000 / max(len(calls), 1), 2)
+        for call, answer in zip(calls, answers, strict=True):
+            self._record(call.tool, call.arguments, answer, duration)
+        return answers
+
+    def search_wines(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self._recorded("search_wines", arguments, lambda: self.inner.search_wines(arguments))
+
+    def semantic_search(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self._recorded("semantic_search", arguments, lambda: self.inner.semantic_search(arguments))
+
+    def get_wines(self, ids: Sequence[str]) -> dict[str, Any]:
+        return self._recorded("get_wines", {"ids": list(ids)}, lambda: self.inner.get_wines(ids))
+
+    def fallback_list(self, *, limit: int, exclude_ids: Sequence[str] = ()) -> list[dict[str, Any]]:
+        arguments = {"limit": limit, "exclude_ids": list(exclude_ids)}
+        result = self._recorded(
+            "get_list", arguments, lambda: {"wines": self.inner.fallback_list(limit=limit, exclude_ids=exclude_ids)}
         )
-        if isinstance(result, dict):
-            if "error" in result:
-                record.error = str(result["error"])[:300]
+        return result["wines"]
+
+    def stats(self) -> dict[str, Any]:
+        return self.inner.stats()
+
+    def export_wines(self, *, include_unavailable: bool = False) -> list[dict[str, Any]]:
+        return self.inner.export_wines(include_unavailable=include_unavailable)
+
+    def list_wines(self, *, include_unavailable: bool = False, limit: int = 1000) -> list[dict[str, Any]]:
+        return self.inner.list_wines(include_unavailable=include_unavailable, limit=limit)
+
+    def import_wines(
+        self, rows: list[dict[str, Any]], *, replace: bool = False, replace_since: str | None = None
+    ) -> dict[str, Any]:
+        return self.inner.import_wines(rows, replace=replace, replace_since=replace_since)
+
+    def embedding_texts(self) -> list[dict[str, Any]]:
+        return self.inner.embedding_texts()
+
+    def update_embeddings(self, model: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+        return self.inner.update_embeddings(model, items)
+
+    def _recorded(self, name: str, arguments: dict[str, Any], run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            result = run()
+        except PortError as exc:
+            self._record(name, arguments, exc, round((time.perf_counter() - started) * 1000, 2))
+            raise
+        self._record(name, arguments, result, round((time.perf_counter() - started) * 1000, 2))
+        return result
+
+    def _record(self, name: str, arguments: dict[str, Any], result: Any, duration_ms: float) -> None:
+        record = ToolCallRecord(name=name, arguments=_visible_arguments(arguments), duration_ms=duration_ms)
+        if isinstance(result, Exception):
+            record.error = str(result)[:300]
+        elif isinstance(result, dict):
             if name in CANDIDATE_TOOLS:
                 record.wines = [
                     {k: w.get(k) for k in _WINE_FIELDS if k in w}
@@ -108,7 +159,6 @@ class RecordingTools:
         else:
             record.error = "the tool answered something that is not an object"
         self.calls.append(record)
-        return result
 
 
 @dataclass

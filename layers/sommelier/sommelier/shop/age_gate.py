@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sommelier.config import env
-from sommelier.tools.client import ToolClient
+from sommelier.repositories.errors import PortError
+from sommelier.repositories.ports import ShopRepository
 
 logger = logging.getLogger(__name__)
 
@@ -68,8 +69,8 @@ def parse_answer(data: str | None) -> AgeAnswer | None:
 
 
 class AgeGate:
-    def __init__(self, tools: ToolClient, clock: Callable[[], float] = time.monotonic):
-        self.tools = tools
+    def __init__(self, shop: ShopRepository, clock: Callable[[], float] = time.monotonic):
+        self.shop = shop
         self._clock = clock
         self._confirmed: dict[int, float] = {}
         self._lock = threading.Lock()
@@ -80,21 +81,23 @@ class AgeGate:
             seen = self._confirmed.get(user_id)
         if seen is not None and now - seen < CACHE_SECONDS:
             return True
-        result = self.tools.call("get_age_answer", {"telegram_user_id": user_id})
-        if "error" in result:
+        try:
+            is_adult = self.shop.get_age_answer(user_id)
+        except PortError as exc:
             # Unknown is not "yes": the customer is asked again rather than shown wine unchecked.
-            logger.warning("age answer not read: %s", result["error"])
+            logger.warning("age answer not read: %s", exc)
             return False
-        if result.get("is_adult") is True:
+        if is_adult is True:
             with self._lock:
                 self._confirmed[user_id] = now
             return True
         return False
 
     def record(self, user_id: int, adult: bool) -> bool:
-        result = self.tools.call("save_age_answer", {"telegram_user_id": user_id, "is_adult": adult})
-        if "error" in result:
-            logger.warning("age answer not saved: %s", result["error"])
+        try:
+            self.shop.save_age_answer(user_id, adult)
+        except PortError as exc:
+            logger.warning("age answer not saved: %s", exc)
             return False
         self.forget(user_id)
         if adult:
@@ -111,10 +114,10 @@ _gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _gates_lock = threading.Lock()
 
 
-def gate_for(tools: ToolClient) -> AgeGate:
-    """One gate (and cache) per tool client: a bot's answers never leak into another bot's database."""
+def gate_for(shop: ShopRepository) -> AgeGate:
+    """One gate (and cache) per shop port: a bot's answers never leak into another bot's database."""
     with _gates_lock:
-        gate = _gates.get(tools)
+        gate = _gates.get(shop)
         if gate is None:
-            gate = _gates[tools] = AgeGate(tools)
+            gate = _gates[shop] = AgeGate(shop)
         return gate

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from sommelier.repositories.errors import PortError
+from sommelier.repositories.ports import ShopRepository
 from sommelier.shop.health import health_warning
 from sommelier.telegram.render import Outgoing, render_text, render_wine
-from sommelier.tools.client import ToolClient
 
 SIMILAR_HEADER = "Похожие вина, которые тоже стоит попробовать:"
 NOT_FOUND = (
@@ -42,9 +43,10 @@ def _closing() -> list[Outgoing]:
     return render_text(f"{CARD_CLOSING}\n\n{warning}" if warning else CARD_CLOSING)
 
 
-def card_parts(tools: ToolClient, ref: str) -> list[Outgoing]:
-    result = tools.call("wine_card", {"ref": ref})
-    if "error" in result:
+def card_parts(shop: ShopRepository, ref: str) -> list[Outgoing]:
+    try:
+        result = shop.wine_card(ref)
+    except PortError:
         return render_text(UNAVAILABLE)
     wine = result.get("wine")
     if wine is None:

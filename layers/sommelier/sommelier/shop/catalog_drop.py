@@ -17,8 +17,8 @@ from pathlib import Path, PurePosixPath
 from sommelier.catalog.importer import CatalogImportError, import_catalog
 from sommelier.config import env
 from sommelier.embeddings.port import EmbeddingProvider
+from sommelier.repositories.ports import CatalogRepository
 from sommelier.storage.photos import PhotoStore
-from sommelier.tools.client import ToolClient
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ def process_drop(
     fetch: Callable[[Path], None],
     *,
     size: int | None,
-    tools: ToolClient,
+    catalog: CatalogRepository,
     embedder: EmbeddingProvider,
     photos: PhotoStore,
 ) -> DropResult:
@@ -124,10 +124,10 @@ def process_drop(
             if suffix == ".zip":
                 unpacked = folder / "unpacked"
                 _safe_extract(downloaded, unpacked)
-                catalog = _catalog_in(unpacked)
+                catalog_file = _catalog_in(unpacked)
             else:
-                catalog = downloaded
-            report = import_catalog(catalog, tools=tools, embedder=embedder, photos=photos, replace=replace)
+                catalog_file = downloaded
+            report = import_catalog(catalog_file, catalog=catalog, embedder=embedder, photos=photos, replace=replace)
         except (DropError, CatalogImportError) as exc:
             # The importer names files by their path: show the shop its own file name, not our temp folder.
             text = _failure_text(name, exc).replace(f"{folder}/drop{suffix}", name).replace(f"{folder}/unpacked/", "")
@@ -171,7 +171,7 @@ def handle_drop_event(
     event: dict,
     *,
     s3,
-    tools: ToolClient,
+    catalog: CatalogRepository,
     embedder: EmbeddingProvider,
     photos_for: Callable[[str], PhotoStore],
     notify: Callable[[str], None],
@@ -185,7 +185,7 @@ def handle_drop_event(
             key,
             lambda path, bucket=bucket, key=key: s3.download_file(bucket, key, str(path)),
             size=size,
-            tools=tools,
+            catalog=catalog,
             embedder=embedder,
             photos=photos_for(bucket),
         )

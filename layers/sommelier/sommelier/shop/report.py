@@ -14,7 +14,8 @@ from typing import Any
 from sommelier.agent.offline.reader import read_query
 from sommelier.catalog.labels import WINE_TYPE_RU
 from sommelier.config import env
-from sommelier.tools.client import ToolClient
+from sommelier.repositories.errors import PortError
+from sommelier.repositories.ports import ShopRepository
 
 # Price bands of the report, by the top of what a customer would pay (₽).
 PRICE_BANDS: tuple[tuple[float, str], ...] = (
@@ -142,11 +143,12 @@ def build_report(data: dict[str, Any], prices: tuple[float, float] | None = None
     )
 
 
-def fetch_report(tools: ToolClient, since: timedelta, now: datetime | None = None) -> WeeklyReport:
+def fetch_report(shop: ShopRepository, since: timedelta, now: datetime | None = None) -> WeeklyReport:
     until = now or datetime.now(UTC)
-    data = tools.call("report_data", {"since": (until - since).isoformat(), "until": until.isoformat()})
-    if "error" in data:
-        raise ReportError(f"the report's figures could not be read: {data['error']}")
+    try:
+        data = shop.report_data((until - since).isoformat(), until.isoformat())
+    except PortError as exc:
+        raise ReportError(f"the report's figures could not be read: {exc}") from exc
     return build_report(data)
 
 

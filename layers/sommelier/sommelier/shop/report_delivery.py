@@ -11,10 +11,10 @@ import logging
 from datetime import timedelta
 
 from sommelier.config import env
+from sommelier.repositories.ports import ShopRepository
 from sommelier.shop.report import ReportError, WeeklyReport, fetch_report, report_chart, report_text
 from sommelier.telegram.client import TelegramClient
 from sommelier.telegram.render import split_text
-from sommelier.tools.client import ToolClient
 
 logger = logging.getLogger(__name__)
 
@@ -24,15 +24,15 @@ SENT = "Отчёт за 7 дней — выше."
 FAILED = "Не получилось собрать отчёт: {reason}"
 
 
-def send_report(tools: ToolClient, client: TelegramClient, chat_id: int, since: timedelta = WEEK) -> WeeklyReport:
-    report = fetch_report(tools, since)
+def send_report(shop: ShopRepository, client: TelegramClient, chat_id: int, since: timedelta = WEEK) -> WeeklyReport:
+    report = fetch_report(shop, since)
     client.send_photo(chat_id, report_chart(report), filename="report.png")
     for chunk in split_text(report_text(report)):
         client.send_message(chat_id, chunk)
     return report
 
 
-def request_report(chat_id: int, tools: ToolClient) -> str:
+def request_report(chat_id: int, shop: ShopRepository) -> str:
     """Start the report for this chat; the answer is what to tell the admin right now."""
     function = env("REPORT_FUNCTION_NAME")
     try:
@@ -46,14 +46,14 @@ def request_report(chat_id: int, tools: ToolClient) -> str:
         from sommelier.config import load_settings
 
         with TelegramClient.from_settings(load_settings()) as client:
-            send_report(tools, client, chat_id)
+            send_report(shop, client, chat_id)
         return SENT
     except Exception as exc:  # the admin gets the reason in the chat, never a stack trace
         logger.warning("report not sent: %s", exc)
         return FAILED.format(reason=str(exc)[:300] or type(exc).__name__)
 
 
-def scheduled_report(event: dict, tools: ToolClient) -> dict:
+def scheduled_report(event: dict, shop: ShopRepository) -> dict:
     """The report function's job: every Monday (an empty event) or on /report ({"chat_id": the admin chat})."""
     from sommelier.config import load_settings
     from sommelier.shop.admin import admin_chat_id
@@ -72,7 +72,7 @@ def scheduled_report(event: dict, tools: ToolClient) -> dict:
         return {"sent": False, "reason": "only the admin chat gets the report"}
     try:
         with TelegramClient.from_settings(load_settings()) as client:
-            report = send_report(tools, client, chat)
+            report = send_report(shop, client, chat)
     except ReportError as exc:  # the figures could not be read, or LLM_PRICE_PER_MTOK is unreadable
         logger.error("weekly report not sent: %s", exc)
         return {"sent": False, "reason": str(exc)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from sommelier.bot.dialog import WELCOME, Reply
+from sommelier.repositories.errors import PortError
 from sommelier.shop import age_gate, privacy
 from sommelier.shop.admin import is_admin_chat, stats_text
 from sommelier.shop.cards import card_parts
@@ -36,7 +37,7 @@ def ask_age_first(turn: Turn, route: Route) -> Reply | None:
     if route.name in OPEN_ROUTES or turn.channel.operator or not age_gate.gate_enabled():
         return None
     user_id = turn.sender.user_id
-    if age_gate.gate_for(turn.tools).is_adult(user_id):
+    if age_gate.gate_for(turn.repositories.shop).is_adult(user_id):
         return None
     if turn.routed.kind == "callback":
         # A button (an old answer's, someone else's, an inline message's) only gets a toast: the question
@@ -62,7 +63,7 @@ def age_answered(turn: Turn) -> Reply | None:
     if answer.user_id != turn.sender.user_id:
         turn.channel.answer_callback(age_gate.NOT_YOURS)
         return None
-    if not age_gate.gate_for(turn.tools).record(answer.user_id, answer.adult):
+    if not age_gate.gate_for(turn.repositories.shop).record(answer.user_id, answer.adult):
         turn.channel.answer_callback("Не получилось сохранить ответ, попробуйте ещё раз")
         return None
     turn.channel.answer_callback(age_gate.THANKS if answer.adult else None)
@@ -72,7 +73,7 @@ def age_answered(turn: Turn) -> Reply | None:
         return Reply(parts=render_text(age_gate.REFUSAL))
     ref = wine_ref_from_start(answer.start_payload)
     if ref:
-        return Reply(parts=card_parts(turn.tools, ref))
+        return Reply(parts=card_parts(turn.repositories.shop, ref))
     return turn.dialog.start(turn.sender)
 
 
@@ -82,7 +83,7 @@ def start(turn: Turn) -> Reply:
     """`/start w_<sku or id>` (a shelf QR code) opens that wine's card; a plain /start is the welcome."""
     ref = wine_ref_from_start(turn.args)
     if ref:
-        return Reply(parts=card_parts(turn.tools, ref))
+        return Reply(parts=card_parts(turn.repositories.shop, ref))
     return turn.dialog.start(turn.sender)
 
 
@@ -112,12 +113,13 @@ def forget_answered(turn: Turn) -> Reply | None:
     if not answer.confirmed:
         turn.channel.answer_callback(None)
         return Reply(parts=render_text(privacy.KEPT))
-    result = turn.tools.call("forget_user", {"telegram_user_id": answer.user_id})
-    if "error" in result:
-        logger.warning("forget_user failed: %s", result["error"])
+    try:
+        turn.repositories.shop.forget_user(answer.user_id)
+    except PortError as exc:
+        logger.warning("forget_user failed: %s", exc)
         turn.channel.answer_callback(None)
         return Reply(parts=render_text(privacy.FAILED))
-    age_gate.gate_for(turn.tools).forget(answer.user_id)
+    age_gate.gate_for(turn.repositories.shop).forget(answer.user_id)
     turn.channel.answer_callback(None)
     return Reply(parts=render_text(privacy.FORGOTTEN))
 
@@ -127,9 +129,10 @@ def forget_answered(turn: Turn) -> Reply | None:
 def stats(turn: Turn) -> Reply | None:
     if not is_admin_chat(turn.routed.chat_id):
         return None  # not a command anywhere else
-    result = turn.tools.call("admin_stats", {})
-    if "error" in result:
-        return Reply(parts=render_text(f"Статистика недоступна: {result['error']}"))
+    try:
+        result = turn.repositories.shop.admin_stats()
+    except PortError as exc:
+        return Reply(parts=render_text(f"Статистика недоступна: {exc}"))
     return Reply(parts=render_text(stats_text(result)))
 
 
@@ -139,4 +142,4 @@ def report_now(turn: Turn) -> Reply | None:
         return None
     from sommelier.shop.report_delivery import request_report
 
-    return Reply(parts=render_text(request_report(turn.routed.chat_id, turn.tools)))
+    return Reply(parts=render_text(request_report(turn.routed.chat_id, turn.repositories.shop)))

@@ -1,4 +1,4 @@
-"""The agent consumer: one Telegram update → one turn → Telegram messages (DESIGN.md §10).
+"""The agent consumer: one Telegram update → one turn → Telegram messages (docs/architecture.md).
 
 Runs behind SQS FIFO in Lambda (handle_sqs), inline for `sommelier serve`, and for `sommelier poll`.
 """
@@ -16,6 +16,7 @@ from sommelier.bot.dialog import Dialog
 from sommelier.bot.runtime import Runtime, build_runtime
 from sommelier.config import env, env_int
 from sommelier.observability import record_event
+from sommelier.repositories.errors import PortError
 from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
 from sommelier.telegram.delivery import Sender as TelegramSender
 from sommelier.telegram.identity import BotUsername
@@ -125,7 +126,8 @@ class TelegramBot:
     ):
         self.runtime = runtime
         self.dialog: Dialog = runtime.dialog
-        self.tools = runtime.tools
+        self.repositories = runtime.repositories
+        self.chat = runtime.repositories.chat
         self.client = client
         self.plans = plans
         self.limiter = limiter
@@ -150,11 +152,15 @@ class TelegramBot:
 
     def wine_card(self, wine_id: str) -> dict[str, Any] | None:
         """One wine as the catalogue has it (with its photo), for a card sent while the answer streams."""
-        result = self.tools.call("get_wines", {"ids": [wine_id]})
-        return next(iter(result.get("wines") or []), None)
+        try:
+            wines = self.repositories.catalog.get_wines([wine_id])["wines"]
+        except PortError as exc:
+            logger.info("wine card not loaded: %s", exc)
+            return None
+        return next(iter(wines), None)
 
     def _cache_file_id(self, wine_id: str, file_id: str) -> None:
-        self.tools.call("cache_photo", {"wine_id": wine_id, "file_id": file_id})
+        self.chat.remember_photo(wine_id, file_id)  # Lambda mode: written by the next end_turn
 
     # ------------------------------------------------------------------ entry
     def process(self, update: dict[str, Any], attempt: int = 1) -> None:
@@ -251,7 +257,9 @@ class TelegramBot:
 
     # ------------------------------------------------------------------ planning a reply
     def _turn(self, routed: Routed) -> Turn:
-        return Turn(routed=routed, dialog=self.dialog, tools=self.tools, channel=TelegramChannel(self, routed))
+        return Turn(
+            routed=routed, dialog=self.dialog, repositories=self.repositories, channel=TelegramChannel(self, routed)
+        )
 
     def _plan(self, routed: Routed) -> tuple[list[Outgoing] | None, ProgressiveReply | None]:
         """The reply's parts, and the progressive reply that sent some of them while the answer streamed."""
@@ -266,9 +274,10 @@ class TelegramBot:
         return reply.parts, progress
 
     def set_active(self, routed: Routed, active: bool) -> None:
-        result = self.tools.call("set_user_active", {"chat_id": routed.chat_id, "active": active})
-        if "error" in result:
-            logger.warning("could not mark chat %s active=%s: %s", routed.chat_id, active, result["error"])
+        try:
+            self.chat.set_active(routed.chat_id, active)
+        except PortError as exc:
+            logger.warning("could not mark chat %s active=%s: %s", routed.chat_id, active, exc)
 
     def _apologise(self, routed: Routed, key: str) -> None:
         """The last attempt failed: one apology (never repeated), then the message goes to the DLQ."""

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from sommelier.bot.dialog import Reply, Sender
+from sommelier.bot.dialog import Author, Reply
 from sommelier.telegram.render import feedback_keyboard, parse_callback_data, render_text
 from sommelier.telegram.state import RateDecision
 from sommelier.telegram.updates import Kind, Routed
@@ -31,7 +31,7 @@ from sommelier.telegram.updates import Kind, Routed
 if TYPE_CHECKING:
     from sommelier.agent.progress import AnswerListener
     from sommelier.bot.dialog import Dialog
-    from sommelier.tools.client import ToolClient
+    from sommelier.repositories.adapters import Repositories
 
 logger = logging.getLogger(__name__)
 
@@ -67,14 +67,14 @@ class Turn:
 
     routed: Routed
     dialog: Dialog
-    tools: ToolClient
+    repositories: Repositories
     channel: Channel
 
     @property
-    def sender(self) -> Sender:
+    def sender(self) -> Author:
         user = self.routed.user
         chat_id = self.routed.chat_id or 0
-        return Sender(
+        return Author(
             user_id=user.id if user else chat_id,
             chat_id=chat_id,
             username=user.username if user else None,

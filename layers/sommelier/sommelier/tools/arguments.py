@@ -1,4 +1,5 @@
-"""Validation of tool arguments, per DESIGN.md §5 and the seeds/002 rules.
+"""The tool arguments, defined once: the dataclasses below are both the LLM's JSON schema
+(tools/registry.py) and what the tool function validates.
 
 - A value of the wrong type is a clear error (the model can correct its call).
 - An enum value outside the enum is ignored and left out of `filters_applied`.
@@ -10,12 +11,13 @@ from __future__ import annotations
 
 import math
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from sommelier.catalog.labels import SWEETNESS_LEVELS, WINE_TYPES
 from sommelier.config import EMBEDDING_DIMENSIONS
 from sommelier.language import enum_words, normalize
+from sommelier.repositories.errors import InvalidArgument
 
 MAX_FILTER_TEXT = 200
 MAX_QUERY_TEXT = 1000
@@ -24,22 +26,38 @@ MAX_LIMIT = 20
 MAX_IDS = 200
 
 
-class ArgumentError(ValueError):
+class ArgumentError(InvalidArgument):
     """The arguments can't be used; the message is shown to the caller as {"error": ...}."""
+
+
+def llm_parameter(description: str, *, enum: tuple[str, ...] | None = None, required: bool = False) -> Any:
+    """A dataclass field the LLM sees: its JSON schema comes from the field (tools/registry.py)."""
+    return field(default=None, metadata={"llm": {"description": description, "enum": enum, "required": required}})
 
 
 @dataclass
 class SearchFilters:
-    wine_type: str | None = None
-    sweetness: str | None = None
-    grape_variety: str | None = None
-    price_min: float | None = None
-    price_max: float | None = None
-    country: str | None = None
-    region: str | None = None
-    food_pairing: str | None = None
+    """search_wines' arguments: the fields with `llm_parameter` are its JSON schema; the rest are the caller's."""
+
+    wine_type: str | None = llm_parameter("Тип вина", enum=WINE_TYPES)
+    sweetness: str | None = llm_parameter("Сладость вина", enum=SWEETNESS_LEVELS)
+    grape_variety: str | None = llm_parameter("Сорт винограда (например: Мальбек, Каберне Совиньон, Рислинг)")
+    price_min: float | None = llm_parameter("Минимальная цена в рублях")
+    price_max: float | None = llm_parameter("Максимальная цена в рублях")
+    country: str | None = llm_parameter("Страна производства (например: Аргентина, Италия, Россия)")
+    region: str | None = llm_parameter("Регион производства (например: Тоскана, Мендоса)")
+    food_pairing: str | None = llm_parameter("Блюдо для сочетания (например: стейк, рыба, сыр)")
     limit: int = DEFAULT_LIMIT
     exclude_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SemanticSearchParameters:
+    """semantic_search's LLM-visible arguments (its JSON schema); the caller adds the embedding."""
+
+    query: str | None = llm_parameter("Текстовое описание желаемого вина на естественном языке", required=True)
+    wine_type: str | None = llm_parameter("Дополнительный фильтр по типу вина (опционально)", enum=WINE_TYPES)
+    price_max: float | None = llm_parameter("Дополнительный фильтр по максимальной цене (опционально)")
 
 
 @dataclass
@@ -77,7 +95,7 @@ def optional_text(args: dict[str, Any], name: str, max_length: int = MAX_FILTER_
 def _enum(args: dict[str, Any], name: str, allowed: tuple[str, ...], synonyms: dict[str, str]) -> str | None:
     value = args.get(name)
     if value is None or not isinstance(value, str):
-        return None  # invalid enum values are ignored, not errors (seeds/002 rule 2)
+        return None  # an enum value outside the enum is ignored, not an error
     key = value.strip().lower()
     key = synonyms.get(key, synonyms.get(normalize(key), key))
     return key if key in allowed else None
@@ -133,22 +151,27 @@ def uuid_list(args: dict[str, Any], name: str, *, required: bool = False) -> lis
     return list(dict.fromkeys(ids))
 
 
+def _field_value(args: dict[str, Any], name: str, annotation: Any) -> Any:
+    """Validate one argument by its declared type (the dataclass field is the definition)."""
+    if name == "wine_type":
+        return _enum(args, name, WINE_TYPES, enum_words("wine_types"))
+    if name == "sweetness":
+        return _enum(args, name, SWEETNESS_LEVELS, enum_words("sweetness"))
+    if name == "limit":
+        return optional_limit(args)
+    if name == "exclude_ids":
+        return uuid_list(args, name)
+    if "float" in str(annotation):  # a price
+        return optional_price(args, name)
+    return optional_text(args, name)
+
+
 def search_filters(arguments: Any) -> SearchFilters:
     args = require_object(arguments)
-    filters = SearchFilters(
-        wine_type=_enum(args, "wine_type", WINE_TYPES, enum_words("wine_types")),
-        sweetness=_enum(args, "sweetness", SWEETNESS_LEVELS, enum_words("sweetness")),
-        grape_variety=optional_text(args, "grape_variety"),
-        price_min=optional_price(args, "price_min"),
-        price_max=optional_price(args, "price_max"),
-        country=optional_text(args, "country"),
-        region=optional_text(args, "region"),
-        food_pairing=optional_text(args, "food_pairing"),
-        limit=optional_limit(args),
-        exclude_ids=uuid_list(args, "exclude_ids"),
-    )
+    values = {f.name: _field_value(args, f.name, f.type) for f in fields(SearchFilters)}
+    filters = SearchFilters(**{name: value for name, value in values.items() if value is not None})
     if filters.price_min is not None and filters.price_max is not None and filters.price_min > filters.price_max:
-        filters.price_min = None  # seeds/002 rule 3
+        filters.price_min = None  # a reversed range: the upper bound is what the customer means
     return filters
 
 
@@ -178,8 +201,9 @@ def semantic_request(arguments: Any) -> SemanticRequest:
     model = optional_text(args, "embedding_model")
     if not model:
         raise ArgumentError("embedding_model is required: the name of the model that made the embedding")
-    # semantic_search's schema has only wine_type and price_max; the rest are ignored.
-    narrowed = {key: args[key] for key in ("wine_type", "price_max", "limit", "exclude_ids") if key in args}
+    # Only the filters in semantic_search's schema apply (and the caller's limit and exclusions).
+    allowed = {f.name for f in fields(SemanticSearchParameters)} - {"query"} | {"limit", "exclude_ids"}
+    narrowed = {key: args[key] for key in allowed if key in args}
     return SemanticRequest(query=query, embedding=vector, embedding_model=model, filters=search_filters(narrowed))
 
 

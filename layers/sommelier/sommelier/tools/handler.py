@@ -1,46 +1,26 @@
-"""The tool function's contract: {"tool": name, "arguments": {...}} → a JSON object. Never raises."""
+"""The tool function's contract: {"tool": name, "arguments": {...}} → a JSON object. Never raises.
+
+Failures answer {"error": ...} (plus "retryable" or "not_found"), the wire form of the port errors.
+`run_tools` runs several LLM tool calls in one invocation: {"calls": [{"tool", "arguments"}, ...]}.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
 from typing import Any
 
-import psycopg
-
-from sommelier.db.pool import Database, default_database, refresh_default_database
-from sommelier.embeddings.port import ModelMismatchError
-from sommelier.tools import data_ops, search, shop_ops
-from sommelier.tools.arguments import ArgumentError, search_filters, semantic_request
+from sommelier.db.pool import Database
+from sommelier.repositories.errors import NotFound, PortError
+from sommelier.repositories.operations import LLM_OPERATIONS, OPERATIONS, run_operation
+from sommelier.tools.arguments import ArgumentError, require_object
 
 logger = logging.getLogger(__name__)
 
 MAX_EVENT_BYTES = 5_000_000  # Lambda's synchronous payload limit is 6 MB
-
-Operation = Callable[[psycopg.Connection, Any], dict[str, Any]]
-
-OPERATIONS: dict[str, Operation] = {
-    "search_wines": lambda conn, args: search.search_wines(conn, search_filters(args)),
-    "semantic_search": lambda conn, args: search.semantic_search(conn, semantic_request(args)),
-    "get_wines": data_ops.get_wines,
-    "get_list": data_ops.get_list,
-    "load_history": data_ops.load_history,
-    "save_turn": data_ops.save_turn,
-    "reset_history": data_ops.reset_history,
-    "upsert_user": data_ops.upsert_user,
-    "set_user_active": data_ops.set_user_active,
-    "chat_state": data_ops.chat_state,
-    "cache_photo": data_ops.cache_photo,
-    "save_feedback": data_ops.save_feedback,
-    "catalog_stats": data_ops.catalog_stats,
-    "export_wines": data_ops.export_wines,
-    "list_wines": data_ops.list_wines,
-    "import_wines": data_ops.import_wines,
-    "update_embeddings": data_ops.update_embeddings,
-    "embedding_texts": data_ops.embedding_texts,
-    **shop_ops.OPERATIONS,
-}
+MAX_BATCH = 8
+BATCH = "run_tools"
+KNOWN = sorted([*OPERATIONS, BATCH])
 
 
 def _decode(event: Any) -> tuple[str, Any]:
@@ -54,10 +34,9 @@ def _decode(event: Any) -> tuple[str, Any]:
     if not isinstance(event, dict):
         raise ArgumentError('the request must be an object: {"tool": "<name>", "arguments": {...}}')
     name = event.get("tool")
-    if not isinstance(name, str) or name not in OPERATIONS:
-        known = ", ".join(sorted(OPERATIONS))
+    if not isinstance(name, str) or name not in KNOWN:
         shown = name[:60] if isinstance(name, str) else name
-        raise ArgumentError(f"unknown tool {shown!r}; known tools: {known}")
+        raise NotFound(f"unknown tool {shown!r}; known tools: {', '.join(KNOWN)}")
     arguments = event.get("arguments", {})
     if isinstance(arguments, str):  # LLMs send arguments as a JSON string
         try:
@@ -68,35 +47,39 @@ def _decode(event: Any) -> tuple[str, Any]:
 
 
 def handle(event: Any, database: Database | None = None) -> dict[str, Any]:
-    """Run one tool call. Bad input and failures answer {"error": ...}; nothing raises."""
+    """Run one tool call (or a batch of LLM tool calls). Bad input and failures answer {"error": ...}."""
     try:
         name, arguments = _decode(event)
-    except ArgumentError as exc:
-        return {"error": str(exc)}
+    except PortError as exc:
+        return exc.as_payload()
+    if name == BATCH:
+        return _batch(arguments, database)
+    return _run(name, arguments, database)
+
+
+def _run(name: str, arguments: Any, database: Database | None) -> dict[str, Any]:
     try:
-        db = database or default_database()
-        with db.connection() as conn:
-            return OPERATIONS[name](conn, arguments)
-    except (ArgumentError, ModelMismatchError) as exc:
-        return {"error": str(exc)}
-    except psycopg.errors.CheckViolation as exc:
-        return {"error": f"{name}: a value is out of the allowed range ({exc.diag.constraint_name})"}
-    except psycopg.errors.DataError as exc:
-        return {"error": f"{name}: invalid value ({exc.diag.message_primary})"}
-    except (psycopg.OperationalError, psycopg.errors.QueryCanceled) as exc:
-        logger.warning("database unavailable for %s: %s", name, exc)
-        if database is None and isinstance(exc, psycopg.OperationalError):
-            _refresh_credentials()
-        return {"error": "the wine database is temporarily unavailable; try again shortly", "retryable": True}
+        return run_operation(database, name, arguments)
+    except PortError as exc:
+        return exc.as_payload()
     except Exception:  # the contract: the caller always gets JSON
         logger.exception("tool %s failed", name)
-        return {"error": f"{name} failed because of an internal error"}
+        return {"error": f"{name} failed because of an internal error", "internal": True}
 
 
-def _refresh_credentials() -> None:
-    """A changed database password makes every new connection fail until the secret is read again."""
+def _batch(arguments: Any, database: Database | None) -> dict[str, Any]:
+    """Each call answers on its own: one failed search doesn't fail the others."""
     try:
-        if refresh_default_database():
-            logger.warning("the database secret changed; reconnecting with the new credentials")
-    except Exception as exc:  # the answer is already an error; this is a best effort for the next call
-        logger.warning("could not re-read the database secret: %s", type(exc).__name__)
+        calls = require_object(arguments).get("calls")
+        if not isinstance(calls, list) or not 0 < len(calls) <= MAX_BATCH:
+            raise ArgumentError(f"calls must be a list of 1 to {MAX_BATCH} LLM tool calls")
+    except PortError as exc:
+        return exc.as_payload()
+    results = []
+    for call in calls:
+        name = call.get("tool") if isinstance(call, dict) else None
+        if name not in LLM_OPERATIONS:
+            results.append(NotFound(f"run_tools runs only {', '.join(LLM_OPERATIONS)}").as_payload())
+            continue
+        results.append(_run(name, call.get("arguments", {}), database))
+    return {"results": results}

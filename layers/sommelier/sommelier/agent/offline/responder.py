@@ -1,4 +1,4 @@
-"""The offline responder (DESIGN.md §8): rules instead of an LLM, the same tools, a valid answer.
+"""The offline responder: rules instead of an LLM, the same tools, a valid answer.
 
 One turn:
 
@@ -32,9 +32,10 @@ from sommelier.agent.models import SommelierResponse
 from sommelier.agent.offline import writer
 from sommelier.agent.offline.reader import REGION_COUNTRY, QueryIntent, describe_filters, read_query
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
+from sommelier.repositories.errors import PortError
+from sommelier.repositories.ports import CatalogRepository
 from sommelier.text import normalize
 from sommelier.tools import matching
-from sommelier.tools.client import ToolClient
 
 logger = logging.getLogger(__name__)
 
@@ -116,8 +117,8 @@ def satisfies(wine: dict[str, Any], filters: dict[str, Any], *, soft: bool = Tru
 
 
 class OfflineResponder:
-    def __init__(self, tools: ToolClient, embedder: EmbeddingProvider):
-        self.tools = tools
+    def __init__(self, catalog: CatalogRepository, embedder: EmbeddingProvider):
+        self.catalog = catalog
         self.embedder = embedder
 
     # ----------------------------------------------------------------- entry point
@@ -220,8 +221,15 @@ class OfflineResponder:
     def _call(self, turn: _Turn, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         record: dict[str, Any] = {"name": name, "arguments": {k: v for k, v in arguments.items() if k != "embedding"}}
         turn.calls.append(record)
+        operations = {
+            "search_wines": self.catalog.search_wines,
+            "semantic_search": self.catalog.semantic_search,
+            "get_wines": lambda args: self.catalog.get_wines(args["ids"]),
+        }
         try:
-            result = self.tools.call(name, arguments)
+            result = operations[name](arguments)
+        except PortError as exc:
+            result = {"error": str(exc)}
         except Exception as exc:  # a misbehaving adapter: treat as a tool error
             result = {"error": f"{name} failed: {type(exc).__name__}"}
         if not isinstance(result, dict):

@@ -1,7 +1,7 @@
 """Data operations of the shop's duties (issue 19): the age answer, forgetting a customer, message
 retention, wine cards for deep links, and the figures of the weekly report.
 
-Same contract as data_ops: validated JSON arguments in, a JSON-ready dict out.
+Same contract as sql_chat and sql_catalog: validated JSON arguments in, a JSON-ready dict out.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from sommelier.repositories.sql_catalog import _full_wine
+from sommelier.repositories.sql_chat import _telegram_id
 from sommelier.tools.arguments import ArgumentError, optional_text, require_object
-from sommelier.tools.data_ops import _full_wine, _telegram_id
 from sommelier.tools.search import TYPICAL_PRICE_ORDER, WINE_COLUMNS
 
 MAX_RETENTION_DAYS = 3650
