@@ -126,7 +126,7 @@ def run_behaviour(
     from sommelier.agent.llm import OpenAIChat
     from sommelier.agent.loop import SommelierAgent, TurnRequest
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.tools.client import InProcessTools
+    from sommelier.repositories.adapters import in_process_repositories
 
     from tests.fakes.openai_server import FakeOpenAI
     from tests.fakes.provider_behaviours import BEHAVIOURS
@@ -147,7 +147,7 @@ def run_behaviour(
             **{k: v for k, v in options.items() if k in accepted},
         )
         has_deadline = "deadline" in {f.name for f in dataclasses.fields(TurnRequest)}
-        agent = SommelierAgent(tools=InProcessTools(database), embedder=LocalHashingEmbeddings(), llm=llm)
+        agent = SommelierAgent(repositories=in_process_repositories(database), embedder=LocalHashingEmbeddings(), llm=llm)
         for index, (query, wine_type) in enumerate(queries):
             before = len(fake.chat_requests)
             budget = behaviour.budget_s * scale
@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         from sommelier.db.pool import Database
         from sommelier.embeddings.local import LocalHashingEmbeddings
         from sommelier.storage.photos import LocalPhotoStore
-        from sommelier.tools.client import InProcessTools
+        from sommelier.repositories.adapters import in_process_repositories
 
         database = Database(url)
         import tempfile
@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as photos:
             import_catalog(
                 ROOT / "data" / "catalog" / "wines.json",
-                tools=InProcessTools(database),
+                catalog=in_process_repositories(database).catalog,
                 embedder=LocalHashingEmbeddings(),
                 photos=LocalPhotoStore(Path(photos)),
             )
