@@ -147,7 +147,9 @@ def run_behaviour(
             **{k: v for k, v in options.items() if k in accepted},
         )
         has_deadline = "deadline" in {f.name for f in dataclasses.fields(TurnRequest)}
-        agent = SommelierAgent(repositories=in_process_repositories(database), embedder=LocalHashingEmbeddings(), llm=llm)
+        agent = SommelierAgent(
+            repositories=in_process_repositories(database), embedder=LocalHashingEmbeddings(), llm=llm
+        )
         for index, (query, wine_type) in enumerate(queries):
             before = len(fake.chat_requests)
             budget = behaviour.budget_s * scale
@@ -302,8 +304,8 @@ def main(argv: list[str] | None = None) -> int:
         from sommelier.catalog.importer import import_catalog
         from sommelier.db.pool import Database
         from sommelier.embeddings.local import LocalHashingEmbeddings
-        from sommelier.storage.photos import LocalPhotoStore
         from sommelier.repositories.adapters import in_process_repositories
+        from sommelier.storage.photos import LocalPhotoStore
 
         database = Database(url)
         import tempfile

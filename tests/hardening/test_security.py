@@ -697,18 +697,6 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
             "photos": [{"wine_id": wine_ids[1], "file_id": "AgAD-app-user-2"}],
         },
     }
-    calls.update(
-        {
-            "get_age_answer": {"telegram_user_id": 1},
-            "save_age_answer": {"telegram_user_id": 1, "is_adult": True},
-            "find_wines": {"refs": [wine_ids[0]]},
-            "wine_card": {"ref": wine_ids[0]},
-            "report_data": {"since": "2026-01-01T00:00:00+00:00", "until": "2026-01-08T00:00:00+00:00"},
-            "admin_stats": {},
-            "purge_old_messages": {"days": 30},
-            "forget_user": {"telegram_user_id": 1},
-        }
-    )
     assert set(calls) == set(OPERATIONS)
     answers = {tool: handle({"tool": tool, "arguments": args}, database) for tool, args in calls.items()}
     assert {tool: a["error"] for tool, a in answers.items() if "error" in a} == {}
