@@ -832,7 +832,7 @@ def test_replace_in_several_chunks_keeps_every_chunk(fresh_db, tmp_path, shipped
     write_json_one_per_line(tmp_path / "chunks.json", items)
     report = import_catalog(
         tmp_path / "chunks.json",
-        tools=InProcessTools(fresh_db),
+        catalog=in_process_repositories(fresh_db).catalog,
         embedder=LocalHashingEmbeddings(),
         photos=LocalPhotoStore(tmp_path / "store"),
         replace=True,
