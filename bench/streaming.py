@@ -228,7 +228,9 @@ def _run_mode(
         reset_default_database()
         bot = consumer.default_bot()
         if mode == "langchain":
-            bot.dialog = LangChainDialog(bot.dialog, _langchain_agent(fake_llm.base_url, bot.runtime.repositories.chat.database))
+            bot.dialog = LangChainDialog(
+                bot.dialog, _langchain_agent(fake_llm.base_url, bot.runtime.repositories.chat.database)
+            )
         server, workers = build_local_server(workers=2)
         server.start()
         url = f"{server.url}{webhook_path()}"
