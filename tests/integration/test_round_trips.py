@@ -1,0 +1,83 @@
+"""Tool-function round trips per turn, through the real Lambda-invoke adapter and boto3 against a local
+invoke endpoint that serves the real handler: a recommendation turn is begin_turn, the model's tool
+calls (one invocation per round), end_turn. Photo ids learned while delivering ride on the next end_turn."""
+
+from __future__ import annotations
+
+import json
+
+from sommelier.bot.dialog import Author
+from sommelier.bot.runtime import build_runtime
+from sommelier.repositories.adapters import lambda_repositories
+from sommelier.tools.handler import handle
+
+from tests.bot_harness import configure_llm
+from tests.fakes.lambda_invoke import LocalLambda
+from tests.fakes.openai_server import reply, tool_calls
+from tests.hardening.support import tool_results
+
+ANNA = Author(user_id=5150001, chat_id=5150001, first_name="Анна")
+
+
+def two_searches_then_answer(body: dict):
+    """A model that asks for two searches at once, then recommends the first wine they found."""
+    results = tool_results(body)
+    if body.get("tools") and not results:
+        return tool_calls(
+            ("search_wines", {"wine_type": "red", "food_pairing": "стейк"}),
+            ("semantic_search", {"query": "насыщенное красное к мясу"}),
+        )
+    wine = next(w for r in results for w in r.get("wines", []))
+    answer = {
+        "response_type": "recommendation",
+        "intro": "К стейку подойдёт это вино.",
+        "wines": [{"wine_id": wine["id"], "wine_name": wine["name"], "description": "Плотное и сочное."}],
+        "closing": "Подобрать ещё?",
+        "guard_type": None,
+    }
+    return reply(json.dumps(answer, ensure_ascii=False))
+
+
+def lambda_runtime(local: LocalLambda):
+    return build_runtime(repositories=lambda_repositories(local.function_name, client=local.client()))
+
+
+def test_a_recommendation_turn_makes_three_invocations(fresh_db, llm, monkeypatch):
+    configure_llm(monkeypatch, llm)
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    llm.default = two_searches_then_answer
+    with LocalLambda("wine-tools", lambda event: handle(event, fresh_db)) as local:
+        runtime = lambda_runtime(local)
+        turn = runtime.dialog.message(ANNA, "красное сухое к стейку", update_id=1).turn
+    assert turn is not None and turn.metadata["mode"] == "llm", turn.metadata
+    assert local.invocations == ["begin_turn", "run_tools", "end_turn"]
+    assert turn.metadata["tool_function_calls"] == len(local.invocations) == 3
+    assert turn.saved and turn.wines, "saved and the shown wine loaded for rendering in end_turn"
+
+
+def test_photo_ids_learned_while_delivering_ride_on_the_next_end_turn(fresh_db, llm, monkeypatch):
+    configure_llm(monkeypatch, llm)
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    llm.default = two_searches_then_answer
+    with LocalLambda("wine-tools", lambda event: handle(event, fresh_db)) as local:
+        runtime = lambda_runtime(local)
+        first = runtime.dialog.message(ANNA, "красное сухое к стейку", update_id=1).turn
+        wine_id = next(iter(first.wines))
+        runtime.repositories.chat.remember_photo(wine_id, "AgACAgIAAxkBAAIBfile")  # what delivery does
+        assert local.invocations == ["begin_turn", "run_tools", "end_turn"], "no round trip for the photo id"
+        second = runtime.dialog.message(ANNA, "а ещё?", update_id=2).turn
+    assert second.metadata["tool_function_calls"] == 3
+    with fresh_db.connection() as conn:
+        cached = conn.execute("SELECT telegram_file_id FROM wines WHERE id = %s", (wine_id,)).fetchone()[0]
+    assert cached == "AgACAgIAAxkBAAIBfile"
+
+
+def test_an_unreachable_tool_function_is_a_retryable_failure_and_the_turn_still_answers(llm, monkeypatch):
+    configure_llm(monkeypatch, llm)
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    llm.default = two_searches_then_answer
+    with LocalLambda("another-function", lambda event: {}) as local:  # every call: function not found
+        runtime = build_runtime(repositories=lambda_repositories("wine-tools", client=local.client()))
+        turn = runtime.dialog.message(ANNA, "красное сухое к стейку", update_id=1).turn
+    assert turn is not None and turn.saved is None
+    assert turn.metadata["mode"] in ("offline_fallback", "unavailable", "catalog_fallback"), turn.metadata
