@@ -1,1 +1,1 @@
-"""Benchmarks for sommelier (DESIGN.md §14). Run: python -m bench [--quick]."""
+"""Benchmarks for sommelier (docs/architecture.md). Run: python -m bench [--quick]."""

@@ -158,7 +158,7 @@ def _allowed_updates(properties: dict[str, Any]) -> list[str]:
 
 def _env(name: str) -> str | None:
     value = os.environ.get(name, "").strip()
-    return value or None  # an empty variable counts as unset (DESIGN.md section 3)
+    return value or None  # an empty variable counts as unset (docs/architecture.md)
 
 
 def _credentials() -> tuple[str, str]:

@@ -1,4 +1,4 @@
-"""Tool function: the only code with database credentials (DESIGN.md §1, §5)."""
+"""Tool function: the only code with database credentials (docs/architecture.md)."""
 
 from sommelier.handler_shell import HandlerShell
 from sommelier.tools.handler import handle

@@ -1,6 +1,6 @@
 """The whole golden set against the offline responder, on a private copy of the shipped catalogue.
 
-This is the evaluation's CI gate (CI runs only `make test`): the DESIGN.md §14 targets, plus floors
+This is the evaluation's CI gate (CI runs only `make test`): the docs/architecture.md targets, plus floors
 just under the offline responder's measured figures (eval/thresholds.json, `modes.offline`), so a
 regression in tool choice, filters, guards or recall fails the build.
 """

@@ -1,4 +1,4 @@
-"""`sommelier tool NAME 'JSON'` (DESIGN.md §12), run as a real subprocess against the test database."""
+"""`sommelier tool NAME 'JSON'` (docs/architecture.md), run as a real subprocess against the test database."""
 
 from __future__ import annotations
 

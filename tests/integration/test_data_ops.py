@@ -1,4 +1,4 @@
-"""The data operations the agent needs besides the two LLM tools (DESIGN.md §5), through handle()."""
+"""The data operations the agent needs besides the two LLM tools (docs/architecture.md), through handle()."""
 
 from __future__ import annotations
 

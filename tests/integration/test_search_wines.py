@@ -1,4 +1,4 @@
-"""search_wines against the shipped catalogue (DESIGN.md §5, seeds/002, docs/matching.md).
+"""search_wines against the shipped catalogue (docs/architecture.md, docs/matching.md).
 
 Every expectation is computed independently in plain Python from the catalogue file
 (`shipped_wines`), with small hand-written predicates. They spell out the intended rule

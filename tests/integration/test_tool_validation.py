@@ -1,4 +1,4 @@
-"""Validation of tool calls (DESIGN.md §5, seeds/002 "Validation Rules").
+"""Validation of tool calls (docs/architecture.md).
 
 Bad input never raises: the handler answers {"error": "..."} or ignores what the rules say to
 ignore. Hostile strings (SQL injection, LIKE wildcards, huge or odd unicode) in every text

@@ -1,4 +1,4 @@
-"""events/: the sample events are valid JSON of the right shapes (DESIGN.md §2, events/README.md)."""
+"""events/: the sample events are valid JSON of the right shapes (docs/architecture.md, events/README.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Structured answer parsing, grounding, history rendering and truncation (seeds/000, seeds/001)."""
+"""Structured answer parsing, grounding, history rendering and truncation (docs/architecture.md)."""
 
 from __future__ import annotations
 

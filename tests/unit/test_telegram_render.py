@@ -1,4 +1,4 @@
-"""render.py: seeds/000 mapping, Telegram limits (UTF-16, after entity parsing), escaping.
+"""render.py: the answer-to-messages mapping (docs/architecture.md §10), Telegram limits (UTF-16, after entity parsing), escaping.
 
 Every rendered part is also sent through the fake Bot API (strict HTML parser, real limits).
 """

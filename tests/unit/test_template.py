@@ -147,7 +147,7 @@ def test_parameters_have_descriptions_and_sane_defaults(template):
     assert parameters["DatabaseName"]["Default"] == "sommelier"
     assert str(parameters["AuroraMaxCapacity"]["Default"]) == "2"
     assert parameters["EmbeddingModel"]["Default"] == "text-embedding-3-small"
-    # Secrets are never template parameters in plain text (DESIGN.md section 3): a parameter
+    # Secrets are never template parameters in plain text (docs/architecture.md): a parameter
     # named like a secret is NoEcho, has no non-empty default, and feeds only the BotSecrets
     # secret (test_secret_parameters_feed_only_the_bot_secret).
     secret_like = {n for n in parameters if SECRET_NAME.search(n)}
@@ -481,7 +481,7 @@ def _strings(node):
 
 
 def test_telegram_functions_run_outside_the_vpc(resources):
-    """They reach Telegram and the LLM without a NAT gateway (DESIGN.md section 1)."""
+    """They reach Telegram and the LLM without a NAT gateway (docs/architecture.md)."""
     for name in TELEGRAM_FUNCTIONS:
         assert "VpcConfig" not in resources[name]["Properties"], name
         assert "DATABASE_SECRET_ARN" not in _variables(resources, name), name

@@ -1,4 +1,4 @@
-"""Configuration from environment variables (names are a contract: DESIGN.md §3).
+"""Configuration from environment variables (names are a contract: docs/architecture.md).
 
 An empty variable counts as unset everywhere, so `FOO=` in a shell or a template
 parameter left blank behaves like a missing one.

@@ -1,4 +1,4 @@
-"""Per-turn metrics (Powertools EMF), and optional Langfuse traces when its keys are set (DESIGN.md §11)."""
+"""Per-turn metrics (Powertools EMF), and optional Langfuse traces when its keys are set (docs/architecture.md)."""
 
 from __future__ import annotations
 

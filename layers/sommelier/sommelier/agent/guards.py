@@ -1,4 +1,4 @@
-"""The cheap pre-check (DESIGN.md §9): obvious prompt injections and social engineering, before any LLM spend.
+"""The cheap pre-check (docs/architecture.md): obvious prompt injections and social engineering, before any LLM spend.
 
 It fires on obvious attacks only. Ordinary wine questions that happen to say "система",
 "роль", "инструкция по хранению" or "игнорировать танины" pass; subtler attacks are the

@@ -1,4 +1,4 @@
-"""The structured answer (seeds/000) and the parse result (seeds/001)."""
+"""The structured answer and the parse result (docs/architecture.md §6)."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ RESPONSE_JSON_SCHEMA = {
 
 @dataclass
 class ParsedResponse:
-    """seeds/000: what the renderer consumes, from structured JSON or the legacy text format."""
+    """What the renderer consumes, from structured JSON or the legacy text format."""
 
     intro: str = ""
     wines: list[str] = field(default_factory=list)
@@ -125,7 +125,7 @@ class ParsedResponse:
 
 @dataclass
 class ParseResult:
-    """seeds/001: rendered text and wine ids on success, or an error to feed back to the model."""
+    """Rendered text and wine ids on success, or an error to feed back to the model."""
 
     text: str = ""
     wine_ids: list[str] = field(default_factory=list)

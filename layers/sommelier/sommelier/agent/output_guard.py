@@ -1,4 +1,4 @@
-"""The output-side guard (DESIGN.md §9): what the model says is checked before any of it reaches the user.
+"""The output-side guard (docs/architecture.md): what the model says is checked before any of it reaches the user.
 
 The pre-check (guards.py) stops obvious attacks on the way in; a subtler one may still talk the
 model into complying. So every final answer is checked on the way out, field by field (intro,
@@ -15,7 +15,7 @@ each wine description and name, closing). An answer is refused when it
   активирован");
 * shows raw JSON (an object key like ``{"intro":``) inside a text field.
 
-A refusal is an ordinary validation error: the agent feeds it back and asks again (seeds/001).
+A refusal is an ordinary validation error: the agent feeds it back and asks again (docs/architecture.md).
 When retries run out, a leak (the first three kinds) ends in the standard prompt-injection
 answer and the turn is not saved; raw JSON ends in the usual degraded answer.
 """

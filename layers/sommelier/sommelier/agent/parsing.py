@@ -1,4 +1,4 @@
-"""From the model's final text to a validated, grounded SommelierResponse (seeds/000, seeds/001)."""
+"""From the model's final text to a validated, grounded SommelierResponse (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def ground(response: SommelierResponse, found_wines: dict[str, dict[str, Any]]) 
 
 
 def answer_as_text(response: SommelierResponse) -> str:
-    """The answer as history text (seeds/000): intro, each wine, closing, separated by blank lines."""
+    """The answer as history text (docs/architecture.md): intro, each wine, closing, separated by blank lines."""
     blocks = [response.intro]
     blocks += [f"{w.wine_name}: {w.description}" for w in response.wines]
     blocks.append(response.closing)
@@ -89,7 +89,7 @@ def answer_as_text(response: SommelierResponse) -> str:
 
 
 def truncate_for_storage(text: str, limit: int = MAX_STORED_CHARS) -> str:
-    """seeds/001: cut at the last blank line within the limit, else the last '. ', else hard."""
+    """Cut at the last blank line within the limit, else the last '. ', else hard."""
     if len(text) <= limit:
         return text
     window = text[:limit]

@@ -1,4 +1,4 @@
-"""The unified Russian system prompt (seeds/004 R-005) and the per-turn user prompt."""
+"""The unified Russian system prompt (docs/architecture.md) and the per-turn user prompt."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`sommelier eval`: the recommendation-quality evaluation (DESIGN.md §14, eval/README.md).
+"""`sommelier eval`: the recommendation-quality evaluation (docs/architecture.md, eval/README.md).
 
 Runs the golden set through the real agent, against an OpenAI-compatible LLM (`--model`,
 `--base-url`, OPENAI_API_KEY) or the offline responder (`--offline`, the default without a key),

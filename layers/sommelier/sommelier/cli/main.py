@@ -1,4 +1,4 @@
-"""The `sommelier` command (DESIGN.md §12). Each subcommand lives in its own module."""
+"""The `sommelier` command (docs/architecture.md). Each subcommand lives in its own module."""
 
 from __future__ import annotations
 

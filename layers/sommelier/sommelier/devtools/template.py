@@ -6,7 +6,7 @@ template is read. SAM `Globals.Function` is merged into every function the way S
 scalars are defaults, environment variables are merged key by key (the function wins).
 
 Locally nothing of the stack exists, so an environment value that is an intrinsic function
-(a queue URL, a table name, a secret ARN, a parameter) resolves to "" - unset (DESIGN.md §3) -
+(a queue URL, a table name, a secret ARN, a parameter) resolves to "" - unset (docs/architecture.md) -
 and the code falls back to its in-process adapters: inline turns, in-process tools, no DynamoDB.
 """
 

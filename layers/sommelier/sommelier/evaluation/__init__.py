@@ -1,4 +1,4 @@
-"""The recommendation-quality evaluation (DESIGN.md §14, `sommelier eval`).
+"""The recommendation-quality evaluation (docs/architecture.md, `sommelier eval`).
 
 - `golden`: the Russian golden set in `eval/golden_set.json` (queries, expected behaviour, labels);
 - `recording`: decorators around the tool port and the chat LLM that record every call of a turn;

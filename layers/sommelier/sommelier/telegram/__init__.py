@@ -1,4 +1,4 @@
-"""Telegram: a small Bot API client, answer rendering, and idempotent delivery (DESIGN §10).
+"""Telegram: a small Bot API client, answer rendering, and idempotent delivery (docs/architecture.md).
 
 The names below are loaded on first use: the webhook imports `sommelier.telegram.ingress` and must
 not pay for the Bot API client (httpx2) or the renderer at its cold start.

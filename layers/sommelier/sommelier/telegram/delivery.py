@@ -5,7 +5,7 @@ half-way is retried, and a redelivery must not resend what already reached the c
 ``DeliveryLog`` records, per update key and part index, what was delivered; ``Sender`` skips
 those parts and marks each new part right after Telegram accepts it.
 
-Policy (DESIGN §10):
+Policy (docs/architecture.md):
 
 * HTML first; on "can't parse entities" the same part is resent as plain text.
 * Photos: cached file_id → presigned URL → upload of the bytes → a text message. A bad file

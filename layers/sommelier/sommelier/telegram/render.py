@@ -1,4 +1,4 @@
-"""SommelierResponse → Telegram messages (seeds/000 mapping, DESIGN §10).
+"""SommelierResponse → Telegram messages (docs/architecture.md).
 
 intro → text; each wine → photo with a caption (or text when it has no photo); closing → text
 with the 👍 / 👎 / «Ещё варианты» inline keyboard.

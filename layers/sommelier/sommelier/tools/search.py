@@ -43,7 +43,7 @@ def money(value: Decimal | float | int) -> int | float:
 
 
 def wine_for_tool(row: dict[str, Any]) -> dict[str, Any]:
-    """A wine in the seeds/002 response format, plus its id."""
+    """A wine as the two search tools answer it, plus its id."""
     region = ", ".join(part for part in (row["region"], row["country"]) if part)
     return {
         "id": str(row["id"]),

@@ -1,4 +1,4 @@
-"""The offline responder (DESIGN.md §8): rule-based reading, the same tools, its own Russian wording.
+"""The offline responder (docs/architecture.md): rule-based reading, the same tools, its own Russian wording.
 
 Used when the LLM fails, and for the whole bot when no API key is configured.
 """

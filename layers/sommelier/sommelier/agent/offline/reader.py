@@ -1,4 +1,4 @@
-"""A rule-based reading of a customer's message (DESIGN.md §8, the offline responder).
+"""A rule-based reading of a customer's message (docs/architecture.md, the offline responder).
 
 `read_query(text, previous)` turns a Russian (or English / transliterated) message into a
 `QueryIntent`: what kind of message it is, the `search_wines` filters it states, the mood
