@@ -121,3 +121,37 @@ def test_cards_never_open_with_the_colour_nor_repeat_a_sentence(responder, query
         assert not any(re.search(r"(?i)\bцвет\b", p) and len(p.split()) <= 12 for p in parts), parts
         sentences.extend(parts)
     assert len(sentences) == len(set(sentences)), sentences
+
+
+@pytest.mark.parametrize(
+    "request_text,reply,check",
+    [
+        # no red at all for 500 ₽: the bot names the nearest price and asks; «да» shows wines up to it
+        ("красное до 500 рублей", "да", lambda w, offered: w["wine_type"] == "red" and w["price_rub"] <= offered),
+        # no Georgian sparkling: «покажи» drops the filter the bot offered to drop
+        ("грузинское игристое", "покажи", lambda w, offered: w["wine_type"] == "sparkling"),
+    ],
+)
+def test_yes_to_the_bots_own_offer_shows_the_offered_wines(responder, request_text, reply, check):
+    first = responder.respond(request_text)
+    assert not first.response.wines and first.response.closing.endswith("?"), first.response
+    saved = first.response.closing or ""
+    history = [
+        {"role": "user", "content": request_text},
+        {"role": "assistant", "content": first.response.intro + " " + saved},
+    ]
+    prices = [int("".join(ch for ch in part if ch.isdigit())) for part in re.findall(r"\d[\d\s\u00a0\u202f]*₽", saved)]
+    answer = responder.respond(reply, history)
+    assert answer.response.response_type == "recommendation" and answer.response.wines, answer.response
+    found = {w["id"]: w for w in answer.found_wines}
+    for recommendation in answer.response.wines:
+        shown = found[recommendation.wine_id]
+        wine = BY_SKU_KEY[(shown["name"], shown["producer"], shown["vintage_year"])]
+        assert check(wine, prices[-1] if prices else 0), (reply, wine["name"])
+
+
+def test_a_bare_yes_without_an_offer_is_not_a_search(responder):
+    answer = responder.respond(
+        "да", [{"role": "user", "content": "привет"}, {"role": "assistant", "content": "Здравствуйте!"}]
+    )
+    assert not answer.response.wines

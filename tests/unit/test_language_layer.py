@@ -44,6 +44,7 @@ ALLOWED = {
     ("agent/offline/glossary.py", "ENTRIES"): "the glossary's answers and the words that ask for them",
     ("agent/offline/writer.py", "_INFO_CLOSINGS"): "closing questions of informational answers",
     ("bot/dialog.py", "SEASON_QUERIES"): "the /start greeting's seasonal search phrases",
+    ("agent/offline/writer.py", "OFFER_MARKERS"): "the writer's own offer sentences, read back from saved answers",
     # Known gap: the reader's regex grammar of style words (inflections, negations, slang such as
     # «сухач»); the enum spellings themselves live in wine_words.json.
     ("agent/offline/reader.py", "_SWEETNESS"): "regex grammar of style words (see above)",

@@ -22,6 +22,7 @@ One turn:
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -40,6 +41,11 @@ from sommelier.tools import matching
 logger = logging.getLogger(__name__)
 
 CANDIDATE_LIMIT = 10
+# A bare yes to the bot's own offer.
+_AFFIRMATIVE = re.compile(
+    r"(?:да|ага|угу|конечно|хорошо|ок|окей|ok|yes|давай(?:те)?|можно|го|"
+    r"(?:да[, ]+)?(?:покажи(?:те)?|показывай(?:те)?|поднимем|посмотрим|расширим|давай(?:те)?)(?: их| все)?)"
+)
 MAX_PICKS = 3
 MAX_EXCLUDED = 200
 RELAX_ORDER = ("food_pairing", "region", "grape_variety", "country")
@@ -158,6 +164,9 @@ class OfflineResponder:
 
         pairs = _pairs(history)
         previous, _, _ = self._replay(turn, pairs, resolve=False)
+        accepted = self._accepted_offer(text, history, previous)
+        if accepted is not None:
+            return self._recommend(turn, text, accepted, list(exclude_ids))
         intent = read_query(text, previous)
         chain: list[str] = []
         if intent.kind == "recommendation" and intent.follow_up:
@@ -184,6 +193,30 @@ class OfflineResponder:
         return self._recommend(turn, text, intent, exclude)
 
     # ----------------------------------------------------------------- history
+
+    @staticmethod
+    def _accepted_offer(text: str, history: list[dict], previous: QueryIntent | None) -> QueryIntent | None:
+        """«да», «покажи» after the bot's own «…Показать?»: the previous request without the filter the
+        offer named (the offer is read back from the saved answer, so it survives between turns)."""
+        if previous is None or not _AFFIRMATIVE.fullmatch(normalize(text).strip(" .!?,")):
+            return None
+        last = next((m for m in reversed(history) if isinstance(m, dict) and m.get("role") == "assistant"), None)
+        offer = writer.pending_offer(str((last or {}).get("content") or ""))
+        if offer is None:
+            return None
+        key, price = offer
+        filters = dict(previous.filters)
+        if key == "price_max" and price:
+            filters["price_max"] = price
+        elif key == "price_min" and price:
+            filters.pop("price_min", None)
+            filters["price_max"] = price
+        elif key == "price":
+            filters.pop("price_min", None)
+            filters.pop("price_max", None)
+        else:
+            filters.pop(key, None)
+        return replace(previous, filters=filters, follow_up=True, more=False, price_direction=None)
 
     def _replay(
         self, turn: _Turn, pairs: list[tuple[str, list[str]]], *, resolve: bool

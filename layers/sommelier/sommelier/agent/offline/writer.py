@@ -442,7 +442,11 @@ def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str, used: s
             reasons.append(_pick([f"цена {format_price(price)}", f"стоит {format_price(price)}"], query, wid, "price"))
     why = _cap("; ".join(reasons[:3])) + "." if reasons else ""
 
-    note = _note(wine, used if used is not None else set())
+    used = used if used is not None else set()
+    if why in used:  # two wines with the same price and pairing: say it once per answer
+        why = ""
+    used.update(p for p in (identity, why) if p)
+    note = _note(wine, used)
     text = " ".join(p for p in (identity, why, note) if p)
     if len(text) > MAX_DESCRIPTION:
         text = " ".join(p for p in (identity, why) if p)
@@ -607,6 +611,31 @@ def recommendation(
 
 
 _SWEETNESS_PLURAL = {"dry": "сухие", "semi_dry": "полусухие", "semi_sweet": "полусладкие", "sweet": "сладкие"}
+
+
+# The offers nothing_found makes, each recognisable in the saved answer by its fixed words: a "да" or
+# «покажи» to it takes the previous request without that filter (for a budget: up to the price named).
+OFFER_MARKERS: tuple[tuple[str, str], ...] = (
+    ("Поднимем бюджет?", "price_max"),
+    ("Посмотрим их?", "price_min"),
+    ("Попробуем другой бюджет?", "price"),
+    ("Если рассмотреть не только", "sweetness"),
+    ("Без условия по сорту", "grape_variety"),
+    ("Если рассмотреть вина не только из", "country"),
+    ("Если не ограничиваться этим регионом", "region"),
+    ("Без привязки к блюду", "food_pairing"),
+    ("Вина другого цвета", "wine_type"),
+)
+
+
+def pending_offer(answer_text: str) -> tuple[str, float | None] | None:
+    """The filter an earlier answer offered to drop, and the price it named, if it made an offer."""
+    for marker, key in OFFER_MARKERS:
+        if marker in answer_text:
+            prices = re.findall(r"(\d[\d\u00a0\u202f ]*\d|\d)\s*₽", answer_text)
+            price = float(re.sub(r"\D", "", prices[-1])) if prices else None
+            return key, price
+    return None
 
 
 def nothing_found(
