@@ -123,7 +123,7 @@ class _OverChat(_Runner):
     def save_feedback(
         self, *, chat_id: int, user_id: int, rating: int, message_id: int | None, wine_id: str | None = None
     ) -> dict[str, Any]:
-        arguments = {"chat_id": chat_id, "user_id": user_id, "message_id": message_id, "rating": rating}
+        arguments: dict[str, Any] = {"chat_id": chat_id, "user_id": user_id, "message_id": message_id, "rating": rating}
         if wine_id is not None:
             arguments["wine_id"] = wine_id
         return self._run("save_feedback", arguments)
