@@ -9,13 +9,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import cfnlint.decode as cfnlint_decode
 import psycopg
 import pytest
 from PIL import Image
 from sommelier.db.pool import reset_default_database
 from sommelier.tools.handler import handle
-
-cfnlint_decode = pytest.importorskip("cfnlint.decode")
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_CHAT = -100515151

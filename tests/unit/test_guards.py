@@ -112,12 +112,6 @@ def test_ordinary_wine_talk_passes(text):
     assert precheck(text) is None, (text, precheck(text))
 
 
-def test_counts():
-    assert len(INJECTIONS) + len(SOCIAL) >= 25
-    assert len(INJECTIONS) >= 12 and len(SOCIAL) >= 12
-    assert len(ORDINARY) >= 25
-
-
 def test_empty_text():
     assert precheck("") is None
     assert precheck("   ") is None

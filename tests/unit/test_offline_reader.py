@@ -362,8 +362,12 @@ def test_reader_never_fails_on_word_salad(parts, with_previous):
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
-def test_reader_never_fails_on_any_text(text):
-    read_query(text)
+def test_reader_reads_any_text_into_a_consistent_intent(text):
+    intent = read_query(text)
+    if intent.kind != "recommendation":
+        assert intent.filters == {}
+    if "price_min" in intent.filters and "price_max" in intent.filters:
+        assert intent.filters["price_min"] <= intent.filters["price_max"]
 
 
 @pytest.mark.parametrize(

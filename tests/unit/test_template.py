@@ -13,9 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cfnlint.decode as cfnlint_decode
 import pytest
-
-cfnlint_decode = pytest.importorskip("cfnlint.decode")
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
