@@ -141,3 +141,24 @@ def test_legacy_parser_heuristic_and_tags():
 def test_render_text_for_history():
     response = SommelierResponse.model_validate_json(answer())
     assert answer_as_text(response) == "Вот мой выбор.\n\nMalbec: Сочный мальбек к стейку.\n\nПодобрать ещё?"
+
+
+def test_the_response_format_schema_is_derived_from_the_model_in_strict_form():
+    from sommelier.agent.models import RESPONSE_JSON_SCHEMA, SommelierResponse
+
+    def objects(node):
+        if node.get("type") == "object":
+            yield node
+            for value in node["properties"].values():
+                yield from objects(value)
+        if node.get("type") == "array":
+            yield from objects(node["items"])
+
+    schema = RESPONSE_JSON_SCHEMA["schema"]
+    assert RESPONSE_JSON_SCHEMA["strict"] is True
+    assert set(schema["properties"]) == set(SommelierResponse.model_fields)
+    for node in objects(schema):
+        assert node["additionalProperties"] is False and node["required"] == list(node["properties"])
+    assert schema["properties"]["guard_type"]["type"] == ["string", "null"]
+    assert None in schema["properties"]["guard_type"]["enum"]
+    assert schema["properties"]["wines"]["items"]["properties"]["wine_id"]["type"] == ["string", "null"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -41,9 +41,9 @@ class SommelierResponse(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
     response_type: ResponseType
-    intro: str = Field(min_length=1, max_length=MAX_INTRO)
+    intro: str = Field(min_length=1, max_length=MAX_INTRO, description="1-2 предложения")
     wines: list[WineRecommendation] = Field(default_factory=list, max_length=MAX_WINES)
-    closing: str = Field(min_length=1, max_length=MAX_CLOSING)
+    closing: str = Field(min_length=1, max_length=MAX_CLOSING, description="вопрос или фраза для продолжения диалога")
     guard_type: GuardType | None = None
 
     @model_validator(mode="after")
@@ -65,39 +65,41 @@ class SommelierResponse(BaseModel):
         return [w.wine_id for w in self.wines if w.wine_id]
 
 
-# The schema sent as response_format (strict mode: every key required, nulls explicit).
-RESPONSE_JSON_SCHEMA = {
-    "name": "SommelierResponse",
-    "strict": True,
-    "schema": {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["response_type", "intro", "wines", "closing", "guard_type"],
-        "properties": {
-            "response_type": {"type": "string", "enum": ["recommendation", "informational", "off_topic"]},
-            "intro": {"type": "string", "description": "1-2 предложения"},
-            "wines": {
-                "type": "array",
-                "maxItems": MAX_WINES,
-                "items": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["wine_id", "wine_name", "description"],
-                    "properties": {
-                        "wine_id": {"type": ["string", "null"], "description": "id из результатов инструмента"},
-                        "wine_name": {"type": "string", "description": "имя вина точно как в каталоге"},
-                        "description": {"type": "string", "description": "2-3 предложения, почему подходит"},
-                    },
-                },
-            },
-            "closing": {"type": "string", "description": "вопрос или фраза для продолжения диалога"},
-            "guard_type": {
-                "type": ["string", "null"],
-                "enum": ["off_topic", "prompt_injection", "social_engineering", None],
-            },
-        },
-    },
-}
+def _strict(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """One node of pydantic's JSON schema in the strict structured-output form: every key required,
+    no extra keys, an optional value as an explicit null, and only the keywords strict mode accepts."""
+    if "$ref" in schema:
+        return _strict(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    if "anyOf" in schema:  # X | None
+        (option,) = [o for o in schema["anyOf"] if o.get("type") != "null"]
+        node = _strict(option, defs)
+        node["type"] = [node["type"], "null"]
+        if "enum" in node:
+            node["enum"] = [*node["enum"], None]
+        if "description" in schema:
+            node["description"] = schema["description"]
+        return node
+    if schema.get("type") == "object":
+        properties = {name: _strict(value, defs) for name, value in schema["properties"].items()}
+        return {"type": "object", "additionalProperties": False, "required": list(properties), "properties": properties}
+    node = {"type": schema.get("type", "string")}
+    if schema.get("type") == "array":
+        node["items"] = _strict(schema["items"], defs)
+        if "maxItems" in schema:
+            node["maxItems"] = schema["maxItems"]
+    for key in ("enum", "description"):
+        if key in schema:
+            node[key] = schema[key]
+    return node
+
+
+def response_json_schema() -> dict[str, Any]:
+    """The schema sent as response_format, derived from SommelierResponse (strict mode)."""
+    schema = SommelierResponse.model_json_schema()
+    return {"name": "SommelierResponse", "strict": True, "schema": _strict(schema, schema.get("$defs", {}))}
+
+
+RESPONSE_JSON_SCHEMA = response_json_schema()
 
 
 @dataclass
