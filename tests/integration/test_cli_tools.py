@@ -120,3 +120,11 @@ def test_missing_tool_name_is_a_usage_error(cli):
     done = cli("tool")
     assert done.returncode == 2
     assert "usage" in done.stderr.lower()
+
+
+def test_chat_once_json_reports_the_tool_function_calls(cli):
+    done = cli("chat", "--once", "красное сухое к стейку до 3000", "--json", extra_env={"EMBEDDING_PROVIDER": "local"})
+    assert done.returncode == 0, done.stderr
+    metadata = json.loads(done.stdout)["metadata"]
+    # begin_turn, the offline responder's searches, end_turn: counted per tool-function operation
+    assert isinstance(metadata["tool_function_calls"], int) and metadata["tool_function_calls"] >= 2, metadata
