@@ -233,7 +233,8 @@ def mutated_updates(draw) -> dict:
         path = draw(st.sampled_from(paths))
         action = draw(st.sampled_from(["delete", "replace"]))
         try:
-            update = _mutate(update, path, action, draw(replacement))
+            # a copy: the nasty constants are shared objects, and inserting one twice could make a cycle
+            update = _mutate(update, path, action, copy.deepcopy(draw(replacement)))
         except (KeyError, IndexError, TypeError):
             continue
     if not isinstance(update, dict):
