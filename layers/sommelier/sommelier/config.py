@@ -12,6 +12,7 @@ from pathlib import Path
 
 DEFAULT_LLM_MODEL = "anthropic/claude-sonnet-4"
 DEFAULT_OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
+LOCAL_MODEL_NAME = "local-ngram-hash-v2"  # the local hashing embeddings (embeddings/local.py)
 DEFAULT_TELEGRAM_API_BASE_URL = "https://api.telegram.org"
 EMBEDDING_DIMENSIONS = 1536
 
@@ -84,8 +85,6 @@ def load_settings() -> Settings:
     ).lower()
     if provider not in {"openai", "local"}:
         raise ValueError(f"EMBEDDING_PROVIDER must be 'openai' or 'local', got {provider!r}")
-    from sommelier.embeddings.local import LOCAL_MODEL_NAME  # local import keeps config import-light
-
     default_model = DEFAULT_OPENAI_EMBEDDING_MODEL if provider == "openai" else LOCAL_MODEL_NAME
     return Settings(
         database_url=env("DATABASE_URL"),

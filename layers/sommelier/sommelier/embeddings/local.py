@@ -18,11 +18,10 @@ from collections import Counter
 from collections.abc import Sequence
 
 from sommelier import language
-from sommelier.config import EMBEDDING_DIMENSIONS
+from sommelier.config import EMBEDDING_DIMENSIONS, LOCAL_MODEL_NAME
 from sommelier.text import stem, words
 
 # v2: Snowball stems (the language layer) instead of the hand-written suffix stripper; v1 vectors differ.
-LOCAL_MODEL_NAME = "local-ngram-hash-v2"
 
 _STEM_WEIGHT = 1.0
 _NGRAM_WEIGHT = 0.35
