@@ -52,7 +52,7 @@ def _git_revision() -> str | None:
     import subprocess  # nosec B404 - a fixed git command, no user input
 
     try:
-        done = subprocess.run(  # nosec B603 B607 - git from PATH, fixed arguments
+        done = subprocess.run(  # nosec B603, B607 - git from PATH, fixed arguments
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5, check=False
         )
     except (OSError, subprocess.SubprocessError):
