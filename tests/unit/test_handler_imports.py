@@ -24,6 +24,13 @@ NOT_IMPORTED = {
         "sommelier.telegram.client",
         "uvicorn",
     ),
+    # The agent: the openai SDK (~650 ms) loads with the first LLM client, the offline responder only when it answers.
+    "functions/webhook/agent.py": (
+        "openai",
+        "aiohttp",
+        "sommelier.agent.offline",
+        "sommelier.embeddings.openai_provider",
+    ),
     # The tool function: pydantic and the catalogue model only when an import arrives (~80 ms).
     "functions/wine_tools/app.py": ("openai", "pydantic", "sommelier.catalog.models", "numpy", "sommelier.agent"),
 }

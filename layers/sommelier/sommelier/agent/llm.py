@@ -16,10 +16,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx2
-import openai
 
 from sommelier.agent.capabilities import (
     MAX_OUTPUT_TOKENS,
@@ -33,6 +32,9 @@ from sommelier.agent.deadline import Deadline, env_seconds
 from sommelier.agent.provider_reply import normalise_message
 from sommelier.config import Settings, env, env_int
 from sommelier.tracing import subsegment
+
+if TYPE_CHECKING:  # the SDK itself loads on the first OpenAIChat (~650 ms a cold start without an LLM skips)
+    import openai
 
 logger = logging.getLogger(__name__)
 
@@ -181,6 +183,8 @@ class OpenAIChat:
         self.max_tokens = max_tokens
         self.capabilities = capabilities or CapabilityRegistry()
         self._local = threading.local()  # the ledger of the call running in this thread
+        import openai
+
         http_client = openai.DefaultHttpxClient(event_hooks={"request": [self._count_request]})
         self._client = openai.OpenAI(
             api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, http_client=http_client
@@ -242,6 +246,8 @@ class OpenAIChat:
         """One logical call. ``deadline``: the turn's Deadline (or an absolute time.monotonic end).
         With ``on_content`` (and streaming on) every content delta goes to it as it arrives, and a stream
         that breaks or stalls raises StreamBroken."""
+        import openai  # loaded by __init__; this binds the name for the except clauses
+
         if isinstance(deadline, (int, float)):
             deadline = Deadline(ends_at=float(deadline), budget_s=max(0.0, float(deadline) - time.monotonic()))
         deadline = deadline or Deadline.after(self.timeout * (self.max_retries + 1) + BACKOFF_MAX_S)
@@ -392,6 +398,8 @@ class OpenAIChat:
     def _whole(self, request: dict[str, Any], timeout: float) -> Any:
         """A non-streamed completion, cut off when its time is up even if the provider keeps the response
         alive with a trickle of bytes (httpx's timeouts are per read, not per response)."""
+        import openai
+
         sent = time.monotonic()
         with self._client.chat.completions.with_streaming_response.create(**request, timeout=timeout) as response:
             expired = threading.Event()
@@ -419,6 +427,8 @@ class OpenAIChat:
         self, request: dict[str, Any], timeout: float, ledger: LLMLedger, *, final: bool, streaming: bool = False
     ) -> Any:
         """One HTTP request. Raises _Lesson, _Retry, LLMError or openai.APITimeoutError."""
+        import openai
+
         try:
             with subsegment("llm", model=str(request.get("model", ""))):
                 if streaming:
