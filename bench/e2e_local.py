@@ -2,7 +2,7 @@
 
 `build_local_server()` (cli/serve_cmd.py) gives the local HTTP API with the template's webhook route
 and the per-chat ordered workers that stand in for SQS FIFO; the bot behind them is the real one
-built from the environment (consumer.default_bot): the agent with the zero-latency fake LLM
+built from the environment (consumer.bot_from_environment): the agent with the zero-latency fake LLM
 (FakeOpenAI over loopback), the tools in-process on a copy of the shipped catalogue, the Telegram
 client talking to FakeTelegram over loopback, photos from the local photo store.
 
@@ -59,7 +59,6 @@ def run(ctx: Context) -> list[Figure]:
     from sommelier.cli.serve_cmd import build_local_server, webhook_path
     from sommelier.db.pool import reset_default_database
     from sommelier.observability import metrics
-    from sommelier.telegram.consumer import reset_default_bot
 
     from tests.fakes.telegram_server import FakeTelegram
 
@@ -92,7 +91,6 @@ def run(ctx: Context) -> list[Figure]:
     telegram_calls: list[int] = []
     update_ids = iter(range(700_000, 800_000))
     with environment:
-        reset_default_bot()
         reset_default_database()
         api, workers = build_local_server(workers=4)
         api.start()
@@ -134,7 +132,6 @@ def run(ctx: Context) -> list[Figure]:
         finally:
             api.stop()
             workers.shutdown()
-            reset_default_bot()
             reset_default_database()
             telegram.stop()
             fake_llm.stop()

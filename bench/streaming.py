@@ -163,7 +163,6 @@ def run(ctx: Context) -> list[Figure]:
     from sommelier.db.pool import reset_default_database
     from sommelier.observability import metrics
     from sommelier.telegram import consumer
-    from sommelier.telegram.consumer import reset_default_bot
 
     from tests.fakes.openai_server import FakeOpenAI
     from tests.fakes.telegram_server import FakeTelegram
@@ -205,7 +204,7 @@ def run(ctx: Context) -> list[Figure]:
             for mode in modes:  # the modes alternate within each run
                 per_run = _run_mode(
                     mode, turns, base_env, paced, telegram, fake_llm, update_ids, details, build_local_server,
-                    webhook_path, httpx2, metrics, consumer, reset_default_bot, reset_default_database,
+                    webhook_path, httpx2, metrics, consumer, reset_default_database,
                 )  # fmt: skip
                 for metric, values in per_run.items():
                     results[mode].setdefault(metric, []).append(values)
@@ -219,19 +218,19 @@ def run(ctx: Context) -> list[Figure]:
 
 def _run_mode(
     mode, turns, base_env, paced, telegram, fake_llm, update_ids, details, build_local_server, webhook_path, httpx2,
-    metrics, consumer, reset_default_bot, reset_default_database,
+    metrics, consumer, reset_default_database,
 ) -> dict[str, float]:  # fmt: skip
     environment = TemporaryEnvironment(**base_env, LLM_STREAM="on" if mode == "streaming" else "off")
     samples: dict[str, list[float]] = {}
     with environment:
-        reset_default_bot()
         reset_default_database()
-        bot = consumer.default_bot()
+        container = consumer.AgentContainer()  # this mode's bot, built from its environment
+        bot = container.bot()
         if mode == "langchain":
             bot.dialog = LangChainDialog(
                 bot.dialog, _langchain_agent(fake_llm.base_url, bot.runtime.repositories.chat.database)
             )
-        server, workers = build_local_server(workers=2)
+        server, workers = build_local_server(workers=2, process=container.process_update)
         server.start()
         url = f"{server.url}{webhook_path()}"
         try:
@@ -274,7 +273,6 @@ def _run_mode(
         finally:
             server.stop()
             workers.shutdown()
-            reset_default_bot()
             reset_default_database()
     figures = {metric: median(values) for metric, values in samples.items()}
     log(f"streaming: {mode}: " + ", ".join(f"{k} {v / 1000:.2f} s" for k, v in figures.items()))

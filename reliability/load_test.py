@@ -110,7 +110,6 @@ def run_load(
     import httpx2
     from sommelier.cli.serve_cmd import build_local_server, webhook_path
     from sommelier.db.pool import reset_default_database
-    from sommelier.telegram.consumer import reset_default_bot
 
     from tests.fakes.openai_server import FakeOpenAI, delayed, reply
     from tests.fakes.telegram_server import FakeTelegram
@@ -162,7 +161,6 @@ def run_load(
             "SOMMELIER_SECRETS_ARN": None,
         }
         with _environment(env):
-            reset_default_bot()
             reset_default_database()
             api, queue = build_local_server(workers=workers)
             process = queue._process
@@ -227,7 +225,6 @@ def run_load(
                     llm.stop()
                 queue.shutdown()
                 monitor.stop()
-                reset_default_bot()
                 reset_default_database()
 
         # ---------------------------------------------------------------- the figures

@@ -4,7 +4,7 @@ import json
 
 from sommelier.handler_shell import HandlerShell
 from sommelier.secrets import load_secrets_into_environment
-from sommelier.telegram.consumer import handle_sqs, reset_default_bot
+from sommelier.telegram.consumer import AgentContainer
 
 
 def update_ids(event) -> str | None:
@@ -20,10 +20,11 @@ def update_ids(event) -> str | None:
 
 shell = HandlerShell("sommelier-agent", correlation=update_ids)
 logger = shell.logger
+container = AgentContainer()  # this process's bot, built on the first update
 
 
 @shell
 def handler(event, context):
     if load_secrets_into_environment():  # a key or the token was rotated: rebuild the bot with it
-        reset_default_bot()
-    return handle_sqs(event, context)
+        container.reset()
+    return container.handle_sqs(event, context)

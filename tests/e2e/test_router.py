@@ -155,7 +155,9 @@ def test_a_new_command_a_guard_and_the_rate_limit_extend_the_table():
 
     def turn_for(text: str, channel: RecordingChannel) -> Turn:
         routed = route(parse_update(group_command(5, text)), TEST_BOT)
-        return Turn(routed=routed, dialog=None, repositories=None, channel=channel)  # these routes need neither
+        return Turn(
+            routed=routed, dialog=None, repositories=None, channel=channel, age_gate=None
+        )  # these routes need none
 
     channel = RecordingChannel()
     reply = router.dispatch(turn_for(f"/stats@{TEST_BOT} week", channel))

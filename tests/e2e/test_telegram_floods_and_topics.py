@@ -159,8 +159,8 @@ def test_in_lambda_the_sqs_message_comes_back_after_the_flood_wait(environment, 
     sqs, url = queue
     expected = reference_answer(fresh_db, telegram)
     bot = make_bot(fresh_db, telegram)
-    bot.wait_out_floods = False  # as default_bot() decides when QUEUE_URL is set
-    monkeypatch.setattr(consumer, "_default_bot", bot)
+    bot.wait_out_floods = False  # as bot_from_environment() decides when QUEUE_URL is set
+    agent = consumer.AgentContainer(bot=bot)
     update = text_update(4, ASK)
     sqs.send_message(
         QueueUrl=url, MessageBody=json.dumps(update), MessageGroupId=str(TEST_CHAT), MessageDeduplicationId="4"
@@ -169,7 +169,7 @@ def test_in_lambda_the_sqs_message_comes_back_after_the_flood_wait(environment, 
 
     first = receive(sqs, url)
     with pytest.raises(BatchProcessingError):  # a batch whose every record failed: Lambda returns them all
-        consumer.handle_sqs(lambda_event(first))
+        agent.handle_sqs(lambda_event(first))
     assert 40 not in bot.sleeps  # Lambda does not sleep through a long flood wait
     assert receive(sqs, url) is None  # the visibility was pushed out past the wait (the queue's own is 0 s)
     assert retry_delay(1, 40) == 41
@@ -178,7 +178,7 @@ def test_in_lambda_the_sqs_message_comes_back_after_the_flood_wait(environment, 
     sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=0)
     second = receive(sqs, url)
     assert second["Attributes"]["ApproximateReceiveCount"] == "2"
-    result = consumer.handle_sqs(lambda_event(second))
+    result = agent.handle_sqs(lambda_event(second))
     assert result["batchItemFailures"] == []
     assert shown(telegram) == expected  # whole, once, no apology
     assert not any("Простите" in text for _, text in shown(telegram))

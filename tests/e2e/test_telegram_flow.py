@@ -442,7 +442,7 @@ def test_sqs_batch_handler_reports_partial_failures(environment, fresh_db, teleg
     import sommelier.telegram.consumer as consumer
 
     bot = make_bot(fresh_db, telegram)
-    monkeypatch.setattr(consumer, "_default_bot", bot)
+    agent = consumer.AgentContainer(bot=bot)
     telegram.fail_when(lambda call: call.params.get("chat_id") == 42, status=500, times=100)
 
     def record(i: int, update: dict) -> dict:
@@ -473,7 +473,7 @@ def test_sqs_batch_handler_reports_partial_failures(environment, fresh_db, teleg
             record(3, text_update(952, "что такое танины?")),
         ]
     }
-    result = consumer.handle_sqs(event)
+    result = agent.handle_sqs(event)
     failed = [item["itemIdentifier"] for item in result["batchItemFailures"]]
     assert failed == ["m2", "m3"], "FIFO: the failed record and everything after it come back, in order"
 

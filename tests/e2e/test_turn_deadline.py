@@ -63,7 +63,7 @@ def test_the_invocations_remaining_time_bounds_the_turn(environment, fresh_db, t
     turns: list[dict] = []
     monkeypatch.setattr(loop_module, "record_turn", turns.append)
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
-    monkeypatch.setattr(consumer, "_default_bot", bot)
+    agent = consumer.AgentContainer(bot=bot)
     monkeypatch.setenv("DELIVERY_RESERVE_S", "1")
     llm.default = lambda body: delayed(reply("{}"), 60)  # a model that would answer in a minute
     ends_at = time.monotonic() + 4.0
@@ -78,7 +78,7 @@ def test_the_invocations_remaining_time_bounds_the_turn(environment, fresh_db, t
             "text": "красное сухое к стейку до 3000",
         },
     }
-    result = consumer.handle_sqs(sqs_event(update), context)
+    result = agent.handle_sqs(sqs_event(update), context)
     assert result["batchItemFailures"] == []
     assert len(turns) == 1
     metadata = turns[0]

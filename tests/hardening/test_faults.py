@@ -489,7 +489,7 @@ def _lambda_record(message: dict, queue_arn: str) -> dict:
     }
 
 
-def drive_queue(sqs, queue_url: str, max_rounds: int = 8) -> list[str]:
+def drive_queue(agent: consumer.AgentContainer, sqs, queue_url: str, max_rounds: int = 8) -> list[str]:
     """Lambda's SQS poller, by hand: receive, run handle_sqs, delete successes, make failures visible again."""
     arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     log = []
@@ -500,7 +500,7 @@ def drive_queue(sqs, queue_url: str, max_rounds: int = 8) -> list[str]:
         if not messages:
             break
         try:
-            result = consumer.handle_sqs({"Records": [_lambda_record(m, arn) for m in messages]})
+            result = agent.handle_sqs({"Records": [_lambda_record(m, arn) for m in messages]})
             failed = {item["itemIdentifier"] for item in result["batchItemFailures"]}
         except BatchProcessingError:  # every record failed: the invocation fails, the whole batch comes back
             failed = {m["MessageId"] for m in messages}
@@ -534,7 +534,7 @@ def _dlq_bodies(sqs, dlq: str) -> list[dict]:
 def test_crash_mid_send_then_redelivery(queues, environment, fresh_db, telegram, llm, monkeypatch):
     sqs, queue, dlq = queues
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
-    monkeypatch.setattr(consumer, "_default_bot", bot)
+    agent = consumer.AgentContainer(bot=bot)
     llm.default = smart_llm
     real_send_photo = bot.client.send_photo
     crashes = {"left": 1}
@@ -547,7 +547,7 @@ def test_crash_mid_send_then_redelivery(queues, environment, fresh_db, telegram,
 
     monkeypatch.setattr(bot.client, "send_photo", crashing_send_photo)
     _enqueue(sqs, queue, text_update(600, QUERY))
-    log = drive_queue(sqs, queue)
+    log = drive_queue(agent, sqs, queue)
     summary = summarise(telegram, bot)
     check_one_reply(summary)
     assert log == ["receive 1: failed, visible again", "receive 2: done, deleted"], log
@@ -562,13 +562,13 @@ def test_crash_mid_send_then_redelivery(queues, environment, fresh_db, telegram,
 def test_telegram_5xx_mid_send_then_redelivery(queues, environment, fresh_db, telegram, llm, monkeypatch):
     sqs, queue, dlq = queues
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
-    monkeypatch.setattr(consumer, "_default_bot", bot)
+    agent = consumer.AgentContainer(bot=bot)
     llm.default = smart_llm
     telegram.fail_when(
         lambda c: c.method == "sendPhoto" and len(telegram.calls_of("sendPhoto")) >= 2, status=502, times=1
     )
     _enqueue(sqs, queue, text_update(610, QUERY))
-    log = drive_queue(sqs, queue)
+    log = drive_queue(agent, sqs, queue)
     summary = summarise(telegram, bot)
     check_one_reply(summary)
     assert log == ["receive 1: failed, visible again", "receive 2: done, deleted"], log
@@ -583,12 +583,12 @@ def test_permanent_failure_apologises_once_and_lands_in_the_dlq(
 ):
     sqs, queue, dlq = queues
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
-    monkeypatch.setattr(consumer, "_default_bot", bot)
+    agent = consumer.AgentContainer(bot=bot)
     llm.default = smart_llm
     telegram.fail_when(lambda c: c.method == "sendPhoto", status=502, times=1000)
     update = text_update(620, QUERY)
     _enqueue(sqs, queue, update)
-    log = drive_queue(sqs, queue)
+    log = drive_queue(agent, sqs, queue)
     summary = summarise(telegram, bot)
     assert log == [f"receive {n}: failed, visible again" for n in (1, 2, 3)], log
     assert summary["apologies"] == 1 and summary["duplicate_texts"] == 0, summary

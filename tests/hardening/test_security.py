@@ -93,7 +93,7 @@ def test_wrong_or_missing_secret_does_no_work(name, environment, telegram, monke
     import sommelier.tools.handler as handler_module
 
     monkeypatch.setattr(handler_module, "handle", lambda *a, **k: work.append("tool") or {"error": "x"})
-    monkeypatch.setattr(consumer, "process_update", lambda *a, **k: work.append("turn"))
+    monkeypatch.setattr(consumer.AgentContainer, "process_update", lambda *a, **k: work.append("turn"))
     monkeypatch.setattr(Database, "connection", lambda *a, **k: work.append("db"))
     response = webhook_function()(webhook_event(text_update(10, "красное к пицце"), secret=BAD_SECRETS[name]), None)
     assert response["statusCode"] == 401 and json.loads(response["body"]) == {"ok": False, "error": "unauthorized"}
@@ -140,7 +140,6 @@ class _Context:
 def test_no_secret_appears_in_any_log(fresh_db, state_dir, monkeypatch, caplog, capfd):
     """Turns through the Lambda handlers (webhook → inline turn, agent over SQS, tool function) at DEBUG,
     with LLM, Telegram and database errors on the way; then every captured byte is searched for the secrets."""
-    import sommelier.telegram.consumer as consumer
 
     with FakeTelegram(token=TOKEN, bot_username=BOT) as telegram, FakeOpenAI() as llm, FakeOpenAI() as embeddings:
         conninfo = (
@@ -172,7 +171,6 @@ def test_no_secret_appears_in_any_log(fresh_db, state_dir, monkeypatch, caplog, 
         root.addHandler(runtime_handler)
         monkeypatch.setattr(root, "level", logging.DEBUG)
         caplog.set_level(logging.DEBUG)
-        consumer.reset_default_bot()
         reset_default_database()
         try:
             webhook = _load("functions/webhook/ingress.py", "hardening_webhook_app")
@@ -244,7 +242,6 @@ def test_no_secret_appears_in_any_log(fresh_db, state_dir, monkeypatch, caplog, 
                 logging.getLogger("sommelier.hardening").exception("stdlib crash with secrets")
         finally:
             root.removeHandler(runtime_handler)
-            consumer.reset_default_bot()
             reset_default_database()
 
     captured = capfd.readouterr()

@@ -375,7 +375,6 @@ def test_group_and_topic_commands_with_the_bots_username_are_answered_in_lambda_
     """`sommelier invoke WebhookFunction` with events/env.json: no queue, so the webhook runs the agent's
     turn inline (the consumer and its router), against the fake Bot API."""
     from sommelier.db.pool import reset_default_database
-    from sommelier.telegram.consumer import reset_default_bot
 
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
     monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
@@ -383,12 +382,10 @@ def test_group_and_topic_commands_with_the_bots_username_are_answered_in_lambda_
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     monkeypatch.setenv("SOMMELIER_AGE_GATE", "0")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    reset_default_bot()
     reset_default_database()
     try:
         code, out, err = _invoke(capsys, "WebhookFunction", str(EVENTS / sample))
     finally:
-        reset_default_bot()
         reset_default_database()
     assert code == 0, err
     response = json.loads(out)

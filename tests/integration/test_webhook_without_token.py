@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from sommelier.db.pool import reset_default_database
-from sommelier.telegram import consumer
 from sommelier.telegram.ingress import InlineSink
 
 from tests.fakes.telegram_updates import TEST_WEBHOOK_SECRET, text_update, webhook_event, webhook_function
@@ -19,11 +18,9 @@ def test_inline_webhook_without_a_bot_token_asks_for_it(fresh_db, state_dir, mon
     monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
     monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
     reset_default_database()
-    consumer.reset_default_bot()
     try:
         response = webhook_function(InlineSink())(webhook_event(text_update(4242, "красное к стейку")), None)
     finally:
-        consumer.reset_default_bot()
         reset_default_database()
     assert response["statusCode"] == 503
     assert json.loads(response["body"]) == {"ok": False, "error": "try again"}

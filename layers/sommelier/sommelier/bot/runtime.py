@@ -10,6 +10,7 @@ from sommelier.bot.dialog import Dialog
 from sommelier.config import Settings, env_int, load_settings
 from sommelier.embeddings import provider_from_settings
 from sommelier.repositories.adapters import Repositories, repositories_from_settings
+from sommelier.shop.age_gate import AgeGate
 from sommelier.storage.photos import PhotoStore, photo_store_from_settings
 
 
@@ -20,6 +21,7 @@ class Runtime:
     agent: SommelierAgent
     dialog: Dialog
     photos: PhotoStore
+    age_gate: AgeGate
 
     @property
     def offline(self) -> bool:
@@ -43,4 +45,5 @@ def build_runtime(settings: Settings | None = None, *, repositories: Repositorie
         agent=agent,
         dialog=Dialog(agent, repositories),
         photos=photo_store_from_settings(settings),
+        age_gate=AgeGate(repositories.shop),
     )

@@ -163,6 +163,7 @@ class TerminalChat:
             dialog=self.runtime.dialog,
             repositories=self.runtime.repositories,
             channel=TerminalChannel(self),
+            age_gate=self.runtime.age_gate,
         )
         return self._busy(lambda: ROUTER.dispatch(turn))
 

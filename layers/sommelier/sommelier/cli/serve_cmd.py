@@ -35,14 +35,16 @@ def webhook_path() -> str:
 def build_local_server(host: str = "127.0.0.1", port: int = 0, *, workers: int = 8, process=None):
     """The deployed webhook app under uvicorn, its turns on per-chat ordered workers (also for tests and benchmarks).
 
-    `process(update, attempt)` runs one turn; by default the bot built from the environment.
+    `process(update, attempt)` runs one turn; by default a bot built from the environment.
     """
     from sommelier.devtools.local_server import ChatOrderedWorkers, LocalServer
     from sommelier.telegram.ingress import Ingress
     from sommelier.telegram.webhook_app import create_app
 
     if process is None:
-        from sommelier.telegram.consumer import process_update as process
+        from sommelier.telegram.consumer import AgentContainer
+
+        process = AgentContainer().process_update
     queue = ChatOrderedWorkers(process, workers=workers)
     app = create_app(Ingress(sink=queue), webhook_path=webhook_path())
     return LocalServer(app, host=host, port=port), queue
@@ -64,7 +66,7 @@ def _git_revision() -> str | None:
 def run(args: argparse.Namespace) -> int:
     from sommelier.cli.dev_cmd import ensure_ready
     from sommelier.config import env, load_settings
-    from sommelier.telegram.consumer import default_bot
+    from sommelier.telegram.consumer import AgentContainer
     from sommelier.telegram.webhook_app import HEALTH_PATH, REVISION_VARIABLE
 
     settings = load_settings()
@@ -80,10 +82,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         if not settings.tool_function_name:
             ensure_ready(quiet=True)
-        default_bot()  # fail now, not on the first update
+        container = AgentContainer()
+        container.bot()  # fail now, not on the first update
     except Exception as exc:
         return fail(f"serve could not start: {exc}")
-    server, queue = build_local_server(args.host, args.port)
+    server, queue = build_local_server(args.host, args.port, process=container.process_update)
     mode = "offline responder" if load_settings().offline else f"LLM {settings.llm_model}"
     base = f"http://{args.host}:{args.port}"
     console.print(f"serving POST {base}{webhook_path()} and GET {base}{HEALTH_PATH} ({mode}); Ctrl-C to stop")

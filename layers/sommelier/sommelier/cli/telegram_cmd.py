@@ -91,13 +91,13 @@ def run_poll(args: argparse.Namespace) -> int:
     from sommelier.cli.dev_cmd import ensure_ready
     from sommelier.config import load_settings
     from sommelier.telegram.client import TelegramError
-    from sommelier.telegram.consumer import default_bot
+    from sommelier.telegram.consumer import bot_from_environment
 
     try:
         _client().close()  # checks the token early
         if not load_settings().tool_function_name:
             ensure_ready(quiet=True)
-        bot = default_bot()
+        bot = bot_from_environment()
     except Exception as exc:
         return fail(f"poll could not start: {exc}")
     console.print("polling Telegram for updates; Ctrl-C to stop")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -69,6 +68,9 @@ def parse_answer(data: str | None) -> AgeAnswer | None:
 
 
 class AgeGate:
+    """The gate of one bot (its shop port and its cache): the process's Runtime holds it, so one bot's
+    answers never leak into another bot's database."""
+
     def __init__(self, shop: ShopRepository, clock: Callable[[], float] = time.monotonic):
         self.shop = shop
         self._clock = clock
@@ -108,16 +110,3 @@ class AgeGate:
     def forget(self, user_id: int) -> None:
         with self._lock:
             self._confirmed.pop(user_id, None)
-
-
-_gates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_gates_lock = threading.Lock()
-
-
-def gate_for(shop: ShopRepository) -> AgeGate:
-    """One gate (and cache) per shop port: a bot's answers never leak into another bot's database."""
-    with _gates_lock:
-        gate = _gates.get(shop)
-        if gate is None:
-            gate = _gates[shop] = AgeGate(shop)
-        return gate

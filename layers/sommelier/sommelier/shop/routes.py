@@ -37,7 +37,7 @@ def ask_age_first(turn: Turn, route: Route) -> Reply | None:
     if route.name in OPEN_ROUTES or turn.channel.operator or not age_gate.gate_enabled():
         return None
     user_id = turn.sender.user_id
-    if age_gate.gate_for(turn.repositories.shop).is_adult(user_id):
+    if turn.age_gate.is_adult(user_id):
         return None
     if turn.routed.kind == "callback":
         # A button (an old answer's, someone else's, an inline message's) only gets a toast: the question
@@ -63,7 +63,7 @@ def age_answered(turn: Turn) -> Reply | None:
     if answer.user_id != turn.sender.user_id:
         turn.channel.answer_callback(age_gate.NOT_YOURS)
         return None
-    if not age_gate.gate_for(turn.repositories.shop).record(answer.user_id, answer.adult):
+    if not turn.age_gate.record(answer.user_id, answer.adult):
         turn.channel.answer_callback("Не получилось сохранить ответ, попробуйте ещё раз")
         return None
     turn.channel.answer_callback(age_gate.THANKS if answer.adult else None)
@@ -119,7 +119,7 @@ def forget_answered(turn: Turn) -> Reply | None:
         logger.warning("forget_user failed: %s", exc)
         turn.channel.answer_callback(None)
         return Reply(parts=render_text(privacy.FAILED))
-    age_gate.gate_for(turn.repositories.shop).forget(answer.user_id)
+    turn.age_gate.forget(answer.user_id)
     turn.channel.answer_callback(None)
     return Reply(parts=render_text(privacy.FORGOTTEN))
 

@@ -10,6 +10,7 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from sommelier.bot.dialog import Dialog
@@ -258,7 +259,11 @@ class TelegramBot:
     # ------------------------------------------------------------------ planning a reply
     def _turn(self, routed: Routed) -> Turn:
         return Turn(
-            routed=routed, dialog=self.dialog, repositories=self.repositories, channel=TelegramChannel(self, routed)
+            routed=routed,
+            dialog=self.dialog,
+            repositories=self.repositories,
+            channel=TelegramChannel(self, routed),
+            age_gate=self.runtime.age_gate,
         )
 
     def _plan(self, routed: Routed) -> tuple[list[Outgoing] | None, ProgressiveReply | None]:
@@ -290,44 +295,55 @@ class TelegramBot:
             logger.warning("apology not delivered: %s", exc)
 
 
-_default_bot: TelegramBot | None = None
-_default_lock = threading.Lock()
-
-
-def default_bot() -> TelegramBot:
-    """The bot for this process, built from the environment on first use."""
-    global _default_bot
-    with _default_lock:
-        if _default_bot is None:
-            runtime = build_runtime()
-            client = TelegramClient.from_settings(runtime.settings)
-            log, plans, limiter = state_from_environment(env_int("RATE_LIMIT_PER_MINUTE", 10))
-            _default_bot = TelegramBot(
-                runtime,
-                client,
-                delivery_log=log,
-                plans=plans,
-                limiter=limiter,
-                bot_username=_bot_username(client),
-                max_receives=env_int("SQS_MAX_RECEIVES", 3),
-                wait_out_floods=not env("QUEUE_URL"),
-                ledger=ledger_from_environment(),
-            )
-        return _default_bot
-
-
-def reset_default_bot() -> None:
-    global _default_bot
-    with _default_lock:
-        _default_bot = None
+def bot_from_environment() -> TelegramBot:
+    """A bot built from the environment: the runtime, the Bot API client, the delivery state."""
+    runtime = build_runtime()
+    client = TelegramClient.from_settings(runtime.settings)
+    log, plans, limiter = state_from_environment(env_int("RATE_LIMIT_PER_MINUTE", 10))
+    return TelegramBot(
+        runtime,
+        client,
+        delivery_log=log,
+        plans=plans,
+        limiter=limiter,
+        bot_username=_bot_username(client),
+        max_receives=env_int("SQS_MAX_RECEIVES", 3),
+        wait_out_floods=not env("QUEUE_URL"),
+        ledger=ledger_from_environment(),
+    )
 
 
 def _bot_username(client: TelegramClient) -> str | None:
     return BotUsername(lambda: client.get_me().username).get()
 
 
-def process_update(update: dict[str, Any], attempt: int = 1) -> None:
-    default_bot().process(update, attempt)
+class AgentContainer:
+    """What one agent process builds once and keeps across invocations: the bot (built on first use).
+
+    The handler (functions/webhook/agent.py), `sommelier serve` and `poll` each build one; tests build
+    their own around the bot they made (``AgentContainer(bot=...)``). No module holds a bot."""
+
+    def __init__(self, build: Callable[[], TelegramBot] = bot_from_environment, *, bot: TelegramBot | None = None):
+        self._build = build
+        self._bot = bot
+        self._lock = threading.Lock()
+
+    def bot(self) -> TelegramBot:
+        with self._lock:
+            if self._bot is None:
+                self._bot = self._build()
+            return self._bot
+
+    def reset(self) -> None:
+        """Forget the bot (a rotated key or token): the next update builds it again."""
+        with self._lock:
+            self._bot = None
+
+    def process_update(self, update: dict[str, Any], attempt: int = 1) -> None:
+        self.bot().process(update, attempt)
+
+    def handle_sqs(self, event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+        return handle_sqs(event, context, self.process_update)
 
 
 RETRY_BACKOFF_SECONDS = 20
@@ -357,7 +373,9 @@ def _retry_soon(record, attempt: int, flood_wait: float | None = None) -> None:
         logger.warning("could not shorten the retry delay: %s", exc)
 
 
-def handle_sqs(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+def handle_sqs(
+    event: dict[str, Any], context: Any, process_update: Callable[[dict[str, Any], int], None]
+) -> dict[str, Any]:
     """SQS FIFO batch with partial failures: a failed record and those after it are retried, in order."""
     from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord

@@ -15,7 +15,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from sommelier.config import MissingSetting, env
@@ -57,12 +57,18 @@ class SqsSink:
 
 
 class InlineSink:
-    """No queue (local runs): process the turn right here."""
+    """No queue (local runs): process the turn right here, with ``process(update, attempt)`` or, by
+    default, this sink's own bot built from the environment on the first update."""
+
+    def __init__(self, process: Callable[[dict[str, Any], int], None] | None = None):
+        self._process = process
 
     def enqueue(self, update: dict[str, Any], chat_id: int) -> None:
-        from sommelier.telegram.consumer import process_update  # the LLM stack, only when needed
+        if self._process is None:
+            from sommelier.telegram.consumer import AgentContainer  # the LLM stack, only when needed
 
-        process_update(update, attempt=1)
+            self._process = AgentContainer().process_update
+        self._process(update, 1)
 
 
 class RecentUpdates:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from sommelier.agent.progress import AnswerListener
     from sommelier.bot.dialog import Dialog
     from sommelier.repositories.adapters import Repositories
+    from sommelier.shop.age_gate import AgeGate
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ class Turn:
     dialog: Dialog
     repositories: Repositories
     channel: Channel
+    age_gate: AgeGate  # the process's gate (its cache of confirmed customers), from the Runtime
 
     @property
     def sender(self) -> Author:
