@@ -38,6 +38,10 @@ COLUMNS = (
     "price_rub",
     "description",
     "food_pairings",
+    # the normalised columns the importer writes (every synthetic row has the same country, grape, pairing)
+    "country_code",
+    "grape_keys",
+    "food_categories",
     "embedding",
     "embedding_model",
 )
@@ -54,6 +58,9 @@ PG_TYPES = (
     "int2",
     "numeric",
     "text",
+    "text[]",
+    "text",
+    "text[]",
     "text[]",
     "vector",
     "text",
@@ -117,6 +124,9 @@ def big_catalogue(admin_url, empty_template):
                         300 + (i * 37) % 20000,
                         "synthetic wine",
                         ["сыр"],
+                        "IT",
+                        ["санджовезе"],
+                        ["выдержанный сыр", "мягкий сыр"],
                         vectors[i],
                         LOCAL_MODEL_NAME,
                     )
@@ -246,7 +256,8 @@ def _recorded_search_sql(url: str, arguments: dict) -> tuple[str, object]:
     with psycopg.connect(url, cursor_factory=RecordingCursor) as conn:
         register_vector(conn)
         search.search_wines(conn, search_filters(arguments))
-    (statement,) = [(q, p) for q, p in RecordingCursor.statements if "FROM wines" in str(q)]
+    # the ordered SELECT (search_wines counts the matches first)
+    (statement,) = [(q, p) for q, p in RecordingCursor.statements if "FROM wines" in str(q) and "ORDER BY" in str(q)]
     return statement
 
 
