@@ -162,7 +162,8 @@ def _plan(url: str, query: str, params) -> str:
     with psycopg.connect(url) as conn:
         register_vector(conn)
         with conn.transaction():
-            conn.execute("SET LOCAL hnsw.iterative_scan = 'relaxed_order'")  # as semantic_search does
+            for setting in search.SEMANTIC_SEARCH_SETTINGS:  # as semantic_search does
+                conn.execute(setting)
             rows = conn.execute("EXPLAIN " + query, params).fetchall()
     return "\n".join(row[0] for row in rows)
 
