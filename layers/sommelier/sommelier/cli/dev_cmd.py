@@ -37,11 +37,10 @@ def ensure_ready(quiet: bool = False) -> dict:
     catalog = in_process_repositories(database).catalog
     stats = catalog.stats()  # a PortError here is shown as one line by the caller
     if stats["wines"] == 0:
-        catalog = project_root() / SHIPPED_CATALOG
         if not quiet:
             console.print(f"seeding the shipped catalogue from {SHIPPED_CATALOG} …")
         report = import_catalog(
-            catalog,
+            project_root() / SHIPPED_CATALOG,
             catalog=catalog,
             embedder=provider_from_settings(settings),
             photos=photo_store_from_settings(settings),
