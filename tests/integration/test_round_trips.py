@@ -5,6 +5,7 @@ calls (one invocation per round), end_turn. Photo ids learned while delivering r
 from __future__ import annotations
 
 import json
+import re
 
 from sommelier.bot.dialog import Author
 from sommelier.bot.runtime import build_runtime
@@ -81,3 +82,41 @@ def test_an_unreachable_tool_function_is_a_retryable_failure_and_the_turn_still_
         turn = runtime.dialog.message(ANNA, "красное сухое к стейку", update_id=1).turn
     assert turn is not None and turn.saved is None
     assert turn.metadata["mode"] in ("offline_fallback", "unavailable", "catalog_fallback"), turn.metadata
+
+
+def test_a_streamed_turn_sends_its_wine_cards_from_the_tool_results_within_three_invocations(
+    fresh_db, llm, telegram, state_dir, monkeypatch
+):
+    """The progressive reply (drafts, then the intro and each card as the answer streams) reads no wine:
+    the cards come from the rows the searches returned this turn, photo keys included."""
+    from tests.bot_harness import make_bot
+    from tests.fakes.telegram_updates import text_update
+
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    monkeypatch.setenv("SOMMELIER_AGE_GATE", "0")
+    monkeypatch.setenv("LLM_STREAM", "on")
+    monkeypatch.setenv("TELEGRAM_PROGRESSIVE", "on")
+    llm.default = two_searches_then_answer
+    with LocalLambda("wine-tools", lambda event: handle(event, fresh_db)) as local:
+        repositories = lambda_repositories(local.function_name, client=local.client())
+        bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, repositories=repositories)
+        assert bot.progressive, "the model streams and the bot sends as it streams"
+        bot.process(text_update(7001, "красное сухое к стейку", chat_id=5150002), attempt=1)
+    assert local.invocations == ["begin_turn", "run_tools", "end_turn"], "no get_wines for the streamed card"
+    methods = [c.method for c in telegram.calls]
+    assert methods[0] == "sendMessageDraft", methods  # the answer streamed
+    cards = [c for c in telegram.sent_messages(5150002) if "Плотное и сочное" in str(c.params)]
+    assert len(cards) == 1, methods
+    with fresh_db.connection() as conn:
+        has_photo = conn.execute(
+            "SELECT image_key IS NOT NULL OR telegram_file_id IS NOT NULL FROM wines WHERE name = %s",
+            (
+                re.sub(r"<[^>]+>", "", str(cards[0].params.get("caption") or cards[0].params.get("text"))).split(" — ")[
+                    0
+                ],
+            ),
+        ).fetchone()
+    assert has_photo is not None, cards[0].params
+    assert cards[0].method == ("sendPhoto" if has_photo[0] else "sendMessage"), "the photo keys came with the rows"
+    seen_by_model = [json.dumps(tool_results(body), ensure_ascii=False) for body in llm.chat_requests]
+    assert seen_by_model and not any("image_key" in text or "photos" in text for text in seen_by_model)

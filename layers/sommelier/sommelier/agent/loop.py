@@ -36,7 +36,7 @@ from sommelier.embeddings import EmbeddingError, EmbeddingProvider, embed_one
 from sommelier.observability import record_turn
 from sommelier.repositories.adapters import Repositories
 from sommelier.repositories.errors import PortError
-from sommelier.repositories.ports import ToolRequest, TurnRecord
+from sommelier.repositories.ports import PHOTO_KEYS, ToolRequest, TurnRecord, wines_with_photos
 from sommelier.tools.registry import LLM_TOOLS, TOOL_SCHEMAS
 
 if TYPE_CHECKING:
@@ -410,9 +410,9 @@ class SommelierAgent:
             payload = answer.as_payload() if isinstance(answer, PortError) else {"error": f"{name} failed"}
             trace.tool_errors.append(f"{name}: {str(payload['error'])[:200]}")
             return payload
-        for wine in answer.get("wines", []):
+        for wine in wines_with_photos(answer):
             found.setdefault(wine["id"], {**wine, "source_tool": name})
-        return answer
+        return {k: v for k, v in answer.items() if k != "photos"}  # the model reads the wines, not photo keys
 
     # ------------------------------------------------------------------ offline and plumbing
     def _offline(self, text, history, request, trace) -> tuple[SommelierResponse, dict]:
@@ -505,7 +505,7 @@ def _parsed(reply: LLMReply, found) -> ParseResult:
 
 def _catalogue_entry(wine: dict[str, Any]) -> dict[str, Any]:
     """A wine as the model sees it in a catalogue prompt (no scores or internal fields)."""
-    return {k: v for k, v in wine.items() if k not in ("source_tool", "similarity_score", "embedding")}
+    return {k: v for k, v in wine.items() if k not in ("source_tool", "similarity_score", "embedding", *PHOTO_KEYS)}
 
 
 def _grounding(rec: WineRecommendation, found: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -237,7 +237,7 @@ class Dialog:
                 wines = {w["id"]: w for w in self.catalog.get_wines(ids)["wines"]}
             except PortError as exc:
                 # The catalogue can't be read right now: show the wines as the tools returned them this
-                # turn (as text, without photos) rather than an answer with its wines missing.
+                # turn (with the photo keys they came with) rather than an answer with its wines missing.
                 logger.warning("wines not loaded for rendering (%s); using this turn's tool results", exc)
                 wines = {wid: found[wid] for wid in ids if wid in (found or {})}
         return render_answer(response, wines or {}, answer_ref, footer=health_warning())

@@ -27,6 +27,7 @@ from sommelier.repositories.ports import (
     TurnStart,
     UserInfo,
     Wine,
+    wines_with_photos,
 )
 from sommelier.tracing import subsegment
 
@@ -55,7 +56,7 @@ class _OverCatalog(_Runner):
         return self._run("get_wines", {"ids": list(ids)})
 
     def fallback_list(self, *, limit: int, exclude_ids: Sequence[str] = ()) -> list[Wine]:
-        return self._run("get_list", {"limit": limit, "exclude_ids": list(exclude_ids)})["wines"]
+        return wines_with_photos(self._run("get_list", {"limit": limit, "exclude_ids": list(exclude_ids)}))
 
     def stats(self) -> dict[str, Any]:
         return self._run("catalog_stats", {})

@@ -12,6 +12,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 Wine = dict[str, Any]
+PHOTO_KEYS = ("image_key", "telegram_file_id")  # what a wine card needs beyond the tools' view of a wine
+
+
+def wines_with_photos(result: dict[str, Any]) -> list[Wine]:
+    """A search or list result's wines with the photo keys it carries beside them (its "photos")."""
+    photos = result.get("photos")
+    photos = photos if isinstance(photos, dict) else {}
+    return [{**wine, **photos.get(wine.get("id"), {})} for wine in result.get("wines") or [] if isinstance(wine, dict)]
+
+
 Message = dict[str, Any]
 
 

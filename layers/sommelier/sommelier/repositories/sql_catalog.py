@@ -20,7 +20,7 @@ from sommelier.tools.arguments import (
     single_uuid,
     uuid_list,
 )
-from sommelier.tools.search import TYPICAL_PRICE_ORDER, WINE_COLUMNS, money, wine_for_tool
+from sommelier.tools.search import TYPICAL_PRICE_ORDER, WINE_COLUMNS, money, photos_of, wine_for_tool
 
 MAX_IMPORT_ROWS = 5000
 
@@ -77,7 +77,11 @@ def get_list(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(sql, params).fetchall()
     wines = [wine_for_tool(row) for row in rows]
-    return {"found": len(wines), "wines": wines}
+    result: dict[str, Any] = {"found": len(wines), "wines": wines}
+    photos = photos_of(rows)
+    if photos:
+        result["photos"] = photos
+    return result
 
 
 def catalog_stats(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:

@@ -68,7 +68,6 @@ class TelegramChannel:
                 thread_id=self.routed.thread_id,
                 private=self.routed.chat_type == "private",
                 drafts=self.bot.drafts,
-                cards=self.bot.wine_card,
                 draft_interval=self.bot.draft_interval,
             )
         return self.progress
@@ -150,15 +149,6 @@ class TelegramBot:
         ).lower() not in {"0", "false", "no", "off"}
         self.drafts = DraftSupport()  # chats (or the whole bot) where the Bot API refused drafts
         self.draft_interval = env_int("TELEGRAM_DRAFT_INTERVAL_MS", int(DEFAULT_DRAFT_INTERVAL * 1000)) / 1000
-
-    def wine_card(self, wine_id: str) -> dict[str, Any] | None:
-        """One wine as the catalogue has it (with its photo), for a card sent while the answer streams."""
-        try:
-            wines = self.repositories.catalog.get_wines([wine_id])["wines"]
-        except PortError as exc:
-            logger.info("wine card not loaded: %s", exc)
-            return None
-        return next(iter(wines), None)
 
     def _cache_file_id(self, wine_id: str, file_id: str) -> None:
         self.chat.remember_photo(wine_id, file_id)  # Lambda mode: written by the next end_turn

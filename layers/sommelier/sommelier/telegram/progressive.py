@@ -73,7 +73,6 @@ class ProgressiveReply:
         thread_id: int | None = None,
         private: bool,
         drafts: DraftSupport,
-        cards: Callable[[str], dict[str, Any] | None] | None = None,
         draft_interval: float = DEFAULT_DRAFT_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
     ):
@@ -84,7 +83,6 @@ class ProgressiveReply:
         self.chat_id = chat_id
         self.thread_id = thread_id
         self.drafts = drafts
-        self.cards = cards
         self.draft_interval = draft_interval
         self.clock = clock
         self.draft_id = zlib.crc32(key.encode()) or 1  # non-zero, stable for the update
@@ -121,18 +119,8 @@ class ProgressiveReply:
         self._send(render_text(text))
 
     def wine(self, recommendation: WineRecommendation, wine: dict[str, Any]) -> None:
-        """The card from the catalogue (photo, file_id), as the whole answer renders it; else the tool's row."""
-        card = self._card(recommendation.wine_id) or wine
-        self._send([render_wine(card, recommendation.description, recommendation.wine_name)])
-
-    def _card(self, wine_id: str | None) -> dict[str, Any] | None:
-        if self.cards is None or not wine_id:
-            return None
-        try:
-            return self.cards(wine_id)
-        except Exception as exc:  # the card without its photo beats no card
-            logger.warning("wine %s not loaded for its card: %s", wine_id, exc)
-            return None
+        """The card from the row the tools returned this turn (with its photo keys): no catalogue read."""
+        self._send([render_wine(wine, recommendation.description, recommendation.wine_name)])
 
     # ---------------- the end of a turn ----------------
     def finish(self, parts: list[Outgoing], intro: str | None) -> list[Outgoing]:

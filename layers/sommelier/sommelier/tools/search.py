@@ -64,6 +64,16 @@ def wine_for_tool(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def photos_of(rows: list[dict[str, Any]]) -> dict[str, dict[str, str | None]]:
+    """The photo keys of the wines found (those with a photo), by id, beside the model's view of them: the
+    agent keeps them for the wine cards it sends while the answer streams and never shows them to the model."""
+    return {
+        str(row["id"]): {"image_key": row["image_key"], "telegram_file_id": row["telegram_file_id"]}
+        for row in rows
+        if row["image_key"] or row["telegram_file_id"]
+    }
+
+
 def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
     """SQL conditions, their parameters, and the filters_applied report. Grapes, countries and food
     compare the normalised columns written at import (indexed), never the free text."""
@@ -159,6 +169,9 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> dict[str, 
             rows = cur.execute(sql, params).fetchall()
     wines = [wine_for_tool(row) for row in rows]
     result = {"found": len(wines), "matched": matched, "wines": wines, "filters_applied": applied}
+    photos = photos_of(rows)
+    if photos:
+        result["photos"] = photos
     if matched >= MATCH_COUNT_CAP:
         result["matched_more"] = True
     return result
@@ -208,6 +221,9 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> dict[
     result = {"found": len(wines), "matched": matched, "wines": wines, "filters_applied": applied}
     if matched >= MATCH_COUNT_CAP:
         result["matched_more"] = True
+    photos = photos_of(rows)
+    if photos:
+        result["photos"] = photos
     return result
 
 

@@ -34,7 +34,7 @@ from sommelier.agent.offline import writer
 from sommelier.agent.offline.reader import REGION_COUNTRY, QueryIntent, describe_filters, read_query
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
 from sommelier.repositories.errors import PortError
-from sommelier.repositories.ports import CatalogRepository
+from sommelier.repositories.ports import CatalogRepository, wines_with_photos
 from sommelier.text import normalize
 from sommelier.tools import matching
 
@@ -271,7 +271,7 @@ class OfflineResponder:
             record["error"] = str(result["error"])
             raise _ToolFailure(str(result["error"]))
         if name in SEARCH_TOOLS:
-            wines = [w for w in result.get("wines") or [] if isinstance(w, dict) and w.get("id") and w.get("name")]
+            wines = [w for w in wines_with_photos(result) if isinstance(w, dict) and w.get("id") and w.get("name")]
             record["found"] = len(wines)
             for wine in wines:
                 known = turn.found.get(str(wine["id"]))
