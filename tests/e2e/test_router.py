@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 from sommelier.bot.dialog import Reply
+from sommelier.bot.render import render_text
 from sommelier.db.pool import reset_default_database
-from sommelier.telegram.render import render_text
 from sommelier.telegram.router import ROUTER, Router, Turn
 from sommelier.telegram.updates import parse_update, route
 

@@ -6,10 +6,10 @@ import uuid
 
 import pytest
 from sommelier.agent.models import WineRecommendation
+from sommelier.bot.render import render_answer
 from sommelier.telegram.client import BadRequest, TelegramClient
 from sommelier.telegram.delivery import InMemoryDeliveryLog, Sender
 from sommelier.telegram.progressive import DraftSupport, ProgressiveReply
-from sommelier.telegram.render import render_answer
 from sommelier.telegram.state import InMemoryTurnPlans
 
 from tests.fakes.telegram_server import FakeTelegram

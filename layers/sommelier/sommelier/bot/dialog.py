@@ -14,11 +14,11 @@ from typing import Any
 from sommelier.agent.context import moment_context
 from sommelier.agent.loop import SommelierAgent, TurnRequest, TurnResult
 from sommelier.agent.progress import AnswerListener
+from sommelier.bot.render import Outgoing, parse_callback_data, render_answer, render_text
 from sommelier.repositories.adapters import Repositories
 from sommelier.repositories.errors import PortError
 from sommelier.repositories.ports import UserInfo
 from sommelier.shop.health import health_warning
-from sommelier.telegram.render import Outgoing, parse_callback_data, render_answer, render_text
 
 logger = logging.getLogger(__name__)
 

@@ -10,11 +10,11 @@ import json
 import logging
 from datetime import timedelta
 
+from sommelier.bot.render import split_text
 from sommelier.config import env
 from sommelier.repositories.ports import ShopRepository
 from sommelier.shop.report import ReportError, WeeklyReport, fetch_report, report_chart, report_text
 from sommelier.telegram.client import TelegramClient
-from sommelier.telegram.render import split_text
 
 logger = logging.getLogger(__name__)
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sommelier.bot.dialog import Dialog
+from sommelier.bot.render import Outgoing, render_text
 from sommelier.bot.runtime import Runtime, build_runtime
 from sommelier.config import env, env_int
 from sommelier.observability import record_event
@@ -23,7 +24,6 @@ from sommelier.telegram.delivery import Sender as TelegramSender
 from sommelier.telegram.identity import BotUsername
 from sommelier.telegram.ledger import InMemoryLedger, MessageLedger, album_key, answer_key, ledger_from_environment
 from sommelier.telegram.progressive import DEFAULT_DRAFT_INTERVAL, DraftSupport, ProgressiveReply
-from sommelier.telegram.render import Outgoing, render_text
 from sommelier.telegram.router import ROUTER, Router, Turn
 from sommelier.telegram.state import RateDecision, RateLimiter, TurnPlans, state_from_environment
 from sommelier.telegram.updates import Routed, UpdateError, parse_update, route

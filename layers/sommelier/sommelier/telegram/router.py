@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from sommelier.bot.dialog import Author, Reply
-from sommelier.telegram.render import feedback_keyboard, parse_callback_data, render_text
+from sommelier.bot.render import feedback_keyboard, parse_callback_data, render_text
 from sommelier.telegram.state import RateDecision
 from sommelier.telegram.updates import Kind, Routed
 

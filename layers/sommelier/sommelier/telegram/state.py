@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sommelier.telegram.render import Outgoing
+from sommelier.bot.render import Outgoing
 
 STATE_TTL_SECONDS = 24 * 3600
 
