@@ -13,28 +13,12 @@ import json
 import time
 from pathlib import Path
 
-from bench.common import Context, Figure, figure, log, size_label, synthetic_rows
+from bench.common import COPY_COLUMNS, Context, Figure, figure, log, size_label, synthetic_rows
 
 NAME = "catalog_import"
 SIZES = (1_000, 10_000)
-COLUMNS = (
-    "name",
-    "producer",
-    "country",
-    "region",
-    "appellation",
-    "vintage_year",
-    "grape_varieties",
-    "wine_type",
-    "sweetness",
-    "body",
-    "tannins",
-    "acidity",
-    "price_rub",
-    "description",
-    "tasting_notes",
-    "food_pairings",
-)
+# The fields a shop's file carries: the synthetic row's leading columns (the rest the importer derives).
+COLUMNS = COPY_COLUMNS[: COPY_COLUMNS.index("food_pairings") + 1]
 
 
 def write_file(path: Path, rows: int, seed: int) -> None:
