@@ -16,8 +16,6 @@ from sommelier.storage.photos import S3PhotoStore
 from sommelier.telegram.client import Forbidden, NetworkError, RetryAfter, ServerError, TelegramClient
 from sommelier.telegram.delivery import DynamoDeliveryLog, InMemoryDeliveryLog, Sender
 
-from tests.fakes.telegram_server import FakeTelegram
-
 CHAT = 4242
 BUCKET = "sommelier-photos"
 TABLE = "sommelier-idempotency"
@@ -46,25 +44,6 @@ class Store(S3PhotoStore):
 # --------------------------------------------------------------------------- #
 # Fixtures
 # --------------------------------------------------------------------------- #
-@pytest.fixture(scope="module")
-def server():
-    with FakeTelegram() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(server):
-    server.reset()
-    yield server
-    server.reset()
-
-
-@pytest.fixture
-def client(fake):
-    with TelegramClient(fake.token, fake.base_url) as c:
-        yield c
-
-
 @pytest.fixture
 def aws(monkeypatch):
     for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_SESSION_TOKEN"):

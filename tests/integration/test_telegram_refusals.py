@@ -6,10 +6,8 @@ import boto3
 import pytest
 from moto import mock_aws
 from sommelier.bot.render import CAPTION_LIMIT, TEXT_LIMIT, Outgoing, feedback_keyboard, render_text, utf16_len
-from sommelier.telegram.client import BadRequest, ServerError, TelegramClient
+from sommelier.telegram.client import BadRequest, ServerError
 from sommelier.telegram.delivery import DynamoDeliveryLog, InMemoryDeliveryLog, Sender
-
-from tests.fakes.telegram_server import FakeTelegram
 
 CHAT = 4343
 FORUM = -1001234567890
@@ -25,25 +23,6 @@ class NoPhotos:
 
     def get(self, key):
         return None
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeTelegram() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(server):
-    server.reset()
-    yield server
-    server.reset()
-
-
-@pytest.fixture
-def client(fake):
-    with TelegramClient(fake.token, fake.base_url) as c:
-        yield c
 
 
 @pytest.fixture
