@@ -128,3 +128,20 @@ def test_chat_once_json_reports_the_tool_function_calls(cli):
     metadata = json.loads(done.stdout)["metadata"]
     # begin_turn, the offline responder's searches, end_turn: counted per tool-function operation
     assert isinstance(metadata["tool_function_calls"], int) and metadata["tool_function_calls"] >= 2, metadata
+
+
+def test_successive_chat_once_calls_continue_one_conversation(cli, catalog_db):
+    """Each `chat --once` is a new update: every turn is kept, and a follow-up builds on the one before it."""
+    local = {"EMBEDDING_PROVIDER": "local"}
+    turns = ["красное сухое до 3000", "а белое?", "а подешевле?"]
+    replies = [cli("chat", "--once", text, "--json", "--chat-id", "5151", extra_env=local) for text in turns]
+    assert all(done.returncode == 0 for done in replies), [done.stderr for done in replies]
+    with catalog_db.connection() as conn:
+        saved = conn.execute(
+            "SELECT content FROM messages WHERE chat_id = 5151 AND role = 'user' ORDER BY id"
+        ).fetchall()
+    assert [row[0] for row in saved] == turns
+    last = json.loads(replies[-1].stdout)
+    assert last["metadata"]["conversation_turn"] == 3
+    described = " ".join(w["description"] for w in last["response"]["wines"]).lower()
+    assert described and "белое" in described and "красное" not in described, "«а подешевле?» kept the white"

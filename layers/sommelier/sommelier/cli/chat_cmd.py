@@ -74,6 +74,12 @@ def telegram_calls(chat_id: int, parts, photos) -> list[dict[str, Any]]:
     return calls
 
 
+def fresh_update_id() -> int:
+    """An update id for a terminal turn: milliseconds since the epoch, so a later session or another `--once`
+    call on the same chat never reuses an earlier id (the messages table keeps one message per chat and id)."""
+    return time.time_ns() // 1_000_000
+
+
 def terminal_update(update_id: int, chat_id: int, text: str) -> dict[str, Any]:
     """A line typed in the terminal as the private-chat Update Telegram would deliver."""
     message: dict[str, Any] = {
@@ -137,7 +143,7 @@ class TerminalChat:
         self.console = console
         self.chat_id = chat_id
         self.buttons: list[tuple[str, str]] = []  # (label, callback data) of the last keyboard
-        self.update_id = 0
+        self.update_id = fresh_update_id()
 
     def banner(self) -> None:
         settings = self.runtime.settings
@@ -263,7 +269,7 @@ def _once(runtime, args: argparse.Namespace) -> int:
 
     text = args.once.strip() or "?"
     chat = TerminalChat(runtime, args.chat_id, Console(highlight=False))
-    reply = chat.reply_to(terminal_update(1, args.chat_id, text)) or Reply()
+    reply = chat.reply_to(terminal_update(fresh_update_id(), args.chat_id, text)) or Reply()
     if args.json:
         command = text.split()[0] if text.startswith("/") else ""
         print_json(
