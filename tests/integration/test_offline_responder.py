@@ -149,6 +149,47 @@ def test_structured_and_mood_run_both_tools(responder):
     assert semantic["arguments"]["wine_type"] == "red" and semantic["arguments"]["price_max"] == 3000
     structured = next(c for c in answer.tool_calls if c["name"] == "search_wines")
     assert structured["arguments"] == {"wine_type": "red", "price_max": 3000, "limit": 10}
+    # both tools get the same filters: the SQL of each decides what matches
+    tool_only = {"query", "embedding_model"}
+    assert {k: v for k, v in semantic["arguments"].items() if k not in tool_only} == structured["arguments"]
+
+
+# (a mood with one stated constraint) → the constraint; the mood alone reaches wines that break it
+MOOD_WITH_A_CONSTRAINT = [
+    ("итальянское вино для уютного зимнего вечера", {"country": "Италия"}),
+    ("грузинское вино для праздника с друзьями", {"country": "Грузия"}),
+    ("пино нуар для романтического ужина", {"grape": "Пино Нуар"}),
+    ("мальбек для уютного вечера", {"grape": "Мальбек"}),
+    ("что-нибудь лёгкое и свежее к рыбе", {"food": "рыба"}),
+    ("вино к стейку для уютного вечера у камина", {"food": "стейк"}),
+]
+
+
+@pytest.mark.parametrize(("query", "expected"), MOOD_WITH_A_CONSTRAINT, ids=[c[0] for c in MOOD_WITH_A_CONSTRAINT])
+def test_a_semantic_hit_that_breaks_a_stated_constraint_is_never_recommended(
+    responder, catalog_db, shipped_by_key, query, expected
+):
+    answer = responder.respond(query)
+    semantic = next(c for c in answer.tool_calls if c["name"] == "semantic_search")
+    mood = semantic["arguments"]["query"]
+    embedder = LocalHashingEmbeddings()
+    unfiltered = in_process_repositories(catalog_db).catalog.semantic_search(
+        {"query": mood, "embedding": embedder.embed([mood])[0], "embedding_model": embedder.model, "limit": 10}
+    )
+
+    def shipped(wine: dict) -> dict:
+        return shipped_by_key[(wine["name"], wine["producer"], wine["vintage_year"])]
+
+    breaking = {w["id"] for w in unfiltered["wines"] if _check(shipped(w), expected)}
+    assert breaking, f"{query}: the mood alone should reach a wine that breaks {expected}"
+    # semantic_search itself left them out (nothing in Python filters its hits any more)
+    hits = [w for w in answer.found_wines if w["source_tool"] == "semantic_search"]
+    assert hits and not breaking & {w["id"] for w in hits}
+    assert all(not _check(shipped(w), expected) for w in hits), query
+    assert answer.response.response_type == "recommendation" and answer.relaxed is None
+    for rec in answer.response.wines:
+        assert rec.wine_id not in breaking
+        assert not _check(_shipped(answer, rec, shipped_by_key), expected), (query, rec.wine_name)
 
 
 @pytest.mark.parametrize(

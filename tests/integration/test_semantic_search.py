@@ -15,6 +15,8 @@ from sommelier.catalog.models import WineRecord
 from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
 from sommelier.tools.handler import handle
 
+from tests.food_oracle import BY_REQUEST, pairs_with
+
 MOOD_FILE = Path(__file__).resolve().parents[1] / "data" / "mood_queries.json"
 MOOD_QUERIES = json.loads(MOOD_FILE.read_text("utf-8"))
 TOP_K = 5
@@ -170,6 +172,53 @@ def test_both_filters_together(catalog_db, shipped_wines):
         (w["name"], w["producer"]) for w in shipped_wines if w["wine_type"] == "white" and w["price_rub"] <= 1500
     }
     assert {(w["name"], w["producer"]) for w in result["wines"]} == expected
+
+
+# Every filter of search_wines, applied by the same SQL; the tests' own statement of which shipped wines meet it.
+EACH_FILTER = [
+    ({"sweetness": "semi_sweet"}, lambda w: w["sweetness"] == "semi_sweet"),
+    ({"sweetness": "сладкое"}, lambda w: w["sweetness"] == "sweet"),
+    ({"price_min": 5000}, lambda w: w["price_rub"] >= 5000),
+    ({"grape_variety": "Пино Нуар"}, lambda w: "Пино Нуар" in w["grape_varieties"]),
+    ({"grape_variety": "Shiraz"}, lambda w: "Шираз" in w["grape_varieties"] or "Сира" in w["grape_varieties"]),
+    ({"country": "США"}, lambda w: w["country"] == "США"),
+    ({"country": "итальянское"}, lambda w: w["country"] == "Италия"),
+    ({"region": "Тоскана"}, lambda w: w["region"].startswith("Тоскана")),
+    ({"region": "Кахетия"}, lambda w: w["region"] == "Кахетия"),
+    ({"food_pairing": "рыба"}, lambda w: pairs_with(w, BY_REQUEST["рыба"])),
+    ({"food_pairing": "стейк"}, lambda w: pairs_with(w, BY_REQUEST["стейк"])),
+]
+
+
+@pytest.mark.parametrize(("arguments", "keep"), EACH_FILTER, ids=[str(a) for a, _ in EACH_FILTER])
+def test_each_search_wines_filter_holds_in_semantic_search(
+    catalog_db, shipped_wines, catalogue_vectors, arguments, keep
+):
+    query = "элегантное вино для ужина"
+    meeting = [w for w in shipped_wines if keep(w)]
+    assert meeting and len(meeting) < len(shipped_wines)  # the filter really narrows the catalogue
+    result = semantic(catalog_db, query, **arguments, limit=20)
+    assert result["matched"] == len(meeting)  # counted with every filter, not only type and price
+    assert result["found"] == min(20, len(meeting))
+    names = {(w["name"], w["producer"]) for w in meeting}
+    assert all((w["name"], w["producer"]) in names for w in result["wines"])
+    want = brute_force(shipped_wines, catalogue_vectors, query, keep, k=20)
+    assert [w["similarity_score"] for w in result["wines"]] == pytest.approx([s for s, _ in want], abs=2e-4)
+
+
+def test_all_filters_together_count_what_matches(catalog_db, shipped_wines):
+    arguments = {"wine_type": "red", "sweetness": "dry", "price_min": 1000, "price_max": 5000, "country": "Италия"}
+    meeting = [
+        w
+        for w in shipped_wines
+        if w["wine_type"] == "red"
+        and w["sweetness"] == "dry"
+        and 1000 <= w["price_rub"] <= 5000
+        and w["country"] == "Италия"
+    ]
+    result = semantic(catalog_db, "насыщенное красное к ужину", **arguments, limit=1)
+    assert (result["found"], result["matched"]) == (1, len(meeting)) and len(meeting) > 1
+    assert result["filters_applied"] == arguments
 
 
 def test_filters_that_exclude_everything_give_an_empty_answer(catalog_db):

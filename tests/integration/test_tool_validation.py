@@ -327,19 +327,27 @@ def test_semantic_search_accepts_integer_components(catalog_db):
     assert all(0.0 <= w["similarity_score"] <= 1.0 for w in result["wines"])
 
 
-def test_semantic_search_ignores_filters_outside_its_schema(catalog_db, query_vector):
+def test_semantic_search_validates_every_filter_as_search_wines_does(catalog_db, query_vector):
     base = dict(query="лёгкое белое", embedding=query_vector, embedding_model=LOCAL_MODEL_NAME)
-    result = semantic(
-        catalog_db,
-        **base,
+    filters = dict(
         country="Франция",
         grape_variety="Шардоне",
         food_pairing="рыба",
-        sweetness="sweet",
+        sweetness="полусладкое или нет",  # outside the enum: ignored
         region="Бургундия",
-        price_min=100000,
+        price_min=100000,  # above price_max: dropped
+        price_max="5 000 ₽",
     )
-    assert result == semantic(catalog_db, **base)
+    result = semantic(catalog_db, **base, **filters)
+    assert result["filters_applied"] == search(catalog_db, **filters)["filters_applied"]
+    assert result["filters_applied"] == {
+        "price_max": 5000,
+        "grape_variety": "Шардоне",
+        "country": "Франция",
+        "region": "Бургундия",
+        "food_pairing": "рыба",
+    }
+    assert (result["matched"], [w["name"] for w in result["wines"]]) == (1, ["Chablis"])
 
 
 # ---------------------------------------------------------------- the event envelope

@@ -9,6 +9,7 @@ import pytest
 from sommelier.text import escape_like, normalize, stem, stems, words
 from sommelier.tools import matching
 from sommelier.tools.arguments import ArgumentError, optional_price, search_filters, semantic_request
+from sommelier.tools.registry import LLM_TOOLS
 
 CATALOG = Path(__file__).resolve().parents[2] / "data" / "catalog" / "wines.json"
 
@@ -308,18 +309,31 @@ def test_text_filters_fold_whitespace_and_drop_empty():
     assert (filters.grape_variety, filters.country, filters.region) == ("пино нуар", None, None)
 
 
-def test_semantic_request_keeps_only_its_schema_filters():
+def test_semantic_request_applies_every_filter_of_search_wines():
     request = semantic_request(
         {
             "query": " лёгкое ",
             "embedding": [0.5] * 1536,
             "embedding_model": "m",
             "wine_type": "white",
-            "price_max": 2000,
-            "country": "Франция",
+            "sweetness": "сухое",
             "price_min": 10,
+            "price_max": 2000,
+            "grape_variety": "Рислинг",
+            "country": "Германия",
+            "region": "Мозель",
+            "food_pairing": "рыба",
         }
     )
     assert request.query == "лёгкое"
-    assert (request.filters.wine_type, request.filters.price_max) == ("white", 2000)
-    assert request.filters.country is None and request.filters.price_min is None
+    f = request.filters
+    assert (f.wine_type, f.sweetness, f.price_min, f.price_max) == ("white", "dry", 10, 2000)
+    assert (f.grape_variety, f.country, f.region, f.food_pairing) == ("Рислинг", "Германия", "Мозель", "рыба")
+
+
+def test_semantic_search_offers_the_model_every_search_filter_with_the_query_first():
+    search = LLM_TOOLS["search_wines"].json_schema()["function"]["parameters"]
+    semantic = LLM_TOOLS["semantic_search"].json_schema()["function"]["parameters"]
+    assert list(semantic["properties"])[0] == "query" and semantic["required"] == ["query"]
+    assert {k: v for k, v in semantic["properties"].items() if k != "query"} == search["properties"]
+    assert "limit" not in semantic["properties"] and "exclude_ids" not in semantic["properties"]

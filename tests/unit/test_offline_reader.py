@@ -405,3 +405,15 @@ def test_budget_phrases_in_words(text, price_min, price_max):
 def test_number_words_without_a_budget_word_are_not_prices(text):
     filters = read_query(text).filters
     assert "price_min" not in filters and "price_max" not in filters, filters
+
+
+@pytest.mark.parametrize(
+    "text", ["Что-нибудь лёгкое и освежающее на жаркий летний день", "белое на жаркое лето", "в жаркую погоду"]
+)
+def test_hot_weather_is_a_mood_not_a_roast(text):
+    # «жаркий» and the dish «жаркое» share a stem: only «жаркое из …» / «в горшочках» name the dish
+    assert "food_pairing" not in read_query(text).filters
+
+
+def test_a_roast_named_with_its_meat_is_food():
+    assert read_query("красное к жаркому из говядины").filters.get("food_pairing")

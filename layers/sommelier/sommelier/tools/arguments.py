@@ -52,12 +52,12 @@ class SearchFilters:
 
 
 @dataclass
-class SemanticSearchParameters:
-    """semantic_search's LLM-visible arguments (its JSON schema); the caller adds the embedding."""
+class SemanticSearchParameters(SearchFilters):
+    """semantic_search's arguments: a description plus every filter of search_wines, applied by the same SQL
+    (the caller adds the embedding). The model may narrow a mood by the customer's stated constraints in one
+    call, and the database, not the caller, decides which wines meet them."""
 
     query: str | None = llm_parameter("Текстовое описание желаемого вина на естественном языке", required=True)
-    wine_type: str | None = llm_parameter("Дополнительный фильтр по типу вина (опционально)", enum=WINE_TYPES)
-    price_max: float | None = llm_parameter("Дополнительный фильтр по максимальной цене (опционально)")
 
 
 @dataclass
@@ -201,10 +201,7 @@ def semantic_request(arguments: Any) -> SemanticRequest:
     model = optional_text(args, "embedding_model")
     if not model:
         raise ArgumentError("embedding_model is required: the name of the model that made the embedding")
-    # Only the filters in semantic_search's schema apply (and the caller's limit and exclusions).
-    allowed = {f.name for f in fields(SemanticSearchParameters)} - {"query"} | {"limit", "exclude_ids"}
-    narrowed = {key: args[key] for key in allowed if key in args}
-    return SemanticRequest(query=query, embedding=vector, embedding_model=model, filters=search_filters(narrowed))
+    return SemanticRequest(query=query, embedding=vector, embedding_model=model, filters=search_filters(args))
 
 
 def single_uuid(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:

@@ -25,10 +25,10 @@ class LlmTool:
         """The OpenAI function-calling definition of this tool."""
         properties: dict[str, Any] = {}
         required: list[str] = []
-        for item in fields(self.parameters):
-            spec = item.metadata.get("llm")
-            if spec is None:
-                continue  # a caller-side argument (limit, exclude_ids): not offered to the model
+        offered = [item for item in fields(self.parameters) if "llm" in item.metadata]
+        # limit and exclude_ids are the caller's: not offered to the model. Required arguments come first.
+        for item in sorted(offered, key=lambda item: not item.metadata["llm"]["required"]):
+            spec = item.metadata["llm"]
             base = str(item.type).split("|")[0].strip()
             prop: dict[str, Any] = {"type": _JSON_TYPES[base]}
             if spec["enum"]:
@@ -59,7 +59,8 @@ SEMANTIC_SEARCH = LlmTool(
     name="semantic_search",
     description=(
         "Семантический поиск вин по описанию, настроению или вкусовым предпочтениям. Используй когда "
-        "пользователь описывает вино абстрактно: 'лёгкое и освежающее', 'с нотами ванили', 'элегантное для ужина'."
+        "пользователь описывает вино абстрактно: 'лёгкое и освежающее', 'с нотами ванили', 'элегантное для ужина'. "
+        "Принимает те же фильтры, что search_wines: передавай только то, что покупатель назвал сам."
     ),
     parameters=SemanticSearchParameters,
 )

@@ -8,9 +8,9 @@ One turn:
    prices (for "подешевле"/"подороже") are fetched with `get_wines` only when needed.
 3. Greetings, thanks, help, informational and off-topic messages are answered without tools.
 4. A recommendation runs `search_wines` with the structured filters and/or
-   `semantic_search` with the mood words (same tool contract as the LLM agent). With both,
-   wines found by both come first, ranked by similarity. Semantic hits are checked
-   against every stated filter, because that tool only filters by type and maximum price.
+   `semantic_search` with the mood words and the same filters (same tool contract as the LLM
+   agent). The SQL decides which wines meet the filters; nothing here re-checks them. With
+   both, wines found by both come first, ranked by similarity.
 5. Nothing found → one relaxation of the softest constraint (food → region → grape →
    country), said in the intro. Type, sweetness and price are never relaxed, and a grape
    or country the customer named in this very message is not relaxed either (only one
@@ -27,7 +27,6 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sommelier import language
 from sommelier.agent import guards
 from sommelier.agent.models import SommelierResponse
 from sommelier.agent.offline import writer
@@ -36,7 +35,6 @@ from sommelier.embeddings.port import EmbeddingProvider, embed_one
 from sommelier.repositories.errors import PortError
 from sommelier.repositories.ports import CatalogRepository, wines_with_photos
 from sommelier.text import normalize
-from sommelier.tools import matching
 
 logger = logging.getLogger(__name__)
 
@@ -79,44 +77,7 @@ class _Turn:
     calls: list[dict] = field(default_factory=list)
     found: dict[str, dict] = field(default_factory=dict)
     prices: dict[str, float] = field(default_factory=dict)
-
-
-# --------------------------------------------------------------------------- constraint checks (in Python)
-
-
-def _country_of(wine: dict[str, Any]) -> str:
-    if wine.get("country"):
-        return str(wine["country"])
-    return str(wine.get("region") or "").rsplit(",", 1)[-1].strip()
-
-
-def satisfies(wine: dict[str, Any], filters: dict[str, Any], *, soft: bool = True) -> bool:
-    """Does a tool result meet the filters? `soft` also checks region and food (the tools' matching rules)."""
-    if filters.get("wine_type") and wine.get("wine_type") != filters["wine_type"]:
-        return False
-    if filters.get("sweetness") and wine.get("sweetness") != filters["sweetness"]:
-        return False
-    price = float(wine.get("price_rub") or 0)
-    if filters.get("price_max") is not None and price > float(filters["price_max"]):
-        return False
-    if filters.get("price_min") is not None and price < float(filters["price_min"]):
-        return False
-    if filters.get("country") and matching.country_keys(_country_of(wine)) != matching.country_keys(
-        str(filters["country"])
-    ):
-        return False
-    if filters.get("grape_variety"):
-        keys = set(matching.grape_keys(str(filters["grape_variety"])))
-        if not keys & {language.grape_key(g) for g in wine.get("grape_varieties") or []}:
-            return False
-    if soft and filters.get("region"):
-        key = matching.region_key(str(filters["region"]))
-        haystack = normalize(" ".join(str(wine.get(k) or "") for k in ("region", "appellation", "region_name")))
-        if key not in haystack:
-            return False
-    if soft and filters.get("food_pairing") and not writer.matching_pairings(wine, str(filters["food_pairing"])):
-        return False
-    return True
+    vectors: dict[str, list[float]] = field(default_factory=dict)  # the mood embedded once per turn
 
 
 # --------------------------------------------------------------------------- the responder
@@ -289,20 +250,20 @@ class OfflineResponder:
         return list(self._call(turn, "search_wines", arguments).get("wines", []))
 
     def _semantic(self, turn: _Turn, mood: str, filters: dict[str, Any], exclude: list[str]) -> list[dict] | None:
-        try:
-            vector = embed_one(self.embedder, mood)
-        except Exception as exc:  # no embeddings: structured search still works
-            logger.warning("offline responder could not embed the query: %s", exc)
-            return None
+        vector = turn.vectors.get(mood)
+        if vector is None:
+            try:
+                vector = turn.vectors[mood] = embed_one(self.embedder, mood)
+            except Exception as exc:  # no embeddings: structured search still works
+                logger.warning("offline responder could not embed the query: %s", exc)
+                return None
         arguments: dict[str, Any] = {
             "query": mood,
             "embedding": vector,
             "embedding_model": self.embedder.model,
             "limit": CANDIDATE_LIMIT,
         }
-        for key in ("wine_type", "price_max"):
-            if filters.get(key) is not None:
-                arguments[key] = filters[key]
+        arguments.update(filters)
         if exclude:
             arguments["exclude_ids"] = exclude
         try:
@@ -362,7 +323,7 @@ class OfflineResponder:
             structured = self._structured(turn, filters, exclude)
             ran_structured = True
 
-        candidates = _rank(structured, semantic, filters, ran_structured)
+        candidates = _rank(structured, semantic, ran_structured)
         relaxed: tuple[str, Any] | None = None
         if not candidates and filters:
             key = next((k for k in RELAX_ORDER if filters.get(k) and _relaxable(k, intent)), None)
@@ -371,7 +332,8 @@ class OfflineResponder:
                 if key == "region" and not loose.get("country") and REGION_COUNTRY.get(str(filters["region"])):
                     loose["country"] = REGION_COUNTRY[str(filters["region"])]
                 structured = self._structured(turn, loose, exclude)
-                candidates = _rank(structured, semantic, loose, True)
+                semantic = (self._semantic(turn, intent.mood, loose, exclude) or []) if intent.mood else []
+                candidates = _rank(structured, semantic, True)
                 if candidates:
                     relaxed = (key, filters[key])
                     filters = loose
@@ -423,20 +385,19 @@ def _pairs(history: list[dict]) -> list[tuple[str, list[str]]]:
     return pairs
 
 
-def _rank(structured: list[dict], semantic: list[dict], filters: dict[str, Any], ran_structured: bool) -> list[dict]:
-    """Wines that match both the filters and the mood first (by similarity), then the other structured hits."""
-    good_structured = [w for w in structured if satisfies(w, filters, soft=False)]
-    good_semantic = [w for w in semantic if satisfies(w, filters, soft=True)]
+def _rank(structured: list[dict], semantic: list[dict], ran_structured: bool) -> list[dict]:
+    """Merge the two tools' hits (both already met every filter in SQL): wines found by both first, by
+    similarity, then semantic-only hits, then the other structured hits in the tool's order."""
     if not semantic:
-        return good_structured
+        return list(structured)
     if not ran_structured:
-        return sorted(good_semantic, key=lambda w: -(w.get("similarity_score") or 0.0))
-    structured_ids = {w["id"] for w in good_structured}
-    semantic_ids = {w["id"] for w in good_semantic}
-    both = [w for w in good_structured if w["id"] in semantic_ids]
-    both += [w for w in good_semantic if w["id"] not in structured_ids]
+        return sorted(semantic, key=lambda w: -(w.get("similarity_score") or 0.0))
+    structured_ids = {w["id"] for w in structured}
+    semantic_ids = {w["id"] for w in semantic}
+    both = [w for w in structured if w["id"] in semantic_ids]
+    both += [w for w in semantic if w["id"] not in structured_ids]
     both.sort(key=lambda w: -(w.get("similarity_score") or 0.0))
-    rest = [w for w in good_structured if w["id"] not in semantic_ids]
+    rest = [w for w in structured if w["id"] not in semantic_ids]
     return both + rest
 
 
