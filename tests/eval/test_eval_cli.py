@@ -69,3 +69,27 @@ def test_setup_errors_exit_2(cli, tmp_path):
     assert cli("--golden", str(tmp_path / "missing.json")).returncode == 2
     assert cli("--case", "no-such-case").returncode == 2
     assert cli("--model", "gpt-4o-mini", "--case", "price-01").returncode == 2, "a model needs OPENAI_API_KEY"
+
+
+def test_the_shop_golden_set_runs_with_its_own_bounds(cli, tmp_path):
+    """`--golden eval/golden_set_shop.json` picks that set's bounds from eval/thresholds.json (golden_sets)."""
+    from sommelier.config import project_root
+
+    shop = project_root() / "eval" / "golden_set_shop.json"
+    done = cli("--golden", str(shop), "--case", "shop-type-01", "--quiet", "--output-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "report.json").read_text("utf-8"))
+    assert report["meta"]["golden_set"] == "eval/golden_set_shop.json"
+    own = {r["metric"]: r for r in report["thresholds"]["rows"] if r.get("why")}
+    assert own["recall_at_5_mood"]["general"] == 0.8 and own["recall_at_5_mood"]["limit"] < 0.8
+    assert "## This golden set's own bounds" in (tmp_path / "summary.md").read_text("utf-8")
+
+
+def test_a_golden_set_bound_without_a_reason_exits_2(cli, tmp_path):
+    thresholds = tmp_path / "thresholds.json"
+    thresholds.write_text(
+        json.dumps({"golden_sets": {"golden_set.json": {"offline": {"recall_at_5_mood": {"min": 0.1}}}}}), "utf-8"
+    )
+    done = cli("--case", "price-01", "--quiet", "--thresholds", str(thresholds))
+    assert done.returncode == 2
+    assert "must say why" in " ".join(done.stderr.split())

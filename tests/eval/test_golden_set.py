@@ -1,12 +1,15 @@
-"""The golden set itself: well-formed, covering the issue's categories, and consistent with the catalogue.
+"""The golden sets themselves: well-formed, covering the issue's categories, and consistent with their catalogue.
 
-A golden set with wrong labels is worse than none, so every label and constraint is checked
-against the shipped catalogue file (independently of SQL and of the agent).
+A golden set with wrong labels is worse than none, so every label and constraint is checked against the
+catalogue file it runs on (independently of SQL and of the agent): eval/golden_set.json against the shipped
+data/catalog/wines.json, eval/golden_set_shop.json against data/catalog/shop-export-example.json.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from sommelier.evaluation.golden import GoldenSetError, load_golden_set, parse_golden_set
@@ -26,6 +29,13 @@ REQUIRED_CATEGORIES = {
     "social_engineering",
 }
 PREVIOUS_DEPENDENT = ("not_previous", "cheaper_than_previous", "pricier_than_previous")
+ROOT = Path(__file__).resolve().parents[2]
+SHOP_GOLDEN = ROOT / "eval" / "golden_set_shop.json"
+SHOP_FILE = ROOT / "data" / "catalog" / "shop-export-example.json"
+
+
+def _file_catalog(wines: list[dict]) -> Catalog:
+    return Catalog({f"wine-{i}": wine for i, wine in enumerate(wines)})
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +45,23 @@ def golden():
 
 @pytest.fixture(scope="module")
 def catalog(shipped_wines) -> Catalog:
-    return Catalog({f"wine-{i}": wine for i, wine in enumerate(shipped_wines)})
+    return _file_catalog(shipped_wines)
+
+
+@pytest.fixture(scope="module")
+def shop_golden():
+    return load_golden_set(SHOP_GOLDEN)
+
+
+@pytest.fixture(scope="module")
+def shop_catalog() -> Catalog:
+    return _file_catalog(json.loads(SHOP_FILE.read_text("utf-8"))["wines"])
+
+
+@pytest.fixture(scope="module", params=["shipped", "shop"])
+def golden_and_catalog(request, golden, catalog, shop_golden, shop_catalog):
+    """Each golden set with the catalogue file it runs on."""
+    return (golden, catalog) if request.param == "shipped" else (shop_golden, shop_catalog)
 
 
 def test_size_and_coverage(golden):
@@ -61,7 +87,8 @@ def test_follow_ups_carry_their_preceding_turns(golden):
     assert not [c.id for c in golden.cases if c.history and c.category != "follow_up"]
 
 
-def test_guard_cases_expect_no_search(golden):
+def test_guard_cases_expect_no_search(golden_and_catalog):
+    golden, _ = golden_and_catalog
     for case in golden.cases:
         if case.expect.guard_type is not None:
             assert case.expect.response_types == ("off_topic",)
@@ -78,13 +105,15 @@ def test_mood_cases_have_three_to_eight_labels(golden):
         assert case.expect.tools == ("semantic_search",), case.id
 
 
-def test_every_label_names_exactly_one_catalogue_wine(golden, catalog):
+def test_every_label_names_exactly_one_catalogue_wine(golden_and_catalog):
+    golden, catalog = golden_and_catalog
     for case in golden.cases:
         for name, producer in case.expect.relevant:
             assert len(catalog.ids_for_label(name, producer)) == 1, f"{case.id}: {name} / {producer}"
 
 
-def test_labelled_wines_meet_the_case_constraints(golden, catalog):
+def test_labelled_wines_meet_the_case_constraints(golden_and_catalog):
+    golden, catalog = golden_and_catalog
     """A relevant wine that breaks the case's own hard constraints would be a contradictory label."""
     for case in golden.cases:
         for name, producer in case.expect.relevant:
@@ -95,7 +124,8 @@ def test_labelled_wines_meet_the_case_constraints(golden, catalog):
             assert not broken, f"{case.id}: {name} breaks {broken}"
 
 
-def test_every_recommendation_case_is_satisfiable(golden, catalog):
+def test_every_recommendation_case_is_satisfiable(golden_and_catalog):
+    golden, catalog = golden_and_catalog
     """At least one catalogue wine meets the hard constraints (previous-turn ones aside)."""
     for case in golden.cases:
         if "recommendation" not in case.expect.response_types or not case.expect.constraints:
@@ -109,8 +139,9 @@ def test_every_recommendation_case_is_satisfiable(golden, catalog):
         assert fitting, f"{case.id}: no catalogue wine meets {constraints}"
 
 
-def test_expected_filters_agree_with_the_constraints(golden):
+def test_expected_filters_agree_with_the_constraints(golden_and_catalog):
     """Where a case states both, an exact filter value and the constraint say the same thing."""
+    golden, _ = golden_and_catalog
     for case in golden.cases:
         filters, constraints = case.expect.filters or {}, case.expect.constraints
         for key in ("wine_type", "sweetness"):
@@ -119,6 +150,83 @@ def test_expected_filters_agree_with_the_constraints(golden):
         for key in ("price_min", "price_max"):
             if isinstance(filters.get(key), (int, float)) and key in constraints:
                 assert filters[key] == constraints[key], case.id
+
+
+# --------------------------------------------------------------------------- the shop catalogue's set
+
+
+def test_the_shop_set_covers_what_the_issue_measured(shop_golden):
+    """45 turns were measured on a shop's catalogue; the set covers its mood, guard and follow-up cases too."""
+    cases = shop_golden.cases
+    assert len(cases) >= 45
+    counts = Counter(c.category for c in cases)
+    assert set(shop_golden.categories) == set(counts), "every declared category has cases and vice versa"
+    assert counts["mood"] >= 10
+    assert sum(1 for c in cases if c.expect.guard_type) >= 8
+    assert {c.expect.guard_type for c in cases if c.expect.guard_type} == {
+        "off_topic",
+        "prompt_injection",
+        "social_engineering",
+    }
+    queries = [(c.history, c.query.casefold()) for c in cases]
+    assert len(set(queries)) == len(queries)
+    assert not [c.id for c in cases if c.history and c.category not in ("follow_up", "offer_reply")]
+    assert all(c.history for c in cases if c.category in ("follow_up", "offer_reply"))
+
+
+def test_the_shop_set_says_the_issues_phrases(shop_golden):
+    text = " ".join(" ".join([*c.history, c.query]).casefold() for c in shop_golden.cases)
+    for phrase in (
+        "тысяч до пяти",
+        "тысячи за три",
+        "в пределах пятёрки",
+        "около полутора",
+        "не дороже двух с половиной",
+        "крассное сухое к шашлычку",
+        "а подешевле?",
+        "а белое?",
+        "стейк",
+        "шашлык",
+        "утке",
+        "суши",
+        "карбонара",
+        "из сша",
+        "американское",
+    ):
+        assert phrase in text, phrase
+    replies = [c.query.casefold().strip(" ?!.") for c in shop_golden.cases if c.category == "offer_reply"]
+    assert "да" in replies and "покажи" in replies
+
+
+def test_shop_mood_cases_have_two_to_eight_labels(shop_golden):
+    """Two when the file has only two (the whites with rose and lychee in their notes)."""
+    for case in (c for c in shop_golden.cases if c.category == "mood"):
+        assert 2 <= len(case.expect.relevant) <= 8, case.id
+        assert case.expect.tools == ("semantic_search",), case.id
+
+
+def test_shop_cases_need_other_answers_than_the_shipped_catalogue(shop_golden, shop_catalog, catalog):
+    """The two catalogues disagree on what meets the shop cases: for most recommendation cases the wines
+    meeting the constraints in the shop file are not the ones meeting them in the shipped file."""
+    differing = total = 0
+    for case in shop_golden.cases:
+        constraints = {k: v for k, v in case.expect.constraints.items() if k not in PREVIOUS_DEPENDENT}
+        if not constraints:
+            continue
+        total += 1
+        answers = []
+        for source in (shop_catalog, catalog):
+            answers.append(
+                {
+                    (row["name"], row["producer"])
+                    for wine_id, row in source.rows.items()
+                    if not constraint_violations(
+                        row, constraints, previous_ids=set(), previous_prices=[], wine_id=wine_id
+                    )
+                }
+            )
+        differing += answers[0] != answers[1]
+    assert total >= 30 and differing / total >= 0.9, (differing, total)
 
 
 def test_parser_rejects_malformed_cases():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from sommelier.evaluation.golden import parse_golden_set
@@ -349,3 +350,50 @@ def test_thresholds_merge_modes_and_skip_unmeasured(catalog):
     }
     markdown = render_markdown(report, thresholds_for(data, "offline"))
     assert "❌" in markdown and "tools called: semantic_search" in markdown
+
+
+def test_a_golden_set_may_have_its_own_bounds_with_a_reason():
+    data = {
+        "targets": {"recall_at_5_mood": {"min": 0.6}},
+        "modes": {"offline": {"recall_at_5_mood": {"min": 0.8}, "tool_choice_accuracy": {"min": 0.99}}},
+        "golden_sets": {
+            "golden_set_shop.json": {"offline": {"recall_at_5_mood": {"min": 0.3, "why": "no occasion in the text"}}}
+        },
+    }
+    general = thresholds_for(data, "offline")
+    assert general["recall_at_5_mood"] == {"min": 0.8}
+    for golden in ("eval/golden_set_shop.json", Path("/elsewhere/golden_set_shop.json")):
+        own = thresholds_for(data, "offline", golden=golden)
+        assert own["recall_at_5_mood"] == {"min": 0.3, "general": {"min": 0.8}, "why": "no occasion in the text"}
+        assert own["tool_choice_accuracy"] == {"min": 0.99}, "other metrics keep the general bound"
+    assert thresholds_for(data, "llm", golden="eval/golden_set_shop.json")["recall_at_5_mood"] == {"min": 0.6}
+    assert thresholds_for(data, "offline", golden="eval/golden_set.json") == general
+
+    # a recall of 0.4 misses the general floor and meets the shop's own; the row says what it replaced and why
+    summary = {"overall": {"recall_at_5_mood": {"value": 0.4, "n": 12}}}
+    assert not check_thresholds(summary, general)[0]["ok"]
+    (row,) = check_thresholds(summary, thresholds_for(data, "offline", golden="golden_set_shop.json"))[:1]
+    assert row["metric"] == "recall_at_5_mood" and row["ok"]
+    assert row["general"] == 0.8 and row["why"] == "no occasion in the text"
+
+
+@pytest.mark.parametrize(
+    "bound",
+    [
+        {"min": 0.3},  # no reason
+        {"min": 0.3, "why": "  "},
+        {"why": "no limit"},
+        {"min": "low", "why": "a string"},
+        {"min": True, "why": "a bool"},
+    ],
+)
+def test_a_golden_sets_bound_without_a_reason_or_a_number_is_refused(bound):
+    data = {"golden_sets": {"g.json": {"offline": {"recall_at_5_mood": bound}}}}
+    with pytest.raises(ValueError, match=r"golden_sets\.g\.json\.offline\.recall_at_5_mood"):
+        thresholds_for(data, "offline", golden="g.json")
+
+
+def test_a_golden_sets_bound_must_name_a_known_metric():
+    data = {"golden_sets": {"g.json": {"offline": {"recal": {"min": 1, "why": "x"}}}}}
+    with pytest.raises(ValueError, match="unknown metric"):
+        thresholds_for(data, "offline", golden="g.json")

@@ -121,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         return fail("no golden cases match --case/--category", 2)
     try:
         threshold_data = load_thresholds(args.thresholds)
+        for mode in ("offline", "llm"):  # a malformed golden-set bound stops the run before it starts
+            thresholds_for(threshold_data, mode, golden=golden.path)
     except (OSError, ValueError) as exc:
         return fail(f"cannot read the thresholds: {exc}", 2)
     settings = load_settings()
@@ -147,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         max_tool_rounds=env_int("AGENT_MAX_TOOL_ROUNDS", 2),
         max_retries=env_int("AGENT_MAX_RETRIES", 2),
     )
-    thresholds = thresholds_for(threshold_data, harness.mode)
+    thresholds = thresholds_for(threshold_data, harness.mode, golden=golden.path)
     console.print(
         f"evaluating {len(cases)} cases · mode [bold]{harness.mode}[/] · model {escape(harness.model)} · "
         f"{escape(database)}"

@@ -45,7 +45,8 @@ RECALL_K = 5
 
 
 class Catalog:
-    """The catalogue rows by id, read once through the tool port (the `embedding_texts` data op)."""
+    """The wines for sale by id, read once through the tool port (`export_wines`). A wine that an import
+    with --replace made unavailable is not in it, so recommending one counts as not in the catalogue."""
 
     def __init__(self, rows: dict[str, dict[str, Any]]):
         self.rows = rows
@@ -58,10 +59,10 @@ class Catalog:
     @classmethod
     def load(cls, catalog: CatalogRepository) -> Catalog:
         try:
-            items = catalog.embedding_texts()
+            wines = catalog.export_wines(include_unavailable=False)
         except PortError as exc:
             raise RuntimeError(f"could not read the catalogue: {exc}") from exc
-        return cls({str(item["id"]): item["wine"] for item in items})
+        return cls({str(wine["id"]): wine for wine in wines})
 
     def get(self, wine_id: str | None) -> dict[str, Any] | None:
         return self.rows.get(str(wine_id)) if wine_id else None

@@ -83,9 +83,15 @@ def load_thresholds(path: str | Path | None = None) -> dict[str, Any]:
     return data
 
 
-def thresholds_for(data: dict[str, Any], mode: str) -> dict[str, dict[str, float]]:
-    """The targets (every mode) merged with the mode's own bounds ("offline" or "llm"); the stricter bound wins."""
-    merged: dict[str, dict[str, float]] = {}
+def thresholds_for(data: dict[str, Any], mode: str, golden: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """The bounds of one run: the targets (every mode) merged with the mode's own bounds ("offline" or "llm"),
+    the stricter bound winning; then the golden set's own bounds for this mode, if `golden_sets` names it.
+
+    A golden set's bound replaces the general one for that metric (it may be lower: a catalogue whose
+    descriptions name no occasion gives mood search less to find). Each must say why, and the row keeps
+    the general bound it replaced, so a report shows both.
+    """
+    merged: dict[str, dict[str, Any]] = {}
     for section in (data.get("targets") or {}, (data.get("modes") or {}).get(mode) or {}):
         for metric, bound in section.items():
             if not isinstance(bound, dict):
@@ -95,11 +101,44 @@ def thresholds_for(data: dict[str, Any], mode: str) -> dict[str, dict[str, float
                 current["min"] = max(float(bound["min"]), current.get("min", float("-inf")))
             if "max" in bound:
                 current["max"] = min(float(bound["max"]), current.get("max", float("inf")))
+    for metric, bound in golden_set_bounds(data, golden, mode).items():
+        general = merged.get(metric, {})
+        entry: dict[str, Any] = {kind: float(bound[kind]) for kind in ("min", "max") if kind in bound}
+        replaced = {kind: general[kind] for kind in ("min", "max") if kind in general}
+        if replaced:
+            entry["general"] = replaced
+        entry["why"] = bound["why"]
+        merged[metric] = entry
     return merged
 
 
-def check_thresholds(summary: dict[str, Any], thresholds: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
-    """One row per bound: metric, bound, measured value, ok. A metric with no data is 'not measured' (ok)."""
+def golden_set_bounds(data: dict[str, Any], golden: str | Path | None, mode: str) -> dict[str, dict[str, Any]]:
+    """The bounds `golden_sets.<file name>.<mode>` gives one golden set (by its file name), validated."""
+    if golden is None:
+        return {}
+    sets = data.get("golden_sets") or {}
+    if not isinstance(sets, dict):
+        raise ValueError('thresholds: "golden_sets" must be an object {file name: {mode: {metric: bound}}}')
+    entry = sets.get(Path(golden).name) or {}
+    bounds = (entry.get(mode) or {}) if isinstance(entry, dict) else None
+    if not isinstance(bounds, dict):
+        raise ValueError(f"thresholds: golden_sets.{Path(golden).name}.{mode} must be an object")
+    for metric, bound in bounds.items():
+        where = f"thresholds: golden_sets.{Path(golden).name}.{mode}.{metric}"
+        if metric not in LABELS:
+            raise ValueError(f"{where}: unknown metric")
+        if not isinstance(bound, dict) or not ({"min", "max"} & set(bound)):
+            raise ValueError(f'{where} must be {{"min" or "max": number, "why": text}}')
+        if any(isinstance(bound.get(k), bool) or not isinstance(bound.get(k, 0), (int, float)) for k in ("min", "max")):
+            raise ValueError(f"{where}: min and max must be numbers")
+        if not isinstance(bound.get("why"), str) or not bound["why"].strip():
+            raise ValueError(f'{where}: a golden set\'s own bound must say why it differs ("why")')
+    return bounds
+
+
+def check_thresholds(summary: dict[str, Any], thresholds: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per bound: metric, bound, measured value, ok. A metric with no data is 'not measured' (ok).
+    A golden set's own bound also carries the general bound it replaced and why."""
     rows = []
     overall = summary["overall"]
     for metric, bound in thresholds.items():
@@ -116,9 +155,11 @@ def check_thresholds(summary: dict[str, Any], thresholds: dict[str, dict[str, fl
             else:
                 ok = measured <= limit + 1e-9
                 status = "ok" if ok else "missed"
-            rows.append(
-                {"metric": metric, "bound": kind, "limit": limit, "value": measured, "ok": ok, "status": status}
-            )
+            row = {"metric": metric, "bound": kind, "limit": limit, "value": measured, "ok": ok, "status": status}
+            if "why" in bound:
+                row["general"] = (bound.get("general") or {}).get(kind)
+                row["why"] = bound["why"]
+            rows.append(row)
     return rows
 
 
@@ -213,22 +254,29 @@ def format_value(metric: str, entry: dict[str, Any] | None) -> str:
     return f"{v:.2f}"
 
 
-def format_bound(bound: dict[str, float] | None, metric: str) -> str:
+def format_bound(bound: dict[str, Any] | None, metric: str) -> str:
     if not bound:
         return ""
-    parts = []
     as_pct = metric in RATIO_METRICS and metric not in (
         "recall_at_5_mood",
         "recall_at_5_mood_uncapped",
         "mood_pick_precision",
     )
-    for kind, sign in (("min", "≥"), ("max", "≤")):
-        if kind in bound:
-            parts.append(f"{sign} {bound[kind] * 100:g}%" if as_pct else f"{sign} {bound[kind]:g}")
-    return ", ".join(parts)
+
+    def text(limits: dict[str, Any]) -> str:
+        parts = []
+        for kind, sign in (("min", "≥"), ("max", "≤")):
+            if kind in limits:
+                parts.append(f"{sign} {limits[kind] * 100:g}%" if as_pct else f"{sign} {limits[kind]:g}")
+        return ", ".join(parts)
+
+    shown = text(bound)
+    if bound.get("general"):
+        shown += f" (this set; general {text(bound['general'])})"
+    return shown
 
 
-def render_markdown(report: dict[str, Any], thresholds: dict[str, dict[str, float]]) -> str:
+def render_markdown(report: dict[str, Any], thresholds: dict[str, dict[str, Any]]) -> str:
     meta = report["meta"]
     summary = report["summary"]
     overall = summary["overall"]
@@ -278,6 +326,10 @@ def render_markdown(report: dict[str, Any], thresholds: dict[str, dict[str, floa
     for name, block in sorted(summary["categories"].items()):
         cells = [format_value(m, block.get(m)) for m in shown]
         lines.append(f"| {name} | {block['cases']} | " + " | ".join(cells) + " |")
+    own = [(metric, bound) for metric, bound in thresholds.items() if bound.get("why")]
+    if own:
+        lines += ["", "## This golden set's own bounds", ""]
+        lines += [f"- {LABELS[metric]} {format_bound(bound, metric)}: {bound['why']}" for metric, bound in own]
     failing = [c for c in report["cases"] if not c["score"]["passed"]]
     lines += ["", f"## Cases with a failed check ({len(failing)})", ""]
     if not failing:
@@ -336,7 +388,7 @@ def render_chart(summary: dict[str, Any], path: Path, *, title: str) -> Path:
     return path
 
 
-def write_outputs(report: dict[str, Any], thresholds: dict[str, dict[str, float]], output_dir: Path) -> dict[str, Path]:
+def write_outputs(report: dict[str, Any], thresholds: dict[str, dict[str, Any]], output_dir: Path) -> dict[str, Path]:
     output_dir.mkdir(parents=True, exist_ok=True)
     paths = {
         "json": output_dir / "report.json",

@@ -37,7 +37,7 @@ def evaluate(
     harness: EvalHarness,
     cases: list[GoldenCase],
     *,
-    thresholds: dict[str, dict[str, float]] | None = None,
+    thresholds: dict[str, dict[str, Any]] | None = None,
     catalog: Catalog | None = None,
     meta: dict[str, Any] | None = None,
     progress: Callable[[int, GoldenCase, CaseRun], None] | None = None,
