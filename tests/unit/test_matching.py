@@ -337,3 +337,27 @@ def test_semantic_search_offers_the_model_every_search_filter_with_the_query_fir
     assert list(semantic["properties"])[0] == "query" and semantic["required"] == ["query"]
     assert {k: v for k, v in semantic["properties"].items() if k != "query"} == search["properties"]
     assert "limit" not in semantic["properties"] and "exclude_ids" not in semantic["properties"]
+
+
+@pytest.mark.parametrize(
+    "catalogue_country,shown",
+    [
+        ("Соединенные Штаты Америки", "Калифорния, США"),
+        ("Южно-Африканская Республика", "Калифорния, ЮАР"),
+        ("Франция", "Калифорния, Франция"),
+        ("Атлантида", "Калифорния, Атлантида"),  # unknown: as the catalogue writes it
+        ("", "Калифорния"),
+    ],
+)
+def test_tool_results_name_the_country_as_customers_say_it(catalogue_country, shown):
+    from decimal import Decimal
+
+    from sommelier.tools.search import wine_for_tool
+
+    row = {
+        "id": "00000000-0000-0000-0000-000000000001",
+        **dict.fromkeys(("name", "producer", "wine_type", "sweetness", "body", "tannins", "acidity"), "x"),
+        **{"description": "", "tasting_notes": "", "vintage_year": 2020, "price_rub": Decimal("990")},
+        **{"grape_varieties": [], "food_pairings": [], "region": "Калифорния", "country": catalogue_country},
+    }
+    assert wine_for_tool(row)["region"] == shown

@@ -43,8 +43,10 @@ def money(value: Decimal | float | int) -> int | float:
 
 
 def wine_for_tool(row: dict[str, Any]) -> dict[str, Any]:
-    """A wine as the two search tools answer it, plus its id."""
-    region = ", ".join(part for part in (row["region"], row["country"]) if part)
+    """A wine as the two search tools answer it, plus its id. The country is given by its usual name
+    («Соединенные Штаты Америки» → США), as a customer reads it in a caption."""
+    known = language.country(row["country"], fuzzy=False) if row["country"] else None
+    region = ", ".join(part for part in (row["region"], known.name if known else row["country"]) if part)
     return {
         "id": str(row["id"]),
         "name": row["name"],
