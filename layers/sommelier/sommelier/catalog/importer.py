@@ -38,7 +38,6 @@ EMBED_BATCH = 32
 # Rows per tool call through Lambda (6 MB payload limit); in-process imports use one call.
 LAMBDA_IMPORT_CHUNK = 150
 IN_PROCESS_IMPORT_CHUNK = 5000
-LIST_SEPARATOR = ";"
 CSV_LIST_FIELDS = ("grape_varieties", "food_pairings")
 CSV_INT_FIELDS = ("vintage_year", "body", "tannins", "acidity")
 CSV_OPTIONAL_FIELDS = ("appellation", "image", "image_key", "image_url", "sku", "id")
@@ -127,7 +126,7 @@ def _csv_rows(text: str) -> Iterator[tuple[int, Any]]:
             if not key or (not value and key not in MODEL_FIELDS):
                 continue  # an unnamed or empty extra column carries nothing
             if key in CSV_LIST_FIELDS:
-                item[key] = [part for part in value.split(LIST_SEPARATOR) if part.strip()]
+                item[key] = value or []  # the cell's text: WineRecord splits it, by one rule for CSV and JSON
             elif key in CSV_INT_FIELDS or key in CSV_OPTIONAL_FIELDS:
                 item[key] = value or None
             else:

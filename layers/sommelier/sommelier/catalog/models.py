@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import uuid
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 WineType = Literal["red", "white", "rose", "sparkling"]
 Sweetness = Literal["dry", "semi_dry", "semi_sweet", "sweet"]
@@ -17,6 +18,7 @@ MAX_NOTES = 5000
 MAX_NAME = 200
 MAX_SKU = 100
 EMBEDDED_DESCRIPTION_CHARS = 3000  # an embedding input stays well inside a model's token limit
+_GRAPE_SEPARATOR = re.compile(r";|,(?!\d)")
 
 
 def _clean_list(values: list[str]) -> list[str]:
@@ -72,13 +74,36 @@ class WineRecord(BaseModel):
             raise ValueError(f"vintage_year must be between 1900 and {latest}, or empty for NV")
         return value
 
-    @field_validator("grape_varieties", "food_pairings", mode="before")
+    @field_validator("grape_varieties", mode="before")
     @classmethod
-    def _list_from_text(cls, value: Any) -> Any:
-        # Shops export lists as one cell: «Мерло 83%; Каберне Совиньон 17%». A pairing such as
-        # «Закуски, салаты и антипасто» holds commas, so only ";" separates items.
+    def _grapes_from_text(cls, value: Any) -> Any:
+        # Shops export grapes as one cell, «Мерло 83%; Каберне Совиньон 17%» or «Темпранильо 85%, Гарнача 15%»:
+        # no grape name holds a comma, but a share may («83,5%»), so a comma before a digit is not a separator.
         if isinstance(value, str):
-            return [part for part in value.split(";")]
+            return _GRAPE_SEPARATOR.split(value)
+        if isinstance(value, list):
+            return [
+                part for item in value for part in (_GRAPE_SEPARATOR.split(item) if isinstance(item, str) else [item])
+            ]
+        return value
+
+    @field_validator("food_pairings", mode="before")
+    @classmethod
+    def _pairings_from_text(cls, value: Any) -> Any:
+        # A pairing such as «Закуски, салаты и антипасто» holds commas, so only ";" separates items.
+        if isinstance(value, str):
+            return value.split(";")
+        return value
+
+    @field_validator("wine_type", "sweetness", mode="before")
+    @classmethod
+    def _style_as_the_shop_writes_it(cls, value: Any, info: ValidationInfo) -> Any:
+        # «Красное», «сухое», «брют»: a shop's own words for the enums, from the language layer's one table.
+        if isinstance(value, str):
+            from sommelier.language import enum_words, normalize
+
+            kind = "wine_types" if info.field_name == "wine_type" else "sweetness"
+            return enum_words(kind).get(normalize(value), value)
         return value
 
     @field_validator("grape_varieties", "food_pairings")

@@ -241,12 +241,12 @@ def _mood_reason(concept: str, wine: dict[str, Any], occasion: str | None = None
         return "с живыми пузырьками"
     if concept == "sweet" and wine.get("sweetness") in ("semi_sweet", "sweet"):
         return "с приятной сладостью"
-    if concept in ("fruity", "rich", "elegant", "oak", "spicy", "mineral", "south"):
-        prefixes = CONCEPTS[concept]
-        text = " ".join([wine.get("tasting_notes") or "", wine.get("description") or ""])
-        for word in words(text):
-            if stem(word).startswith(prefixes) or word.startswith(prefixes):
-                return f"в описании есть то, что вы ищете: «{word}»"
+    # Taste concepts are stated only through the attributes the catalogue rates; a word picked out of the
+    # description («…есть то, что вы ищете: «танины»») proved random on real shop texts, so none is quoted.
+    if concept == "rich" and body >= 4:
+        return "насыщенное и полнотелое, как вы и хотели"
+    if concept == "elegant" and body <= 3 and acidity >= 3:
+        return "элегантное, не тяжёлое, со свежей кислотностью"
     return None
 
 
