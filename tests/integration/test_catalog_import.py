@@ -840,3 +840,32 @@ def test_replace_in_several_chunks_keeps_every_chunk(fresh_db, tmp_path, shipped
     assert (report.inserted, report.retired) == (30, len(shipped_wines))
     stats = handle({"tool": "catalog_stats", "arguments": {}}, fresh_db)
     assert (stats["available"], stats["unavailable"]) == (30, len(shipped_wines))
+
+
+def test_a_shop_that_does_not_grade_body_tannins_or_acidity_imports_and_nothing_is_claimed(empty_db, tmp_path):
+    from sommelier.agent.offline.responder import OfflineResponder
+
+    header = [c for c in CSV_HEADER if c not in ("body", "tannins", "acidity")]
+    buffer = io.StringIO()
+    out = csv.writer(buffer, delimiter=";", lineterminator="\r\n")
+    out.writerow(header)
+    out.writerow([csv_cell(wine().get(column)) for column in header])
+    (tmp_path / "ungraded.csv").write_bytes(b"\xef\xbb\xbf" + buffer.getvalue().encode("utf-8"))
+    report = run_import(tmp_path / "ungraded.csv", empty_db, tmp_path / "store")
+    assert report.inserted == 1
+
+    found = handle({"tool": "search_wines", "arguments": {"wine_type": "red"}}, empty_db)["wines"]
+    assert [(w["body"], w["tannins"], w["acidity"]) for w in found] == [(None, None, None)]
+    answer = OfflineResponder(in_process_repositories(empty_db).catalog, LocalHashingEmbeddings()).respond(
+        "красное сухое к шашлыку"
+    )
+    card = answer.response.wines[0].description
+    assert "Тестовое красное" == answer.response.wines[0].wine_name
+    for graded in ("полноты", "лёгкое", "насыщенное", "танин", "кислотн"):
+        assert graded not in card, card  # no grade the shop did not give
+    assert exported_grades(empty_db) == [None, None, None]
+
+
+def exported_grades(db) -> list:
+    exported = export_catalog(in_process_repositories(db).catalog)["wines"][0]
+    return [exported["body"], exported["tannins"], exported["acidity"]]

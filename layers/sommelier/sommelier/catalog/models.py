@@ -46,9 +46,10 @@ class WineRecord(BaseModel):
     grape_varieties: list[str] = Field(min_length=1, max_length=20)
     wine_type: WineType
     sweetness: Sweetness
-    body: int = Field(ge=1, le=5)
-    tannins: int = Field(ge=1, le=5)
-    acidity: int = Field(ge=1, le=5)
+    # 1–5 grades; many shops don't grade them, so empty means "not graded" (never guessed).
+    body: int | None = Field(default=None, ge=1, le=5)
+    tannins: int | None = Field(default=None, ge=1, le=5)
+    acidity: int | None = Field(default=None, ge=1, le=5)
     price_rub: Decimal = Field(gt=0, le=10_000_000, max_digits=12, decimal_places=2)
     description: str = Field(min_length=1, max_length=MAX_DESCRIPTION)
     tasting_notes: str = Field(default="", max_length=MAX_NOTES)

@@ -201,7 +201,8 @@ def mood_phrase(mood: str | None) -> str:
 
 
 def _mood_reason(concept: str, wine: dict[str, Any], occasion: str | None = None) -> str | None:
-    body, acidity = wine.get("body") or 3, wine.get("acidity") or 3
+    # An ungraded wine counts as medium here, and no reason below claims a medium grade.
+    body, acidity = _grade(wine.get("body")) or 3, _grade(wine.get("acidity")) or 3
     wtype, price = wine.get("wine_type"), float(wine.get("price_rub") or 0)
     if concept == "light":
         if body <= 2:
@@ -218,7 +219,7 @@ def _mood_reason(concept: str, wine: dict[str, Any], occasion: str | None = None
     if concept == "romance":
         if wtype in ("sparkling", "rose"):
             return f"игривое и праздничное, подходит {occasion or 'для романтического вечера'}"
-        if wine.get("sweetness") in ("semi_sweet", "sweet") or (wine.get("tannins") or 3) <= 2:
+        if wine.get("sweetness") in ("semi_sweet", "sweet") or (_grade(wine.get("tannins")) or 3) <= 2:
             return f"мягкое и нежное — подходит {occasion or 'для романтического вечера'}"
         return None
     if concept == "celebration":
@@ -230,7 +231,7 @@ def _mood_reason(concept: str, wine: dict[str, Any], occasion: str | None = None
             return "солидная бутылка, которую не стыдно подарить"
         return "приятный подарок без лишних трат"
     if concept == "picnic":
-        if body <= 3:
+        if _grade(wine.get("body")) in (1, 2, 3):
             return "лёгкое и несложное, удобно взять на пикник"
         return None
     if concept == "everyday":
@@ -294,19 +295,28 @@ def _grapes_phrase(grapes: list[str], seed: int) -> str:
     return ("купаж: " if seed % 2 else "купаж из сортов ") + listed
 
 
+def _grade(value: Any) -> int | None:
+    """A 1–5 grade, or None when the shop did not grade it."""
+    try:
+        grade = int(value)
+    except (TypeError, ValueError):
+        return None
+    return grade if 1 <= grade <= 5 else None
+
+
 def _style_words(wine: dict[str, Any]) -> str:
-    body = _BODY.get(int(wine.get("body") or 3), "средней полноты")
-    parts = [body]
-    tannins = int(wine.get("tannins") or 1)
-    if wine.get("wine_type") == "red" or tannins >= 2:
-        if tannins in _TANNINS:
-            parts.append(_TANNINS[tannins])
-    acidity = _ACIDITY.get(int(wine.get("acidity") or 3))
+    """Body, tannins and acidity in words, only those the catalogue grades (empty when none is graded)."""
+    parts: list[str] = []
+    body, tannins, acidity = (_grade(wine.get(k)) for k in ("body", "tannins", "acidity"))
+    if body:
+        parts.append(_BODY[body])
+    if tannins in _TANNINS and (wine.get("wine_type") == "red" or (tannins or 0) >= 2):
+        parts.append(_TANNINS[tannins])
     if acidity:
-        parts.append(acidity)
+        parts.append(_ACIDITY[acidity])
     if len(parts) == 3:
         return f"{parts[0]}, {parts[1]} и {parts[2]}"
-    return " ".join(parts[:1]) + (", " + parts[1] if len(parts) > 1 else "")
+    return ", ".join(parts)
 
 
 def matching_pairings(wine: dict[str, Any], food: str) -> list[str]:
@@ -349,6 +359,13 @@ def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str, used: s
         "Это {style} {vintage} из региона {region} ({grapes}): {body}.",
         "{Grapes} из региона {region}: {style}, {body}.",
     ]
+    if not body_words:  # the shop grades neither body, tannins nor acidity: say nothing about them
+        identity_templates = [
+            "{Style} из региона {region}, {grapes}.",
+            "{Producer}, {region} — {style} {vintage}; {grapes}.",
+            "Это {style} {vintage} из региона {region} ({grapes}).",
+            "{Grapes} из региона {region}: {style}.",
+        ]
     identity = _pick(identity_templates, query, wid, "identity").format(
         Style=_cap(style),
         style=style,
