@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -80,8 +81,13 @@ def country_is(name: str) -> Predicate:
     return lambda w: norm(w["country"]) == norm(name)
 
 
+def has_words(text: str | None, phrase: str) -> bool:
+    """`phrase` as whole words of `text` (never inside a longer word)."""
+    return re.search(rf"(?<!\w){re.escape(norm(phrase))}(?!\w)", norm(text)) is not None
+
+
 def region_has(fragment: str) -> Predicate:
-    return lambda w: norm(fragment) in norm(w["region"]) or norm(fragment) in norm(w.get("appellation"))
+    return lambda w: has_words(w["region"], fragment) or has_words(w.get("appellation"), fragment)
 
 
 def pairing_has(*alternatives: str | tuple[str, ...]) -> Predicate:
@@ -456,6 +462,71 @@ def test_tuscany_in_english_and_russian(catalog_db, shipped_wines):
     assert tuscan
     for phrase in ("Tuscany", "tuscany", "Toscana", "тоскана", "ТОСКАНА", "Тоскана"):
         assert set(result_keys(search(catalog_db, region=phrase, limit=MAX_LIMIT))) == tuscan, phrase
+
+
+# ---------------------------------------------------------------- regions on word boundaries
+
+
+def test_a_region_inside_a_longer_word_is_not_that_region(catalog_db, shipped_wines):
+    """«асти» is a substring of «Кастилия» (the Rueda's region) but a word only of «Asti DOCG»."""
+    castile = [w for w in shipped_wines if "асти" in norm(w["region"])]
+    assert castile and not any(has_words(w["region"], "асти") for w in castile)
+    result = search(catalog_db, region="Асти", limit=MAX_LIMIT)
+    assert (result["found"], result["matched"]) == (0, 0)
+    asti = {key(w) for w in shipped_wines if has_words(w.get("appellation"), "asti")}
+    assert asti and set(result_keys(search(catalog_db, region="Asti", limit=MAX_LIMIT))) == asti
+
+
+def test_napa_is_not_found_inside_anapa(fresh_db, shipped_wines):
+    """Анапа (a Kuban wine area) holds «напа»: a substring filter sent «Napa» customers to Kuban."""
+    with fresh_db.connection() as conn:
+        moved = conn.execute(
+            "UPDATE wines SET region = 'Кубань (Анапа)' WHERE region = 'Кубань (Геленджик)' RETURNING name"
+        ).fetchall()
+    assert moved
+    anapa = {name for (name,) in moved}
+    napa = {w["name"] for w in shipped_wines if w["region"] == "Долина Напа"}
+    for phrase in ("Напа", "Napa", "Долина Напа"):
+        assert {w["name"] for w in search(fresh_db, region=phrase, limit=MAX_LIMIT)["wines"]} == napa, phrase
+    assert {w["name"] for w in search(fresh_db, region="Анапа", limit=MAX_LIMIT)["wines"]} == anapa
+    assert anapa <= {w["name"] for w in search(fresh_db, region="Кубань", limit=MAX_LIMIT)["wines"]}
+
+
+def test_tuscany_as_the_catalogue_writes_it(catalog_db, shipped_wines):
+    """«Тоскана», «Тоскана (Болгери)», «Toscana IGT», «Chianti Classico DOCG»: one region, any spelling."""
+    tuscan = {key(w) for w in shipped_wines if w["region"].startswith("Тоскана")}
+    written = {w.get("appellation") for w in shipped_wines if key(w) in tuscan} | {
+        w["region"] for w in shipped_wines if key(w) in tuscan
+    }
+    assert {"Тоскана", "Тоскана (Болгери)", "Toscana IGT", "Chianti Classico DOCG"} <= written
+    for phrase in ("Тоскана", "Тосканы", "из Тосканы", "Toscana", "Tuscany"):
+        assert set(result_keys(search(catalog_db, region=phrase, limit=MAX_LIMIT))) == tuscan, phrase
+    chianti = {key(w) for w in shipped_wines if has_words(w.get("appellation"), "chianti")}
+    assert chianti and set(result_keys(search(catalog_db, region="Chianti", limit=MAX_LIMIT))) == chianti
+
+
+def test_a_subregion_and_an_inflected_region_as_written(fresh_db):
+    """A shop writes «Тоскана (Кьянти Классико)» and «Южный берег Крыма»: the subregion's words and the
+    region in another case still match; words that only begin another word do not («Кьян»)."""
+    with fresh_db.connection() as conn:
+        chianti = conn.execute(
+            "UPDATE wines SET region = 'Тоскана (Кьянти Классико)', appellation = NULL "
+            "WHERE appellation = 'Chianti Classico DOCG' RETURNING id::text"
+        ).fetchall()
+        crimea = conn.execute(
+            "UPDATE wines SET region = 'Южный берег Крыма' WHERE region = 'Крым (Южный берег)' RETURNING id::text"
+        ).fetchall()
+    assert chianti and crimea
+    chianti_ids, crimea_ids = {i for (i,) in chianti}, {i for (i,) in crimea}
+
+    def ids(region: str) -> set[str]:
+        return {w["id"] for w in search(fresh_db, region=region, limit=MAX_LIMIT)["wines"]}
+
+    for phrase in ("Кьянти", "Кьянти Классико", "кьянти классико", "Тоскана"):
+        assert chianti_ids <= ids(phrase), phrase
+    assert not chianti_ids & (ids("Кьян") | ids("Классико Кьянти"))
+    for phrase in ("Крым", "Крыма", "крымское"):
+        assert crimea_ids <= ids(phrase), phrase
 
 
 def test_enum_synonyms_are_accepted(catalog_db, shipped_wines):

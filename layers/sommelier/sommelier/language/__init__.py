@@ -225,6 +225,13 @@ def region(text: str) -> Region | None:
     return found[0] if found else None
 
 
+def region_spellings(place: Region) -> list[str]:
+    """Every way the vocabulary writes a region (name, genitive, aliases) and the places inside it
+    (Тоскана → тоскана, tuscany, toscana, …, кьянти, chianti, болгери): a wine from any of them is from it."""
+    item = next(i for i in data("regions.json")["regions"] if i["name"] == place.name)
+    return [item["name"], item["genitive"], *item["aliases"], *item["subregions"]]
+
+
 # ---------------------------------------------------------------- grapes
 
 

@@ -9,8 +9,9 @@ into what the SQL compares:
 - Food → categories ("стейк", "шашлык" → говядина…; "к утке" → птица), compared with `food_categories`,
   which the importer computed from the wine's pairings the same way. Words match on stems at word
   boundaries, so «паста» never matches «антипасто».
-- Region → a case-insensitive substring of the region or the appellation, after the region's aliases
-  ("Tuscany" → тоскана).
+- Region → whole words of the region or the appellation (PostgreSQL's `russian` text search): any
+  spelling of a known region or of a place inside it ("Tuscany" → тоскана, toscana, кьянти…), else the
+  place as written. «Асти» is a word of «Asti DOCG» but not of «Кастилия».
 """
 
 from __future__ import annotations
@@ -44,11 +45,13 @@ def food_categories(value: str) -> list[str]:
     return sorted(language.food_categories(value, fuzzy=True))
 
 
-def region_key(value: str) -> str:
-    """The region's Russian name for another spelling of it («Tuscany» → тоскана); a subregion or an
-    unknown place as written («Болгери», «Pauillac»), matched inside the region or the appellation."""
+def region_phrases(value: str) -> list[str]:
+    """The phrases a region filter looks for as whole words: every spelling of a known region and of the
+    places inside it («Tuscany» → тоскана, toscana, кьянти…); a subregion or an unknown place as written
+    («Болгери», «Pauillac»). Empty when the value has no words (then it is not a filter)."""
     known = language.region(value)
-    return language.normalize(known.name if known else value)
+    spellings = language.region_spellings(known) if known else [value]
+    return sorted({language.normalize(s) for s in spellings if language.words(s)})
 
 
 def known_countries() -> list[str]:

@@ -11,12 +11,18 @@ from psycopg.rows import dict_row
 
 from sommelier import language
 from sommelier.embeddings.port import ModelMismatchError
-from sommelier.text import escape_like
 from sommelier.tools import matching
 from sommelier.tools.arguments import SearchFilters, SemanticRequest
 
 # Normalise a column the way sommelier.text.normalize normalises the customer's words.
 _NORM = "lower(translate({col}, 'Ёё-', 'Ее '))"
+
+# The words of a wine's region and appellation, stemmed by PostgreSQL's `russian` text search: the region
+# filter matches whole words («Асти» is in «Asti DOCG», not in «Кастилия»). Migration 0007 indexes exactly
+# this expression (GIN, available wines), so keep the two identical.
+PLACE_WORDS = (
+    "to_tsvector('russian'::regconfig, " + _NORM.format(col="w.region || ' ' || coalesce(w.appellation, '')") + ")"
+)
 
 # Without a price filter, list wines nearest a typical shop price (2000 ₽) first, so a default
 # list is neither the cheapest nor the most expensive shelf. Migration 0003 indexes exactly this
@@ -110,15 +116,12 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
             conditions.append(f"{_NORM.format(col='w.country')} = %(country_name)s")
             params["country_name"] = language.normalize(filters.country)
         applied["country"] = matching.canonical_country(filters.country)
-    region = matching.region_key(filters.region) if filters.region else ""
-    if region.strip():
-        key = "%" + escape_like(region) + "%"
-        conditions.append(
-            f"({_NORM.format(col='w.region')} LIKE %(region_like)s "
-            f"OR {_NORM.format(col='coalesce(w.appellation, %(empty)s)')} LIKE %(region_like)s)"
-        )
-        params["region_like"] = key
-        params["empty"] = ""
+    phrases = matching.region_phrases(filters.region) if filters.region else []
+    if phrases:
+        names = [f"region_{i}" for i in range(len(phrases))]
+        wanted = " || ".join(f"phraseto_tsquery('russian'::regconfig, %({name})s)" for name in names)
+        conditions.append(f"{PLACE_WORDS} @@ ({wanted})")
+        params.update(zip(names, phrases, strict=True))
         applied["region"] = filters.region
     if filters.food_pairing and language.words(filters.food_pairing):
         categories = matching.food_categories(filters.food_pairing)
