@@ -1,5 +1,5 @@
-"""The one Russian language layer: the vocabulary (countries, regions, grapes, dishes, occasions) lives in
-`language/data/*.json`; this package reads it and matches text against it. Every consumer (the tools'
+"""The one Russian language layer: the vocabulary (countries, regions, grapes, dishes, occasions and moods,
+wine-style words, how a price is said, the cues of a message's kind) lives in `language/data/*.json`; this package reads it and matches text against it. Every consumer (the tools'
 SQL matching, the importer, the offline reader and writer, the local embeddings, the evaluation's
 normalisation) asks this package; none keeps a table of its own.
 
@@ -20,9 +20,20 @@ from typing import Any
 
 _WORD = re.compile(r"[a-zа-я0-9]+")
 _SPACES = re.compile(r"\s+")
-_DATA_FILES = ("countries.json", "regions.json", "grapes.json", "dishes.json", "occasions.json", "wine_words.json")
+_DATA_FILES = (
+    "countries.json",
+    "regions.json",
+    "grapes.json",
+    "dishes.json",
+    "occasions.json",
+    "wine_words.json",
+    "dialogue.json",
+    "budget.json",
+    "glossary.json",
+)
 # Words that never carry meaning in a dish or place phrase.
 _LINKING = frozenset({"к", "с", "со", "из", "на", "под", "для", "и", "в", "во", "или", "по"})
+LINKING = _LINKING
 FUZZY_MIN_SCORE = 84
 FUZZY_MIN_LENGTH = 5
 
@@ -87,13 +98,17 @@ class Match:
 
 
 class PhraseIndex:
-    """Phrases (any number of words) → values; finds the longest non-overlapping phrases in a text."""
+    """Phrases (any number of words) → values; finds the longest non-overlapping phrases in a text.
+    Words match on their stems, or as written with `exact` (for words whose stem is another word's)."""
 
-    def __init__(self, entries: dict[str, Any]):
+    def __init__(self, entries: dict[str, Any], *, exact: bool = False):
+        self._key = _as_written if exact else stem
         self._by_stems: dict[tuple[str, ...], list[tuple[str, Any]]] = {}
         self._longest = 1
         for phrase, value in entries.items():
-            key = tuple(stem(w) for w in words(phrase) if w not in _LINKING) or tuple(stem(w) for w in words(phrase))
+            key = tuple(self._key(w) for w in words(phrase) if w not in _LINKING) or tuple(
+                self._key(w) for w in words(phrase)
+            )
             if not key:
                 continue
             self._by_stems.setdefault(key, []).append((phrase, value))
@@ -106,7 +121,7 @@ class PhraseIndex:
         tokens = [m.group(0) for m in found_tokens]
         offsets = [(m.start(), m.end()) for m in found_tokens]
         keep = [i for i, w in enumerate(tokens) if w not in _LINKING]
-        content = [stem(tokens[i]) for i in keep]
+        content = [self._key(tokens[i]) for i in keep]
         found: list[Match] = []
         i = 0
         while i < len(content):
@@ -123,7 +138,7 @@ class PhraseIndex:
                     guess = self._fuzzy(tokens[keep[i]])
                     if guess is not None:
                         at = keep[i]
-                        for phrase, value in self._by_stems[(stem(guess),)]:
+                        for phrase, value in self._by_stems[(self._key(guess),)]:
                             found.append(Match(at, at + 1, value, phrase, offsets[at][0], offsets[at][1]))
                 i += 1
         return found
@@ -137,6 +152,75 @@ class PhraseIndex:
             return None
         best = process.extractOne(word, self._single_words, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_SCORE)
         return best[0] if best else None
+
+
+def _as_written(word: str) -> str:
+    return word
+
+
+class Cues:
+    """Words and phrases → values, matched on stems at word boundaries, except `exact` ones (as written)."""
+
+    def __init__(self, entries: dict[str, Any], exact: frozenset[str] = frozenset()):
+        self._stemmed = PhraseIndex({p: v for p, v in entries.items() if normalize(p) not in exact})
+        self._exact = PhraseIndex({p: v for p, v in entries.items() if normalize(p) in exact}, exact=True)
+
+    def find(self, text: str) -> list[Match]:
+        """Every match, in text order (a stemmed and an exact match may overlap)."""
+        found = self._stemmed.find(text) + self._exact.find(text)
+        return sorted(found, key=lambda m: (m.start_char, -m.end_char))
+
+    def search(self, text: str) -> Match | None:
+        found = self.find(text)
+        return found[0] if found else None
+
+    def remove(self, text: str) -> str:
+        """The text with every match blanked out (the same length, so offsets hold)."""
+        for m in self.find(text):
+            text = text[: m.start_char] + " " * (m.end_char - m.start_char) + text[m.end_char :]
+        return text
+
+
+@cache
+def cues(file: str, name: str) -> Cues:
+    """A cue list of a data file (`{"words": [...], "forms": [...]}`): words in any inflection, forms as written."""
+    spec = data(file)[name]
+    entries = {phrase: name for phrase in (*spec["words"], *spec["forms"])}
+    return Cues(entries, frozenset(normalize(f) for f in spec["forms"]))
+
+
+@cache
+def style_cues(kind: str) -> Cues:
+    """Every spelling of a wine type (`"wine_types"`) or sweetness (`"sweetness"`) → its enum value."""
+    spec = data("wine_words.json")
+    entries = {word: value for value, spellings in spec[kind].items() for word in spellings}
+    return Cues(entries, frozenset(normalize(f) for f in spec["exact_forms"]))
+
+
+def alternation(phrases: Any, *, word_start: bool = True) -> str:
+    """A regular expression for exact phrases (longest first; spaces match any run of spaces; a phrase must
+    end a word, and start one unless `word_start` is off, for a unit right after a number: «5к»).
+    For the grammar around words: «до» before a number, «не» before a style."""
+    parts = []
+    for phrase in sorted({normalize(p) for p in phrases}, key=len, reverse=True):
+        body = r"\s*".join(re.escape(w) for w in phrase.split(" "))
+        if word_start and re.match(r"[a-zа-я0-9]", phrase):
+            body = r"(?<![a-zа-я0-9])" + body
+        if re.search(r"[a-zа-я0-9]$", phrase):
+            body += r"(?![a-zа-я0-9])"
+        parts.append(body)
+    return "(?:" + "|".join(parts) + ")"
+
+
+@cache
+def mood_cue_pattern() -> re.Pattern[str]:
+    """Words that begin with a mood's stem (not a dish's or a style's), a mood cue or a comparative
+    (occasions.json): a mood request."""
+    spec = data("occasions.json")
+    moods = [m for m in spec["moods"] if m["concept"] not in spec["not_cues"]]
+    starts = {s for m in moods for s in m["stems"]} | set(spec["cues"]) | set(spec["comparatives"])
+    body = "|".join(r"\s+".join(map(re.escape, s.split())) for s in sorted(starts, key=len, reverse=True))
+    return re.compile(r"(?<![a-zа-я0-9])(?:" + body + r")[a-zа-я0-9]*")
 
 
 # ---------------------------------------------------------------- countries and regions
@@ -240,6 +324,7 @@ class Grape:
     name: str
     latin: str
     colour: str
+    genitive: str = ""
 
 
 @cache
@@ -247,7 +332,7 @@ def _grapes() -> tuple[dict[str, Grape], PhraseIndex]:
     by_name: dict[str, Grape] = {}
     phrases: dict[str, str] = {}
     for item in data("grapes.json")["grapes"]:
-        grape = Grape(item["name"], item["latin"], item["colour"])
+        grape = Grape(item["name"], item["latin"], item["colour"], item["genitive"])
         by_name[grape.name] = grape
         for phrase in (item["name"], item["latin"], *item["aliases"]):
             phrases[phrase] = grape.name
@@ -263,6 +348,20 @@ def grapes_in(text: str, *, fuzzy: bool = False) -> list[tuple[Match, Grape]]:
     return [(m, by_name[m.value]) for m in index.find(text, fuzzy=fuzzy)]
 
 
+@cache
+def _grapes_in_messages() -> PhraseIndex:
+    """Every spelling and shared first word («каберне») → the grape's name; without the aliases that are
+    everyday words in a message (grapes.json `not_in_messages`)."""
+    everyday = {normalize(w) for w in data("grapes.json")["not_in_messages"]}
+    return PhraseIndex({alias: name for alias, name in grape_aliases().items() if alias not in everyday})
+
+
+def grape_names_in(text: str) -> list[Match]:
+    """Grapes a customer's message names; each Match.value is the canonical name («Пино Нуаром» → «Пино
+    Нуар») or a first word several grapes share («каберне» → «Каберне»)."""
+    return _grapes_in_messages().find(text)
+
+
 def grape(text: str, *, fuzzy: bool = True) -> Grape | None:
     """The grape a whole value names, in any spelling («Shiraz», «шираз» → Сира; «мальбэк» → Мальбек)."""
     found = grapes_in(text, fuzzy=fuzzy)
@@ -271,6 +370,14 @@ def grape(text: str, *, fuzzy: bool = True) -> Grape | None:
     if len(found) == 1 and len(words(text)) == 1:
         return found[0][1]
     return None
+
+
+def grape_genitive(name: str) -> str:
+    """«из Мальбека», «из Пино Нуара» (grapes.json); a grape the data doesn't know: «из сорта X»."""
+    known = _grapes()[0].get(name) or grape(name, fuzzy=False)
+    if known and normalize(known.name) == normalize(name):
+        return known.genitive
+    return "сорта " + name
 
 
 def grape_key(name: str) -> str:
