@@ -17,6 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from sommelier import language
 from sommelier.agent.models import SommelierResponse
 
 __all__ = [
@@ -228,7 +229,8 @@ def parse_callback_data(data: str | None) -> CallbackData | None:
 # --------------------------------------------------------------------------- #
 _SPACE = "[ \u00a0\u2009\u202f]"
 _GROUPED_NUMBER = re.compile(rf"(?<![\d.,])\d{{1,3}}(?:{_SPACE}\d{{3}})+(?![\d])")
-_NUMBER_AND_UNIT = re.compile(rf"(?<=\d){_SPACE}?(₽|руб\.|рублей|рубля|рубль|р\.)")
+_MONEY = language.alternation(language.data("budget.json")["units"]["money"], word_start=False)
+_NUMBER_AND_UNIT = re.compile(rf"(?<=\d){_SPACE}?({_MONEY})")
 
 
 def keep_prices_together(text: str) -> str:

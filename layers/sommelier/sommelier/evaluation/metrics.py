@@ -84,7 +84,8 @@ def label_key(name: str, producer: str) -> tuple[str, str]:
 
 # --------------------------------------------------------------------------- filter normalisation
 
-_FOOD_STOPWORDS = {"к", "с", "со", "из", "на", "под", "для", "и", "в", "или", "блюда", "блюдо", "блюдам"}
+# Linking words and «блюдо» name no dish (the language layer's).
+_NOT_A_DISH = {stem(w) for w in (*language.LINKING, *language.data("dishes.json")["dish_words"])}
 
 
 def _price(value: Any) -> float | None:
@@ -117,7 +118,7 @@ def _region(value: str) -> str:
 
 
 def _food_stems(value: str) -> set[str]:
-    return {stem(w) for w in words(value) if w not in _FOOD_STOPWORDS}
+    return {stem(w) for w in words(value) if stem(w) not in _NOT_A_DISH}
 
 
 def normalise_filters(arguments: dict[str, Any]) -> dict[str, Any]:

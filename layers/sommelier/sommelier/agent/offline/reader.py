@@ -89,23 +89,25 @@ class _Spans:
         return any(s < end and start < e for s, e in self.ranges)
 
 
-# Adjective endings, for "красное/красного/красным…" style word families.
-_ADJ = r"(?:еньк|оньк)?(?:ое|ого|ому|ым|ом|ые|ых|ыми|ая|ой|ую|ый|ий|ее|его|ему|им|ем|ие|их|ими|яя|юю|ей)"
-
-
 def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(r"(?<![a-zа-я0-9])(?:" + pattern + r")(?![a-zа-я0-9])")
 
 
+_DIALOGUE = language.data("dialogue.json")
+_NEGATION = _DIALOGUE["negation"]
 _NEGATION_BEFORE = re.compile(
-    r"(?:^|\s)(?:не|без|кроме|not|no|вместо|забудь(?:те)?\s+(?:про|о|об)|не\s+надо|не\s+нужно|"
-    r"хватит|никакого|никаких)\s+(?:очень\s+|слишком\s+)?$"
+    r"(?:^|\s)"
+    + language.alternation(_NEGATION["before"])
+    + r"\s+(?:"
+    + language.alternation(_NEGATION["softeners"])
+    + r"\s+)?$"
 )
-_NEGATION_AFTER = re.compile(r"^\w*\s+(?:не\s+хочу|не\s+надо|не\s+нужно|не\s+буду|надоел\w*)")
+_NEGATION_AFTER = re.compile(r"^\w*\s+" + language.alternation(_NEGATION["after"]))
 
 
 def _negated(t: str, start: int, end: int | None = None) -> bool:
-    """ "не красное", "забудь про красное", "вместо красного", "красное не хочу" all reject the word."""
+    """A negation before the word ("не красное", "забудь про красное", "вместо красного") or after it
+    ("красное не хочу") rejects it (the negation words: dialogue.json)."""
     if _NEGATION_BEFORE.search(t[max(0, start - 30) : start]):
         return True
     return end is not None and bool(_NEGATION_AFTER.search(t[start : end + 30]))
@@ -113,50 +115,19 @@ def _negated(t: str, start: int, end: int | None = None) -> bool:
 
 # --------------------------------------------------------------------------- wine type, sweetness
 
-_TYPES: list[tuple[str, re.Pattern[str]]] = [
-    (
-        "sparkling",
-        _rx(
-            r"игрист" + _ADJ + r"|шампанск" + _ADJ + r"|шампусик\w*|пузырьк\w*|пузыр(?:и|ями|ях)|просекко|"
-            r"кав[аыуе]|кавой|креман\w*|асти|ламбруско|франчакорт\w*|шипуч\w*|брют\w*|"
-            r"sparkling|champagne|prosecco|cava|cremant|brut|igrist\w*|shampansk\w*"
-        ),
-    ),
-    ("red", _rx(r"красн" + _ADJ + r"|red|rouge|rosso|tinto|krasn\w*")),
-    ("white", _rx(r"бел" + _ADJ + r"|white|bianco|blanco|belo\w*|belye")),
-    ("rose", _rx(r"розов" + _ADJ + r"|розе|розэ|розовенькое|rose|rosé|rosado|rosato|rozov\w*")),
-]
-
-_SWEETNESS: list[tuple[str, re.Pattern[str]]] = [
-    ("semi_dry", _rx(r"полусух" + _ADJ + r"|semi ?dry|off ?dry|medium ?dry|polusuh\w*")),
-    ("semi_sweet", _rx(r"полуслад(?:к|еньк)" + _ADJ + r"|semi ?sweet|medium ?sweet|amabile|polusladk\w*")),
-    (
-        "dry",
-        _rx(
-            r"сух"
-            + _ADJ
-            + r"|сухач\w*|несладк"
-            + _ADJ
-            + r"|не сладк"
-            + _ADJ
-            + r"|брют\w*|brut|dry|secco|seco|sec|suh\w*"
-        ),
-    ),
-    ("sweet", _rx(r"слад(?:к|еньк)" + _ADJ + r"|десертн" + _ADJ + r"|sweet|dolce|sladk\w*")),
-]
+# Every spelling (wine_words.json), matched on stems: «красного», «сухим», «игристым», «несладкое».
+_TYPE_CUES = language.style_cues("wine_types")
+_SWEETNESS_CUES = language.style_cues("sweetness")
 
 
-def _pick_enum(t: str, table: list[tuple[str, re.Pattern[str]]], spans: _Spans) -> str | None:
+def _pick_enum(t: str, cues: language.Cues, spans: _Spans) -> str | None:
     found: list[tuple[int, str]] = []
-    for value, pattern in table:
-        for m in pattern.finditer(t):
-            if spans.covers(m.start(), m.end()):
-                continue
-            spans.add(m.start(), m.end())
-            if value == "dry" and m.group(0).startswith("не"):
-                found.append((m.start(), value))
-            elif not _negated(t, m.start(), m.end()):
-                found.append((m.start(), value))
+    for m in cues.find(t):
+        if spans.covers(m.start_char, m.end_char):
+            continue
+        spans.add(m.start_char, m.end_char)
+        if not _negated(t, m.start_char, m.end_char):
+            found.append((m.start_char, m.value))
     values = {v for _, v in found}
     if not values:
         return None
@@ -169,138 +140,57 @@ def _pick_enum(t: str, table: list[tuple[str, re.Pattern[str]]], spans: _Spans) 
 
 # --------------------------------------------------------------------------- price
 
-_THOUSAND_WORDS = {
-    "полутора": 1.5,
-    "полторы": 1.5,
-    "полтора": 1.5,
-    "одной": 1,
-    "одну": 1,
-    "одна": 1,
-    "две": 2,
-    "двух": 2,
-    "пары": 2,
-    "пару": 2,
-    "пара": 2,
-    "три": 3,
-    "трех": 3,
-    "четыре": 4,
-    "четырех": 4,
-    "пять": 5,
-    "пяти": 5,
-    "шесть": 6,
-    "шести": 6,
-    "семь": 7,
-    "семи": 7,
-    "восемь": 8,
-    "восьми": 8,
-    "девять": 9,
-    "девяти": 9,
-    "десять": 10,
-    "десяти": 10,
-    "пятнадцать": 15,
-    "пятнадцати": 15,
-    "двадцать": 20,
-    "двадцати": 20,
-    "тридцать": 30,
-    "тридцати": 30,
-    "пятьдесят": 50,
-    "пятидесяти": 50,
-}
-_HUNDRED_WORDS = {
-    "двести": 200,
-    "двухсот": 200,
-    "триста": 300,
-    "трехсот": 300,
-    "четыреста": 400,
-    "четырехсот": 400,
-    "пятьсот": 500,
-    "пятисот": 500,
-    "шестьсот": 600,
-    "шестисот": 600,
-    "семьсот": 700,
-    "семисот": 700,
-    "восемьсот": 800,
-    "восьмисот": 800,
-    "девятьсот": 900,
-    "девятисот": 900,
-}
-_THOUSAND_UNIT = r"тысяч\w*|тыщ\w*|тыс\.?|косар\w*|кос(?:ых)?"
-_NUMBER_WORD = "|".join(sorted(_THOUSAND_WORDS, key=len, reverse=True))
+# The words (budget.json); the grammar of how they combine with numbers stays here.
+_BUDGET = language.data("budget.json")
+_NUMERALS = _BUDGET["numerals"]
+_UNITS = _BUDGET["units"]
+_RELATIONS = _BUDGET["relations"]
+_THOUSAND_WORDS: dict[str, float] = _NUMERALS["thousands"]
+_HUNDRED_WORDS: dict[str, float] = _NUMERALS["hundreds"]
 # Number words that alone, after "до"/"за"/"около"…, mean thousands ("до пяти", "около полутора").
-_BARE_THOUSANDS = {w: v for w, v in _THOUSAND_WORDS.items() if v >= 1.5 and w not in ("пары", "пару", "пара")}
-# Slang for round sums: "в пределах пятёрки", "трёшка", "десятка".
-_SLANG_THOUSANDS = {"пятерк": 5, "трешк": 3, "десятк": 10, "двушк": 2}
-_RELATION_WORDS = r"за|до|около|примерно|в\s+пределах|в\s+районе|не\s+дороже|не\s+больше|не\s+более|не\s+выше"
+_BARE_THOUSANDS = {w: v for w, v in _THOUSAND_WORDS.items() if v >= 1.5 and w not in _NUMERALS["not_alone"]}
+# Slang for round sums: "в пределах пятёрки", "трёшка", "десятка" (stems).
+_SLANG_THOUSANDS: dict[str, float] = _NUMERALS["slang_thousands"]
+_THOUSAND_UNITS = {language.normalize(u) for u in (*_UNITS["thousand_words"], *_UNITS["thousand_short"])}
+_MONEY_UNITS = {language.normalize(u) for u in _UNITS["money"]}
+_THOUSAND_WORD = language.alternation(_UNITS["thousand_words"])
+_NUMBER_WORD = language.alternation(_THOUSAND_WORDS)
+_UNIT_FIRST = {language.normalize(p): rel for rel, phrases in _RELATIONS["unit_first"].items() for p in phrases}
 _AMOUNT = re.compile(
     r"(?<![\w.,])(?:"
     r"(?P<n>\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
-    r"(?:\s*(?P<u>к(?![а-я])|k(?![a-z])|"
-    + _THOUSAND_UNIT
-    + r"|тр(?![а-я])|т\.р\.?|₽|р\.|р(?![а-я])|руб\w*\.?|rub\w*|rur))?"
+    r"(?:\s*(?P<u>" + language.alternation(_THOUSAND_UNITS | _MONEY_UNITS, word_start=False) + r"))?"
     # "двух с половиной (тысяч)"
-    r"|(?P<half>" + _NUMBER_WORD + r")\s+с\s+половиной(?:\s+(?:тысяч\w*|тыщ\w*))?"
+    r"|(?P<half>"
+    + _NUMBER_WORD
+    + r")\s+"
+    + language.alternation([_NUMERALS["half"]])
+    + r"(?:\s+"
+    + _THOUSAND_WORD
+    + r")?"
     # the unit first: "тысяч до пяти", "тысячи за три"
-    r"|(?:тысяч\w*|тыщ\w*)\s+(?P<rel>" + _RELATION_WORDS + r")\s+(?P<after>" + _NUMBER_WORD + r")(?![а-я])"
-    r"|(?:(?P<w>" + _NUMBER_WORD + r")\s+)?(?P<th>тысяч\w*|тыщ\w*|косар\w*)"
-    r"|(?P<h>" + "|".join(_HUNDRED_WORDS) + r")"
-    r"|(?P<slang>(?:" + "|".join(_SLANG_THOUSANDS) + r")\w*)"
-    r"|(?P<bare>" + "|".join(sorted(_BARE_THOUSANDS, key=len, reverse=True)) + r")(?![а-я])"
-    r")(?:\s*(?:₽|руб\w*\.?|р\.|р(?![а-я])))?"
+    r"|" + _THOUSAND_WORD + r"\s+(?P<rel>" + language.alternation(_UNIT_FIRST) + r")\s+(?P<after>" + _NUMBER_WORD + r")"
+    r"|(?:(?P<w>" + _NUMBER_WORD + r")\s+)?(?P<th>" + _THOUSAND_WORD + r")"
+    r"|(?P<h>" + language.alternation(_HUNDRED_WORDS) + r")"
+    r"|(?P<slang>(?:" + "|".join(map(re.escape, _SLANG_THOUSANDS)) + r")[а-я]*)"
+    r"|(?P<bare>" + language.alternation(_BARE_THOUSANDS) + r")"
+    r")(?:\s*(?P<money>" + language.alternation(_MONEY_UNITS, word_start=False) + r"))?"
 )
-_RELATION_OF = {"до": "max", "не дороже": "max", "не больше": "max", "не более": "max", "не выше": "max"}
-# What may not follow a number that is a price.
-_NOT_PRICE_AFTER = re.compile(
-    r"^\s*(?:год\w*|г\.?(?![а-я])|гг|градус\w*|°|лет(?![а-я])|мл|л(?![а-я])|литр\w*|бутыл\w*|человек\w*|"
-    r"персон\w*|гост\w*|%|процент\w*|шт\w*|минут\w*|час\w*|дн(?:я|ей)\w*|раз(?![а-я])|бокал\w*|см|кг|г(?![а-я]))"
-)
-_YEAR_BEFORE = re.compile(r"(?:урожа\w*|винтаж\w*|года|год|выдержк\w*|с|в|vintage)\s*$")
-_BEFORE_RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("min", re.compile(r"(?:не\s+дешевле|не\s+ниже|не\s+менее|не\s+меньше)\s*(?:чем\s*)?$")),
-    ("max", re.compile(r"(?:не\s+дороже|не\s+больше|не\s+более|не\s+выше|не\s+свыше)\s*(?:чем\s*)?$")),
-    (
-        "max",
-        re.compile(
-            r"(?:(?<![а-я])до|дешевле|меньше|максимум|макс\.?|в\s+пределах|в\s+рамках|бюджет(?:ом)?(?:\s+до)?|"
-            r"ниже|under|below|less\s+than|up\s+to|max|cheaper\s+than|<|≤|<=)\s*(?:чем\s*)?$"
-        ),
-    ),
-    (
-        "min",
-        re.compile(
-            r"(?:(?<![а-я])от|дороже|больше|более|свыше|выше|минимум|from|over|above|more\s+than|>|≥|>=)\s*(?:чем\s*)?$"
-        ),
-    ),
-    (
-        "approx",
-        re.compile(
-            r"(?:около|примерно|приблизительно|в\s+районе|порядка|где\s*то|~|≈|(?<![а-я])за|around|about|approximately|"
-            r"тысяч\s+за|плюс\s*минус|стоимостью|ценой|по\s+цене)\s*$"
-        ),
-    ),
-]
-_AFTER_RULES: list[tuple[str, re.Pattern[str]]] = [
-    (
-        "max",
-        re.compile(
-            r"^\s*(?:максимум|макс|max|и\s+дешевле|или\s+дешевле|и\s+меньше|или\s+меньше|и\s+ниже|или\s+ниже|потолок)"
-        ),
-    ),
-    ("min", re.compile(r"^\s*(?:\+|и\s+дороже|или\s+дороже|и\s+выше|или\s+выше|и\s+больше|минимум|min\b)")),
-    ("approx", re.compile(r"^\s*(?:плюс\s*минус|\+\s*-|\+/-|±|примерно|или\s+около)")),
-]
+# What may not follow a number that is a price, and what says the number before is a year.
+_NOT_PRICE_AFTER = re.compile(r"^\s*" + language.alternation(_UNITS["not_price"]))
+_YEAR_BEFORE = re.compile(language.alternation(_UNITS["year_before"]) + r"\s*$")
+_THAN = r"\s*(?:" + language.alternation([_RELATIONS["than"]]) + r"\s*)?$"
+_BEFORE_RULES = [(name, re.compile(language.alternation(phrases) + _THAN)) for name, phrases in _RELATIONS["before"]]
+_AFTER_RULES = [(name, re.compile(r"^\s*" + language.alternation(phrases))) for name, phrases in _RELATIONS["after"]]
 _RANGE_DASH = re.compile(r"^\s*[-–—]\s*$")
+_RANGE_TO = re.compile(r"^\s*" + language.alternation([_RELATIONS["range_to"]]) + r"\s*$")
+_RANGE_FROM = re.compile(r"(?:^|\s)" + language.alternation([_RELATIONS["range_from"]]) + r"\s*$")
 
-_CHEAP = _rx(
-    r"недорог\w*|не\s+(?:очень\s+|слишком\s+)?дорог\w*|бюджетн\w*|дешев\w*|эконом\w*|доступн(?:ое|ого|ые|ых|ую|ой)|"
-    r"по\s+карману|cheap\w*|inexpensive|budget|affordable"
-)
-_PREMIUM = _rx(
-    r"дорог(?:ое|ого|ие|их|ую)|недешев\w*|премиальн\w*|премиум\w*|элитн\w*|люкс\w*|коллекционн\w*|роскошн\w*|"
-    r"expensive|premium|luxury|top\s+shelf"
-)
-_SOLID = _rx(r"солидн\w*|статусн\w*|престижн\w*|представительн\w*")
-_CHEAPER = _rx(r"подешевле|по\s+дешевле|дешевле|бюджетнее|попроще|подешевше|cheaper|less\s+expensive")
-_PRICIER = _rx(r"подороже|по\s+дороже|дороже|посолиднее|получше|поинтереснее|pricier|more\s+expensive")
+_CHEAP = language.cues("budget.json", "cheap")
+_PREMIUM = language.cues("budget.json", "premium")
+_SOLID = language.cues("budget.json", "solid")
+_CHEAPER = language.cues("budget.json", "cheaper")
+_PRICIER = language.cues("budget.json", "pricier")
 
 
 @dataclass
@@ -317,21 +207,18 @@ class _Amount:
 def _amounts(raw: str) -> list[_Amount]:
     found: list[_Amount] = []
     for m in _AMOUNT.finditer(raw):
-        text = m.group(0)
         if m.group("n"):
             number = float(re.sub(r"[ \u00a0\u202f]", "", m.group("n")).replace(",", "."))
-            unit = (m.group("u") or "").strip()
-            thousand = bool(unit) and bool(re.match(r"к|k|тыс|тыщ|кос|тр|т\.р", unit))
-            money = bool(unit) and not thousand or bool(re.search(r"₽|руб|р\.?$", text))
+            unit = language.normalize(m.group("u") or "")
+            thousand = unit in _THOUSAND_UNITS
+            money = bool(unit) and not thousand or bool(m.group("money"))
             if thousand and number < 1000:
                 number *= 1000
         elif m.group("half"):
             found.append(_Amount(m.start(), m.end(), 1000.0 * (_THOUSAND_WORDS[m.group("half")] + 0.5), True, True))
             continue
         elif m.group("after"):
-            relation = _RELATION_OF.get(" ".join(m.group("rel").split()), "approx")
-            if relation == "approx" and " ".join(m.group("rel").split()) == "в пределах":
-                relation = "max"
+            relation = _UNIT_FIRST[language.normalize(m.group("rel"))]
             value = 1000.0 * _THOUSAND_WORDS[m.group("after")]
             found.append(_Amount(m.start(), m.end(), value, True, True, relation=relation))
             continue
@@ -362,9 +249,7 @@ def _read_price(raw: str, spans: _Spans) -> tuple[float | None, float | None]:
         a, b = amounts[i], amounts[i + 1]
         between = raw[a.end : b.start]
         is_dash = bool(_RANGE_DASH.match(between))
-        is_from_to = bool(re.match(r"^\s*до\s*$", between)) and bool(
-            re.search(r"(?:^|\s)от\s*$", raw[max(0, a.start - 10) : a.start])
-        )
+        is_from_to = bool(_RANGE_TO.match(between)) and bool(_RANGE_FROM.search(raw[max(0, a.start - 10) : a.start]))
         if not (is_dash or is_from_to):
             continue
         low, high = a.value, b.value
@@ -420,58 +305,21 @@ def _read_price(raw: str, spans: _Spans) -> tuple[float | None, float | None]:
 def _price_words(t: str, spans: _Spans) -> tuple[float | None, float | None]:
     """Price bounds said in words: "бюджетное" → max, "премиальное"/"солидное" → min."""
     m = _CHEAP.search(t)
-    if m and not _CHEAPER.fullmatch(m.group(0)):
-        spans.add(m.start(), m.end())
+    if m:
+        spans.add(m.start_char, m.end_char)
         return None, CHEAP_PRICE_MAX
     m = _PREMIUM.search(t)
-    if m and not _negated(t, m.start()):
-        spans.add(m.start(), m.end())
+    if m and not _negated(t, m.start_char):
+        spans.add(m.start_char, m.end_char)
         return PREMIUM_PRICE_MIN, None
     m = _SOLID.search(t)
-    if m and not _negated(t, m.start()):
-        spans.add(m.start(), m.end())
+    if m and not _negated(t, m.start_char):
+        spans.add(m.start_char, m.end_char)
         return SOLID_PRICE_MIN, None
     return None, None
 
 
 # --------------------------------------------------------------------------- grapes, countries, regions, food
-
-# Aliases that are also everyday words: "кот дю рон" is a place, not Malbec; "роль" (Rolle) is
-# Vermentino, but "какую роль играет кислотность" is not about grapes.
-_EXCLUDED_GRAPE_ALIASES = {"кот", "cot", "роль", "rolle"}
-# The catalogue writes "Пино Гриджио"; this value also matches "Пино Гри" through the tools' aliases.
-_GRAPE_AND_TYPE = {"просекко", "prosecco", "ламбруско", "lambrusco"}
-_GRAPE_VALUE_OVERRIDES = {"Пино Гри": "Пино Гриджио"}
-
-
-def _inflect_word(word: str) -> str:
-    """A regex for the case forms of one word of a grape name."""
-    if not re.fullmatch(r"[а-я]+", word):
-        return re.escape(word)
-    if word.endswith(("ий", "ый", "ой")) and len(word) > 4:
-        return re.escape(word[:-2]) + _ADJ
-    if word.endswith("ь"):
-        return re.escape(word[:-1]) + r"(?:ь|я|ю|ем|е|и)"
-    if word.endswith("а"):
-        return re.escape(word[:-1]) + r"(?:а|ы|у|ой|е)"
-    if word[-1] in "еиоуыэюя":
-        return re.escape(word)
-    return re.escape(word) + r"(?:а|у|ом|е|ы|ов|ами|ах|ом)?"
-
-
-def _grape_table() -> list[tuple[re.Pattern[str], str]]:
-    aliases = {k: v for k, v in language.grape_aliases().items() if k not in _EXCLUDED_GRAPE_ALIASES}
-    table = []
-    for alias in sorted(aliases, key=len, reverse=True):
-        words = alias.split()
-        pattern = r"\s+".join(_inflect_word(w) for w in words)
-        value = aliases[alias]
-        table.append((_rx(pattern), _GRAPE_VALUE_OVERRIDES.get(value, value)))
-    table.append((_rx(r"мускатн\w*"), "Мускат"))
-    return table
-
-
-_GRAPES = _grape_table()
 
 
 def _region_values() -> tuple[dict[str, str], dict[str, str]]:
@@ -521,112 +369,50 @@ def _food_value(phrase: str) -> str:
 
 # --------------------------------------------------------------------------- mood
 
-_MOOD_CUES = _rx(
-    r"легк\w*|легч\w*|полегче|свеж\w*|посвежее|освеж\w*|летн\w*|лет(?:о|ом|а)|жар\w*|зной\w*|зимн\w*|зим[аыуео]\w*|"
-    r"осенн\w*|осен\w*|весенн\w*|весн\w*|камин\w*|уют\w*|плед\w*|согре\w*|холодн\w*|мороз\w*|романт\w*|свидан\w*|"
-    r"ужин\w*|обед\w*|праздн\w*|отмет\w*|отпраздн\w*|торжеств\w*|юбиле\w*|свадьб\w*|новогодн\w*|новый\s+год|"
-    r"рождени\w*|рождеств\w*|корпоратив\w*|вечеринк\w*|тусовк\w*|фуршет\w*|подар\w*|подарит\w*|гост\w*|друз\w*|"
-    r"компани\w*|посидел\w*|пикник\w*|дач\w*|природ\w*|пляж\w*|террас\w*|веранд\w*|вечер\w*|отдых\w*|расслаб\w*|"
-    r"фрукт\w*|ягод\w*|вишн\w*|черешн\w*|малин\w*|клубни\w*|смородин\w*|персик\w*|абрикос\w*|цитрус\w*|яблок\w*|"
-    r"груш\w*|минерал\w*|ванил\w*|дуб\w*|бочк\w*|карамел\w*|пряност\w*|пряны\w*|специ\w*|бархат\w*|насыщ\w*|"
-    r"понасыщеннее|плотн\w*|поплотнее|мощн\w*|помощнее|полнотел\w*|густ\w*|терпк\w*|танин\w*|мягк\w*|помягче|"
-    r"нежн\w*|элегант\w*|изыскан\w*|утончен\w*|тонк\w*|сложн\w*|необычн\w*|интересн\w*|редк\w*|сочн\w*|округл\w*|"
-    r"шелковист\w*|аромат\w*|цветоч\w*|кислинк\w*|бодр\w*|повседнев\w*|каждый\s+день|девушк\w*|жен[аеуы]\w*|"
-    r"мам[аеуы]\w*|пап[аеуы]\w*|муж[аеу]?|начальник\w*|коллег\w*|покрепче|крепк\w*|"
-    r"light|fresh|summer|winter|romantic|date|party|celebrat\w*|gift|picnic|fruity|elegant|rich|smooth|cozy"
-)
-_MOOD_REWRITES = {
-    "полегче": "легкое",
-    "посвежее": "свежее",
-    "помягче": "мягкое",
-    "понасыщеннее": "насыщенное",
-    "поплотнее": "плотное",
-    "помощнее": "мощное насыщенное",
-    "покрепче": "насыщенное крепкое",
+# A word that begins with a mood stem, a mood cue or a comparative (occasions.json) makes a mood request.
+_MOOD_CUES = language.mood_cue_pattern()
+_COMPARATIVES: dict[str, str] = language.data("occasions.json")["comparatives"]
+# Words left out of the mood search: as written, or (the ask and wine words) in any inflection.
+_FILLER = {
+    language.normalize(w)
+    for w in (
+        *language.data("occasions.json")["stopwords"],
+        *_DIALOGUE["request_words"],
+        *_DIALOGUE["ask"]["forms"],
+        *_UNITS["money"],
+        *_UNITS["thousand_words"],
+        *(p for _, phrases in _RELATIONS["before"] for p in phrases if " " not in p),
+    )
 }
-_FILLER = set(
-    """и в во на с со к ко по для за из от до о об а но или что чтобы как так же ли бы не ни это этот эта эти то тот
-    та те мне меня мой моя нам нас вы вас я ты он она они его ее их нибудь чего какое какой какую какие каким посоветуй
-    посоветуйте подскажи подскажите порекомендуй порекомендуйте подбери подберите найди найдите хочу хочется хотелось
-    нужно нужен нужна нужны надо можно пожалуйста вино вина вином вину вине вин винцо винишко бутылка бутылку бутылочку
-    есть будет очень самое самый более менее еще уже что-нибудь выпить пить попить взять купить выбрать подойдет
-    подойдёт подходит подходящее хорошее хороший хорошую неплохое вкусное отличное классное у ну вот тогда лучше
-    может быть бы давай покажи дай посоветуешь есть ли the a an of for with and or to in some wine please recommend
-    suggest something me i want need под подо около примерно рублей руб рубля тысяч тысячи""".split()
-)
+_WINE = language.data("wine_words.json")["wine"]
+_FILLER |= {language.normalize(w) for w in _WINE["forms"]}
+_FILLER_STEMS = {language.stem(language.normalize(w)) for w in (*_DIALOGUE["ask"]["words"], *_WINE["words"])}
 
 # --------------------------------------------------------------------------- kinds
 
-_GREETING = _rx(
-    r"привет\w*|приветики|здравствуй\w*|здрасте|здрасьте|здорово|добр(?:ый|ого|ое|ой)\s+(?:день|дня|вечер|вечера|утро|ночи|времени\s+суток)|"
-    r"доброе\s+утро|хай|хелло|салют|приветствую|йо|hello|hi|hey|good\s+(?:morning|evening|afternoon)|/start|start|"
-    r"бот|сомелье|уважаемый|уважаемая|друг|дорогой"
-)
-_THANKS = _rx(
-    r"спасибо\w*|спс|сенкс|благодар\w*|пасиб\w*|мерси|thanks?|thank\s+you|thx|ty|большое|огромное|вам|тебе|очень|"
-    r"все|всё|понятно|ясно|отлично|супер|класс|круто|здорово|прекрасно|замечательно|хорошо|ок|окей|ok|okay|good|great|"
-    r"возьму|взял|взяла|беру|помог\w*|выручил\w*"
-)
-_THANKS_CORE = _rx(r"спасибо\w*|спс|сенкс|благодар\w*|пасиб\w*|мерси|thanks?|thank\s+you|thx")
-_HELP = _rx(
-    r"/help|help|помощь|справка|что\s+ты\s+(?:умеешь|можешь)|что\s+умеешь|что\s+можешь|как\s+(?:тобой|с\s+тобой|этим|ботом)\s+пользоваться|"
-    r"как\s+ты\s+работаешь|как\s+это\s+работает|кто\s+ты|ты\s+кто|что\s+ты\s+такое|чем\s+(?:ты\s+)?(?:можешь\s+)?помочь|"
-    r"какие\s+(?:есть\s+)?команды|команды|помоги"
-)
-_INFO = re.compile(
-    r"(?:^|\s)(?:что\s+такое|что\s+это\s+(?:такое|значит)|что\s+значит|что\s+означает|что\s+обозначает|"
-    r"чем\s+(?:\w+\s+){0,4}отлича\w*|в\s+ч[её]м\s+(?:разница|отличие)|разница\s+между|"
-    r"как\s+(?:правильно\s+)?(?:хранить|подавать|пить|открыть|открывать|охлаждать|охладить|декантировать|дегустировать|читать|"
-    r"понять|определить|отличить|держать|выбирать\s+бокал|выбрать\s+бокал)|"
-    r"при\s+какой\s+температуре|как(?:ая|ой)\s+температур\w*|сколько\s+(?:можно\s+|стоит\s+|нужно\s+)?(?:хранить|хранится|храниться|живет|стоит\s+открытое|декантировать)|"
-    r"зачем|почему|отчего|расскажи(?:те)?\s+(?:мне\s+)?(?:про|о|об)|объясни\w*|поясни\w*|кто\s+такой|кто\s+такие|"
-    r"what\s+is|what\s+are|what\s+does|how\s+to\s+(?:store|serve)|why|difference\s+between|"
-    r"как(?:ой|ие|ую|ими)\s+(?:нужн\w+\s+)?бокал\w*|в\s+как(?:ой|их|ом)\s+бокал\w*|"
-    r"какую\s+роль|как\s+влия\w*|на\s+что\s+влия\w*|"
-    r"нужно\s+ли|надо\s+ли|можно\s+ли\s+(?:хранить|пить|охлаждать|ставить|класть|замораживать)|правда\s+ли)(?=\s|$|[?,.!])"
-)
-_TELL_ABOUT = re.compile(
-    r"(?:^|\s)(?:расскажи(?:те)?\s+(?:мне\s+)?(?:про|о|об)|что\s+можешь\s+сказать\s+(?:про|о|об))\s"
-)
-_WINE_WORD = _rx(
-    r"вин(?:о|а|у|ом|е|ам|ами|ах)|винц\w*|винишк\w*|вино\w*|бутыл\w*|бутылочк\w*|wine\w*|винтаж\w*|бокал\w*"
-)
-_ASK_VERB = _rx(
-    r"посовет\w*|подбер\w*|подобра\w*|порекоменд\w*|рекоменд\w*|подскаж\w*|предлож\w*|выпить|попить|пить|выпьем|"
-    r"взять|купить|прикупить|выбрать|подать|налить|угостить|recommend\w*|suggest\w*|pick|что\s+(?:бы\s+)?(?:выпить|взять|открыть)"
-)
-_OFF_TOPIC = _rx(
-    r"погод\w*|дожд\w*|прогноз\w*|политик\w*|президент\w*|выбор(?:ы|ах|ов)|войн\w*|новост\w*|курс\s+(?:доллара|валют\w*|евро|рубля)|"
-    r"доллар\w*|биткоин\w*|крипт\w*|акци(?:и|й)\s+(?:компании|сбербанка|газпрома)|код|кода|программ\w*|python|питон\w*|javascript|"
-    r"java|sql|скрипт\w*|функци\w*|алгоритм\w*|html|css|уравнени\w*|интеграл\w*|производн\w*|математ\w*|задач\w*|домашн\w*\s+задани\w*|"
-    r"домашк\w*|реши|решить|сочинени\w*|реферат\w*|переведи|перевод\w*|футбол\w*|хоккей\w*|матч\w*|фильм\w*|сериал\w*|книг\w*|"
-    r"игр(?:а|у|ы|ой)|телефон\w*|смартфон\w*|айфон\w*|iphone|ноутбук\w*|компьютер\w*|машин\w*|автомобил\w*|кредит\w*|ипотек\w*|"
-    r"врач\w*|лекарств\w*|таблетк\w*|болит|билет\w*|такси|отел\w*|гостиниц\w*|рецепт\w*|приготовить|готовить|закажи|доставк\w*|"
-    r"пиво|пива|водк\w*|виски|коньяк\w*|ром|текил\w*|коктейл\w*|кофе|чай|чая|weather|politic\w*|code|coding|math\w*|homework|"
-    r"bitcoin|football|movie\w*|phone|laptop|столица|столицу|анекдот\w*|шутк\w*|стих\w*|песн\w*|гороскоп\w*|знак\w*\s+зодиака"
-)
-_FOLLOW_START = re.compile(
-    r"^(?:а|и|ну|тогда|лучше|может|может\s+быть|а\s+если|а\s+как\s+насчет|а\s+что\s+насчет|а\s+можно|а\s+есть|"
-    r"а\s+теперь|and|what\s+about|how\s+about)(?=\s|$|[?,.!])"
-)
-_PREVIOUS_REQUEST = _rx(
-    r"(?:по\s+)?(?:моему\s+|тому\s+же\s+|этому\s+же\s+)?(?:предыдущ\w*|прошл\w*|тому\s+же|этому\s+же)\s+(?:запрос\w*|вопрос\w*)"
-)
-_MORE = _rx(
-    r"ещ[её]|больше\s+вариантов|другие|другое|другой|другого|других|другую|иные|иное|альтернатив\w*|похож\w*|аналог\w*|"
-    r"more|other|others|another|else"
-)
+_GREETING = language.cues("dialogue.json", "greeting")
+_THANKS = language.cues("dialogue.json", "thanks")
+_HELP = language.cues("dialogue.json", "help")
+_ASK_VERB = language.cues("dialogue.json", "ask")
+_OFF_TOPIC = language.cues("dialogue.json", "off_topic")
+_MORE = language.cues("dialogue.json", "more")
+_WINE_WORD = language.cues("wine_words.json", "wine")
+_PARTICLES = frozenset(_DIALOGUE["particles"])
+_INFO = re.compile(r"(?:^|\s)(?:" + "|".join(_DIALOGUE["informational"]) + r")(?=\s|$|[?,.!])")
+_TELL_ABOUT = re.compile(r"(?:^|\s)(?:" + "|".join(_DIALOGUE["tell_about"]) + r")\s")
+_FOLLOW_START = re.compile(r"^" + language.alternation(_DIALOGUE["follow_up_openers"]) + r"(?=\s|$|[?,.!])")
+_PREVIOUS_REQUEST = _rx(_DIALOGUE["previous_request"])
 
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-def _content_left(t: str, *patterns: re.Pattern[str]) -> list[str]:
+def _content_left(t: str, *cue_lists: language.Cues) -> list[str]:
     rest = t
-    for pattern in patterns:
-        rest = pattern.sub(" ", rest)
-    return [w for w in _words(rest) if w not in {"и", "а", "вам", "тебе", "ну", "ещ", "же", "уж"}]
+    for cues in cue_lists:
+        rest = cues.remove(rest)
+    return [w for w in _words(rest) if w not in _PARTICLES]
 
 
 # --------------------------------------------------------------------------- reading
@@ -648,14 +434,13 @@ def _read_filters(raw: str, t: str) -> _Reading:
 
     # Grapes first: "Пино Нуар" must not be read as anything else, "Красностоп" is not "красное".
     grape_hits: list[tuple[int, str]] = []
-    for pattern, value in _GRAPES:
-        for m in pattern.finditer(t):
-            if spans.covers(m.start(), m.end()):
-                continue
-            if m.group(0) not in _GRAPE_AND_TYPE:  # "просекко" also says "sparkling"
-                spans.add(m.start(), m.end())
-            if not _negated(t, m.start()):
-                grape_hits.append((m.start(), value))
+    for m in language.grape_names_in(t):
+        if spans.covers(m.start_char, m.end_char):
+            continue
+        if not _TYPE_CUES.find(m.phrase):  # "просекко" also says "sparkling"
+            spans.add(m.start_char, m.end_char)
+        if not _negated(t, m.start_char):
+            grape_hits.append((m.start_char, m.value))
     if grape_hits:
         filters["grape_variety"] = min(grape_hits)[1]
 
@@ -668,13 +453,13 @@ def _read_filters(raw: str, t: str) -> _Reading:
     if regions:
         filters["region"] = min(regions)[1]
 
-    wine_type = _pick_enum(t, _TYPES, spans)
+    wine_type = _pick_enum(t, _TYPE_CUES, spans)
     if wine_type:
         filters["wine_type"] = wine_type
-    # "брют" is both sparkling and dry: let the sweetness table see it again.
+    # "брют" is both sparkling and dry: let the sweetness words see it again.
     sweet_spans = _Spans()
-    sweet_spans.ranges = [r for r in spans.ranges if not re.match(r"брют|brut", t[r[0] : r[1]])]
-    sweetness = _pick_enum(t, _SWEETNESS, sweet_spans)
+    sweet_spans.ranges = [r for r in spans.ranges if not _SWEETNESS_CUES.find(t[r[0] : r[1]])]
+    sweetness = _pick_enum(t, _SWEETNESS_CUES, sweet_spans)
     spans.ranges = sweet_spans.ranges + [r for r in spans.ranges if r not in sweet_spans.ranges]
     if sweetness:
         filters["sweetness"] = sweetness
@@ -705,12 +490,12 @@ def _read_filters(raw: str, t: str) -> _Reading:
     direction: PriceDirection | None = None
     if price_min is None and price_max is None:
         cheaper, pricier = _CHEAPER.search(t), _PRICIER.search(t)
-        if cheaper and not spans.covers(cheaper.start(), cheaper.end()):
+        if cheaper and not spans.covers(cheaper.start_char, cheaper.end_char):
             direction = "cheaper"
-            spans.add(cheaper.start(), cheaper.end())
-        elif pricier and not spans.covers(pricier.start(), pricier.end()):
+            spans.add(cheaper.start_char, cheaper.end_char)
+        elif pricier and not spans.covers(pricier.start_char, pricier.end_char):
             direction = "pricier"
-            spans.add(pricier.start(), pricier.end())
+            spans.add(pricier.start_char, pricier.end_char)
         else:
             price_min, price_max = _price_words(t, spans)
     if price_min is not None:
@@ -723,9 +508,7 @@ def _read_filters(raw: str, t: str) -> _Reading:
     more = bool(_MORE.search(t))
     mood = _read_mood(t, spans)
     strong = bool(
-        {"wine_type", "sweetness", "grape_variety"} & filters.keys()
-        or _WINE_WORD.search(t)
-        or any(pattern.search(t) for _, pattern in _TYPES)
+        {"wine_type", "sweetness", "grape_variety"} & filters.keys() or _WINE_WORD.search(t) or _TYPE_CUES.search(t)
     )
     weak = bool(filters) or mood is not None or direction is not None
     return _Reading(filters, mood, strong, weak, direction, more)
@@ -743,9 +526,9 @@ def _read_mood(t: str, spans: _Spans) -> str | None:
         word = m.group(0)
         if spans.covers(m.start(), m.end()) or word in _FILLER or word.isdigit():
             continue
-        if len(word) < 2:
+        if len(word) < 2 or language.stem(word) in _FILLER_STEMS:
             continue
-        kept.append(_MOOD_REWRITES.get(word, word))
+        kept.append(_COMPARATIVES.get(word, word))
     mood = " ".join(kept).strip()
     return mood or None
 
@@ -754,7 +537,7 @@ def _kind_without_previous(raw: str, t: str, reading: _Reading) -> tuple[Kind, s
     if not _words(t):
         # "👍", "🙏", "🍷": a reaction; "", "?": the customer needs a hint
         return ("help" if not t.strip(" ?!.,") else "thanks"), None
-    if not _content_left(t, _GREETING, re.compile(r"[^\w\s]")):
+    if not _content_left(t, _GREETING):
         return "greeting", None
     if not _content_left(t, _THANKS, _GREETING):  # "спасибо!", "ок, понятно", "отлично"
         return "thanks", None

@@ -22,7 +22,6 @@ One turn:
 from __future__ import annotations
 
 import logging
-import re
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -39,11 +38,8 @@ from sommelier.text import normalize
 logger = logging.getLogger(__name__)
 
 CANDIDATE_LIMIT = 10
-# A bare yes to the bot's own offer.
-_AFFIRMATIVE = re.compile(
-    r"(?:да|ага|угу|конечно|хорошо|ок|окей|ok|yes|давай(?:те)?|можно|го|"
-    r"(?:да[, ]+)?(?:покажи(?:те)?|показывай(?:те)?|поднимем|посмотрим|расширим|давай(?:те)?)(?: их| все)?)"
-)
+# A bare yes to the bot's own offer: «да», «покажи», «давайте посмотрим» (dialogue.json).
+_AFFIRMATIVE = language.cues("dialogue.json", "affirmative")
 MAX_PICKS = 3
 MAX_EXCLUDED = 200
 RELAX_ORDER = ("food_pairing", "region", "grape_variety", "country")
@@ -78,6 +74,12 @@ class _Turn:
     found: dict[str, dict] = field(default_factory=dict)
     prices: dict[str, float] = field(default_factory=dict)
     vectors: dict[str, list[float]] = field(default_factory=dict)  # the mood embedded once per turn
+
+
+def _is_affirmative(text: str) -> bool:
+    """Every word of the message says yes."""
+    prepared = language.normalize(text)
+    return bool(language.words(prepared)) and not language.words(_AFFIRMATIVE.remove(prepared))
 
 
 # --------------------------------------------------------------------------- the responder
@@ -159,7 +161,7 @@ class OfflineResponder:
     def _accepted_offer(text: str, history: list[dict], previous: QueryIntent | None) -> QueryIntent | None:
         """«да», «покажи» after the bot's own «…Показать?»: the previous request without the filter the
         offer named (the offer is read back from the saved answer, so it survives between turns)."""
-        if previous is None or not _AFFIRMATIVE.fullmatch(normalize(text).strip(" .!?,")):
+        if previous is None or not _is_affirmative(text):
             return None
         last = next((m for m in reversed(history) if isinstance(m, dict) and m.get("role") == "assistant"), None)
         offer = writer.pending_offer(str((last or {}).get("content") or ""))

@@ -95,25 +95,7 @@ _ACIDITY = {
     4: "со свежей кислотностью",
     5: "с яркой, высокой кислотностью",
 }
-_INDECLINABLE_GRAPES = {"Каберне Совиньон", "Каберне Фран"}
-
-
-def grape_genitive(name: str) -> str:
-    """ "Мальбек" → "Мальбека", "Пино Нуар" → "Пино Нуара"; indeclinable names stay as they are."""
-    if name in _INDECLINABLE_GRAPES:
-        return name
-    parts = name.split()
-    last = parts[-1]
-    lower = last.lower()
-    if lower.endswith(("ий", "ый", "ой")):
-        return "сорта " + name
-    if lower.endswith("ь"):
-        last = last[:-1] + "я"
-    elif lower.endswith("а"):
-        last = last[:-1] + "ы"
-    elif lower[-1:] and lower[-1] not in "аеёиоуыэюяй" and re.match(r"[а-я]", lower[-1]):
-        last = last + "а"
-    return " ".join([*parts[:-1], last])
+grape_genitive = language.grape_genitive
 
 
 def _count_phrase(n: int) -> str:
