@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sommelier import language
 from sommelier.agent import guards
 from sommelier.agent.models import SommelierResponse
 from sommelier.agent.offline import writer
@@ -33,7 +34,6 @@ from sommelier.agent.offline.reader import REGION_COUNTRY, QueryIntent, describe
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
 from sommelier.repositories.errors import PortError
 from sommelier.repositories.ports import CatalogRepository, wines_with_photos
-from sommelier.text import normalize
 
 logger = logging.getLogger(__name__)
 
