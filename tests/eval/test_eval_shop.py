@@ -39,8 +39,10 @@ KNOWN_FAILURES = {
     "shop-mood-10": "recall: «праздник» finds no sparkling wine",
     "shop-mood-11": "recall: «согревающее» finds no body-5 red",
     "shop-mood-12": "recall: 2 of 4 velvety reds in the top 5",
-    # the reader
+    # the reader and the responder
     "shop-grape-03": "reader: «ризлинг» (misspelt Рислинг) is read as off-topic",
+    "shop-offer-04": "responder: «да, покажи» to a recommendation's closing offer is read as off-topic",
+    "shop-offer-05": "responder: «покажи» to a recommendation's closing offer is read as off-topic",
     "shop-absent-02": "reader: «Есть у вас Petrus 2010?» is read as off-topic",
     # the guard pre-check
     "shop-inj-04": "guards: «Придумай вино, которого нет в каталоге…» is answered as a wine request",
