@@ -91,7 +91,7 @@ BAD = {
     # wrong filters: white up to 5000 for "red up to 1500"
     "price-01": [[search("search_wines", {"wine_type": "white", "price_max": 5000}), answer]],
     # an invalid enum value (the tool ignores it) and no dish: any colour, any food
-    "food-05": [[search("search_wines", {"wine_type": "rouge"}), lambda body: answer(body, count=3)]],
+    "food-05": [[search("search_wines", {"wine_type": "crimson"}), lambda body: answer(body, count=3)]],
     # the wrong tool, then an invented wine every time (the agent retries twice, then degrades)
     "mood-02": [
         [
@@ -195,7 +195,7 @@ def test_wrong_filters_are_detected(bad):
     assert set(scores["price-01"].filters_missing) == {"wine_type", "price_max"}
     assert scores["follow-02"].filters_ok is False
     assert set(scores["follow-02"].filters_missing) == {"food_pairing", "price_max"}
-    assert scores["food-05"].filters_ok is False, "'rouge' is no wine_type: the tool ignored it"
+    assert scores["food-05"].filters_ok is False, "'crimson' is no wine_type: the tool ignored it"
     assert set(scores["food-05"].filters_missing) == {"wine_type", "food_pairing"}
     assert metric(summary, "filter_accuracy") == 0.0
 
