@@ -4,10 +4,14 @@ At the shipped catalogue (imported with the local embedder), and at 10k and 100k
 (100k is skipped in quick mode). Each call goes through the whole contract: decoding and
 validating the event, a pooled connection, the parameterised SQL, the JSON-ready answer.
 
-- search_wines: a realistic filter mix, cycled: type + price, food, grape, country.
+- search_wines: a realistic filter mix, cycled: type + price, food, grape, country, and filters that
+  match nothing (a country, a region, a grape the type never has). Besides the whole mix, the p50/p95
+  of the matching filters and of the no-match ones are reported apart (the same calls, split).
 - semantic_search: wine_type (cycled over the four types) + price_max 3000. The query vectors are
   the labelled mood queries embedded with the local embedder on the shipped catalogue, and random
   unit vectors on the synthetic ones (no cluster structure: the hard case for HNSW).
+- semantic_search with search_wines' filters (country, food, grape, region, sweetness, one that
+  matches nothing), cycled: the same SQL `_where` decides the matches in both tools.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from bench.common import (
     Figure,
     WineDatabase,
     figure,
+    interleaved_latency_runs,
     latency_runs,
     log,
     median,
@@ -32,14 +37,27 @@ from bench.common import (
 
 NAME = "tools"
 
-SEARCH_MIX: list[dict[str, Any]] = [
+SEARCH_MATCHING: list[dict[str, Any]] = [
     {"wine_type": "red", "price_max": 3000},
     {"food_pairing": "стейк"},
     {"grape_variety": "Пино Нуар"},
     {"country": "Италия"},
-    # filters that match nothing: a country with no wines, and a grape the wine type never has
+]
+# Filters that match nothing: a country with no wines, a grape the wine type never has, a region with no
+# wines (checked before timing: each must answer matched 0).
+SEARCH_NO_MATCH: list[dict[str, Any]] = [
     {"country": "Канада"},
     {"wine_type": "white", "grape_variety": "Саперави"},
+    {"region": "Атлантида"},
+]
+SEARCH_MIX: list[dict[str, Any]] = SEARCH_MATCHING + SEARCH_NO_MATCH
+SEMANTIC_FILTERS: list[dict[str, Any]] = [
+    {"country": "Италия", "wine_type": "red"},
+    {"food_pairing": "рыба"},
+    {"grape_variety": "Пино Нуар", "price_max": 5000},
+    {"region": "Тоскана"},
+    {"sweetness": "semi_sweet", "price_min": 1000},
+    {"country": "Канада"},  # matches nothing
 ]
 SEMANTIC_TYPES = ("red", "white", "sparkling", "rose")
 SEMANTIC_PRICE_MAX = 3000
@@ -60,26 +78,35 @@ def search_events() -> list[dict[str, Any]]:
     return [{"tool": "search_wines", "arguments": dict(arguments)} for arguments in SEARCH_MIX]
 
 
-def semantic_events(wdb: WineDatabase, count: int = 48) -> list[dict[str, Any]]:
+def semantic_events(wdb: WineDatabase, count: int = 48, *, search_filters: bool = False) -> list[dict[str, Any]]:
+    """semantic_search calls: type + price_max 3000 cycled, or (`search_filters`) SEMANTIC_FILTERS cycled."""
     if wdb.rows < 1000:
         queries = mood_query_vectors()
     else:
         queries = [(f"synthetic query {i}", vector) for i, vector in enumerate(query_vectors(count))]
     events = []
     for i, (query, vector) in enumerate(queries):
+        if search_filters:
+            filters = dict(SEMANTIC_FILTERS[i % len(SEMANTIC_FILTERS)])
+        else:
+            filters = {"wine_type": SEMANTIC_TYPES[i % len(SEMANTIC_TYPES)], "price_max": SEMANTIC_PRICE_MAX}
         events.append(
             {
                 "tool": "semantic_search",
-                "arguments": {
-                    "query": query,
-                    "embedding": vector,
-                    "embedding_model": LOCAL_MODEL,
-                    "wine_type": SEMANTIC_TYPES[i % len(SEMANTIC_TYPES)],
-                    "price_max": SEMANTIC_PRICE_MAX,
-                },
+                "arguments": {"query": query, "embedding": vector, "embedding_model": LOCAL_MODEL, **filters},
             }
         )
     return events
+
+
+def check_no_match(wdb: WineDatabase) -> None:
+    """The no-match filters must really match nothing at this size, or their figures mean something else."""
+    from sommelier.tools.handler import handle
+
+    for arguments in SEARCH_NO_MATCH:
+        answer = handle({"tool": "search_wines", "arguments": dict(arguments)}, wdb.database)
+        if answer.get("matched") != 0:
+            raise RuntimeError(f"{arguments} matched {answer.get('matched')} wines at {wdb.label}")
 
 
 def measure(wdb: WineDatabase, events: list[dict[str, Any]], *, runs: int, calls: int, warmup: int):
@@ -101,6 +128,16 @@ def measure(wdb: WineDatabase, events: list[dict[str, Any]], *, runs: int, calls
     return samples, found, errors
 
 
+def split_runs(
+    samples: list[list[float]], events: int, chosen: set[int], *, warmup: int, calls: int
+) -> list[list[float]]:
+    """Each run's samples of the events whose index in the cycle is in `chosen` (call numbers as in latency_runs)."""
+    return [
+        [value for j, value in enumerate(run_samples) if (warmup + run * calls + j) % events in chosen]
+        for run, run_samples in enumerate(samples)
+    ]
+
+
 def per_event_p50(samples: list[list[float]], events: int, *, warmup: int, calls: int) -> list[float]:
     """p50 for each event of the cycle, over every run (latency_runs numbers calls from `warmup`)."""
     buckets: list[list[float]] = [[] for _ in range(events)]
@@ -108,6 +145,59 @@ def per_event_p50(samples: list[list[float]], events: int, *, warmup: int, calls
         for j, value in enumerate(run_samples):
             buckets[(warmup + run * calls + j) % events].append(value)
     return [round(percentile(b, 50), 3) for b in buckets]
+
+
+# The region filter's match test before issue 14 (a substring of the region or the appellation), kept here
+# only to measure the word index side by side with it.
+SUBSTRING_REGION = (
+    "(lower(translate(w.region, 'Ёё-', 'Ее ')) LIKE %(like)s "
+    "OR lower(translate(coalesce(w.appellation, ''), 'Ёё-', 'Ее ')) LIKE %(like)s)"
+)
+REGION_PHRASES = {"a region with no wines": "Атлантида", "Тоскана": "Тоскана"}
+
+
+def region_match_figures(wdb: WineDatabase, ctx: Context, cfg: dict[str, int]) -> list[Figure]:
+    """search_wines' first query (the bounded count) with the region filter on whole words (the GIN index of
+    migration 0007) and as the substring LIKE it replaced, interleaved run by run."""
+    from sommelier.language import normalize
+    from sommelier.text import escape_like
+    from sommelier.tools.arguments import search_filters
+    from sommelier.tools.search import MATCH_COUNT_CAP, _where
+
+    count = f"SELECT count(*) FROM (SELECT 1 FROM wines w WHERE {{where}} LIMIT {MATCH_COUNT_CAP}) matched"
+    figures: list[Figure] = []
+    for what, phrase in REGION_PHRASES.items():
+        conditions, params, _ = _where(search_filters({"region": phrase}))
+        words_sql = count.format(where=" AND ".join(conditions))
+        substring_sql = count.format(where=f"w.available AND {SUBSTRING_REGION}")
+        substring_params = {"like": "%" + escape_like(normalize(phrase)) + "%"}
+        matched: dict[str, int] = {}
+
+        def runner(name: str, sql: str, arguments: dict[str, Any], matched: dict[str, int] = matched):
+            def call(_: int) -> None:
+                with wdb.database.connection() as conn:
+                    matched[name] = conn.execute(sql, arguments).fetchone()[0]
+
+            return call
+
+        runs = interleaved_latency_runs(
+            {
+                "whole words": runner("whole words", words_sql, params),
+                "substring": runner("substring", substring_sql, substring_params),
+            },
+            runs=ctx.runs,
+            calls=cfg["calls"],
+            warmup=cfg["warmup"],
+        )
+        details = {"matched (capped at 200)": matched}
+        for name, samples in runs.items():
+            figures.append(
+                figure(NAME, f"region count p50 @{wdb.label}, {what}, {name}", "ms", p50s(samples), details=details)
+            )
+        ratio = [s / w for s, w in zip(p50s(runs["substring"]), p50s(runs["whole words"]), strict=True)]
+        figures.append(figure(NAME, f"region count p50 @{wdb.label}, {what}: substring / whole words", "×", ratio))
+        log(f"tools: region {phrase!r} @{wdb.label}: substring/words {median(ratio):.2f}×, matched {matched}")
+    return figures
 
 
 def run(ctx: Context) -> list[Figure]:
@@ -118,7 +208,13 @@ def run(ctx: Context) -> list[Figure]:
     for wdb in targets:
         label = wdb.label
         cfg = settings(ctx, wdb.rows)
-        for tool, events in (("search_wines", search_events()), ("semantic_search", semantic_events(wdb))):
+        check_no_match(wdb)
+        series = (
+            ("search_wines", search_events()),
+            ("semantic_search", semantic_events(wdb)),
+            ("semantic_search with search_wines' filters", semantic_events(wdb, search_filters=True)),
+        )
+        for tool, events in series:
             samples, found, errors = measure(wdb, events, runs=ctx.runs, **cfg)
             if errors:
                 raise RuntimeError(f"{tool} at {label} answered errors: {errors[:3]}")
@@ -144,10 +240,22 @@ def run(ctx: Context) -> list[Figure]:
             p95_target = SEMANTIC_P95_TARGET_MS if (tool == "semantic_search" and wdb.rows == 100_000) else None
             figures.append(figure(NAME, f"{tool} p50 @{label}", "ms", p50, at_most=p50_target, details=details))
             figures.append(figure(NAME, f"{tool} p95 @{label}", "ms", p95, at_most=p95_target))
+            if tool == "search_wines":
+                no_match = set(range(len(SEARCH_MATCHING), len(SEARCH_MIX)))
+                for part, chosen in (
+                    ("filters that match wines", set(range(len(SEARCH_MATCHING)))),
+                    ("filters that match nothing", no_match),
+                ):
+                    split = split_runs(samples, len(events), chosen, warmup=cfg["warmup"], calls=cfg["calls"])
+                    figures.append(figure(NAME, f"{tool} p50 @{label}, {part}", "ms", p50s(split)))
+                    figures.append(figure(NAME, f"{tool} p95 @{label}, {part}", "ms", p95s(split)))
+                    shared[f"{tool}@{label}, {part}"] = {"p50": median(p50s(split)), "p95": median(p95s(split))}
             shared[f"{tool}@{label}"] = {"p50": median(p50), "p95": median(p95)}
             log(
                 f"tools: {tool} @{label}: p50 {median(p50):.2f} ms, p95 {median(p95):.2f} ms, "
                 f"mean found {details['mean_found']}"
             )
+        if wdb.rows >= 10_000:
+            figures.extend(region_match_figures(wdb, ctx, cfg))
     ctx.shared[NAME] = shared
     return figures
