@@ -91,6 +91,7 @@ _WORD_LIKE = re.compile(r"[а-яёa-z]+(?:[ -][а-яёa-z]+){0,2}", re.IGNORECAS
 _RUSSIAN_WORD = re.compile(r"[а-яё]{3,}", re.IGNORECASE)
 _MIN_STEM = 4  # «без», «год», «день»: grammar and calendar words the data also holds are not vocabulary
 _REGEX_FUNCTIONS = {"compile", "search", "match", "fullmatch", "sub", "subn", "finditer", "findall", "split"}
+_STRING_TESTS = {"startswith", "endswith", "removeprefix", "removesuffix", "find", "index", "count"}
 _MIN_TABLE = 6
 _MIN_ALTERNATIVES = 3
 
@@ -162,17 +163,22 @@ def _looks_like_regex(text: str) -> bool:
     return "\n" not in text and bool(_REGEX_SYNTAX.search(text))
 
 
+def _called_name(node) -> str:
+    if not isinstance(node, ast.Call):
+        return ""
+    return node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+
+
 def _read_literals(node):
     """(kind, string constant) for the literals code reads text with, inside `node`: arguments of the
     `re` functions, and any string written in regex syntax (a piece glued into a pattern elsewhere)."""
     for child in ast.walk(node):
         if isinstance(child, ast.Constant) and isinstance(child.value, str) and _looks_like_regex(child.value):
             yield "pattern", child
-        if isinstance(child, ast.Call) and child.args:
-            name = child.func.attr if isinstance(child.func, ast.Attribute) else getattr(child.func, "id", "")
-            if name in _REGEX_FUNCTIONS or name == "_rx":
-                for constant in _strings(child.args[0]):
-                    yield "pattern", constant
+        called = _called_name(child)
+        if (called in _REGEX_FUNCTIONS or called == "_rx") and child.args:
+            for constant in _strings(child.args[0]):
+                yield "pattern", constant
         elif isinstance(child, (ast.Set, ast.List, ast.Tuple)):
             for item in child.elts:
                 if isinstance(item, ast.Constant) and isinstance(item.value, str):
@@ -183,6 +189,9 @@ def _read_literals(node):
                     yield "key", key
         elif isinstance(child, ast.Compare):
             for constant in _strings(child):
+                yield "compared", constant
+        elif called in _STRING_TESTS:
+            for constant in (a for a in child.args if isinstance(a, ast.Constant) and isinstance(a.value, str)):
                 yield "compared", constant
 
 
@@ -255,6 +264,7 @@ def test_every_allowed_exception_still_exists(vocabulary):
         # a data word as a set member or compared inside a function
         ('_CHEAP = {"бюджетное"}\n', ("_CHEAP", "data word in a member")),
         ('def f(w):\n    return w == "недорогое"\n', ("f", "data word in a compared")),
+        ('def g(style):\n    return style.startswith("игристое")\n', ("g", "data word in a compared")),
         ('_MOOD = {"полегче": "легкое"}\n', ("_MOOD", "data word in a key")),
     ],
 )

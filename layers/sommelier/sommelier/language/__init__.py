@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -116,11 +116,9 @@ class PhraseIndex:
         self._single_words = sorted({normalize(p) for p in entries if len(words(p)) == 1 and len(p) >= 4})
 
     def find(self, text: str, *, fuzzy: bool = False) -> list[Match]:
-        # Lower case and ё→е keep every character where it was: the offsets point into `text`.
-        found_tokens = list(_WORD.finditer(text.lower().replace("ё", "е")))
-        tokens = [m.group(0) for m in found_tokens]
-        offsets = [(m.start(), m.end()) for m in found_tokens]
-        keep = [i for i, w in enumerate(tokens) if w not in _LINKING]
+        if not self._by_stems:
+            return []
+        tokens, offsets, keep = _tokens(text)
         content = [self._key(tokens[i]) for i in keep]
         found: list[Match] = []
         i = 0
@@ -152,6 +150,17 @@ class PhraseIndex:
             return None
         best = process.extractOne(word, self._single_words, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_SCORE)
         return best[0] if best else None
+
+
+@lru_cache(maxsize=64)
+def _tokens(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...], tuple[int, ...]]:
+    """The words of a text, their offsets and which of them are not linking words (cached: a message is
+    matched against a dozen word lists in a row)."""
+    # Lower case and ё→е keep every character where it was: the offsets point into `text`.
+    found = list(_WORD.finditer(text.lower().replace("ё", "е")))
+    tokens = tuple(m.group(0) for m in found)
+    keep = tuple(i for i, w in enumerate(tokens) if w not in _LINKING)
+    return tokens, tuple((m.start(), m.end()) for m in found), keep
 
 
 def _as_written(word: str) -> str:

@@ -246,7 +246,7 @@ def request_summary(intent: QueryIntent, *, with_price: bool = True, with_mood: 
     if f.get("grape_variety") and not head:
         parts: list[str] = [str(f["grape_variety"])]  # "Мальбек из Аргентины"
     else:
-        parts = [head if style.startswith("игристое") else f"{head} вино".strip()]
+        parts = [head if f.get("wine_type") == "sparkling" else f"{head} вино".strip()]  # «игристое», not «… вино»
         if f.get("grape_variety"):
             parts.append(f"из {grape_genitive(str(f['grape_variety']))}")
     if f.get("region"):
