@@ -8,6 +8,7 @@ data/catalog/wines.json, eval/golden_set_shop.json against data/catalog/shop-exp
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -203,6 +204,36 @@ def test_shop_mood_cases_have_two_to_eight_labels(shop_golden):
     for case in (c for c in shop_golden.cases if c.category == "mood"):
         assert 2 <= len(case.expect.relevant) <= 8, case.id
         assert case.expect.tools == ("semantic_search",), case.id
+
+
+# Where a shop mood label rests on structure, style or price, its rule (the case's note) picks exactly the labels.
+def _taste(wine: dict, *words: str) -> bool:
+    """The tasting note's «Вкус …» sentence calls the wine one of these (not «с лёгкой горчинкой»)."""
+    return bool(re.search(r"Вкус[^.]*\b(?:" + "|".join(words) + ")", wine["tasting_notes"]))
+
+
+SHOP_LABEL_RULES = {
+    "shop-mood-01": lambda w: (
+        w["wine_type"] != "red" and w["sweetness"] != "sweet" and w["body"] <= 2 and _taste(w, "лёгкий", "освежающ")
+    ),
+    "shop-mood-04": lambda w: w["wine_type"] != "red" and "минерал" in w["tasting_notes"],
+    "shop-mood-07": lambda w: w["price_rub"] <= 2000 and _taste(w, "простой", "фруктов"),
+    "shop-mood-02": lambda w: w["body"] >= 4 and w["tannins"] >= 4,
+    "shop-mood-03": lambda w: w["wine_type"] == "red" and w["body"] == 2,
+    "shop-mood-05": lambda w: w["wine_type"] == "sparkling" and w["sweetness"] == "dry",
+    "shop-mood-06": lambda w: w["price_rub"] >= 5000 and "отложить в погреб" in w["description"],
+    "shop-mood-10": lambda w: w["wine_type"] == "sparkling" and w["price_rub"] <= 2000,
+    "shop-mood-11": lambda w: w["wine_type"] == "red" and w["body"] == 5,
+    "shop-mood-12": lambda w: w["wine_type"] == "red" and "бархатист" in w["tasting_notes"],
+}
+
+
+def test_shop_mood_labels_follow_their_stated_rule(shop_golden):
+    wines = json.loads(SHOP_FILE.read_text("utf-8"))["wines"]
+    by_id = {c.id: c for c in shop_golden.cases}
+    for case_id, rule in SHOP_LABEL_RULES.items():
+        expected = {(w["name"], w["producer"]) for w in wines if rule(w)}
+        assert set(by_id[case_id].expect.relevant) == expected, case_id
 
 
 def test_shop_cases_need_other_answers_than_the_shipped_catalogue(shop_golden, shop_catalog, catalog):
