@@ -293,3 +293,37 @@ def test_the_data_files_are_the_only_word_lists_and_are_consistent():
         assert set(categories) <= set(dishes["categories"]), names
     assert language.food_categories("бургер") == {"говядина"}
     assert language.version() == language.version()  # stable digest of the files
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("рислинк полусладкий", "рислинг"), ("савиньон блан", "совиньон блан"), ("каберне савиньон", "каберне совиньон")],
+)
+def test_a_grape_misspelt_by_ear_is_put_right_in_place(typed, meant):
+    corrected = language.correct_spelling(typed)
+    assert len(corrected) == len(typed) and meant in corrected
+    assert language.grape(meant) is not None
+
+
+@pytest.mark.parametrize("word", ["совет", "кармен", "праздник", "мускатное", "сухое белое к рыбе"])
+def test_ordinary_words_are_not_turned_into_grapes(word):
+    assert language.correct_spelling(word) == word
+
+
+@pytest.mark.parametrize(
+    ("shop_wording", "asked", "meets"),
+    [
+        ("Сыры с плесенью", "к рокфору", True),
+        ("Десерты", "к сыру с плесенью", False),  # a blue cheese is a cheese, not a dessert
+        ("Твёрдые сыры", "к горгонзоле", False),
+        ("Закуски", "к оливье", True),  # a shop's «Закуски» are the cold starters, salads among them
+        ("Салаты", "к фуа-гра", False),
+        ("Красное мясо", "к оленине", False),  # shops list «Дичь» apart from «Красное мясо»
+        ("Дичь", "к оленине", True),
+        ("Красное мясо", "к рибаю", True),
+        ("Овощные блюда", "к рататую", True),
+    ],
+)
+def test_shop_pairing_categories_meet_the_dishes_they_cover(shop_wording, asked, meets):
+    overlap = language.food_categories(shop_wording) & language.food_categories(asked)
+    assert bool(overlap) is meets, (language.food_categories(shop_wording), language.food_categories(asked))

@@ -373,7 +373,8 @@ def grape_names_in(text: str) -> list[Match]:
 
 def grape(text: str, *, fuzzy: bool = True) -> Grape | None:
     """The grape a whole value names, in any spelling («Shiraz», «шираз» → Сира; «мальбэк» → Мальбек)."""
-    found = grapes_in(text, fuzzy=fuzzy)
+    # Spellings that stem alike («Каберне Совиньон», «каберне-совиньон») are one hit, not an ambiguity.
+    found = list({(m.start, m.end, g.name): (m, g) for m, g in grapes_in(text, fuzzy=fuzzy)}.values())
     if len(found) == 1 and found[0][0].start == 0 and found[0][0].end == len([w for w in words(text)]):
         return found[0][1]
     if len(found) == 1 and len(words(text)) == 1:
@@ -543,17 +544,32 @@ def correct_spelling(text: str) -> str:
         from rapidfuzz import fuzz, process
     except ImportError:
         return text
-    targets = sorted({w for kind in ("wine_types", "sweetness") for w in enum_words(kind) if len(w) >= 5})
+    styles, grape_words = _spelling_targets()
     out = text
     for match in re.finditer(r"[а-яё]{5,}", text):
         word = match.group(0)
-        if word in targets:
+        if word in styles or word in grape_words:
             continue
-        best = process.extractOne(word, targets, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_SCORE + 4)
-        if best and len(best[0]) <= len(word) and best[0][:2] == word[:2]:
+        best = process.extractOne(word, styles, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_SCORE + 4)
+        if not (best and best[0][:2] == word[:2]):
+            # A grape misspelt by ear («рислинк», «савиньон»): one letter off, same first letter and length ±1.
+            best = process.extractOne(word, grape_words, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_SCORE)
+            if not (best and best[0][0] == word[0] and abs(len(best[0]) - len(word)) <= 1):
+                continue
+        if len(best[0]) <= len(word):
             fixed = best[0].ljust(len(word))
             out = out[: match.start()] + fixed + out[match.end() :]
     return out
+
+
+@cache
+def _spelling_targets() -> tuple[tuple[str, ...], frozenset[str]]:
+    """Style words, and the Cyrillic words of grape names, long enough to be told apart from others."""
+    styles = tuple(sorted({w for kind in ("wine_types", "sweetness") for w in enum_words(kind) if len(w) >= 5}))
+    grape_words = {
+        w for phrase in grape_aliases() for w in phrase.split() if len(w) >= 5 and re.fullmatch(r"[а-я]+", w)
+    }
+    return styles, frozenset(grape_words - set(styles))
 
 
 # ---------------------------------------------------------------- inflection (pymorphy3, only where it is paid for)
