@@ -214,9 +214,9 @@ def alternation(phrases: Any, *, word_start: bool = True) -> str:
     for phrase in sorted({normalize(p) for p in phrases}, key=len, reverse=True):
         body = r"\s*".join(re.escape(w) for w in phrase.split(" "))
         if word_start and re.match(r"[a-zа-я0-9]", phrase):
-            body = r"(?<![a-zа-я0-9])" + body
+            body = r"\b" + body
         if re.search(r"[a-zа-я0-9]$", phrase):
-            body += r"(?![a-zа-я0-9])"
+            body += r"\b"
         parts.append(body)
     return "(?:" + "|".join(parts) + ")"
 
