@@ -327,3 +327,15 @@ def test_ordinary_words_are_not_turned_into_grapes(word):
 def test_shop_pairing_categories_meet_the_dishes_they_cover(shop_wording, asked, meets):
     overlap = language.food_categories(shop_wording) & language.food_categories(asked)
     assert bool(overlap) is meets, (language.food_categories(shop_wording), language.food_categories(asked))
+
+
+def test_cues_match_stems_and_exact_forms():
+    greeting = language.cues("dialogue.json", "greeting")
+    assert [m.phrase for m in greeting.find("Привет, друг!")] == ["привет", "друг"]
+    assert not greeting.find("покажи другие")  # «друг» is a form, not a stem: «другие» is not a greeting
+    yes = language.cues("dialogue.json", "affirmative")
+    assert yes.covers("Да, покажи!") and yes.covers("давайте посмотрим")
+    assert not yes.covers("да, но белое") and not yes.covers("  ?")
+    styles = language.style_cues("wine_types")
+    assert {m.value for m in styles.find("красного и розе")} == {"red", "rose"}
+    assert not styles.find("аромат розы")  # «розе» is an exact form: «розы» is a flower

@@ -417,3 +417,32 @@ def test_hot_weather_is_a_mood_not_a_roast(text):
 
 def test_a_roast_named_with_its_meat_is_food():
     assert read_query("красное к жаркому из говядины").filters.get("food_pairing")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # inflections and diminutives through the stems of wine_words.json, not an ending table
+        ("хочу красного", {"wine_type": "red"}),
+        ("красненькое к ужину", {"wine_type": "red"}),
+        ("что-нибудь сухим и игристым", {"wine_type": "sparkling", "sweetness": "dry"}),
+        ("несладкое белое", {"wine_type": "white", "sweetness": "dry"}),
+        ("не сладкое розовое", {"wine_type": "rose", "sweetness": "dry"}),
+        ("полусладенькое", {"sweetness": "semi_sweet"}),
+        ("кремана бутылку", {"wine_type": "sparkling"}),
+        ("krasnoe suhoe", {"wine_type": "red", "sweetness": "dry"}),
+        # grapes in any case through language.grape_names_in
+        ("вино к мерло", {"grape_variety": "Мерло"}),
+        ("бутылку Пино Нуаром", {"grape_variety": "Пино Нуар"}),
+        ("каберне совиньона до 3000", {"grape_variety": "Каберне Совиньон", "price_max": 3000}),
+        ("мускатное", {"grape_variety": "Мускат"}),
+    ],
+)
+def test_style_and_grape_words_in_any_form(text, expected):
+    assert read_query(text).filters == expected
+
+
+@pytest.mark.parametrize("text", ["аромат розы", "какую роль играет кислотность", "кот дю рон"])
+def test_words_that_share_a_stem_with_a_style_or_grape_are_not_one(text):
+    filters = read_query(text).filters
+    assert "wine_type" not in filters and "grape_variety" not in filters, filters

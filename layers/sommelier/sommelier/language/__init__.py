@@ -183,6 +183,10 @@ class Cues:
         found = self.find(text)
         return found[0] if found else None
 
+    def covers(self, text: str) -> bool:
+        """The text has words and every one of them is one of the cues («да, покажи» for the yes-words)."""
+        return bool(words(text)) and not words(self.remove(normalize(text)))
+
     def remove(self, text: str) -> str:
         """The text with every match blanked out (the same length, so offsets hold)."""
         for m in self.find(text):

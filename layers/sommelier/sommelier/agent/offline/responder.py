@@ -76,12 +76,6 @@ class _Turn:
     vectors: dict[str, list[float]] = field(default_factory=dict)  # the mood embedded once per turn
 
 
-def _is_affirmative(text: str) -> bool:
-    """Every word of the message says yes."""
-    prepared = language.normalize(text)
-    return bool(language.words(prepared)) and not language.words(_AFFIRMATIVE.remove(prepared))
-
-
 # --------------------------------------------------------------------------- the responder
 
 
@@ -161,7 +155,7 @@ class OfflineResponder:
     def _accepted_offer(text: str, history: list[dict], previous: QueryIntent | None) -> QueryIntent | None:
         """«да», «покажи» after the bot's own «…Показать?»: the previous request without the filter the
         offer named (the offer is read back from the saved answer, so it survives between turns)."""
-        if previous is None or not _is_affirmative(text):
+        if previous is None or not _AFFIRMATIVE.covers(text):
             return None
         last = next((m for m in reversed(history) if isinstance(m, dict) and m.get("role") == "assistant"), None)
         offer = writer.pending_offer(str((last or {}).get("content") or ""))

@@ -18,7 +18,7 @@ from sommelier import language
 from sommelier.agent.models import MAX_CLOSING, MAX_DESCRIPTION, MAX_INTRO, SommelierResponse, WineRecommendation
 from sommelier.agent.offline import glossary
 from sommelier.agent.offline.reader import REGION_GENITIVE, QueryIntent
-from sommelier.catalog.labels import SWEETNESS_RU, WINE_TYPE_RU
+from sommelier.catalog.labels import SWEETNESS_PLURAL_RU, SWEETNESS_RU, WINE_TYPE_RU
 from sommelier.embeddings.local import CONCEPTS
 from sommelier.text import normalize, stem, words
 from sommelier.tools import matching
@@ -609,9 +609,6 @@ def recommendation(
     )
 
 
-_SWEETNESS_PLURAL = {"dry": "сухие", "semi_dry": "полусухие", "semi_sweet": "полусладкие", "sweet": "сладкие"}
-
-
 # The offers nothing_found makes, each recognisable in the saved answer by its fixed words: a "да" or
 # «покажи» to it takes the previous request without that filter (for a budget: up to the price named).
 OFFER_MARKERS: tuple[tuple[str, str], ...] = (
@@ -671,7 +668,7 @@ def nothing_found(
         suggestion = "Если изменить ценовые рамки, варианты найдутся. Попробуем другой бюджет?"
     elif blocker == "sweetness":
         suggestion = (
-            f"Если рассмотреть не только {_SWEETNESS_PLURAL.get(str(f.get('sweetness')), 'такие')} вина, "
+            f"Если рассмотреть не только {SWEETNESS_PLURAL_RU.get(str(f.get('sweetness')), 'такие')} вина, "
             "варианты найдутся. Показать?"
         )
     elif blocker == "grape_variety":
