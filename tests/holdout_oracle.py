@@ -203,6 +203,19 @@ def _card_checks(result: TurnResult, cards: list[tuple[ShopWine, str]]) -> None:
             seen.setdefault(sentence, index)
 
 
+# How a card says which dish it pairs with: «Подходит к утке: …», «Хорошо ляжет к плову (…)», «К плову — то, что нужно».
+DISH_CLAIM = re.compile(r"(?:[Пп]одходит|[Хх]орошо ляжет) к ([^:(;.]+?)\s*[:(]|(?:^|[.;] )К ([^—;.]+?) — ")
+
+
+def _dish_checks(result: TurnResult, cards: list[tuple[ShopWine, str]], stems: list[str]) -> None:
+    """A card names the customer's dish, a synonym or its category; never another dish («мидии» → «к устрицам»)."""
+    for wine, caption in cards:
+        for claim in (a or b for a, b in DISH_CLAIM.findall(caption)):
+            words = re.findall(r"[а-я]+", claim.lower().replace("ё", "е"))
+            if not any(w.startswith(stem) for w in words for stem in stems):
+                result.failures.append(("wrong_dish_named", f"{wine.sku}: «к {claim}»"))
+
+
 def play(
     respond: Callable[[str, list[dict]], Any],
     answer_text: Callable[[Any], str],
@@ -244,6 +257,8 @@ def play(
             result.skus = [w.sku for w, _ in cards]
             _judge(result, turn, cards, previous)
             _card_checks(result, cards)
+            if "dish_named_as" in turn:
+                _dish_checks(result, cards, turn["dish_named_as"])
             results.append(result)
             history += [
                 {"role": "user", "content": turn["text"]},

@@ -34,6 +34,7 @@ ALLOWED_FAILING_TURNS = {
     "colour_caption": 0,
     "random_word_reason": 0,
     "false_reason": 0,
+    "wrong_dish_named": 0,  # a card names the customer's dish, its synonym or category, never another dish
 }
 
 
