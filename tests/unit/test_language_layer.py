@@ -339,3 +339,10 @@ def test_cues_match_stems_and_exact_forms():
     styles = language.style_cues("wine_types")
     assert {m.value for m in styles.find("красного и розе")} == {"red", "rose"}
     assert not styles.find("аромат розы")  # «розе» is an exact form: «розы» is a flower
+
+
+def test_the_version_covers_every_data_file():
+    shipped = {path.name for path in (PACKAGE / "language" / "data").glob("*.json")}
+    assert set(language._DATA_FILES) == shipped
+    for name in shipped:
+        assert language.data(name)["_about"], f"{name} says what it holds"
