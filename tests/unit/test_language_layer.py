@@ -328,3 +328,33 @@ def test_the_version_covers_every_data_file():
     assert set(language._DATA_FILES) == shipped
     for name in shipped:
         assert language.data(name)["_about"], f"{name} says what it holds"
+
+
+def _dish_nouns() -> list[str]:
+    spec = language.data("dishes.json")
+    names = {n for section in ("dishes", "groups") for entry in spec[section] for n in entry.split("|")}
+    return sorted(n for n in names if re.fullmatch(r"[а-яё]{3,}", n))
+
+
+def test_every_case_of_a_dish_noun_is_read_in_a_request():
+    """«к гусю», «к лососю», «к ягнёнку»: the stemmer splits these words' cases, the lemma joins them."""
+    import pymorphy3
+
+    morph = pymorphy3.MorphAnalyzer()
+    missed = []
+    for name in _dish_nouns():
+        parse = next((p for p in morph.parse(name) if {"NOUN", "nomn"} in p.tag and p.is_known), None)
+        if parse is None:
+            continue  # a word pymorphy3 does not know (мимолет) or not a noun
+        for case in ("datv", "gent", "ablt", "loct", "accs"):
+            form = parse.inflect({case})
+            if form is None or morph.parse(form.word)[0].normal_form != parse.normal_form:
+                continue  # pymorphy3 itself does not map the form back (a word it does not know)
+            if not language.food_categories(f"к {form.word}", fuzzy=True):
+                missed.append(form.word)
+    assert not missed, missed
+
+
+@pytest.mark.parametrize("dish", ["к пельменям", "к борщу", "к холодцу", "к голубцам", "к селёдке под шубой", "к гусю"])
+def test_everyday_russian_dishes_are_food(dish):
+    assert language.food_categories(dish, fuzzy=True)

@@ -133,13 +133,24 @@ class PhraseIndex:
                     break
             else:
                 if fuzzy:
-                    guess = self._fuzzy(tokens[keep[i]])
+                    guess = self._lemma(tokens[keep[i]]) or self._fuzzy(tokens[keep[i]])
                     if guess is not None:
                         at = keep[i]
                         for phrase, value in self._by_stems[(self._key(guess),)]:
                             found.append(Match(at, at + 1, value, phrase, offsets[at][0], offsets[at][1]))
                 i += 1
         return found
+
+    def _lemma(self, word: str) -> str | None:
+        """The dictionary form of a word whose cases the stemmer splits («гусь» → «гу», «гусю» → «гус»;
+        «лосось»/«лососю», «ягнёнок»/«ягнёнку»), when that form is in the index. pymorphy3 is loaded here,
+        for requests only (fuzzy), and only for a word nothing else matched."""
+        if self._key is not stem or len(word) < 3 or not word.isalpha():
+            return None
+        for lemma in _lemmas(word):
+            if lemma != word and (self._key(lemma),) in self._by_stems:
+                return lemma
+        return None
 
     def _fuzzy(self, word: str) -> str | None:
         if len(word) < FUZZY_MIN_LENGTH or not self._single_words:
@@ -150,6 +161,15 @@ class PhraseIndex:
             return None
         best = process.extractOne(word, self._single_words, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_SCORE)
         return best[0] if best else None
+
+
+@lru_cache(maxsize=4096)
+def _lemmas(word: str) -> tuple[str, ...]:
+    """A word's dictionary forms (its two likeliest readings), once per word: several indices ask."""
+    morph = _morph()
+    if morph is None:
+        return ()
+    return tuple(dict.fromkeys(normalize(p.normal_form) for p in morph.parse(word)[:2]))
 
 
 @lru_cache(maxsize=64)
