@@ -40,6 +40,8 @@ DOCUMENTED_COLUMNS = frozenset(
 # «В описании есть то, что вы ищете: «…»» — a reason that quotes a word instead of naming an attribute.
 RANDOM_WORD_REASON = re.compile(r"(?i)в описании есть то, что вы ищете")
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+# The bot's closing question offers to show wines: «Показать?», «Поднимем бюджет?», «…или показать ещё варианты?»
+OFFER = re.compile(r"(?i)\b(?:показать|покажу|посмотрим|поискать|поднимем|попробуем)\b[^?]*\?\s*$")
 COLOUR_WORD = re.compile(r"(?i)(?<![а-яё])(цвет|окраск|оттен)")
 
 
@@ -284,7 +286,7 @@ def _judge(
         result.failures.append((cls, result.answer[:200]))
         return
     if expect == "wines_if_offered":
-        offered = previous is not None and re.search(r"(?i)показать\s*\?|\?\s*$", previous[2] or "")
+        offered = previous is not None and OFFER.search(sentences(previous[2])[-1] if previous[2] else "")
         if offered and not shown:
             result.failures.append(("offer_ignored", result.answer[:200]))
         if previous is not None and shown:

@@ -123,7 +123,8 @@ class OfflineResponder:
         previous, _, _ = self._replay(turn, pairs, resolve=False)
         accepted = self._accepted_offer(text, history, previous)
         if accepted is not None:
-            return self._recommend(turn, text, accepted, list(exclude_ids))
+            chain = self._replay(turn, pairs, resolve=False)[2] if accepted.more else []
+            return self._recommend(turn, text, accepted, list(dict.fromkeys([*exclude_ids, *chain]))[-MAX_EXCLUDED:])
         intent = read_query(text, previous)
         chain: list[str] = []
         if intent.kind == "recommendation" and intent.follow_up:
@@ -158,9 +159,17 @@ class OfflineResponder:
         if previous is None or not _AFFIRMATIVE.covers(text):
             return None
         last = next((m for m in reversed(history) if isinstance(m, dict) and m.get("role") == "assistant"), None)
-        offer = writer.pending_offer(str((last or {}).get("content") or ""))
+        said = str((last or {}).get("content") or "")
+        offer = writer.pending_offer(said)
         if offer is None:
-            return None
+            closing = writer.closing_offer(said)
+            if closing is None:
+                return None
+            key, colour = closing
+            if key == "more":
+                return replace(previous, follow_up=True, more=True, price_direction=None)
+            filters = {k: v for k, v in previous.filters.items() if k != "grape_variety"}  # grapes belong to a colour
+            return replace(previous, filters={**filters, "wine_type": colour}, follow_up=True, more=False)
         key, price = offer
         filters = dict(previous.filters)
         if key == "price_max" and price:

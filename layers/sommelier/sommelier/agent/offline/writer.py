@@ -552,28 +552,50 @@ def _intro(intent: QueryIntent, n: int, query: str) -> str:
     return _pick(templates, query, "intro")
 
 
+# A recommendation's closing offers, each recognisable in the saved answer: a «да» or «покажи» to it shows
+# the same request in the colour it names, or more wines for it ("more": the either-or questions too, whose
+# neutral yes is "show me more").
+COLOUR_OFFERS: dict[str, tuple[str, str]] = {
+    "red": ("Показать для сравнения что-нибудь белое?", "white"),
+    "white": ("Может, для сравнения посмотрим красное или розовое?", "red"),
+    "rose": ("Хотите, покажу игристое для того же повода?", "sparkling"),
+}
+MORE_OFFERS = (
+    "Нужны варианты послаще или, наоборот, суше?",
+    "Поискать ещё дешевле или, наоборот, посолиднее?",
+    "Показать ещё варианты к этому блюду?",
+    "Какое из них вам ближе — или показать ещё варианты?",
+)
+
+
 def _closing(intent: QueryIntent, query: str) -> str:
     f = intent.filters
     offers: list[str] = []
     wine_type = f.get("wine_type")
-    if wine_type == "red":
-        offers.append("Показать для сравнения что-нибудь белое?")
-    elif wine_type == "white":
-        offers.append("Может, для сравнения посмотрим красное или розовое?")
-    elif wine_type == "rose":
-        offers.append("Хотите, покажу игристое для того же повода?")
+    if wine_type in COLOUR_OFFERS:
+        offers.append(COLOUR_OFFERS[wine_type][0])
     elif wine_type == "sparkling":
-        offers.append("Нужны варианты послаще или, наоборот, суше?")
+        offers.append(MORE_OFFERS[0])
     if f.get("price_max") is not None:
-        offers.append("Поискать ещё дешевле или, наоборот, посолиднее?")
+        offers.append(MORE_OFFERS[1])
     elif f.get("price_min") is None:
         offers.append("Есть ли бюджет, в который нужно уложиться?")
     if not f.get("food_pairing"):
         offers.append("К какому блюду будете подавать? Подберу точнее.")
     else:
-        offers.append("Показать ещё варианты к этому блюду?")
-    offers.append("Какое из них вам ближе — или показать ещё варианты?")
+        offers.append(MORE_OFFERS[2])
+    offers.append(MORE_OFFERS[3])
     return _pick(offers, query, "closing")
+
+
+def closing_offer(answer_text: str) -> tuple[str, str | None] | None:
+    """What a recommendation's closing offered: ("wine_type", the colour) or ("more", None)."""
+    for question, colour in COLOUR_OFFERS.values():
+        if answer_text.rstrip().endswith(question):
+            return "wine_type", colour
+    if any(answer_text.rstrip().endswith(question) for question in MORE_OFFERS):
+        return "more", None
+    return None
 
 
 def recommendation(
