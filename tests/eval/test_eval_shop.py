@@ -40,8 +40,6 @@ KNOWN_FAILURES = {
     "shop-mood-11": "recall: «согревающее» finds no body-5 red",
     "shop-mood-12": "recall: 2 of 4 velvety reds in the top 5",
     # the reader and the responder
-    "shop-offer-04": "responder: «да, покажи» to a recommendation's closing offer is read as off-topic",
-    "shop-offer-05": "responder: «покажи» to a recommendation's closing offer is read as off-topic",
     "shop-absent-02": "reader: «Есть у вас Petrus 2010?» is read as off-topic",
 }
 
