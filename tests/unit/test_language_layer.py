@@ -358,3 +358,22 @@ def test_every_case_of_a_dish_noun_is_read_in_a_request():
 @pytest.mark.parametrize("dish", ["к пельменям", "к борщу", "к холодцу", "к голубцам", "к селёдке под шубой", "к гусю"])
 def test_everyday_russian_dishes_are_food(dish):
     assert language.food_categories(dish, fuzzy=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "about_colour"),
+    [
+        ("Рубиновый цвет.", True),
+        ("Рубиновое, с гранатовым ободком.", True),  # a shop that never writes the word «цвет»
+        ("Соломенно-жёлтое, с зеленоватыми бликами.", True),
+        ("Тёмно-пурпурное с малиновым отливом.", True),
+        ("Почти чёрное, непрозрачное.", True),
+        ("Насыщенный, полнотелый вкус с нотами вишни.", False),
+        ("Аромат вишни и фиалки.", False),
+        ("Красное сухое вино.", False),
+        ("Яркий и свежий.", False),
+    ],
+)
+def test_a_colour_sentence_is_told_with_or_without_the_word_colour(sentence, about_colour):
+    assert language.is_colour_sentence(sentence) is about_colour
+    assert language.brief(f"{sentence} Вкус сочный.", 600, skip_colour=True).startswith("Вкус") is about_colour

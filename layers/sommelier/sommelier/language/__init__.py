@@ -505,8 +505,15 @@ def moods() -> list[dict[str, Any]]:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[«\"(A-ZА-ЯЁ0-9])")
-_COLOUR_STEMS = frozenset({"цвет", "оттенок", "оттенк", "отблеск", "окраск", "окрашен"})
 _COLOUR_SENTENCE_WORDS = 12
+
+
+@cache
+def _colour_words() -> tuple[frozenset[str], frozenset[str]]:
+    """Stems of the words that name a colour, and of those a colour sentence may be made of (hues, shades)."""
+    spec = data("wine_words.json")["colour"]
+    nouns = frozenset(stem(w) for w in spec["nouns"])
+    return nouns, frozenset(stem(w) for w in (*spec["hues"], *spec["shades"])) | nouns
 
 
 def sentences(text: str) -> list[str]:
@@ -514,9 +521,13 @@ def sentences(text: str) -> list[str]:
 
 
 def is_colour_sentence(sentence: str) -> bool:
-    """«Рубиновый цвет.», «Цвет соломенно-жёлтый с зеленоватыми отблесками.»: a short sentence about the colour."""
-    tokens = stems(sentence)
-    return len(tokens) <= _COLOUR_SENTENCE_WORDS and any(t in _COLOUR_STEMS for t in tokens)
+    """«Рубиновый цвет.», «Цвет соломенно-жёлтый с зеленоватыми отблесками.», «Рубиновое, с гранатовым
+    ободком.»: a short sentence that names the colour, or is made only of hues and shades."""
+    tokens = [stem(w) for w in words(sentence) if w not in _LINKING]
+    if not tokens or len(tokens) > _COLOUR_SENTENCE_WORDS:
+        return False
+    nouns, colour = _colour_words()
+    return any(t in nouns for t in tokens) or all(t in colour for t in tokens)
 
 
 def brief(text: str, limit: int, *, skip_colour: bool = False) -> str:
