@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from sommelier.cli.dev_cmd import ensure_ready
+from sommelier.db.pool import reset_default_database
 
 from tests.conftest import CATALOG_FILE
+
+
+@pytest.fixture(autouse=True)
+def _own_default_pool():
+    """Each test points DATABASE_URL at its own database: the process-wide pool must follow it."""
+    reset_default_database()
+    yield
+    reset_default_database()
 
 
 def test_dev_up_seeds_an_empty_database_with_the_shipped_catalogue(empty_db, monkeypatch, tmp_path):
@@ -22,3 +32,48 @@ def test_dev_up_seeds_an_empty_database_with_the_shipped_catalogue(empty_db, mon
         names = {row[0] for row in conn.execute("SELECT name FROM wines").fetchall()}
     assert names == {wine["name"] for wine in shipped}
     assert ensure_ready(quiet=True)["wines"] == len(shipped), "a second run seeds nothing more"
+
+
+def test_dev_up_re_embeds_a_catalogue_of_an_older_local_embedder(fresh_db, monkeypatch, tmp_path):
+    """Rows of local-ngram-hash-v2 cannot meet queries of the current local model: `dev up` re-embeds them."""
+    from sommelier.config import LOCAL_MODEL_NAME
+
+    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    monkeypatch.setenv("SOMMELIER_STATE_DIR", str(tmp_path))
+    old = "[" + ",".join(["1"] + ["0"] * 1535) + "]"
+    with fresh_db.connection() as conn:
+        before = dict(conn.execute("SELECT id, embedding::text FROM wines WHERE name LIKE 'C%'").fetchall())
+        conn.execute(
+            "UPDATE wines SET embedding_model = 'local-ngram-hash-v2', embedding = %s::vector WHERE name LIKE 'C%%'",
+            (old,),
+        )
+        total = conn.execute("SELECT count(*) FROM wines").fetchone()[0]
+        conn.commit()
+    assert 0 < len(before) < total
+
+    stats = ensure_ready(quiet=True)
+
+    assert stats["embedding_models"] == {LOCAL_MODEL_NAME: total}
+    with fresh_db.connection() as conn:
+        after = dict(conn.execute("SELECT id, embedding::text FROM wines WHERE name LIKE 'C%'").fetchall())
+    assert after.keys() == before.keys()
+    for wine_id, vector in after.items():  # the import rounds to 7 places, re-embedding does not
+        again, first = json.loads(vector), json.loads(before[wine_id])
+        assert max(abs(a - b) for a, b in zip(again, first, strict=True)) < 1e-6, "the current model's vector"
+
+
+def test_dev_up_leaves_another_providers_rows_alone(fresh_db, monkeypatch, tmp_path):
+    """Rows of a remote model are not re-embedded by `dev up` (that costs API calls; `doctor` says what to do)."""
+    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    monkeypatch.setenv("SOMMELIER_STATE_DIR", str(tmp_path))
+    with fresh_db.connection() as conn:
+        moved = conn.execute(
+            "UPDATE wines SET embedding_model = 'text-embedding-3-small' WHERE name LIKE 'C%' RETURNING id"
+        ).fetchall()
+        conn.commit()
+
+    stats = ensure_ready(quiet=True)
+
+    assert stats["embedding_models"]["text-embedding-3-small"] == len(moved) > 0

@@ -161,12 +161,15 @@ class WineRecord(BaseModel):
         return (self.name, self.producer, self.vintage_year)
 
     def embedding_text(self) -> str:
-        """The text that an embedding of this wine is computed from."""
+        """The text that an embedding of this wine is computed from: its style, what its structure says in
+        the words customers use for moods (language/data/structure.json), then its names and prose."""
         from sommelier.catalog.labels import SWEETNESS_RU, WINE_TYPE_RU
         from sommelier.language import parse_grape
+        from sommelier.language.structure import structure_words
 
         parts = [
             f"{WINE_TYPE_RU[self.wine_type]} {SWEETNESS_RU[self.sweetness]} вино",
+            ", ".join(structure_words(self.model_dump())),
             self.name,
             self.producer,
             f"{self.country}, {self.region}".strip(", "),

@@ -48,7 +48,26 @@ def ensure_ready(quiet: bool = False) -> dict:
         if not quiet:
             console.print(f"imported {report.inserted} wines (embeddings: {report.embedding_model})")
         stats = catalog.stats()
+    elif _stale_local_models(stats, embedder := provider_from_settings(settings, strict=False)):
+        # The local embedder's text or vectors changed (its name carries the version): queries made with the new
+        # one cannot be compared with rows of the old, so re-embed now, offline and in seconds.
+        from sommelier.catalog.importer import reembed_catalog
+
+        if not quiet:
+            console.print(f"re-embedding the catalogue with {embedder.model} (it was embedded with an older version) …")
+        reembed_catalog(catalog=catalog, embedder=embedder)
+        stats = catalog.stats()
     return stats
+
+
+def _stale_local_models(stats: dict, embedder) -> list[str]:
+    """Models of the local embedder's family, other than the current one, that rows are embedded with."""
+    from sommelier.config import LOCAL_MODEL_NAME
+
+    if embedder.model != LOCAL_MODEL_NAME:
+        return []  # another provider: `doctor` reports a mismatch; re-embedding would cost API calls
+    family = LOCAL_MODEL_NAME.rsplit("-", 1)[0] + "-"
+    return sorted(m for m in stats.get("embedding_models") or {} if m.startswith(family) and m != LOCAL_MODEL_NAME)
 
 
 def run_up(args: argparse.Namespace) -> int:

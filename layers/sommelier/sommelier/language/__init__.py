@@ -30,6 +30,7 @@ _DATA_FILES = (
     "dialogue.json",
     "budget.json",
     "glossary.json",
+    "structure.json",
 )
 # Words that never carry meaning in a dish or place phrase.
 _LINKING = frozenset({"к", "с", "со", "из", "на", "под", "для", "и", "в", "во", "или", "по"})
@@ -358,6 +359,7 @@ class Grape:
     latin: str
     colour: str
     genitive: str = ""
+    rare: bool = False  # seldom met outside its home: a wine made mostly from it is unusual
 
 
 @cache
@@ -365,7 +367,7 @@ def _grapes() -> tuple[dict[str, Grape], PhraseIndex]:
     by_name: dict[str, Grape] = {}
     phrases: dict[str, str] = {}
     for item in data("grapes.json")["grapes"]:
-        grape = Grape(item["name"], item["latin"], item["colour"], item["genitive"])
+        grape = Grape(item["name"], item["latin"], item["colour"], item["genitive"], item.get("rare", False))
         by_name[grape.name] = grape
         for phrase in (item["name"], item["latin"], *item["aliases"]):
             phrases[phrase] = grape.name
