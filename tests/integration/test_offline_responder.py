@@ -526,3 +526,96 @@ def test_start_picks_for_the_season_within_an_everyday_budget(responder, season)
     found = {w["id"]: w for w in answer.found_wines}
     for recommendation in answer.response.wines:
         assert found[recommendation.wine_id]["price_rub"] <= START_BUDGET_RUB, season
+
+
+# Every closing question a recommendation may end with, a request whose answer could end with it, and what
+# the wines shown after a yes must be (checked on the shipped catalogue file, not on what the SQL matched).
+def _saved(answer, closing: str) -> list[dict]:
+    """The turn as the chat saves it, with the given closing question at the end of the answer."""
+    from sommelier.agent.parsing import answer_as_text
+
+    response = answer.response.model_copy(update={"closing": closing})
+    return [{"role": "assistant", "content": answer_as_text(response), "wine_ids": response.wine_ids()}]
+
+
+OFFER_REQUESTS = {
+    "Показать для сравнения что-нибудь белое?": ("красное сухое до 3000", {"wine_type": "white", "price_max": 3000}),
+    "Может, для сравнения посмотрим красное?": ("белое сухое до 3000", {"wine_type": "red", "price_max": 3000}),
+    "Хотите, покажу игристое для того же повода?": ("розовое до 3000", {"wine_type": "sparkling", "price_max": 3000}),
+    "Показать для сравнения полусладкое игристое?": (
+        "игристое брют",
+        {"wine_type": "sparkling", "sweetness": "semi_sweet"},
+    ),
+    "Показать для сравнения игристое брют?": ("полусладкое игристое", {"wine_type": "sparkling", "sweetness": "dry"}),
+    "Поискать варианты подешевле?": ("красное до 4000", {"wine_type": "red", "cheaper": True}),
+    "Показать что-нибудь посолиднее?": ("красное до 2000", {"wine_type": "red", "pricier": True}),
+    "Есть ли бюджет, в который нужно уложиться?": ("красное сухое", {"wine_type": "red", "sweetness": "dry"}),
+    "К какому блюду будете подавать? Подберу точнее.": ("белое сухое", {"wine_type": "white", "sweetness": "dry"}),
+    "Показать ещё варианты к этому блюду?": ("красное к стейку", {"wine_type": "red", "food": "стейк"}),
+    "Какое из них вам ближе — или показать ещё варианты?": ("белое к рыбе", {"wine_type": "white", "food": "рыба"}),
+}
+
+
+def test_every_closing_question_has_a_case():
+    from sommelier.agent.offline import writer
+
+    assert set(OFFER_REQUESTS) == {sentence for sentence, _ in writer.CLOSING_OFFERS}
+
+
+@pytest.mark.parametrize("yes", ["да", "покажи", "Давай!", "да, покажите"])
+@pytest.mark.parametrize("closing", list(OFFER_REQUESTS))
+def test_a_yes_to_a_closing_question_does_what_it_offered(responder, shipped_by_key, closing, yes):
+    from sommelier.agent.offline import writer
+
+    request, expected = OFFER_REQUESTS[closing]
+    first = responder.respond(request)
+    assert first.response.wines, request
+    history = [{"role": "user", "content": request}, *_saved(first, closing)]
+    answer = responder.respond(yes, history)
+    response = answer.response
+    assert response.response_type == "recommendation" and response.wines, (closing, yes, response)
+    shown_before = {w.wine_id for w in first.response.wines}
+    shown_prices = [float(_shipped(first, w, shipped_by_key)["price_rub"]) for w in first.response.wines]
+    offer = dict(writer.CLOSING_OFFERS)[closing]
+    for rec in response.wines:
+        wine = _shipped(answer, rec, shipped_by_key)
+        assert wine["wine_type"] == expected["wine_type"], (closing, rec.wine_name)
+        if "sweetness" in expected:
+            assert wine["sweetness"] == expected["sweetness"], (closing, rec.wine_name)
+        if "price_max" in expected:
+            assert wine["price_rub"] <= expected["price_max"], (closing, rec.wine_name)
+        if expected.get("cheaper"):
+            assert wine["price_rub"] < min(shown_prices), (closing, rec.wine_name)
+        if expected.get("pricier"):
+            assert wine["price_rub"] > max(shown_prices), (closing, rec.wine_name)
+        if "food" in expected:
+            assert pairs_with(wine, BY_REQUEST[expected["food"]]), (closing, rec.wine_name)
+        if offer.action == "more":
+            assert rec.wine_id not in shown_before, (closing, rec.wine_name)  # more of the same: new wines
+    if offer.ask:  # a question that asked rather than offered is asked again, plainly
+        assert response.closing != closing and response.closing.endswith(".")
+
+
+def test_a_yes_after_an_accepted_offer_follows_the_new_request(responder, shipped_by_key):
+    """«да» to «…что-нибудь белое?» made the request white; «а подешевле?» then stays white."""
+    first = responder.respond("красное сухое до 3000")
+    history = [
+        {"role": "user", "content": "красное сухое до 3000"},
+        *_saved(first, "Показать для сравнения что-нибудь белое?"),
+    ]
+    second = responder.respond("да", history)
+    history += [{"role": "user", "content": "да"}, *_saved(second, second.response.closing)]
+    third = responder.respond("а подешевле?", history)
+    assert third.response.wines
+    second_prices = [float(_shipped(second, w, shipped_by_key)["price_rub"]) for w in second.response.wines]
+    for rec in third.response.wines:
+        wine = _shipped(third, rec, shipped_by_key)
+        assert wine["wine_type"] == "white" and wine["price_rub"] < min(second_prices), rec.wine_name
+
+
+@pytest.mark.parametrize("closing", ["Что будем искать: вино к ужину, на праздник или просто на вечер?", ""])
+def test_a_yes_with_no_offer_before_it_is_not_a_wine_request(responder, closing):
+    first = responder.respond("красное сухое")
+    history = [{"role": "user", "content": "красное сухое"}, *_saved(first, closing or "Спасибо.")]
+    answer = responder.respond("да", history)
+    assert not answer.response.wines

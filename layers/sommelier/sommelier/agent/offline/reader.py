@@ -662,3 +662,30 @@ def read_query(text: str, previous: QueryIntent | None = None) -> QueryIntent:
 def describe_filters(filters: dict[str, Any]) -> dict[str, Any]:
     """The filters as search_wines arguments (no extra keys)."""
     return {k: filters[k] for k in FILTER_KEYS if filters.get(k) is not None}
+
+
+def offered(
+    previous: QueryIntent,
+    *,
+    filters: dict[str, Any] | None = None,
+    direction: PriceDirection | None = None,
+    more: bool = False,
+) -> QueryIntent:
+    """The previous request changed the way an offer the customer said yes to says («Показать для сравнения
+    что-нибудь белое?» → «да»): the same merge rules as a typed follow-up («а белое?», «подешевле», «ещё»)."""
+    change = dict(filters or {})
+    reading = _Reading(filters=change, mood=None, strong=True, weak=True, direction=direction, more=more)
+    merged = _merge(previous, reading)
+    stated = tuple(k for k in FILTER_KEYS if k in change)
+    if direction is not None:
+        _resolve_direction(merged, direction, previous)
+        stated = (*stated, "price_max" if direction == "cheaper" else "price_min")
+    return QueryIntent(
+        kind="recommendation",
+        filters=merged,
+        mood=previous.mood,
+        follow_up=True,
+        more=more,
+        price_direction=direction,
+        stated=stated,
+    )

@@ -30,7 +30,7 @@ from sommelier import language
 from sommelier.agent import guards
 from sommelier.agent.models import SommelierResponse
 from sommelier.agent.offline import writer
-from sommelier.agent.offline.reader import REGION_COUNTRY, QueryIntent, describe_filters, read_query
+from sommelier.agent.offline.reader import REGION_COUNTRY, QueryIntent, describe_filters, offered, read_query
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
 from sommelier.repositories.errors import PortError
 from sommelier.repositories.ports import CatalogRepository, wines_with_photos
@@ -120,11 +120,14 @@ class OfflineResponder:
             )
 
         pairs = _pairs(history)
+        if _AFFIRMATIVE.covers(text):
+            previous, shown, chain = self._replay(turn, pairs, resolve=True)
+            accepted = self._accepted_offer(turn, text, pairs[-1].answer if pairs else "", previous, shown)
+            if accepted is not None:
+                intent, offer = accepted
+                exclude = list(dict.fromkeys([*exclude_ids, *(chain if intent.more else [])]))[-MAX_EXCLUDED:]
+                return self._recommend(turn, text, intent, exclude, ask=offer.ask)
         previous, _, _ = self._replay(turn, pairs, resolve=False)
-        accepted = self._accepted_offer(text, history, previous)
-        if accepted is not None:
-            chain = self._replay(turn, pairs, resolve=False)[2] if accepted.more else []
-            return self._recommend(turn, text, accepted, list(dict.fromkeys([*exclude_ids, *chain]))[-MAX_EXCLUDED:])
         intent = read_query(text, previous)
         chain: list[str] = []
         if intent.kind == "recommendation" and intent.follow_up:
@@ -152,55 +155,66 @@ class OfflineResponder:
 
     # ----------------------------------------------------------------- history
 
-    @staticmethod
-    def _accepted_offer(text: str, history: list[dict], previous: QueryIntent | None) -> QueryIntent | None:
-        """«да», «покажи» after the bot's own «…Показать?»: the previous request without the filter the
-        offer named (the offer is read back from the saved answer, so it survives between turns)."""
+    def _accepted_offer(
+        self, turn: _Turn, text: str, answer: str, previous: QueryIntent | None, shown: list[str]
+    ) -> tuple[QueryIntent, writer.Offer] | None:
+        """«да», «покажи», «давай» to the offer in the closing question of the bot's previous answer: the
+        previous request changed the way the offer says (writer.Offer). The offer is read back from the saved
+        answer text, so it survives between turns with nothing stored beside the message."""
         if previous is None or not _AFFIRMATIVE.covers(text):
             return None
-        last = next((m for m in reversed(history) if isinstance(m, dict) and m.get("role") == "assistant"), None)
-        said = str((last or {}).get("content") or "")
-        offer = writer.pending_offer(said)
+        offer = writer.pending_offer(answer)
         if offer is None:
-            closing = writer.closing_offer(said)
-            if closing is None:
-                return None
-            key, colour = closing
-            if key == "more":
-                return replace(previous, follow_up=True, more=True, price_direction=None)
-            filters = {k: v for k, v in previous.filters.items() if k != "grape_variety"}  # grapes belong to a colour
-            return replace(previous, filters={**filters, "wine_type": colour}, follow_up=True, more=False)
-        key, price = offer
+            return None
+        if offer.action == "set" and offer.key:
+            return offered(previous, filters={offer.key: offer.value}), offer
+        if offer.action in ("cheaper", "pricier"):
+            if shown:
+                previous = replace(previous, shown_prices=self._prices(turn, shown))
+            return offered(previous, direction="cheaper" if offer.action == "cheaper" else "pricier"), offer
+        if offer.action == "more":
+            return offered(previous, more=True), offer
         filters = dict(previous.filters)
-        if key == "price_max" and price:
-            filters["price_max"] = price
-        elif key == "price_min" and price:
+        if offer.key == "price_max" and offer.price:
+            filters["price_max"] = offer.price
+        elif offer.key == "price_min" and offer.price:
             filters.pop("price_min", None)
-            filters["price_max"] = price
-        elif key == "price":
+            filters["price_max"] = offer.price
+        elif offer.key == "price":
             filters.pop("price_min", None)
             filters.pop("price_max", None)
-        else:
-            filters.pop(key, None)
-        return replace(previous, filters=filters, follow_up=True, more=False, price_direction=None)
+        elif offer.key:
+            filters.pop(offer.key, None)
+        return replace(previous, filters=filters, follow_up=True, more=False, price_direction=None), offer
 
     def _replay(
-        self, turn: _Turn, pairs: list[tuple[str, list[str]]], *, resolve: bool
+        self, turn: _Turn, pairs: list[_Exchange], *, resolve: bool
     ) -> tuple[QueryIntent | None, list[str], list[str]]:
-        """The intent of the latest request in the history, the wines shown for it, and all shown in its chain."""
+        """The intent of the latest request in the history, the wines shown for it, and all shown in its chain.
+        A yes to an offer counts as the request the offer made («да» after «…что-нибудь белое?» is «а белое?»)."""
         previous: QueryIntent | None = None
         shown: list[str] = []
         chain: list[str] = []
-        for user_text, wine_ids in pairs:
-            if guards.precheck(user_text) is not None:
+        answer_before = ""
+        for exchange in pairs:
+            before, answer_before = answer_before, exchange.answer
+            if guards.precheck(exchange.user) is not None:
                 continue
-            intent = read_query(user_text, previous)
+            accepted = self._accepted_offer(turn, exchange.user, before, previous, shown if resolve else [])
+            intent = accepted[0] if accepted else read_query(exchange.user, previous)
             if intent.kind != "recommendation":
                 continue
-            if resolve and intent.follow_up and intent.price_direction and shown and previous is not None:
-                intent = read_query(user_text, replace(previous, shown_prices=self._prices(turn, shown)))
-            chain = [*chain, *wine_ids] if intent.follow_up else list(wine_ids)
-            previous, shown = intent, list(wine_ids)
+            if (
+                accepted is None
+                and resolve
+                and intent.follow_up
+                and intent.price_direction
+                and shown
+                and previous is not None
+            ):
+                intent = read_query(exchange.user, replace(previous, shown_prices=self._prices(turn, shown)))
+            chain = [*chain, *exchange.wine_ids] if intent.follow_up else list(exchange.wine_ids)
+            previous, shown = intent, list(exchange.wine_ids)
         return previous, shown, chain
 
     def _prices(self, turn: _Turn, ids: list[str]) -> list[float]:
@@ -315,7 +329,9 @@ class OfflineResponder:
 
     # ----------------------------------------------------------------- recommendation
 
-    def _recommend(self, turn: _Turn, text: str, intent: QueryIntent, exclude: list[str]) -> OfflineAnswer:
+    def _recommend(
+        self, turn: _Turn, text: str, intent: QueryIntent, exclude: list[str], ask: str | None = None
+    ) -> OfflineAnswer:
         filters = describe_filters(intent.filters)
         semantic: list[dict] = []
         structured: list[dict] = []
@@ -350,7 +366,7 @@ class OfflineResponder:
             response = writer.nothing_found(intent, query=text, blocker=blocker, nearest_price=nearest)
             return OfflineAnswer(response, list(turn.found.values()), turn.calls, intent)
         picks = _select(candidates, diversify=not filters.get("wine_type") and not intent.mood)
-        response = writer.recommendation(wording_intent, picks, query=text, relaxed=relaxed)
+        response = writer.recommendation(wording_intent, picks, query=text, relaxed=relaxed, ask=ask)
         return OfflineAnswer(response, found, turn.calls, wording_intent, relaxed=relaxed[0] if relaxed else None)
 
 
@@ -376,17 +392,24 @@ def _relaxable(key: str, intent: QueryIntent) -> bool:
     return key not in intent.stated
 
 
-def _pairs(history: list[dict]) -> list[tuple[str, list[str]]]:
-    pairs: list[tuple[str, list[str]]] = []
+@dataclass
+class _Exchange:
+    user: str
+    wine_ids: list[str] = field(default_factory=list)
+    answer: str = ""  # the bot's answer to it, as saved
+
+
+def _pairs(history: list[dict]) -> list[_Exchange]:
+    pairs: list[_Exchange] = []
     for message in history:
         if not isinstance(message, dict):
             continue
         role = message.get("role")
         if role == "user":
-            pairs.append((str(message.get("content") or ""), []))
+            pairs.append(_Exchange(str(message.get("content") or "")))
         elif role == "assistant" and pairs:
-            ids = _valid_ids(message.get("wine_ids") or [])
-            pairs[-1] = (pairs[-1][0], [*pairs[-1][1], *ids])
+            pairs[-1].wine_ids = [*pairs[-1].wine_ids, *_valid_ids(message.get("wine_ids") or [])]
+            pairs[-1].answer = str(message.get("content") or "")
     return pairs
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sommelier import language
@@ -552,50 +552,75 @@ def _intro(intent: QueryIntent, n: int, query: str) -> str:
     return _pick(templates, query, "intro")
 
 
-# A recommendation's closing offers, each recognisable in the saved answer: a «да» or «покажи» to it shows
-# the same request in the colour it names, or more wines for it ("more": the either-or questions too, whose
-# neutral yes is "show me more").
-COLOUR_OFFERS: dict[str, tuple[str, str]] = {
-    "red": ("Показать для сравнения что-нибудь белое?", "white"),
-    "white": ("Может, для сравнения посмотрим красное или розовое?", "red"),
-    "rose": ("Хотите, покажу игристое для того же повода?", "sparkling"),
-}
-MORE_OFFERS = (
-    "Нужны варианты послаще или, наоборот, суше?",
-    "Поискать ещё дешевле или, наоборот, посолиднее?",
-    "Показать ещё варианты к этому блюду?",
-    "Какое из них вам ближе — или показать ещё варианты?",
+@dataclass(frozen=True)
+class Offer:
+    """What a bare yes («да», «покажи», «давай») to an answer's closing question does.
+
+    `action`: "drop" — the request without the filter `key` (for a budget: up to `price`); "set" — the request
+    with `key` = `value` (the same merge rules as a follow-up such as «а белое?»); "cheaper" / "pricier" — the
+    price moves past the wines shown; "more" — other wines for the same request. A question that asks rather
+    than offers («Есть ли бюджет…?») is answered with more of the same, and `ask` says what to ask again.
+    """
+
+    action: str
+    key: str | None = None
+    value: str | None = None
+    price: float | None = None
+    ask: str | None = None
+
+
+# The closing questions of a recommendation and what a yes to each does. The responder reads the offer back
+# from the saved answer text (the messages table keeps the text, and a turn needs nothing else to carry it),
+# so each sentence is written here once and is its own marker.
+CLOSING_OFFERS: tuple[tuple[str, Offer], ...] = (
+    ("Показать для сравнения что-нибудь белое?", Offer("set", "wine_type", "white")),
+    ("Может, для сравнения посмотрим красное?", Offer("set", "wine_type", "red")),
+    ("Хотите, покажу игристое для того же повода?", Offer("set", "wine_type", "sparkling")),
+    ("Показать для сравнения полусладкое игристое?", Offer("set", "sweetness", "semi_sweet")),
+    ("Показать для сравнения игристое брют?", Offer("set", "sweetness", "dry")),
+    ("Поискать варианты подешевле?", Offer("cheaper")),
+    ("Показать что-нибудь посолиднее?", Offer("pricier")),
+    ("Есть ли бюджет, в который нужно уложиться?", Offer("more", ask="budget")),
+    ("К какому блюду будете подавать? Подберу точнее.", Offer("more", ask="food")),
+    ("Показать ещё варианты к этому блюду?", Offer("more")),
+    ("Какое из них вам ближе — или показать ещё варианты?", Offer("more")),
 )
+_CLOSING = dict(CLOSING_OFFERS)
+# After a yes to a question that asked rather than offered: more wines, and the question once more, plainly.
+_ASK_AGAIN = {
+    "budget": "Назовите сумму — подберу вина в её пределах.",
+    "food": "Напишите блюдо — подберу вино именно к нему.",
+}
 
 
-def _closing(intent: QueryIntent, query: str) -> str:
+def _closing(intent: QueryIntent, query: str, ask: str | None = None) -> str:
+    if ask in _ASK_AGAIN:
+        return _ASK_AGAIN[ask]
     f = intent.filters
     offers: list[str] = []
     wine_type = f.get("wine_type")
-    if wine_type in COLOUR_OFFERS:
-        offers.append(COLOUR_OFFERS[wine_type][0])
+    if wine_type == "red":
+        offers.append("Показать для сравнения что-нибудь белое?")
+    elif wine_type == "white":
+        offers.append("Может, для сравнения посмотрим красное?")
+    elif wine_type == "rose":
+        offers.append("Хотите, покажу игристое для того же повода?")
     elif wine_type == "sparkling":
-        offers.append(MORE_OFFERS[0])
+        if f.get("sweetness") in ("semi_sweet", "sweet"):
+            offers.append("Показать для сравнения игристое брют?")
+        else:
+            offers.append("Показать для сравнения полусладкое игристое?")
     if f.get("price_max") is not None:
-        offers.append(MORE_OFFERS[1])
+        offers.append(_pick(["Поискать варианты подешевле?", "Показать что-нибудь посолиднее?"], query, "price"))
     elif f.get("price_min") is None:
         offers.append("Есть ли бюджет, в который нужно уложиться?")
     if not f.get("food_pairing"):
         offers.append("К какому блюду будете подавать? Подберу точнее.")
     else:
-        offers.append(MORE_OFFERS[2])
-    offers.append(MORE_OFFERS[3])
+        offers.append("Показать ещё варианты к этому блюду?")
+    offers.append("Какое из них вам ближе — или показать ещё варианты?")
+    assert all(offer in _CLOSING for offer in offers)  # every question has its yes
     return _pick(offers, query, "closing")
-
-
-def closing_offer(answer_text: str) -> tuple[str, str | None] | None:
-    """What a recommendation's closing offered: ("wine_type", the colour) or ("more", None)."""
-    for question, colour in COLOUR_OFFERS.values():
-        if answer_text.rstrip().endswith(question):
-            return "wine_type", colour
-    if any(answer_text.rstrip().endswith(question) for question in MORE_OFFERS):
-        return "more", None
-    return None
 
 
 def recommendation(
@@ -604,7 +629,9 @@ def recommendation(
     *,
     query: str,
     relaxed: tuple[str, Any] | None = None,
+    ask: str | None = None,
 ) -> SommelierResponse:
+    """`ask`: the question the customer said yes to without answering it (Offer.ask), asked once more."""
     items = []
     seen: set[str] = set()
     used_sentences: set[str] = set()  # no sentence repeats across the cards of one answer
@@ -627,12 +654,12 @@ def recommendation(
         response_type="recommendation",
         intro=_clip(intro, MAX_INTRO),
         wines=items,
-        closing=_clip(_closing(intent, query), MAX_CLOSING),
+        closing=_clip(_closing(intent, query, ask), MAX_CLOSING),
     )
 
 
-# The offers nothing_found makes, each recognisable in the saved answer by its fixed words: a "да" or
-# «покажи» to it takes the previous request without that filter (for a budget: up to the price named).
+# The offers nothing_found makes, each recognisable in the saved answer by its fixed words: a yes to it takes
+# the previous request without that filter (for a budget: up to the price named).
 OFFER_MARKERS: tuple[tuple[str, str], ...] = (
     ("Поднимем бюджет?", "price_max"),
     ("Посмотрим их?", "price_min"),
@@ -644,15 +671,20 @@ OFFER_MARKERS: tuple[tuple[str, str], ...] = (
     ("Без привязки к блюду", "food_pairing"),
     ("Вина другого цвета", "wine_type"),
 )
+_PRICE = re.compile(r"(\d[\d\u00a0\u202f ]*\d|\d)\s*₽")
 
 
-def pending_offer(answer_text: str) -> tuple[str, float | None] | None:
-    """The filter an earlier answer offered to drop, and the price it named, if it made an offer."""
+def pending_offer(answer_text: str) -> Offer | None:
+    """The offer an earlier answer made in its closing question, if it made one."""
     for marker, key in OFFER_MARKERS:
         if marker in answer_text:
-            prices = re.findall(r"(\d[\d\u00a0\u202f ]*\d|\d)\s*₽", answer_text)
-            price = float(re.sub(r"\D", "", prices[-1])) if prices else None
-            return key, price
+            prices = _PRICE.findall(answer_text)
+            return Offer("drop", key, price=float(re.sub(r"\D", "", prices[-1])) if prices else None)
+    # The closing question is the answer's last sentence: a sentence quoted from a card earlier does not count.
+    tail = answer_text.rstrip()
+    for sentence, offer in CLOSING_OFFERS:
+        if tail.endswith(sentence):
+            return offer
     return None
 
 
