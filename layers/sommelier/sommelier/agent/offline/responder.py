@@ -129,7 +129,7 @@ class OfflineResponder:
                 return self._recommend(turn, text, intent, exclude, ask=offer.ask)
         previous, _, _ = self._replay(turn, pairs, resolve=False)
         intent = read_query(text, previous)
-        chain: list[str] = []
+        chain = []
         if intent.kind == "recommendation" and intent.follow_up:
             previous, shown, chain = self._replay(turn, pairs, resolve=True)
             intent = read_query(text, previous)
