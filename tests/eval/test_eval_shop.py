@@ -30,10 +30,8 @@ MAX_SECONDS = 60
 # here fails the test; the shop's own bounds (eval/thresholds.json) are set from the same run.
 KNOWN_FAILURES = {
     # mood recall below 0.6: the shop's descriptions name no occasion, labels come from structure and taste; the
-    # embedded text says the structure in mood words (language/data/structure.json), these four still miss
+    # embedded text says the structure in mood words (language/data/structure.json), these two still miss
     "shop-mood-01": "recall: the top 5 are light, high-acid whites and a light red, 2 of 8 labelled",
-    "shop-mood-05": "recall: every sparkling wine says «для праздника»; the sweet Asti and Lambrusco rank with the bruts",
-    "shop-mood-07": "recall: «на каждый день» finds the wines up to 1,000 ₽, 2 of 5 labelled",
     "shop-mood-11": "recall: «согревающее» finds the body-4 and body-5 reds alike, 2 of 5 labelled",
     # the reader and the responder
     "shop-absent-02": "reader: «Есть у вас Petrus 2010?» is read as off-topic",

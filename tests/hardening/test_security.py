@@ -352,7 +352,7 @@ def test_longest_text_gets_an_answer_and_a_bounded_history(environment, fresh_db
 def test_tool_text_argument_limits(tool, key, limit, catalog_db):
     wine_id = handle({"tool": "search_wines", "arguments": {}}, catalog_db)["wines"][0]["id"]
     base = {
-        "semantic_search": {"embedding": [0.1] * 1536, "embedding_model": "local-ngram-hash-v3"},
+        "semantic_search": {"embedding": [0.1] * 1536, "embedding_model": "local-ngram-hash-v4"},
         "upsert_user": {"telegram_user_id": 1, "chat_id": 1},
         "cache_photo": {"wine_id": wine_id},
     }.get(tool, {})
@@ -649,7 +649,7 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
     row = {k: (v if v is not None else "") for k, v in catalog.items() if k != "image"}
     calls = {
         "search_wines": {"wine_type": "red", "food_pairing": "стейк"},
-        "semantic_search": {"query": "лёгкое белое", "embedding": vector, "embedding_model": "local-ngram-hash-v3"},
+        "semantic_search": {"query": "лёгкое белое", "embedding": vector, "embedding_model": "local-ngram-hash-v4"},
         "get_wines": {"ids": wine_ids},
         "get_list": {"limit": 5},
         "load_history": {"chat_id": 1},
@@ -675,7 +675,7 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
         "import_wines": {"wines": [{**row, "name": "App User Import"}]},
         "update_embeddings": {
             "items": [{"id": wine_ids[0], "embedding": vector}],
-            "embedding_model": "local-ngram-hash-v3",
+            "embedding_model": "local-ngram-hash-v4",
         },
         "list_wines": {"include_unavailable": True},
         # The shop's duties (migration 0006 tables through the default privileges of 0002).

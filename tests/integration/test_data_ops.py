@@ -452,7 +452,7 @@ def test_feedback_for_an_unknown_wine_keeps_the_vote(fresh_db):
 def test_catalog_stats(catalog_db, shipped_wines, empty_db):
     stats = ok(catalog_db, "catalog_stats")
     assert stats["wines"] == stats["available"] == len(shipped_wines) and stats["unavailable"] == 0
-    assert stats["embedding_models"] == {"local-ngram-hash-v3": len(shipped_wines)}
+    assert stats["embedding_models"] == {"local-ngram-hash-v4": len(shipped_wines)}
     assert stats["unknown_country"] == 0  # the language layer knows every shipped country
     assert sum(stats["by_type"].values()) == sum(stats["by_country"].values()) == len(shipped_wines)
     prices = sorted(w["price_rub"] for w in shipped_wines)
@@ -485,7 +485,7 @@ def test_read_only_tools_change_nothing(fresh_db):
             {
                 "query": "лёгкое белое",
                 "embedding": vector,
-                "embedding_model": "local-ngram-hash-v3",
+                "embedding_model": "local-ngram-hash-v4",
                 "wine_type": "white",
                 "price_max": 3000,
             },

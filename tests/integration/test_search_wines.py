@@ -170,7 +170,7 @@ def by_key(shipped: list[dict]) -> dict[tuple, dict]:
 def test_catalogue_is_loaded_in_full(catalog_db, shipped_wines):
     result = handle({"tool": "catalog_stats", "arguments": {}}, catalog_db)
     assert result["wines"] == len(shipped_wines) >= 40
-    assert result["embedding_models"] == {"local-ngram-hash-v3": len(shipped_wines)}
+    assert result["embedding_models"] == {"local-ngram-hash-v4": len(shipped_wines)}
 
 
 # ---------------------------------------------------------------- each filter alone

@@ -28,7 +28,7 @@ def cosine(a: str, b: str) -> float:
 
 
 def test_model_name_and_dimensions():
-    assert embedder.model == LOCAL_MODEL_NAME == "local-ngram-hash-v3"
+    assert embedder.model == LOCAL_MODEL_NAME == "local-ngram-hash-v4"
     assert embedder.dimensions == EMBEDDING_DIMENSIONS == 1536
     assert len(embedder.embed(["лёгкое белое"])[0]) == EMBEDDING_DIMENSIONS  # what the vector column holds
 

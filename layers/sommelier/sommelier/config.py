@@ -12,7 +12,7 @@ from pathlib import Path
 
 DEFAULT_LLM_MODEL = "anthropic/claude-sonnet-4"
 DEFAULT_OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
-LOCAL_MODEL_NAME = "local-ngram-hash-v3"  # the local hashing embeddings (embeddings/local.py)
+LOCAL_MODEL_NAME = "local-ngram-hash-v4"  # the local hashing embeddings (embeddings/local.py)
 DEFAULT_TELEGRAM_API_BASE_URL = "https://api.telegram.org"
 EMBEDDING_DIMENSIONS = 1536
 

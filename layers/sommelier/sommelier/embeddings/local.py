@@ -23,6 +23,7 @@ from sommelier.text import stem, words
 
 # v2: Snowball stems (the language layer) instead of the hand-written suffix stripper; v1 vectors differ.
 # v3: a wine's text also carries its structure in mood words (language/data/structure.json); v2 rows differ.
+# v4: the price words follow budget.json's levels (the reader's «недорогое», «премиальное»).
 
 _STEM_WEIGHT = 1.0
 _NGRAM_WEIGHT = 0.35

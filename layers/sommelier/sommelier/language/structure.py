@@ -15,17 +15,23 @@ from sommelier import language
 
 _GRADED = ("body", "tannins", "acidity", "price_rub")
 _LISTED = ("wine_type", "sweetness")
+_CONDITIONS = frozenset({*_GRADED, *_LISTED, "price_level", "main_grape_rare"})
 
 
 @cache
 def _rules() -> tuple[tuple[dict[str, Any], str], ...]:
     rules = language.data("structure.json")["rules"]
-    known = {*_GRADED, *_LISTED, "main_grape_rare"}
+    levels = language.data("budget.json")["levels"]
+    resolved = []
     for rule in rules:
-        unknown = set(rule["when"]) - known
+        when = dict(rule["when"])
+        unknown = set(when) - _CONDITIONS
         if unknown:
             raise ValueError(f"structure.json: unknown condition {sorted(unknown)} in {rule}")
-    return tuple((rule["when"], rule["say"]) for rule in rules)
+        if "price_level" in when:  # the prices budget.json gives that level, as a price_rub range
+            when["price_rub"] = levels[when.pop("price_level")]
+        resolved.append((when, rule["say"]))
+    return tuple(resolved)
 
 
 def main_grape_is_rare(grape_varieties: Iterable[str]) -> bool:

@@ -37,9 +37,11 @@ PriceDirection = Literal["cheaper", "pricier"]
 
 FILTER_KEYS = ("wine_type", "sweetness", "grape_variety", "price_min", "price_max", "country", "region", "food_pairing")
 
-CHEAP_PRICE_MAX = 1500  # "бюджетное", "недорогое"
-SOLID_PRICE_MIN = 3000  # "солидное", "статусное"
-PREMIUM_PRICE_MIN = 5000  # "дорогое", "премиальное", "элитное"
+# The prices the level words mean (budget.json `levels`; the structure words of a wine use the same ones).
+_LEVELS = language.data("budget.json")["levels"]
+CHEAP_PRICE_MAX = _LEVELS["cheap"]["max"]
+SOLID_PRICE_MIN = _LEVELS["solid"]["min"]
+PREMIUM_PRICE_MIN = _LEVELS["premium"]["min"]
 APPROX_LOW, APPROX_HIGH = 0.75, 1.25  # "около 3к" → 2250..3750
 MAX_READ_CHARS = 2000  # a request longer than this is read from its beginning
 
