@@ -57,3 +57,43 @@ def test_a_grape_cell_splits_on_commas_and_semicolons_but_not_inside_a_share(cel
 def test_pairings_split_on_semicolons_only():
     record = WineRecord.model_validate({**ROW, "food_pairings": "Закуски, салаты и антипасто; Дичь"})
     assert record.food_pairings == ["Закуски, салаты и антипасто", "Дичь"]
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        ("Красное сухое", ("red", "dry")),
+        ("Игристое брют", ("sparkling", "dry")),
+        ("полусладкое белое", ("white", "semi_sweet")),
+    ],
+)
+def test_type_and_sweetness_in_one_cell(cell, expected):
+    row = {k: v for k, v in ROW.items() if k != "sweetness"}
+    record = WineRecord.model_validate({**row, "wine_type": cell})
+    assert (record.wine_type, record.sweetness) == expected
+
+
+def test_a_shops_own_column_names_are_read(tmp_path):
+    from sommelier.catalog.importer import read_catalog, validate_rows
+
+    path = tmp_path / "export.csv"
+    path.write_text(
+        "\ufeffАртикул;Наименование;Производитель;Страна;Год урожая;Сорт винограда;Цвет;Цена, руб.;Описание;"
+        "Гастрономия;Объём, л;name\n"
+        "A-1;Crianza;Bodegas Test;Испания;2020;Темпранильо 85%, Гарнача 15%;Красное сухое;1 590;Риоха.;"
+        '"Красное мясо; Паста и пицца";0,75;\n',
+        encoding="utf-8",
+    )
+    [record] = validate_rows(read_catalog(path), tmp_path)
+    assert (record.sku, record.name, record.producer, record.vintage_year) == ("A-1", "Crianza", "Bodegas Test", 2020)
+    assert (record.wine_type, record.sweetness, str(record.price_rub)) == ("red", "dry", "1590")
+    assert record.grape_varieties == ["Темпранильо 85%", "Гарнача 15%"]
+    assert record.food_pairings == ["Красное мясо", "Паста и пицца"]
+    assert record.extra == {"Объём, л": "0,75"}  # a column the catalogue does not model is kept as written
+
+
+def test_a_field_given_under_its_own_name_wins_over_a_shop_column():
+    from sommelier.catalog.importer import canonical_keys
+
+    item = canonical_keys({"name": "Reserva", "Наименование": "Резерва", "Цвет": "красное"})
+    assert item == {"name": "Reserva", "Наименование": "Резерва", "wine_type": "красное"}

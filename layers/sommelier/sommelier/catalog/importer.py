@@ -188,6 +188,26 @@ def _reason(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def canonical_keys(item: dict[str, Any]) -> dict[str, Any]:
+    """A shop's own column names («Наименование», «Сорт винограда», «Цена, руб.») as the catalogue's fields,
+    from the language layer's table; a name it does not know, or a field the row also fills under its own
+    name, stays as written (and so in `extra`)."""
+    from sommelier import language
+
+    meant = {k: language.catalog_column(str(k)) for k in item if k not in MODEL_FIELDS and k != "extra"}
+    out = {k: v for k, v in item.items() if meant.get(k) is None}
+    taken: set[str] = set()
+    for key, target in meant.items():
+        if target is None:
+            continue
+        if target not in taken and out.get(target) in (None, ""):  # an empty own-name column does not count
+            out[target] = item[key]
+            taken.add(target)
+        else:
+            out[key] = item[key]
+    return out
+
+
 def split_extra(item: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The fields the catalogue models, and the rest (kept in `extra`)."""
     known = {k: v for k, v in item.items() if k in MODEL_FIELDS}
@@ -209,6 +229,7 @@ def validate_rows(rows: list[tuple[int, Any]], base_dir: Path) -> list[WineRecor
         if "__error__" in item:
             errors.append(RowError(line, item["__error__"]))
             continue
+        item = canonical_keys(item)
         label = _wine_label(item)
         known, extra = split_extra(item)
         try:

@@ -65,6 +65,22 @@ class WineRecord(BaseModel):
     )
     extra: dict[str, Any] = Field(default_factory=dict, description="the file's fields the catalogue does not model")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _style_in_one_cell(cls, values: Any) -> Any:
+        # «Красное сухое», «Игристое брют» in one «Цвет» column and no sweetness column: both from that cell.
+        if not isinstance(values, dict) or values.get("sweetness") or not isinstance(values.get("wine_type"), str):
+            return values
+        from sommelier.language import enum_words, normalize
+
+        cell = normalize(values["wine_type"]).split()
+        types, sweetness = enum_words("wine_types"), enum_words("sweetness")
+        if len(cell) == 2:
+            for style, sugar in (cell, cell[::-1]):  # «Красное сухое» or «сухое красное»
+                if style in types and sugar in sweetness:
+                    return {**values, "wine_type": types[style], "sweetness": sweetness[sugar]}
+        return values
+
     @field_validator("vintage_year")
     @classmethod
     def _vintage_in_range(cls, value: int | None) -> int | None:

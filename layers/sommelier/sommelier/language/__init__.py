@@ -31,6 +31,7 @@ _DATA_FILES = (
     "budget.json",
     "glossary.json",
     "structure.json",
+    "catalog_columns.json",
 )
 # Words that never carry meaning in a dish or place phrase.
 _LINKING = frozenset({"к", "с", "со", "из", "на", "под", "для", "и", "в", "во", "или", "по"})
@@ -563,6 +564,31 @@ def grape_aliases() -> dict[str, str]:
         if len(names) > 1:
             table.setdefault(normalize(word), word)
     return table
+
+
+# ---------------------------------------------------------------- catalogue columns
+
+_UNIT_IN_BRACKETS = re.compile(r"\([^)]*\)")
+
+
+@cache
+def _catalog_columns() -> dict[str, str]:
+    spec = data("catalog_columns.json")["columns"]
+    return {_header_key(alias): field for field, aliases in spec.items() for alias in aliases}
+
+
+def _header_key(header: str) -> str:
+    return " ".join(words(_UNIT_IN_BRACKETS.sub(" ", header).replace("₽", " ")))
+
+
+def catalog_column(header: str) -> str | None:
+    """The catalogue field a shop's own column name means («Сорт винограда» → grape_varieties,
+    «Цена, руб.» → price_rub), or None."""
+    key = _header_key(header)
+    found = _catalog_columns().get(key)
+    if found is None and key.endswith((" руб", " р", " rub")):
+        found = _catalog_columns().get(key.rsplit(" ", 1)[0])
+    return found
 
 
 # ---------------------------------------------------------------- enums and spelling
