@@ -37,6 +37,27 @@ DOCUMENTED_COLUMNS = frozenset(
     "sku name producer country region appellation vintage_year grape_varieties wine_type sweetness body tannins"
     " acidity price_rub description tasting_notes food_pairings image_url image image_key id".split()
 )
+# The same columns as a shop's own export would name them (the oracle's own reading, written out here).
+RUSSIAN_HEADERS = {
+    "sku": "Артикул",
+    "name": "Наименование",
+    "producer": "Производитель",
+    "country": "Страна",
+    "region": "Регион",
+    "appellation": "Апелласьон",
+    "vintage_year": "Год урожая",
+    "grape_varieties": "Сорт винограда",
+    "wine_type": "Цвет",
+    "sweetness": "Сахар",
+    "body": "Тело",
+    "tannins": "Танины",
+    "acidity": "Кислотность",
+    "price_rub": "Цена, руб.",
+    "description": "Описание",
+    "tasting_notes": "Дегустационные заметки",
+    "food_pairings": "Гастрономия",
+    "image_url": "Фото",
+}
 # «В описании есть то, что вы ищете: «…»» — a reason that quotes a word instead of naming an attribute.
 RANDOM_WORD_REASON = re.compile(r"(?i)в описании есть то, что вы ищете")
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")

@@ -10,6 +10,8 @@ evaluation package). Run with `-s` to see the per-class figures.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from decimal import Decimal
 
@@ -98,6 +100,42 @@ def test_cli_import_replace_makes_the_catalogue_exactly_the_file(fresh_db, tmp_p
 
 def _fold(name: str) -> str:
     return name.casefold()  # «Цимлянский чёрный» keeps its ё: the shop's spelling is the canonical one
+
+
+def test_the_same_export_with_the_shops_own_column_names_imports_the_same(fresh_db, tmp_path):
+    from sommelier.catalog.importer import import_catalog
+    from sommelier.embeddings.local import LocalHashingEmbeddings
+    from sommelier.repositories.adapters import in_process_repositories
+    from sommelier.storage.photos import LocalPhotoStore
+
+    text = oracle.CATALOGUE.read_bytes().decode("utf-8-sig")
+    header, rest = text.split("\r\n", 1)
+    renamed = io.StringIO()
+    csv.writer(renamed, delimiter=";", lineterminator="\r\n").writerow(
+        oracle.RUSSIAN_HEADERS.get(h, h) for h in next(csv.reader([header], delimiter=";"))
+    )
+    path = tmp_path / "export.csv"
+    path.write_text(renamed.getvalue() + rest, encoding="utf-8-sig")
+    report = import_catalog(
+        path,
+        catalog=in_process_repositories(fresh_db).catalog,
+        embedder=LocalHashingEmbeddings(),
+        photos=LocalPhotoStore(tmp_path / "photos"),
+        replace=True,
+    )
+    assert sorted(report.unknown_fields) == sorted(
+        oracle.unknown_columns(HEADER)
+    )  # the shop's names are no longer extra
+    with fresh_db.connection() as conn:
+        stored = conn.execute(
+            "SELECT sku, name, wine_type, sweetness, price_rub, grape_varieties FROM wines WHERE available"
+        ).fetchall()
+    by_sku = {w.sku: w for w in WINES}
+    assert sorted(row[0] for row in stored) == sorted(by_sku)
+    for sku, name, wine_type, sweetness, price, grapes in stored:
+        wine = by_sku[sku]
+        assert (name, wine_type, sweetness, Decimal(price)) == (wine.name, wine.wine_type, wine.sweetness, wine.price)
+        assert [_fold(g) for g in grapes] == [_fold(g) for g in wine.grapes], sku
 
 
 @pytest.fixture(scope="module")
