@@ -619,3 +619,66 @@ def test_a_yes_with_no_offer_before_it_is_not_a_wine_request(responder, closing)
     history = [{"role": "user", "content": "красное сухое"}, *_saved(first, closing or "Спасибо.")]
     answer = responder.respond("да", history)
     assert not answer.response.wines
+
+
+# --------------------------------------------------------------------------- a wine asked for by name
+
+
+def test_a_named_wine_in_the_catalogue_is_shown(responder, shipped_by_key):
+    answer = responder.respond("Посоветуй Opus One")
+    assert answer.response.response_type == "recommendation"
+    assert [_shipped(answer, w, shipped_by_key)["name"] for w in answer.response.wines] == ["Opus One"]
+    assert "есть" in _norm(answer.response.intro) and "нет" not in _norm(answer.response.intro)
+
+
+def test_a_famous_wine_named_in_russian_is_found_under_its_own_name(responder, shipped_by_key):
+    answer = responder.respond("Посоветуй Сассикайю")
+    assert [_shipped(answer, w, shipped_by_key)["name"] for w in answer.response.wines] == ["Sassicaia"]
+
+
+def test_a_named_wine_of_another_vintage_says_which_one_there_is(responder, shipped_by_key):
+    answer = responder.respond("Есть у вас Opus One 2012?")
+    wine = _shipped(answer, answer.response.wines[0], shipped_by_key)
+    assert wine["name"] == "Opus One" and wine["vintage_year"] != 2012
+    assert "2012" in answer.response.intro and str(wine["vintage_year"]) in answer.response.intro
+
+
+@pytest.mark.parametrize("text", ["Есть у вас Petrus 2010?", "Петрюс есть?", "Шато Марго в наличии?"])
+def test_a_famous_wine_not_in_the_catalogue_is_not_claimed_and_the_nearest_are_offered(responder, shipped_by_key, text):
+    answer = responder.respond(text)
+    response = answer.response
+    assert response.response_type == "recommendation" and response.wines, text
+    assert "нет" in _norm(response.intro)
+    asked = answer.intent.known_wine
+    for rec in response.wines:
+        wine = _shipped(answer, rec, shipped_by_key)
+        assert not ({"petrus", "margaux"} & set(_norm(wine["name"]).split())), (text, wine["name"])
+        assert wine["wine_type"] == asked.wine_type, (text, rec.wine_name)
+        # nearest: the same grape or region or country, whichever the loosening kept
+        kept = answer.intent.filters
+        if "region" in kept:
+            assert asked.region in wine["region"] or wine["region"] in asked.region, (text, wine["region"])
+        if "grape_variety" in kept:
+            assert any(_norm(asked.grape) in _norm(g) for g in wine["grape_varieties"]), (text, rec.wine_name)
+
+
+@pytest.mark.parametrize("text", ["Есть у вас Vina Tondonia?", "Посоветуйте «Золотая балка»"])
+def test_an_unknown_name_not_in_the_catalogue_gets_a_question_back(responder, text):
+    answer = responder.respond(text)
+    assert answer.response.response_type == "informational" and not answer.response.wines
+    assert "нет" in _norm(answer.response.intro) or "не нашлось" in _norm(answer.response.intro)
+    assert answer.response.closing.endswith(".") and "каталог" in answer.response.closing
+
+
+def test_a_yes_after_a_named_wine_answer_shows_more_of_its_style(responder, shipped_by_key):
+    first = responder.respond("Есть у вас Petrus 2010?")
+    history = [
+        {"role": "user", "content": "Есть у вас Petrus 2010?"},
+        *_saved(first, "Какое из них вам ближе — или показать ещё варианты?"),
+    ]
+    answer = responder.respond("давай", history)
+    assert answer.response.wines
+    shown = {w.wine_id for w in first.response.wines}
+    for rec in answer.response.wines:
+        wine = _shipped(answer, rec, shipped_by_key)
+        assert rec.wine_id not in shown and wine["wine_type"] == "red", rec.wine_name

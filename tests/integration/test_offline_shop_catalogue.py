@@ -155,3 +155,17 @@ def test_a_bare_yes_without_an_offer_is_not_a_search(responder):
         "да", [{"role": "user", "content": "привет"}, {"role": "assistant", "content": "Здравствуйте!"}]
     )
     assert not answer.response.wines
+
+
+def test_a_wine_only_the_other_catalogue_has_is_not_claimed(responder):
+    """Opus One is a shipped wine, not the shop's: the answer says so and offers Napa or American reds."""
+    answer = responder.respond("Посоветуй Opus One")
+    response = answer.response
+    assert response.response_type == "recommendation" and response.wines
+    assert "нет" in response.intro.lower()
+    found = {w["id"]: w for w in answer.found_wines}
+    for rec in response.wines:
+        shown = found[rec.wine_id]
+        wine = BY_SKU_KEY[(shown["name"], shown["producer"], shown["vintage_year"])]  # the row in the shop's file
+        assert "opus" not in wine["name"].lower() and wine["wine_type"] == "red"
+        assert wine["country"] == "Соединенные Штаты Америки", rec.wine_name

@@ -447,3 +447,58 @@ def test_style_and_grape_words_in_any_form(text, expected):
 def test_words_that_share_a_stem_with_a_style_or_grape_are_not_one(text):
     filters = read_query(text).filters
     assert "wine_type" not in filters and "grape_variety" not in filters, filters
+
+
+# --------------------------------------------------------------------------- a wine asked for by name
+
+
+@pytest.mark.parametrize(
+    "text, name, vintage, filters",
+    [
+        (
+            "Есть у вас Petrus 2010?",
+            "Petrus 2010",
+            2010,
+            {"wine_type": "red", "grape_variety": "Мерло", "region": "Бордо"},
+        ),
+        ("Посоветуй Opus One", "Opus One", None, {"wine_type": "red", "region": "Долина Напа", "country": "США"}),
+        ("есть Шато Марго?", "Шато Марго", None, {"wine_type": "red", "region": "Бордо"}),
+        ("Dom Pérignon в наличии?", "Dom Pérignon", None, {"wine_type": "sparkling", "region": "Шампань"}),
+        ("Есть у вас Vina Tondonia?", "Vina Tondonia", None, {}),
+        ("Посоветуйте «Золотая балка»", "Золотая балка", None, {}),
+        ("Сассикайя до 5000 есть?", "Сассикайя", None, {"region": "Тоскана", "price_max": 5000}),
+    ],
+)
+def test_a_wine_asked_for_by_name(text, name, vintage, filters):
+    intent = read_query(text)
+    assert intent.kind == "recommendation"
+    assert intent.wine_name == name and intent.wine_vintage == vintage
+    assert filters.items() <= intent.filters.items(), intent.filters
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dan, посоветуй вино к утке",  # a Latin word in a request that states what it wants
+        "Посоветуй Pinot Noir",  # a grape
+        "есть у вас brut nature?",  # style words
+        "Есть ли у вас Chianti Classico до 3000?",  # a place and a budget: a request, not a name
+        "Напиши код на Python для сортировки списка",  # off-topic stays off-topic
+        "что такое DOCG",
+        "a dry red under 2000 please",  # an English request is not a name
+        "моет ли вино посуду",  # «моет» is not Moët
+    ],
+)
+def test_words_that_are_not_a_wine_name(text):
+    assert read_query(text).wine_name is None, text
+
+
+def test_every_named_wine_points_at_what_the_layer_knows():
+    from sommelier import language
+
+    for item in language.data("named_wines.json")["wines"]:
+        assert item["wine_type"] in ("red", "white", "rose", "sparkling"), item["name"]
+        assert item["grape"] is None or language.grape(item["grape"], fuzzy=False), item["name"]
+        assert language.region(item["region"]) is not None, item["name"]
+        assert language.region(item["region"]).country == item["country"], item["name"]
+        assert language.named_wines_in(item["name"])[0][1].name == item["name"]

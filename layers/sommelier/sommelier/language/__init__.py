@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -32,6 +33,7 @@ _DATA_FILES = (
     "glossary.json",
     "structure.json",
     "catalog_columns.json",
+    "named_wines.json",
 )
 # Words that never carry meaning in a dish or place phrase.
 _LINKING = frozenset({"к", "с", "со", "из", "на", "под", "для", "и", "в", "во", "или", "по"})
@@ -673,3 +675,44 @@ def inflect(phrase: str, case: str) -> str | None:
             return None
         out.append(changed.word)
     return " ".join(out)
+
+
+# ---------------------------------------------------------------- wines known by name
+
+
+@dataclass(frozen=True)
+class NamedWine:
+    """A famous wine and what its name tells: the attributes of the nearest wines to offer instead."""
+
+    name: str
+    wine_type: str
+    sweetness: str | None
+    grape: str | None
+    region: str | None
+    country: str | None  # ISO code
+
+
+@cache
+def _named_wines() -> PhraseIndex:
+    entries: dict[str, NamedWine] = {}
+    for item in data("named_wines.json")["wines"]:
+        wine = NamedWine(
+            item["name"], item["wine_type"], item["sweetness"], item["grape"], item["region"], item["country"]
+        )
+        for spelling in (item["name"], *item["names"]):
+            entries[fold_accents(spelling)] = wine
+    return PhraseIndex(entries)
+
+
+def fold_accents(text: str) -> str:
+    """«Pérignon» → «Perignon», «Moët» → «Moet»: Latin letters lose their accents, one character for one (so
+    offsets hold); Cyrillic («й», «ё») is left alone."""
+    return "".join(unicodedata.normalize("NFKD", c)[0] if c.isalpha() and ord(c) < 0x0400 else c for c in text)
+
+
+def named_wines_in(text: str) -> list[tuple[Match, NamedWine]]:
+    """Famous wines named in a text («Есть у вас Petrus?», «Сассикайя»)."""
+    found: dict[tuple[int, int], tuple[Match, NamedWine]] = {}
+    for m in _named_wines().find(fold_accents(text)):
+        found.setdefault((m.start_char, m.end_char), (m, m.value))
+    return list(found.values())

@@ -57,6 +57,9 @@ class QueryIntent:
     price_direction: PriceDirection | None = None  # "подешевле" / "подороже"
     shown_prices: list[float] = field(default_factory=list)  # set by the responder on `previous`
     stated: tuple[str, ...] = ()  # filter keys this very message stated (the rest were inherited)
+    wine_name: str | None = None  # a wine asked for by name («Есть у вас Petrus 2010?»), as written
+    wine_vintage: int | None = None  # the vintage named with it
+    known_wine: language.NamedWine | None = None  # what the language layer knows about that name
 
     @property
     def is_recommendation(self) -> bool:
@@ -566,6 +569,70 @@ def _kind_without_previous(raw: str, t: str, reading: _Reading) -> tuple[Kind, s
     return "off_topic", None
 
 
+_AVAILABILITY = language.cues("dialogue.json", "availability")
+# A wine's name in a Russian message: a run of Latin words («Opus One», «Château Petrus»), or a quoted phrase.
+_LATIN_NAME = re.compile(r"[A-Za-zÀ-ÿ][\w'’.\-]*(?:[ \t]+(?:&[ \t]+)?[A-Za-zÀ-ÿ][\w'’.\-]*)*")
+_QUOTED = re.compile(r"[«\"“]([^»\"”]{2,60})[»\"”]")
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+_VINTAGE_AFTER = re.compile(r"^[ \t,]*((?:19|20)\d\d)(?!\d)")
+
+
+def _is_vocabulary(phrase: str) -> bool:
+    """Every word of the phrase is a grape, place, style, dish, glossary term or another word the layer knows
+    («Pinot Noir», «Chianti», «brut»): not a wine's own name."""
+    text = language.normalize(language.fold_accents(phrase))
+    if glossary.lookup(text):
+        return True
+    spans = [(m.start_char, m.end_char) for m in language.grape_names_in(text)]
+    spans += [(m.start_char, m.end_char) for m, _, _ in language.regions_in(text)]
+    spans += [(m.start_char, m.end_char) for m, _ in language.countries_in(text)]
+    spans += [(m.start_char, m.end_char) for m in language.dishes_in(text)]
+    for cues in (_TYPE_CUES, _SWEETNESS_CUES, _WINE_WORD, _ASK_VERB, _OFF_TOPIC, _MORE, _GREETING, _THANKS):
+        spans += [(m.start_char, m.end_char) for m in cues.find(text)]
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return not [w for w in _WORD.findall(text) if len(w) >= 3 and not w.isdigit()]
+
+
+def _wine_named(text: str, t: str, reading: _Reading) -> tuple[str, int | None, language.NamedWine | None] | None:
+    """A wine the message asks for by name: a famous one the layer knows, or — in a question about
+    availability or a request that states nothing else — a Latin or quoted name that is no known word."""
+    source = (text or "")[:MAX_READ_CHARS]
+    known = language.named_wines_in(source)
+    if known:
+        match, wine = known[0]
+        start, end = match.start_char, match.end_char
+    else:
+        if not _CYRILLIC.search(source) or _OFF_TOPIC.search(t):
+            return None
+        if reading.filters or reading.mood or not (_AVAILABILITY.search(t) or _ASK_VERB.search(t)):
+            return None
+        spans = [(m.start(1), m.end(1)) for m in _QUOTED.finditer(source)]
+        spans += [(m.start(), m.end()) for m in _LATIN_NAME.finditer(source)]
+        found = next(((a, b) for a, b in spans if not _is_vocabulary(source[a:b])), None)
+        if found is None:
+            return None
+        (start, end), wine = found, None
+    name = source[start:end].strip(" .,!?:;")
+    vintage = _VINTAGE_AFTER.match(source[end:])
+    return (f"{name} {vintage.group(1)}" if vintage else name), (int(vintage.group(1)) if vintage else None), wine
+
+
+def _known_wine_filters(wine: language.NamedWine | None) -> dict[str, Any]:
+    """What a famous wine's name tells, as filters for the nearest wines: «Petrus» → dry red Merlot, Bordeaux."""
+    if wine is None:
+        return {}
+    country = language.country_by_code(wine.country)
+    found = {
+        "wine_type": wine.wine_type,
+        "sweetness": wine.sweetness,
+        "grape_variety": wine.grape,
+        "region": wine.region,
+        "country": country.name if country else None,
+    }
+    return {k: v for k, v in found.items() if v}
+
+
 def _is_follow_up(t: str, reading: _Reading, previous: QueryIntent | None) -> bool:
     if previous is None or previous.kind != "recommendation":
         return False
@@ -634,6 +701,17 @@ def read_query(text: str, previous: QueryIntent | None = None) -> QueryIntent:
         rest = _content_left(t, _THANKS, _GREETING)
         if kind != "thanks" or rest:
             kind, follow_up = "recommendation", True
+    named = _wine_named(text, t, reading) if kind in ("recommendation", "off_topic") else None
+    if named is not None:
+        name, vintage, known = named
+        return QueryIntent(
+            kind="recommendation",
+            filters={**_known_wine_filters(known), **reading.filters},  # what the customer said wins
+            stated=tuple(k for k in FILTER_KEYS if k in reading.filters),
+            wine_name=name,
+            wine_vintage=vintage,
+            known_wine=known,
+        )
     if kind != "recommendation":
         return QueryIntent(kind=kind, filters={}, mood=None, topic=topic)
 
@@ -649,6 +727,8 @@ def read_query(text: str, previous: QueryIntent | None = None) -> QueryIntent:
         _resolve_direction(filters, direction, previous if follow_up else None)
         stated = tuple(dict.fromkeys((*stated, "price_max" if direction == "cheaper" else "price_min")))
     more = reading.more and (follow_up or not reading.filters)
+    # «ещё» after a wine asked for by name: more wines near it (the responder loosens as it did for the first).
+    named = previous if more and follow_up and previous is not None and not reading.filters else None
     return QueryIntent(
         kind="recommendation",
         filters=filters,
@@ -658,6 +738,8 @@ def read_query(text: str, previous: QueryIntent | None = None) -> QueryIntent:
         more=more,
         price_direction=direction,
         stated=stated,
+        wine_name=named.wine_name if named else None,
+        known_wine=named.known_wine if named else None,
     )
 
 
@@ -690,4 +772,6 @@ def offered(
         more=more,
         price_direction=direction,
         stated=stated,
+        wine_name=previous.wine_name if more and not change else None,  # more wines near a wine asked for
+        known_wine=previous.known_wine if more and not change else None,
     )

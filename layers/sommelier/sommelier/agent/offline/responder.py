@@ -126,6 +126,8 @@ class OfflineResponder:
             if accepted is not None:
                 intent, offer = accepted
                 exclude = list(dict.fromkeys([*exclude_ids, *(chain if intent.more else [])]))[-MAX_EXCLUDED:]
+                if intent.wine_name:
+                    return self._named(turn, text, intent, exclude)
                 return self._recommend(turn, text, intent, exclude, ask=offer.ask)
         previous, _, _ = self._replay(turn, pairs, resolve=False)
         intent = read_query(text, previous)
@@ -147,6 +149,10 @@ class OfflineResponder:
             return OfflineAnswer(writer.informational(intent.topic, text), [], [], intent)
         if intent.kind == "off_topic":
             return OfflineAnswer(writer.off_topic(text), [], [], intent)
+
+        if intent.wine_name:
+            more = list(dict.fromkeys([*exclude_ids, *(chain if intent.more else [])]))[-MAX_EXCLUDED:]
+            return self._named(turn, text, intent, more)
 
         # Only "ещё"/"другие варианты" hides what was shown; a narrowing follow-up ("а сухое белое?")
         # may well land on a wine from the previous answer.
@@ -327,6 +333,38 @@ class OfflineResponder:
                 return blocker, nearest
         return None, None
 
+    # ----------------------------------------------------------------- a wine asked for by name
+
+    def _named(self, turn: _Turn, text: str, intent: QueryIntent, exclude: list[str]) -> OfflineAnswer:
+        """«Есть у вас Petrus 2010?»: the wine itself when the catalogue has it; else say it is not there and
+        offer the nearest wines by what its name tells (the reader's filters: type, sweetness, grape, region,
+        country), loosening region, then grape, then country, never what the customer stated; a name that
+        tells nothing gets a question back."""
+        name = str(intent.wine_name)
+        # A famous wine is looked up by its own name too («Сассикайю» → Sassicaia, as a shop writes it).
+        names = [name, *([intent.known_wine.name] if intent.known_wine else [])]
+        lookup = [] if intent.more else (self._semantic(turn, names[-1], {}, []) or [])
+        hits = [w for w in lookup if any(_bears_name(w, n) for n in names)]
+        if hits:
+            return OfflineAnswer(
+                writer.named_found(intent, hits, query=text), list(turn.found.values()), turn.calls, intent
+            )
+        wanted = describe_filters(intent.filters)  # what the name tells (reader), and what the customer said
+        if not wanted:
+            return OfflineAnswer(writer.named_unknown(name, query=text), [], turn.calls, intent)
+        for loosen in ((), ("region",), ("region", "grape_variety"), ("region", "grape_variety", "country")):
+            filters = {k: v for k, v in wanted.items() if k not in loosen or k in intent.stated}
+            wines = self._structured(turn, filters, exclude)
+            if wines:
+                near = replace(intent, filters=filters)
+                picks = _select(wines, diversify=False)
+                if intent.more:  # «ещё»: the name was answered already
+                    response = writer.recommendation(near, picks, query=text)
+                else:
+                    response = writer.named_absent(near, picks, query=text, name=name)
+                return OfflineAnswer(response, list(turn.found.values()), turn.calls, near)
+        return OfflineAnswer(writer.named_unknown(name, query=text), list(turn.found.values()), turn.calls, intent)
+
     # ----------------------------------------------------------------- recommendation
 
     def _recommend(
@@ -411,6 +449,17 @@ def _pairs(history: list[dict]) -> list[_Exchange]:
             pairs[-1].wine_ids = [*pairs[-1].wine_ids, *_valid_ids(message.get("wine_ids") or [])]
             pairs[-1].answer = str(message.get("content") or "")
     return pairs
+
+
+def _name_words(text: str) -> set[str]:
+    return {w for w in language.words(language.fold_accents(text)) if len(w) >= 2 and not w.isdigit()}
+
+
+def _bears_name(wine: dict, name: str) -> bool:
+    """Every word of the asked name is in the wine's name or producer («Opus One» → Opus One, Opus One Winery;
+    «Petrus» → Château Petrus): the catalogue row, not a guess, decides that the wine is there."""
+    asked = _name_words(name)
+    return bool(asked) and asked <= _name_words(f"{wine.get('name') or ''} {wine.get('producer') or ''}")
 
 
 def _rank(structured: list[dict], semantic: list[dict], ran_structured: bool) -> list[dict]:

@@ -746,6 +746,77 @@ def nothing_found(
     )
 
 
+def _cards(wines: list[dict[str, Any]], intent: QueryIntent, query: str) -> list[WineRecommendation]:
+    used: set[str] = set()
+    return [
+        WineRecommendation(
+            wine_name=str(w["name"]).strip(), wine_id=w.get("id"), description=describe_wine(w, intent, query, used)
+        )
+        for w in wines[:3]
+    ]
+
+
+def _wine_label(wine: dict[str, Any]) -> str:
+    year = wine.get("vintage_year")
+    return f"{_plain(str(wine['name']))} ({_plain(str(wine.get('producer') or ''))}{f', {year}' if year else ''})"
+
+
+def named_found(intent: QueryIntent, wines: list[dict[str, Any]], *, query: str) -> SommelierResponse:
+    """The wine the customer named is in the catalogue: it, and only the wines that bear its name."""
+    name = intent.wine_name or ""
+    years = sorted({int(w["vintage_year"]) for w in wines if w.get("vintage_year")})
+    if intent.wine_vintage and intent.wine_vintage not in years and years:
+        other = ", ".join(str(y) for y in years)
+        intro = f"{_plain(name)} урожая {intent.wine_vintage} года в каталоге нет, но есть другой урожай — {other}."
+    elif len(wines) == 1:
+        intro = f"Да, это вино есть в нашем каталоге: {_wine_label(wines[0])}."
+    else:
+        intro = f"Да, по названию «{_plain(name)}» в каталоге есть {_count_phrase(len(wines[:3]))} — вот они."
+    return SommelierResponse(
+        response_type="recommendation",
+        intro=_clip(intro, MAX_INTRO),
+        wines=_cards(wines, intent, query),
+        closing=_clip(_closing(intent, query), MAX_CLOSING),
+    )
+
+
+def named_absent(intent: QueryIntent, wines: list[dict[str, Any]], *, query: str, name: str) -> SommelierResponse:
+    """The named wine is not in the catalogue: say so, then the nearest wines by what its name tells
+    (`intent.filters` are the attributes that found them)."""
+    summary = request_summary(intent)
+    lead = _pick(
+        [
+            f"{_plain(name)} в нашем каталоге нет, и выдавать за него другое вино я не стану.",
+            f"Честно скажу: {_plain(name)} у нас в каталоге нет.",
+        ],
+        query,
+        "absent",
+    )
+    intro = f"{lead} Ближе всего по стилю — {summary}: {_count_phrase(len(wines[:3]))} из того, что есть."
+    return SommelierResponse(
+        response_type="recommendation",
+        intro=_clip(intro, MAX_INTRO),
+        wines=_cards(wines, intent, query),
+        closing=_clip(_closing(intent, query), MAX_CLOSING),
+    )
+
+
+def named_unknown(name: str, *, query: str) -> SommelierResponse:
+    """A wine named that the catalogue lacks and whose name tells nothing: say so and ask what to look for."""
+    intro = _pick(
+        [
+            f"{_plain(name)} в нашем каталоге нет — придумывать его я не буду.",
+            f"Вина «{_plain(name)}» в нашем каталоге не нашлось.",
+        ],
+        query,
+        "unknown-name",
+    )
+    closing = (
+        "Расскажите, что вам в нём нравится — цвет, сорт, страна или бюджет, — и я предложу похожие вина из каталога."
+    )
+    return SommelierResponse(response_type="informational", intro=_clip(intro, MAX_INTRO), closing=closing)
+
+
 def greeting(query: str) -> SommelierResponse:
     intro = _pick(
         [
