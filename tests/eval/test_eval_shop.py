@@ -33,8 +33,6 @@ KNOWN_FAILURES = {
     # embedded text says the structure in mood words (language/data/structure.json), these two still miss
     "shop-mood-01": "recall: the top 5 are light, high-acid whites and a light red, 2 of 8 labelled",
     "shop-mood-11": "recall: «согревающее» finds the body-4 and body-5 reds alike, 2 of 5 labelled",
-    # the reader and the responder
-    "shop-absent-02": "reader: «Есть у вас Petrus 2010?» is read as off-topic",
 }
 
 
