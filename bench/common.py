@@ -29,12 +29,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG_FILE = ROOT / "data" / "catalog" / "wines.json"
 MOOD_QUERIES_FILE = ROOT / "tests" / "data" / "mood_queries.json"
-LOCAL_MODEL = "local-ngram-hash-v2"
 DIMENSIONS = 1536
 
 if str(ROOT) not in sys.path:  # `tests.fakes` and `bench` importable however we were started
     sys.path.insert(0, str(ROOT))
 
+from sommelier.config import LOCAL_MODEL_NAME as LOCAL_MODEL  # noqa: E402  (the name the importer's rows carry)
 
 # ---------------------------------------------------------------------------------------- logging
 
