@@ -682,3 +682,49 @@ def test_a_yes_after_a_named_wine_answer_shows_more_of_its_style(responder, ship
     for rec in answer.response.wines:
         wine = _shipped(answer, rec, shipped_by_key)
         assert rec.wine_id not in shown and wine["wine_type"] == "red", rec.wine_name
+
+
+# A glossary answer's closing question, and what the wines after a yes to it must be.
+INFO_OFFERS = {
+    "pinot_noir": {"grape": "Пино Нуар"},
+    "saperavi": {"grape": "Саперави", "country": "Грузия"},
+    "brut": {"wine_type": "sparkling", "sweetness": "dry"},
+    "rose": {"wine_type": "rose", "sweetness": "dry"},
+    "tannins": {"wine_type": "red"},
+    "sweetness": {"sweetness": "semi_sweet"},
+    "riesling": {"grape": "Рислинг"},
+}
+
+
+@pytest.mark.parametrize("topic", list(INFO_OFFERS))
+def test_a_yes_to_a_glossary_answers_offer_shows_what_it_offered(responder, shipped_by_key, topic):
+    from sommelier.agent.offline import writer
+    from sommelier.agent.parsing import answer_as_text
+
+    info = writer.informational(topic, "что это")
+    history = [
+        {"role": "user", "content": "что это"},
+        {"role": "assistant", "content": answer_as_text(info), "wine_ids": []},
+    ]
+    answer = responder.respond("да, покажите", history)
+    assert answer.response.response_type == "recommendation" and answer.response.wines, topic
+    expected = INFO_OFFERS[topic]
+    for rec in answer.response.wines:
+        wine = _shipped(answer, rec, shipped_by_key)
+        for key in ("wine_type", "sweetness", "country"):
+            if key in expected:
+                assert wine[key] == expected[key], (topic, rec.wine_name)
+        if "grape" in expected:
+            assert expected["grape"] in wine["grape_varieties"], (topic, rec.wine_name)
+
+
+def test_every_glossary_offer_question_reads_as_a_request():
+    """Each question names only what it offers: no dish, and a country only where it says one."""
+    from sommelier.agent.offline import writer
+    from sommelier.agent.offline.reader import read_query
+
+    for topic, question in writer._INFO_CLOSINGS.items():
+        intent = read_query(question)
+        assert intent.kind == "recommendation" and (intent.filters or intent.mood), question
+        assert "food_pairing" not in intent.filters, (question, intent.filters)
+        assert intent.filters.get("country") in (None, "Грузия" if topic == "saperavi" else None), question

@@ -129,6 +129,9 @@ class OfflineResponder:
                 if intent.wine_name:
                     return self._named(turn, text, intent, exclude)
                 return self._recommend(turn, text, intent, exclude, ask=offer.ask)
+            asked = _yes_to_info_offer(text, pairs[-1].answer if pairs else "")
+            if asked is not None:
+                return self._recommend(turn, text, asked, list(exclude_ids))
         previous, _, _ = self._replay(turn, pairs, resolve=False)
         intent = read_query(text, previous)
         chain = []
@@ -207,7 +210,8 @@ class OfflineResponder:
             if guards.precheck(exchange.user) is not None:
                 continue
             accepted = self._accepted_offer(turn, exchange.user, before, previous, shown if resolve else [])
-            intent = accepted[0] if accepted else read_query(exchange.user, previous)
+            intent = accepted[0] if accepted else _yes_to_info_offer(exchange.user, before)
+            intent = intent or read_query(exchange.user, previous)
             if intent.kind != "recommendation":
                 continue
             if (
@@ -449,6 +453,16 @@ def _pairs(history: list[dict]) -> list[_Exchange]:
             pairs[-1].wine_ids = [*pairs[-1].wine_ids, *_valid_ids(message.get("wine_ids") or [])]
             pairs[-1].answer = str(message.get("content") or "")
     return pairs
+
+
+def _yes_to_info_offer(text: str, answer: str) -> QueryIntent | None:
+    """«да» to a glossary answer's closing question («Показать Пино Нуар из каталога?»): the question is
+    phrased as the request it offers, so it is read as the customer's own words."""
+    if not _AFFIRMATIVE.covers(text):
+        return None
+    question = writer.info_offer(answer)
+    intent = read_query(question) if question else None
+    return intent if intent is not None and intent.kind == "recommendation" else None
 
 
 def _name_words(text: str) -> set[str]:

@@ -878,23 +878,38 @@ def help_answer(query: str) -> SommelierResponse:
 
 
 _INFO_CLOSINGS = {
-    "tannins": "Показать вина с мягкими или, наоборот, с крепкими танинами?",
+    "tannins": "Показать красные вина с мягкими танинами?",
     "acidity": "Подобрать свежее вино с яркой кислотностью?",
-    "body": "Вам ближе лёгкие вина или насыщенные? Подберу примеры.",
+    "body": "Подобрать для примера пару лёгких вин?",
     "brut": "Подобрать хороший брют?",
-    "sweetness": "Какую сладость предпочитаете? Подберу пару вариантов.",
+    "sweetness": "Показать для сравнения пару полусладких вин?",
     "serving_temperature": "Подобрать вино к ближайшему ужину?",
     "oak": "Показать вина с выдержкой в дубе?",
     "traditional_method": "Показать игристые, сделанные классическим методом?",
     "champagne": "Подобрать игристое к празднику?",
     "rose": "Показать пару сухих розовых вин?",
-    "pinot_noir": "Показать Пино Нуар из нашего каталога?",
+    "pinot_noir": "Показать Пино Нуар из каталога?",
     "cabernet_sauvignon": "Подобрать Каберне Совиньон к ужину?",
     "malbec": "Показать мальбек из каталога?",
     "chardonnay": "Показать шардоне в разных стилях?",
-    "riesling": "Подобрать рислинг — сухой или со сладостью?",
+    "riesling": "Показать рислинги из каталога?",
     "saperavi": "Показать грузинские вина из Саперави?",
 }
+
+
+_INFO_DEFAULT_CLOSINGS = (
+    "Хотите, подберу вино, на котором это хорошо чувствуется?",
+    "Подобрать вино к ближайшему ужину?",
+    "Если интересно, расскажу ещё о чём-нибудь или подберу вино.",
+)
+
+
+def info_offer(answer_text: str) -> str | None:
+    """The closing question of a glossary answer, when the answer ends with one. Each is phrased as the
+    request it offers («Показать Пино Нуар из каталога?»), so a yes to it is read as that request."""
+    tail = answer_text.rstrip()
+    questions = [q for q in (*_INFO_CLOSINGS.values(), *_INFO_DEFAULT_CLOSINGS) if q.endswith("?")]
+    return next((q for q in questions if tail.endswith(q)), None)
 
 
 def informational(topic: str | None, query: str) -> SommelierResponse:
@@ -912,15 +927,7 @@ def informational(topic: str | None, query: str) -> SommelierResponse:
         )
         closing = "Спросите о термине или расскажите, к какому случаю подобрать вино."
         return SommelierResponse(response_type="informational", intro=intro, closing=closing)
-    closing = _INFO_CLOSINGS.get(entry.key) or _pick(
-        [
-            "Хотите, подберу вино, на котором это хорошо чувствуется?",
-            "Подобрать вино к ближайшему ужину?",
-            "Если интересно, расскажу ещё о чём-нибудь или подберу вино.",
-        ],
-        query,
-        "info-closing",
-    )
+    closing = _INFO_CLOSINGS.get(entry.key) or _pick(_INFO_DEFAULT_CLOSINGS, query, "info-closing")
     return SommelierResponse(response_type="informational", intro=_clip(entry.answer, MAX_INTRO), closing=closing)
 
 
