@@ -48,6 +48,7 @@ def test_a_word_the_layer_does_not_know_is_still_an_error_naming_the_value():
         ("Темпранильо 85%, Гарнача 15%", ["Темпранильо 85%", "Гарнача 15%"]),
         ("Мерло 83,5%; Каберне Фран 16,5%", ["Мерло 83,5%", "Каберне Фран 16,5%"]),
         (["Сира 70%, Гренаш 30%"], ["Сира 70%", "Гренаш 30%"]),
+        ("Каберне Совиньон/Мерло", ["Каберне Совиньон", "Мерло"]),
     ],
 )
 def test_a_grape_cell_splits_on_commas_and_semicolons_but_not_inside_a_share(cell, grapes):
@@ -97,3 +98,23 @@ def test_a_field_given_under_its_own_name_wins_over_a_shop_column():
 
     item = canonical_keys({"name": "Reserva", "Наименование": "Резерва", "Цвет": "красное"})
     assert item == {"name": "Reserva", "Наименование": "Резерва", "wine_type": "красное"}
+
+
+@pytest.mark.parametrize(
+    ("written", "price"),
+    [("1 590,00", "1590.00"), ("4\u202f990 ₽", "4990"), ("4\u00a0990 руб.", "4990"), ("1290.50", "1290.50")],
+)
+def test_prices_as_shops_write_them(written, price):
+    assert str(WineRecord.model_validate({**ROW, "price_rub": written}).price_rub) == price
+
+
+@pytest.mark.parametrize(
+    ("written", "year"), [("2019", 2019), ("2019 г.", 2019), ("2019г", 2019), ("2019 год", 2019), ("б/г", None)]
+)
+def test_vintages_as_shops_write_them(written, year):
+    assert WineRecord.model_validate({**ROW, "vintage_year": written}).vintage_year == year
+
+
+def test_a_vintage_with_other_text_is_still_an_error():
+    with pytest.raises(ValidationError):
+        WineRecord.model_validate({**ROW, "vintage_year": "урожай 2019"})

@@ -18,7 +18,8 @@ MAX_NOTES = 5000
 MAX_NAME = 200
 MAX_SKU = 100
 EMBEDDED_DESCRIPTION_CHARS = 3000  # an embedding input stays well inside a model's token limit
-_GRAPE_SEPARATOR = re.compile(r";|,(?!\d)")
+_GRAPE_SEPARATOR = re.compile(r"[;/]|,(?!\d)")
+_YEAR_AS_WRITTEN = re.compile(r"(\d{4})\s*(?:г\.?|год)", re.IGNORECASE)
 
 
 def _clean_list(values: list[str]) -> list[str]:
@@ -94,7 +95,8 @@ class WineRecord(BaseModel):
     @field_validator("grape_varieties", mode="before")
     @classmethod
     def _grapes_from_text(cls, value: Any) -> Any:
-        # Shops export grapes as one cell, «Мерло 83%; Каберне Совиньон 17%» or «Темпранильо 85%, Гарнача 15%»:
+        # Shops export grapes as one cell, «Мерло 83%; Каберне Совиньон 17%», «Темпранильо 85%, Гарнача 15%»
+        # or «Каберне/Мерло»:
         # no grape name holds a comma, but a share may («83,5%»), so a comma before a digit is not a separator.
         if isinstance(value, str):
             return _GRAPE_SEPARATOR.split(value)
@@ -133,6 +135,8 @@ class WineRecord(BaseModel):
     def _non_vintage(cls, value: Any) -> Any:
         if isinstance(value, str) and value.strip().upper() in {"", "NV", "N/V", "Б/Г", "БЕЗ ГОДА"}:
             return None
+        if isinstance(value, str) and (year := _YEAR_AS_WRITTEN.fullmatch(value.strip())):
+            return year.group(1)  # «2019 г.», «2019г», «2019 год»
         return value
 
     @field_validator("price_rub", mode="before")
@@ -140,7 +144,7 @@ class WineRecord(BaseModel):
     def _price_as_written(cls, value: Any) -> Any:
         # «4 990 ₽», «4990 руб.», «1290,50»: how prices look in Russian exports.
         if isinstance(value, str):
-            cleaned = value.replace("\u00a0", "").replace(" ", "").replace("₽", "").removesuffix("руб.")
+            cleaned = re.sub(r"\s", "", value).replace("₽", "").removesuffix("руб.")  # any space, thin ones too
             cleaned = cleaned.removesuffix("руб").replace(",", ".")
             return cleaned
         return value
