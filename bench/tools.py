@@ -232,6 +232,16 @@ def run(ctx: Context) -> list[Figure]:
                         strict=True,
                     )
                 )
+            if tool.startswith("semantic_search with"):
+                by_filter = {}
+                for k, arguments in enumerate(SEMANTIC_FILTERS):
+                    chosen = {i for i in range(len(events)) if i % len(SEMANTIC_FILTERS) == k}
+                    split = split_runs(samples, len(events), chosen, warmup=cfg["warmup"], calls=cfg["calls"])
+                    by_filter[str(arguments)] = {
+                        "p50": round(median(p50s(split)), 3),
+                        "p95": round(median(p95s(split)), 3),
+                    }
+                details["by_filter_ms"] = by_filter
             if wdb.build_detail:
                 details["build"] = wdb.build_detail
             p50 = p50s(samples)

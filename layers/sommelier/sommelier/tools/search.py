@@ -233,7 +233,11 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> dict[
 
 
 def _refuse_model_mismatch(conn: psycopg.Connection, model: str) -> None:
-    """No row matched: if the catalogue is embedded with other models only, say so."""
+    """No row matched: if the catalogue is embedded with other models only, say so. Usually some wine has
+    the query's model and the first query stops at it; only a mismatch reads every row's model (listing
+    them all up front cost a scan of the table for each filter that matched nothing: 124 ms at 100k)."""
+    if conn.execute("SELECT EXISTS (SELECT 1 FROM wines WHERE embedding_model = %s)", (model,)).fetchone()[0]:
+        return
     models = [
         r[0]
         for r in conn.execute("SELECT DISTINCT embedding_model FROM wines WHERE embedding_model IS NOT NULL").fetchall()
