@@ -728,3 +728,19 @@ def test_every_glossary_offer_question_reads_as_a_request():
         assert intent.kind == "recommendation" and (intent.filters or intent.mood), question
         assert "food_pairing" not in intent.filters, (question, intent.filters)
         assert intent.filters.get("country") in (None, "Грузия" if topic == "saperavi" else None), question
+
+
+def test_a_soft_velvety_request_is_explained_only_by_what_the_grades_say(responder, shipped_by_key):
+    """«мягкое бархатистое»: a card says its tannins are «нерезкие»/«сдержанные» only for a red whose graded tannins
+    are 3 or less (the rule of its embedded text, structure.json), and never «насыщенное … как вы и хотели»."""
+    answer = responder.respond("мягкое бархатистое красное")
+    assert answer.response.wines
+    said_soft = 0
+    for recommendation in answer.response.wines:
+        wine = _shipped(answer, recommendation, shipped_by_key)
+        text = _norm(recommendation.description)
+        assert "насыщенное и полнотелое, как вы и хотели" not in text
+        if "танины нерезкие" in text or "нерезкими танинами" in text or "танины сдержанные" in text:
+            said_soft += 1
+            assert wine["wine_type"] == "red" and wine["tannins"] is not None and wine["tannins"] <= 3, wine["name"]
+    assert said_soft >= 1

@@ -20,6 +20,7 @@ from sommelier.agent.offline import glossary
 from sommelier.agent.offline.reader import REGION_GENITIVE, QueryIntent
 from sommelier.catalog.labels import SWEETNESS_PLURAL_RU, SWEETNESS_RU, WINE_TYPE_RU
 from sommelier.embeddings.local import CONCEPTS
+from sommelier.language.structure import structure_words
 from sommelier.text import normalize, stem, words
 from sommelier.tools import matching
 
@@ -141,12 +142,7 @@ def mood_concepts(mood: str | None) -> list[str]:
     """The local embedding's concepts evoked by the mood words, occasions first."""
     if not mood:
         return []
-    found: set[str] = set()
-    for word in words(mood):
-        token = stem(word)
-        for name, prefixes in CONCEPTS.items():
-            if token.startswith(prefixes) or word.startswith(prefixes):
-                found.add(name)
+    found = _concepts_in(mood)
     return [c for c in _CONCEPT_PRIORITY if c in found]
 
 
@@ -230,7 +226,25 @@ def _mood_reason(concept: str, wine: dict[str, Any], occasion: str | None = None
         return "насыщенное и полнотелое, как вы и хотели"
     if concept == "elegant" and body <= 3 and acidity >= 3:
         return "элегантное, не тяжёлое, со свежей кислотностью"
+    if concept == "soft" and "soft" in _concepts_in(", ".join(structure_words(wine))):
+        # the same rules as the wine's embedded text (structure.json): a red with tannins of 3 or less
+        options = [
+            "мягкое, с нерезкими танинами — как вы и хотели",
+            "танины нерезкие, вкус мягкий",
+            "мягкое по вкусу: танины сдержанные",
+        ]
+        return _pick(options, wine.get("id") or wine.get("name"), "soft")
     return None
+
+
+def _concepts_in(text: str) -> set[str]:
+    found: set[str] = set()
+    for word in words(text):
+        token = stem(word)
+        found |= {
+            name for name, prefixes in CONCEPTS.items() if token.startswith(prefixes) or word.startswith(prefixes)
+        }
+    return found
 
 
 # --------------------------------------------------------------------------- request summary
