@@ -502,3 +502,10 @@ def test_every_named_wine_points_at_what_the_layer_knows():
         assert language.region(item["region"]) is not None, item["name"]
         assert language.region(item["region"]).country == item["country"], item["name"]
         assert language.named_wines_in(item["name"])[0][1].name == item["name"]
+
+
+@pytest.mark.parametrize(
+    "text, name", [("Хочу Brunello di Montalcino", "Brunello di Montalcino"), ("Ищу Cloudy Bay", "Cloudy Bay")]
+)
+def test_a_wine_looked_for_by_name(text, name):
+    assert read_query(text).wine_name == name

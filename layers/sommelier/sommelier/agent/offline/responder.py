@@ -342,7 +342,7 @@ class OfflineResponder:
     def _named(self, turn: _Turn, text: str, intent: QueryIntent, exclude: list[str]) -> OfflineAnswer:
         """«Есть у вас Petrus 2010?»: the wine itself when the catalogue has it; else say it is not there and
         offer the nearest wines by what its name tells (the reader's filters: type, sweetness, grape, region,
-        country), loosening region, then grape, then country, never what the customer stated; a name that
+        country), loosening grape, then region, then country, never what the customer stated; a name that
         tells nothing gets a question back."""
         name = str(intent.wine_name)
         # A famous wine is looked up by its own name too («Сассикайю» → Sassicaia, as a shop writes it).
@@ -356,7 +356,15 @@ class OfflineResponder:
         wanted = describe_filters(intent.filters)  # what the name tells (reader), and what the customer said
         if not wanted:
             return OfflineAnswer(writer.named_unknown(name, query=text), [], turn.calls, intent)
-        for loosen in ((), ("region",), ("region", "grape_variety"), ("region", "grape_variety", "country")):
+        # A famous name is mostly a place (a Bordeaux château, a Champagne house, a Super Tuscan): its region
+        # is kept longer than its grape.
+        for loosen in (
+            (),
+            ("grape_variety",),
+            ("region",),
+            ("region", "grape_variety"),
+            ("region", "grape_variety", "country"),
+        ):
             filters = {k: v for k, v in wanted.items() if k not in loosen or k in intent.stated}
             wines = self._structured(turn, filters, exclude)
             if wines:

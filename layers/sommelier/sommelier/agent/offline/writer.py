@@ -783,7 +783,7 @@ def named_found(intent: QueryIntent, wines: list[dict[str, Any]], *, query: str)
         other = ", ".join(str(y) for y in years)
         intro = f"{_plain(name)} урожая {intent.wine_vintage} года в каталоге нет, но есть другой урожай — {other}."
     elif len(wines) == 1:
-        intro = f"Да, это вино есть в нашем каталоге: {_wine_label(wines[0])}."
+        intro = f"Да, {_plain(name)} в нашем каталоге есть: {_wine_label(wines[0])}."
     else:
         intro = f"Да, по названию «{_plain(name)}» в каталоге есть {_count_phrase(len(wines[:3]))} — вот они."
     return SommelierResponse(
