@@ -225,6 +225,10 @@ SHOP_LABEL_RULES = {
     "shop-mood-10": lambda w: w["wine_type"] == "sparkling" and w["price_rub"] <= 2000,
     "shop-mood-11": lambda w: w["wine_type"] == "red" and w["body"] == 5,
     "shop-mood-12": lambda w: w["wine_type"] == "red" and "бархатист" in w["tasting_notes"],
+    # aroma labels: what the tasting notes name, which no structure rule says
+    "shop-mood-13": lambda w: w["wine_type"] == "red" and "ванил" in w["tasting_notes"].lower(),
+    "shop-mood-14": lambda w: "клубник" in w["tasting_notes"].lower(),
+    "shop-mood-15": lambda w: any(k in w["tasting_notes"].lower() for k in ("шоколад", "какао")),
 }
 
 
