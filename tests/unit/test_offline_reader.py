@@ -131,6 +131,10 @@ CASES: list[tuple[str, str, dict, str | None]] = [
     ("реши уравнение 2x + 3 = 7", "off_topic", {}, None),
     ("посоветуй хороший смартфон", "off_topic", {}, None),
     ("как приготовить борщ", "off_topic", {}, None),
+    ("открыть счёт в банке", "off_topic", {}, None),
+    ("что открыть к вареникам?", "recommendation", {}, None),  # a dish the layer does not know: still a wine ask
+    ("вино к пельменям", "recommendation", {"food_pairing": "пельмени"}, None),
+    ("что-нибудь к гусю", "recommendation", {"food_pairing": "гусь"}, None),
 ]
 
 
