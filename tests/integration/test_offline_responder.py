@@ -619,6 +619,24 @@ def test_a_yes_with_no_offer_before_it_is_not_a_wine_request(responder, closing)
     history = [{"role": "user", "content": "красное сухое"}, *_saved(first, closing or "Спасибо.")]
     answer = responder.respond("да", history)
     assert not answer.response.wines
+    if closing:  # a question that offered nothing concrete: what to look for is asked, not the off-topic answer
+        assert answer.response.response_type == "informational" and answer.response.closing.startswith("Например")
+
+
+@pytest.mark.parametrize(
+    "closing",
+    [
+        "Хотите, изменим условия — например, цвет, бюджет или страну?",
+        "Расскажите чуть иначе, что ищете, — попробую ещё раз?",
+    ],
+)
+def test_a_yes_to_an_open_question_asks_what_to_change(responder, closing):
+    """The «nothing found» answer's open questions offer nothing concrete: a yes gets a question back."""
+    first = responder.respond("красное сухое")
+    history = [{"role": "user", "content": "красное сухое"}, *_saved(first, closing)]
+    answer = responder.respond("давайте", history)
+    assert answer.response.response_type == "informational" and not answer.response.wines
+    assert answer.response.guard_type is None and answer.response.closing.startswith("Например")
 
 
 # --------------------------------------------------------------------------- a wine asked for by name

@@ -132,6 +132,9 @@ class OfflineResponder:
             asked = _yes_to_info_offer(text, pairs[-1].answer if pairs else "")
             if asked is not None:
                 return self._recommend(turn, text, asked, list(exclude_ids))
+            if pairs and pairs[-1].answer.rstrip().endswith("?"):
+                # a yes to a question that offered nothing concrete («…изменим условия?»): ask what to change
+                return OfflineAnswer(writer.clarify(text), [], [], QueryIntent(kind="informational"))
         previous, _, _ = self._replay(turn, pairs, resolve=False)
         intent = read_query(text, previous)
         chain = []

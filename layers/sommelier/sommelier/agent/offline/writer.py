@@ -831,6 +831,20 @@ def named_unknown(name: str, *, query: str) -> SommelierResponse:
     return SommelierResponse(response_type="informational", intro=_clip(intro, MAX_INTRO), closing=closing)
 
 
+def clarify(query: str) -> SommelierResponse:
+    """A yes to a question that offered nothing concrete: ask what to look for instead of guessing."""
+    intro = _pick(
+        [
+            "С удовольствием! Подскажите только, что поменять или уточнить — и я сразу подберу.",
+            "Хорошо! Уточните, пожалуйста, что именно поискать.",
+        ],
+        query,
+        "clarify",
+    )
+    closing = "Например: цвет и сладость, бюджет («до 2000»), страну или сорт, блюдо («к утке») или повод."
+    return SommelierResponse(response_type="informational", intro=intro, closing=closing)
+
+
 def greeting(query: str) -> SommelierResponse:
     intro = _pick(
         [
