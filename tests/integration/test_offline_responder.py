@@ -762,3 +762,11 @@ def test_a_soft_velvety_request_is_explained_only_by_what_the_grades_say(respond
             said_soft += 1
             assert wine["wine_type"] == "red" and wine["tannins"] is not None and wine["tannins"] <= 3, wine["name"]
     assert said_soft >= 1
+
+
+@pytest.mark.parametrize("budget, fits", [(5000, False), (60000, True)])
+def test_a_named_wine_with_a_budget_says_whether_it_fits(responder, shipped_by_key, budget, fits):
+    answer = responder.respond(f"Есть Sassicaia до {budget}?")
+    wine = _shipped(answer, answer.response.wines[0], shipped_by_key)
+    assert wine["name"] == "Sassicaia" and (wine["price_rub"] <= budget) == fits
+    assert ("не под ваши условия" in answer.response.intro) != fits, answer.response.intro

@@ -352,10 +352,17 @@ class OfflineResponder:
         names = [name, *([intent.known_wine.name] if intent.known_wine else [])]
         lookup = [] if intent.more else (self._semantic(turn, names[-1], {}, []) or [])
         hits = [w for w in lookup if any(_bears_name(w, n) for n in names)]
+        stated = describe_filters({k: intent.filters[k] for k in intent.stated if k in intent.filters})
+        if hits and stated:  # «Есть Sassicaia до 5000?»: the SQL says whether it also meets the rest
+            fitting = self._semantic(turn, names[-1], stated, []) or []
+            fitting = [w for w in fitting if any(_bears_name(w, n) for n in names)]
+            unmet = None if fitting else replace(intent, filters=stated)
+            hits = fitting or hits
+        else:
+            unmet = None
         if hits:
-            return OfflineAnswer(
-                writer.named_found(intent, hits, query=text), list(turn.found.values()), turn.calls, intent
-            )
+            response = writer.named_found(intent, hits, query=text, unmet=unmet)
+            return OfflineAnswer(response, list(turn.found.values()), turn.calls, intent)
         wanted = describe_filters(intent.filters)  # what the name tells (reader), and what the customer said
         if not wanted:
             return OfflineAnswer(writer.named_unknown(name, query=text), [], turn.calls, intent)

@@ -775,11 +775,20 @@ def _wine_label(wine: dict[str, Any]) -> str:
     return f"{_plain(str(wine['name']))} ({_plain(str(wine.get('producer') or ''))}{f', {year}' if year else ''})"
 
 
-def named_found(intent: QueryIntent, wines: list[dict[str, Any]], *, query: str) -> SommelierResponse:
-    """The wine the customer named is in the catalogue: it, and only the wines that bear its name."""
+def named_found(
+    intent: QueryIntent, wines: list[dict[str, Any]], *, query: str, unmet: QueryIntent | None = None
+) -> SommelierResponse:
+    """The wine the customer named is in the catalogue: it, and only the wines that bear its name.
+    `unmet`: the conditions the customer stated with the name that it does not meet («до 5000»)."""
     name = intent.wine_name or ""
     years = sorted({int(w["vintage_year"]) for w in wines if w.get("vintage_year")})
-    if intent.wine_vintage and intent.wine_vintage not in years and years:
+    if unmet is not None:
+        price = f", {format_price(wines[0]['price_rub'])}" if wines[0].get("price_rub") is not None else ""
+        intro = (
+            f"{_plain(name)} в нашем каталоге есть, но не под ваши условия ({request_summary(unmet)}): "
+            f"{_wine_label(wines[0])}{price}."
+        )
+    elif intent.wine_vintage and intent.wine_vintage not in years and years:
         other = ", ".join(str(y) for y in years)
         intro = f"{_plain(name)} урожая {intent.wine_vintage} года в каталоге нет, но есть другой урожай — {other}."
     elif len(wines) == 1:
