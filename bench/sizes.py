@@ -1,10 +1,8 @@
 """`sizes`: deployment artifact sizes, and whether the handlers import from the layer alone.
 
-- The shared layer as Lambda gets it: `pip install --target … -r layers/sommelier/requirements.txt
-  --platform manylinux2014_aarch64 --only-binary=:all: --python-version 3.12` (the template's
-  arm64 / python3.12 runtime) plus the `sommelier` package itself; unzipped size with and without
-  the bytecode pip compiles, and (full mode) the zipped size. The pip result is cached under
-  ~/.cache/sommelier-bench, keyed by the requirements file, so later runs need no download.
+- The shared layer as Lambda gets it: built by `layers/sommelier/Makefile` (what `sam build` runs) for
+  arm64 / python3.12 (a `python3.12` on PATH or under pyenv), without the RDS CA download; unzipped
+  size with and without its bytecode, and (full mode) the zipped size.
 - Each function folder (the handler code only; its dependencies come from the layer).
 - Import check: the same requirements installed for this machine (x86_64, this Python), then
   each handler imported in an isolated interpreter that sees only that folder, the `sommelier`
@@ -24,21 +22,14 @@ import zipfile
 from pathlib import Path
 
 from bench.common import ROOT, Context, Figure, figure, log
+from scripts.sam_test import python312
 
 NAME = "sizes"
 REQUIREMENTS = ROOT / "layers" / "sommelier" / "requirements.txt"
-PACKAGE = ROOT / "layers" / "sommelier" / "sommelier"
+LAYER_DIR = ROOT / "layers" / "sommelier"
+PACKAGE = LAYER_DIR / "sommelier"
 FUNCTIONS = ROOT / "functions"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sommelier-bench"
-LAMBDA_PLATFORM = (
-    "--platform",
-    "manylinux2014_aarch64",
-    "--only-binary=:all:",
-    "--python-version",
-    "3.12",
-    "--implementation",
-    "cp",
-)
 LAYER_TARGET_MB = 60.0
 MB = 1024 * 1024
 
@@ -97,14 +88,25 @@ def requirement_lines() -> list[str]:
     return lines
 
 
-def zipped_size(root: Path, extra: Path) -> int:
+def zipped_size(site: Path) -> int:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for base, prefix in ((root, ""), (extra, "python/sommelier/")):
-            for file in sorted(base.rglob("*")):
-                if file.is_file():
-                    archive.write(file, prefix + str(file.relative_to(base)))
+        for file in sorted(site.rglob("*")):
+            if file.is_file():
+                archive.write(file, "python/" + str(file.relative_to(site)))
     return buffer.tell()
+
+
+def built_layer(workdir: Path) -> Path:
+    """The layer's python/ folder as `sam build` makes it (the Makefile drops what the runtime provides)."""
+    target = workdir / "layer-arm64"
+    shutil.rmtree(target, ignore_errors=True)
+    command = ["make", "-s", "-C", str(LAYER_DIR), "build-SommelierLayer", f"ARTIFACTS_DIR={target}"]
+    command += ["LAYER_ARCH=arm64", "RDS_CA_BUNDLE_URL=", f"PYTHON={python312()}"]  # the one `make sam-test` uses
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    if result.returncode != 0:
+        raise RuntimeError(f"building the layer failed: {result.stderr[-600:]}")
+    return target / "python"
 
 
 def largest_packages(root: Path, limit: int = 8) -> list[dict[str, float]]:
@@ -177,21 +179,19 @@ def import_check(layer: Path, workdir: Path) -> dict[str, str]:
 def run(ctx: Context) -> list[Figure]:
     figures: list[Figure] = []
     requirements = requirement_lines()
-    layer, reused = pip_target(requirements, LAMBDA_PLATFORM, "layer-aarch64-py312")
-    site = layer / "python"
-    package = tree_size(PACKAGE, bytecode=False)
-    unzipped = tree_size(site) + package
-    unzipped_no_pyc = tree_size(site, bytecode=False) + package
+    site = built_layer(ctx.workdir)
+    unzipped = tree_size(site)
+    unzipped_no_pyc = tree_size(site, bytecode=False)
     details = {
-        "pip_result_reused_from_cache": reused,
+        "built_by": "layers/sommelier/Makefile, LAYER_ARCH=arm64",
         "largest_packages": largest_packages(site),
-        "sommelier_package_mb": round(package / MB, 3),
+        "sommelier_package_mb": round(tree_size(site / "sommelier", bytecode=False) / MB, 3),
         "requirements": requirements,
     }
     figures.append(
         figure(
             NAME,
-            "layer unzipped (deps as pip installs them + sommelier)",
+            "layer unzipped (as layers/sommelier/Makefile builds it, arm64)",
             "MB",
             [unzipped / MB],
             at_most=LAYER_TARGET_MB,
@@ -200,11 +200,8 @@ def run(ctx: Context) -> list[Figure]:
     )
     figures.append(figure(NAME, "layer unzipped without .pyc", "MB", [unzipped_no_pyc / MB]))
     if not ctx.quick:
-        figures.append(figure(NAME, "layer zipped (deflate)", "MB", [zipped_size(site, PACKAGE) / MB]))
-    log(
-        f"sizes: layer {unzipped / MB:.1f} MB unzipped ({unzipped_no_pyc / MB:.1f} MB without .pyc)"
-        f"{' (pip result from cache)' if reused else ''}"
-    )
+        figures.append(figure(NAME, "layer zipped (deflate)", "MB", [zipped_size(site) / MB]))
+    log(f"sizes: layer {unzipped / MB:.1f} MB unzipped ({unzipped_no_pyc / MB:.1f} MB without .pyc)")
 
     host_layer, _ = pip_target(requirements, (), host_layer_label())
     checks = import_check(host_layer / "python", ctx.workdir)
