@@ -513,3 +513,17 @@ def test_every_named_wine_points_at_what_the_layer_knows():
 )
 def test_a_wine_looked_for_by_name(text, name):
     assert read_query(text).wine_name == name
+
+
+@pytest.mark.parametrize(
+    "text, country",
+    [
+        ("хочу наше вино", "Россия"),
+        ("вина наших виноделов", "Россия"),
+        ("вино к нашему ужину", None),  # «наш» alone is not Russia
+        ("для нашей годовщины", None),
+        ("Покажи мальбек из нашего каталога", None),
+    ],
+)
+def test_our_is_russia_only_with_a_wine_word(text, country):
+    assert read_query(text).filters.get("country") == country
