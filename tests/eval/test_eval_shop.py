@@ -35,8 +35,6 @@ KNOWN_FAILURES = {
     "shop-mood-11": "recall: «согревающее» finds the body-4 and body-5 reds alike, 2 of 5 labelled",
     # aroma cases (labels from the tasting notes, which no structure rule says)
     "shop-mood-13": "recall: «с нотами ванили» finds 1 of the 7 reds whose notes name vanilla",
-    "shop-mood-14": "reader: «клубники» is read as the dish «фрукты», the semantic query keeps only «ароматом»",
-    "shop-mood-15": "reader: «с нотками шоколада или какао» is read as a chocolate pairing (search_wines only)",
 }
 
 

@@ -135,6 +135,13 @@ CASES: list[tuple[str, str, dict, str | None]] = [
     ("что открыть к вареникам?", "recommendation", {}, None),  # a dish the layer does not know: still a wine ask
     ("вино к пельменям", "recommendation", {"food_pairing": "пельмени"}, None),
     ("что-нибудь к гусю", "recommendation", {"food_pairing": "гусь"}, None),
+    # a food after «нотки», «аромат», «привкус» is a taste, not a dish to pair with
+    ("Вино с нотками шоколада или какао", "recommendation", {}, "шоколада"),
+    ("Что-нибудь с ароматом клубники", "recommendation", {}, "клубники"),
+    ("Красное с оттенком вишни", "recommendation", {"wine_type": "red"}, "вишни"),
+    ("Красное с нотами ванили к стейку", "recommendation", {"wine_type": "red", "food_pairing": "стейк"}, "ванили"),
+    ("белое с привкусом груши, к рыбе", "recommendation", {"wine_type": "white", "food_pairing": "рыба"}, "груши"),
+    ("красное к шоколаду", "recommendation", {"wine_type": "red", "food_pairing": "шоколад"}, None),
 ]
 
 

@@ -118,6 +118,23 @@ def _negated(t: str, start: int, end: int | None = None) -> bool:
     return end is not None and bool(_NEGATION_AFTER.search(t[start : end + 30]))
 
 
+_AROMA_MARKERS = language.cues("occasions.json", "aroma_markers")
+_AROMA_CHAIN_BREAK = re.compile(
+    r"[,.;:!?]|" + language.alternation(language.data("occasions.json")["aroma_markers"]["breaks"])
+)
+AROMA_CHAIN_WORDS = 4  # «с нотками тёмного шоколада или какао»: the words between the marker and the food
+
+
+def _names_an_aroma(t: str, start: int) -> bool:
+    """Is the food word at `start` part of an aroma after «нотки», «аромат», «привкус»…? Not when a comma
+    or a pairing word comes between («с нотами ванили к стейку»)."""
+    for marker in _AROMA_MARKERS.find(t[:start]):
+        gap = t[marker.end_char : start]
+        if len(language.words(gap)) <= AROMA_CHAIN_WORDS and not _AROMA_CHAIN_BREAK.search(gap):
+            return True
+    return False
+
+
 # --------------------------------------------------------------------------- wine type, sweetness
 
 # Every spelling (wine_words.json), matched on stems: «красного», «сухим», «игристым», «несладкое».
@@ -485,6 +502,8 @@ def _read_filters(raw: str, t: str) -> _Reading:
     for m in language.dishes_in(t, fuzzy=True):
         if spans.covers(m.start_char, m.end_char):
             continue
+        if _names_an_aroma(t, m.start_char):
+            continue  # «с нотками шоколада»: a taste for the mood search, not a dish
         spans.add(m.start_char, m.end_char)
         if not _negated(t, m.start_char):
             foods.append((m.start_char, _food_value(m.phrase)))
