@@ -770,3 +770,29 @@ def test_a_named_wine_with_a_budget_says_whether_it_fits(responder, shipped_by_k
     wine = _shipped(answer, answer.response.wines[0], shipped_by_key)
     assert wine["name"] == "Sassicaia" and (wine["price_rub"] <= budget) == fits
     assert ("не под ваши условия" in answer.response.intro) != fits, answer.response.intro
+
+
+MOOD_ANSWERS = [
+    "что-нибудь лёгкое на летний вечер",
+    "бархатное вино для осеннего ужина до 3000",
+    "подарок начальнику, тысяч до пяти",
+    "вино для романтического ужина",
+    "что-нибудь согревающее для зимнего вечера",
+    "игристое отметить повышение",
+    "насыщенное красное",
+    "вино на пикник",
+]
+
+
+@pytest.mark.parametrize("query", MOOD_ANSWERS)
+def test_no_clause_repeats_across_the_cards_of_one_answer(responder, query):
+    """Each card says why in its own words: a reason said for one wine is not said again for the next."""
+    cards = [w.description for w in responder.respond(query).response.wines]
+    assert len(cards) >= 2, query
+    clauses = [
+        {c.strip().lower() for c in re.split(r"[.;]\s+", card) if len(c.split()) >= 3 and "₽" not in c}
+        for card in cards
+    ]
+    for i, earlier in enumerate(clauses):
+        for later in clauses[i + 1 :]:
+            assert not earlier & later, (query, earlier & later)

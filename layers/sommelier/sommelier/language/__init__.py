@@ -34,6 +34,7 @@ _DATA_FILES = (
     "structure.json",
     "catalog_columns.json",
     "named_wines.json",
+    "mood_reasons.json",
 )
 # Words that never carry meaning in a dish or place phrase.
 _LINKING = frozenset({"к", "с", "со", "из", "на", "под", "для", "и", "в", "во", "или", "по"})

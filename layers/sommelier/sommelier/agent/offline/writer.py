@@ -17,7 +17,7 @@ from typing import Any
 from sommelier import language
 from sommelier.agent.models import MAX_CLOSING, MAX_DESCRIPTION, MAX_INTRO, SommelierResponse, WineRecommendation
 from sommelier.agent.offline import glossary
-from sommelier.agent.offline.reader import REGION_GENITIVE, QueryIntent
+from sommelier.agent.offline.reader import CHEAP_PRICE_MAX, REGION_GENITIVE, SOLID_PRICE_MIN, QueryIntent
 from sommelier.catalog.labels import SWEETNESS_PLURAL_RU, SWEETNESS_RU, WINE_TYPE_RU
 from sommelier.embeddings.local import CONCEPTS
 from sommelier.language.structure import structure_words
@@ -178,63 +178,59 @@ def mood_phrase(mood: str | None) -> str:
     return " ".join(parts)
 
 
-def _mood_reason(concept: str, wine: dict[str, Any], occasion: str | None = None) -> str | None:
+_MOOD_REASONS = language.data("mood_reasons.json")
+
+
+def _wordings(key: str, occasion: str | None = None) -> list[str]:
+    when = occasion or _MOOD_REASONS["default_when"].get(key.split("_")[0], "")
+    return [w.format(when=when) for w in _MOOD_REASONS["wordings"][key]]
+
+
+def _mood_reasons(concept: str, wine: dict[str, Any], occasion: str | None = None) -> list[str]:
+    """Why the wine fits the mood, in a few wordings (mood_reasons.json; each said at most once per answer);
+    empty when the wine's rated attributes don't bear the concept out."""
     # An ungraded wine counts as medium here, and no reason below claims a medium grade.
     body, acidity = _grade(wine.get("body")) or 3, _grade(wine.get("acidity")) or 3
     wtype, price = wine.get("wine_type"), float(wine.get("price_rub") or 0)
-    if concept == "light":
-        if body <= 2:
-            return "лёгкое по телу — как раз то, что нужно, когда хочется лёгкости"
-        return None
-    if concept == "summer":
-        if wtype in ("white", "rose", "sparkling") or body <= 2 or acidity >= 4:
-            return f"свежее и бодрящее, {occasion or 'для летнего вечера'} в самый раз"
-        return None
-    if concept == "winter":
-        if body >= 4:
-            return f"плотное и согревающее — хорошо {occasion or 'для уютного зимнего вечера'}"
-        return None
-    if concept == "romance":
-        if wtype in ("sparkling", "rose"):
-            return f"игривое и праздничное, подходит {occasion or 'для романтического вечера'}"
-        if wine.get("sweetness") in ("semi_sweet", "sweet") or (_grade(wine.get("tannins")) or 3) <= 2:
-            return f"мягкое и нежное — подходит {occasion or 'для романтического вечера'}"
-        return None
-    if concept == "celebration":
-        if wtype == "sparkling":
-            return "игристое — лучший способ что-то отметить"
-        return "достойно праздничного стола"
-    if concept == "gift":
-        if price >= 3000:
-            return "солидная бутылка, которую не стыдно подарить"
-        return "приятный подарок без лишних трат"
-    if concept == "picnic":
-        if _grade(wine.get("body")) in (1, 2, 3):
-            return "лёгкое и несложное, удобно взять на пикник"
-        return None
-    if concept == "everyday":
-        if price <= 1500:
-            return "подходит на каждый день и по стилю, и по цене"
-        return None
-    if concept == "bubbles" and wtype == "sparkling":
-        return "с живыми пузырьками"
-    if concept == "sweet" and wine.get("sweetness") in ("semi_sweet", "sweet"):
-        return "с приятной сладостью"
+    key: str | None = None
+    if concept == "light" and body <= 2:
+        key = "light"
+    elif concept == "summer" and (wtype in ("white", "rose", "sparkling") or body <= 2 or acidity >= 4):
+        key = "summer"
+    elif concept == "winter" and body >= 4:
+        key = "winter"
+    elif concept == "romance" and wtype in ("sparkling", "rose"):
+        key = "romance_bright"
+    elif concept == "romance" and (
+        wine.get("sweetness") in ("semi_sweet", "sweet") or (_grade(wine.get("tannins")) or 3) <= 2
+    ):
+        key = "romance_soft"
+    elif concept == "celebration":
+        key = "celebration_sparkling" if wtype == "sparkling" else "celebration"
+    elif concept == "gift":
+        key = "gift_solid" if price >= SOLID_PRICE_MIN else "gift_modest"
+    elif concept == "picnic" and _grade(wine.get("body")) in (1, 2, 3):
+        key = "picnic"
+    elif concept == "everyday" and price <= CHEAP_PRICE_MAX:
+        key = "everyday"
+    elif concept == "bubbles" and wtype == "sparkling":
+        key = "bubbles"
+    elif concept == "sweet" and wine.get("sweetness") in ("semi_sweet", "sweet"):
+        key = "sweet"
     # Taste concepts are stated only through the attributes the catalogue rates; a word picked out of the
     # description («…есть то, что вы ищете: «танины»») proved random on real shop texts, so none is quoted.
-    if concept == "rich" and body >= 4:
-        return "насыщенное и полнотелое, как вы и хотели"
-    if concept == "elegant" and body <= 3 and acidity >= 3:
-        return "элегантное, не тяжёлое, со свежей кислотностью"
-    if concept == "soft" and "soft" in _concepts_in(", ".join(structure_words(wine))):
-        # the same rules as the wine's embedded text (structure.json): a red with tannins of 3 or less
-        options = [
-            "мягкое, с нерезкими танинами — как вы и хотели",
-            "танины нерезкие, вкус мягкий",
-            "мягкое по вкусу: танины сдержанные",
-        ]
-        return _pick(options, wine.get("id") or wine.get("name"), "soft")
-    return None
+    elif concept == "rich" and body >= 4:
+        key = "rich"
+    elif concept == "elegant" and body <= 3 and acidity >= 3:
+        key = "elegant"
+    elif concept == "soft" and "soft" in _concepts_in(", ".join(structure_words(wine))):
+        key = "soft"  # the same rules as the wine's embedded text (structure.json): tannins of 3 or less
+    return _wordings(key, occasion) if key else []
+
+
+def _said(reason: str) -> str:
+    """How a reason is remembered among the sentences an answer has used."""
+    return "reason: " + reason
 
 
 def _concepts_in(text: str) -> set[str]:
@@ -392,27 +388,25 @@ def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str, used: s
                     "food",
                 )
             )
+    used = used if used is not None else set()
     occasions = mood_occasions(intent.mood)
     occasion = occasions[0] if occasions else None
     mood_reason = False
     for concept in mood_concepts(intent.mood):
-        reason = _mood_reason(concept, wine, occasion)
-        if reason and reason not in reasons:
-            reasons.append(reason)
+        options = _mood_reasons(concept, wine, occasion)
+        if options:
+            # No reason twice in one answer: the next wording, or none (the intro has said it).
+            fresh = [o for o in options if _said(o) not in used]
+            if fresh:
+                reasons.append(fresh[0])
+                used.add(_said(fresh[0]))
             mood_reason = True
             break
     if intent.mood and not mood_reason and wine.get("similarity_score") is not None:
-        reasons.append(
-            _pick(
-                [
-                    "по описанию ближе всего к тому, что вы ищете",
-                    "по характеру хорошо совпадает с вашим описанием",
-                ],
-                query,
-                wid,
-                "similar",
-            )
-        )
+        fresh = [o for o in _wordings("similar") if _said(o) not in used]
+        if fresh:
+            reasons.append(fresh[0])
+            used.add(_said(fresh[0]))
     if price is not None:
         if f.get("price_max") is not None and f.get("price_min") is not None:
             reasons.append(
@@ -455,7 +449,6 @@ def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str, used: s
             reasons.append(_pick([f"цена {format_price(price)}", f"стоит {format_price(price)}"], query, wid, "price"))
     why = _cap("; ".join(reasons[:3])) + "." if reasons else ""
 
-    used = used if used is not None else set()
     if why in used:  # two wines with the same price and pairing: say it once per answer
         why = ""
     used.update(p for p in (identity, why) if p)
