@@ -125,7 +125,7 @@ class OfflineResponder:
             accepted = self._accepted_offer(turn, text, pairs[-1].answer if pairs else "", previous, shown)
             if accepted is not None:
                 intent, offer = accepted
-                exclude = list(dict.fromkeys([*exclude_ids, *(chain if intent.more else [])]))[-MAX_EXCLUDED:]
+                exclude = _excluded(exclude_ids, chain, intent)
                 if intent.wine_name:
                     return self._named(turn, text, intent, exclude)
                 return self._recommend(turn, text, intent, exclude, ask=offer.ask)
@@ -157,13 +157,8 @@ class OfflineResponder:
             return OfflineAnswer(writer.off_topic(text), [], [], intent)
 
         if intent.wine_name:
-            more = list(dict.fromkeys([*exclude_ids, *(chain if intent.more else [])]))[-MAX_EXCLUDED:]
-            return self._named(turn, text, intent, more)
-
-        # Only "ещё"/"другие варианты" hides what was shown; a narrowing follow-up ("а сухое белое?")
-        # may well land on a wine from the previous answer.
-        exclude = list(dict.fromkeys([*exclude_ids, *(chain if intent.more else [])]))[-MAX_EXCLUDED:]
-        return self._recommend(turn, text, intent, exclude)
+            return self._named(turn, text, intent, _excluded(exclude_ids, chain, intent))
+        return self._recommend(turn, text, intent, _excluded(exclude_ids, chain, intent))
 
     # ----------------------------------------------------------------- history
 
@@ -443,6 +438,12 @@ def _valid_ids(values: Any) -> list[str]:
         except ValueError:
             continue
     return list(dict.fromkeys(ids))
+
+
+def _excluded(exclude_ids: list[str], chain: list[str], intent: QueryIntent) -> list[str]:
+    """The wines a search leaves out. Only "ещё"/"другие варианты" hides what the chain showed; a narrowing
+    follow-up ("а сухое белое?") may well land on a wine from the previous answer."""
+    return list(dict.fromkeys([*exclude_ids, *(chain if intent.more else [])]))[-MAX_EXCLUDED:]
 
 
 def _relaxable(key: str, intent: QueryIntent) -> bool:

@@ -228,9 +228,14 @@ def _mood_reasons(concept: str, wine: dict[str, Any], occasion: str | None = Non
     return _wordings(key, occasion) if key else []
 
 
-def _said(reason: str) -> str:
-    """How a reason is remembered among the sentences an answer has used."""
-    return "reason: " + reason
+def _say_once(options: list[str], used: set[str]) -> str | None:
+    """The first wording not yet said in this answer (remembered among its used sentences), or None."""
+    for option in options:
+        said = "reason: " + option
+        if said not in used:
+            used.add(said)
+            return option
+    return None
 
 
 def _concepts_in(text: str) -> set[str]:
@@ -396,17 +401,15 @@ def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str, used: s
         options = _mood_reasons(concept, wine, occasion)
         if options:
             # No reason twice in one answer: the next wording, or none (the intro has said it).
-            fresh = [o for o in options if _said(o) not in used]
-            if fresh:
-                reasons.append(fresh[0])
-                used.add(_said(fresh[0]))
+            said = _say_once(options, used)
+            if said:
+                reasons.append(said)
             mood_reason = True
             break
     if intent.mood and not mood_reason and wine.get("similarity_score") is not None:
-        fresh = [o for o in _wordings("similar") if _said(o) not in used]
-        if fresh:
-            reasons.append(fresh[0])
-            used.add(_said(fresh[0]))
+        said = _say_once(_wordings("similar"), used)
+        if said:
+            reasons.append(said)
     if price is not None:
         if f.get("price_max") is not None and f.get("price_min") is not None:
             reasons.append(
@@ -638,21 +641,9 @@ def recommendation(
     ask: str | None = None,
 ) -> SommelierResponse:
     """`ask`: the question the customer said yes to without answering it (Offer.ask), asked once more."""
-    items = []
-    seen: set[str] = set()
-    used_sentences: set[str] = set()  # no sentence repeats across the cards of one answer
-    for wine in wines[:3]:
-        name = str(wine["name"]).strip()
-        if name.casefold() in seen:
-            continue
-        seen.add(name.casefold())
-        items.append(
-            WineRecommendation(
-                wine_name=name,
-                wine_id=wine.get("id"),
-                description=describe_wine(wine, intent, query, used_sentences),
-            )
-        )
+    first = wines[:3]
+    names = [str(w["name"]).strip().casefold() for w in first]
+    items = _cards([w for i, w in enumerate(first) if names[i] not in names[:i]], intent, query)
     intro = _intro(intent, len(items), query)
     if relaxed is not None:
         intro = _relax_sentence(relaxed[0], intent, relaxed[1], query) + " " + intro
@@ -753,7 +744,7 @@ def nothing_found(
 
 
 def _cards(wines: list[dict[str, Any]], intent: QueryIntent, query: str) -> list[WineRecommendation]:
-    used: set[str] = set()
+    used: set[str] = set()  # no sentence repeats across the cards of one answer
     return [
         WineRecommendation(
             wine_name=str(w["name"]).strip(), wine_id=w.get("id"), description=describe_wine(w, intent, query, used)
