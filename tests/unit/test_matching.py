@@ -112,12 +112,10 @@ def test_escape_like():
 )
 def test_country_aliases(phrase, country):
     assert matching.canonical_country(phrase) == country
-    assert matching.country_keys(phrase) == [normalize(country)]
 
 
 def test_unknown_country_is_kept_as_written():
     assert matching.canonical_country("  Атлантида ") == "Атлантида"
-    assert matching.country_keys("Атлантида") == ["атлантида"]
 
 
 def test_every_country_of_the_shipped_catalogue_is_known():

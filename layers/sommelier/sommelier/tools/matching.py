@@ -30,11 +30,6 @@ def country_code(value: str) -> str | None:
     return known.code if known else None
 
 
-def country_keys(value: str) -> list[str]:
-    """Normalised country names that satisfy the filter."""
-    return [language.normalize(canonical_country(value))]
-
-
 def grape_keys(value: str) -> list[str]:
     """Normalised canonical grape names that satisfy the filter."""
     return language.grape_keys_for_query(value)
