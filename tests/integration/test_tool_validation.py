@@ -95,7 +95,7 @@ def test_invalid_wine_type_is_ignored(catalog_db, unfiltered, value):
     assert result == unfiltered
 
 
-@pytest.mark.parametrize("value", ["extra_brut", "medium", "dry-ish", "", 0, False, ["dry"]])
+@pytest.mark.parametrize("value", ["amber_style", "medium", "dry-ish", "", 0, False, ["dry"]])
 def test_invalid_sweetness_is_ignored(catalog_db, unfiltered, value):
     result = search(catalog_db, sweetness=value)
     assert result == unfiltered

@@ -36,6 +36,29 @@ def test_type_and_sweetness_in_the_shops_words(wine_type, sweetness, expected):
     assert (record.wine_type, record.sweetness) == expected
 
 
+@pytest.mark.parametrize(
+    ("wine_type", "sweetness", "expected"),
+    [
+        ("Белое", "Брют", ("sparkling", "dry")),  # only a sparkling wine is brut
+        ("Розовое", "экстра брют", ("sparkling", "dry")),
+        ("Игристое", "Брют натюр", ("sparkling", "dry")),
+        ("Игристое", "Extra Dry", ("sparkling", "semi_dry")),
+        ("Белое", "Сухое", ("white", "dry")),
+    ],
+)
+def test_a_sugar_column_in_sparkling_words(wine_type, sweetness, expected):
+    record = WineRecord.model_validate({**ROW, "wine_type": wine_type, "sweetness": sweetness})
+    assert (record.wine_type, record.sweetness) == expected
+
+
+@pytest.mark.parametrize("cell", ["Оранжевое сухое", "Красное белое", "Креплёное", "Вино"])
+def test_a_style_cell_with_an_unknown_word_or_two_colours_is_an_error_naming_it(cell):
+    row = {k: v for k, v in ROW.items() if k != "sweetness"}
+    with pytest.raises(ValidationError) as caught:
+        WineRecord.model_validate({**row, "wine_type": cell})
+    assert cell in str(caught.value)
+
+
 def test_a_word_the_layer_does_not_know_is_still_an_error_naming_the_value():
     with pytest.raises(ValidationError) as caught:
         WineRecord.model_validate({**ROW, "wine_type": "оранжевое"})
@@ -49,6 +72,7 @@ def test_a_word_the_layer_does_not_know_is_still_an_error_naming_the_value():
         ("Мерло 83,5%; Каберне Фран 16,5%", ["Мерло 83,5%", "Каберне Фран 16,5%"]),
         (["Сира 70%, Гренаш 30%"], ["Сира 70%", "Гренаш 30%"]),
         ("Каберне Совиньон/Мерло", ["Каберне Совиньон", "Мерло"]),
+        ("Каберне Совиньон + Мерло & Каберне Фран", ["Каберне Совиньон", "Мерло", "Каберне Фран"]),
     ],
 )
 def test_a_grape_cell_splits_on_commas_and_semicolons_but_not_inside_a_share(cell, grapes):
@@ -66,6 +90,12 @@ def test_pairings_split_on_semicolons_only():
         ("Красное сухое", ("red", "dry")),
         ("Игристое брют", ("sparkling", "dry")),
         ("полусладкое белое", ("white", "semi_sweet")),
+        ("Игристое белое брют", ("sparkling", "dry")),
+        ("Вино красное сухое", ("red", "dry")),
+        ("Розовое, полусухое", ("rose", "semi_dry")),
+        ("Игристое розовое экстра брют", ("sparkling", "dry")),
+        ("Белое игристое деми-сек", ("sparkling", "semi_sweet")),
+        ("Prosecco Extra Dry", ("sparkling", "semi_dry")),
     ],
 )
 def test_type_and_sweetness_in_one_cell(cell, expected):
@@ -102,7 +132,17 @@ def test_a_field_given_under_its_own_name_wins_over_a_shop_column():
 
 @pytest.mark.parametrize(
     ("written", "price"),
-    [("1 590,00", "1590.00"), ("4\u202f990 ₽", "4990"), ("4\u00a0990 руб.", "4990"), ("1290.50", "1290.50")],
+    [
+        ("1 590,00", "1590.00"),
+        ("4\u202f990 ₽", "4990"),
+        ("4\u00a0990 руб.", "4990"),
+        ("1290.50", "1290.50"),
+        ("1890р", "1890"),
+        ("1 890 р.", "1890"),
+        ("1890 RUB", "1890"),
+        ("2 490,00 рублей", "2490.00"),
+        ("₽ 990", "990"),
+    ],
 )
 def test_prices_as_shops_write_them(written, price):
     assert str(WineRecord.model_validate({**ROW, "price_rub": written}).price_rub) == price
@@ -118,3 +158,20 @@ def test_vintages_as_shops_write_them(written, year):
 def test_a_vintage_with_other_text_is_still_an_error():
     with pytest.raises(ValidationError):
         WineRecord.model_validate({**ROW, "vintage_year": "урожай 2019"})
+
+
+@pytest.mark.parametrize("written", ["по запросу", "1890 долларов", "р.", "руб1890руб", "-1890 р.", "0 ₽"])
+def test_a_price_that_is_not_an_amount_in_roubles_is_an_error_naming_it(written):
+    with pytest.raises(ValidationError) as caught:
+        WineRecord.model_validate({**ROW, "price_rub": written})
+    assert "price_rub" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("written", "code"),
+    [("Великобритания", "GB"), ("Англия", "GB"), ("Чешская Республика", "CZ"), ("Кипр", "CY"), ("РФ", "RU")],
+)
+def test_countries_a_russian_shop_sells_are_known_by_any_of_their_names(written, code):
+    from sommelier.catalog.normalise import normalised_columns
+
+    assert normalised_columns(written, ["Шардоне"], [])["country_code"] == code

@@ -269,7 +269,9 @@ def test_wine_type_leniency(phrase, value):
         ("semi-sweet", "semi_sweet"),
         ("полусладкое", "semi_sweet"),
         ("сладкое", "sweet"),
-        ("extra brut", None),
+        ("extra brut", "dry"),
+        ("extra dry", "semi_dry"),
+        ("amber", None),
     ],
 )
 def test_sweetness_leniency(phrase, value):

@@ -8,7 +8,7 @@ import uuid
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 WineType = Literal["red", "white", "rose", "sparkling"]
 Sweetness = Literal["dry", "semi_dry", "semi_sweet", "sweet"]
@@ -18,7 +18,7 @@ MAX_NOTES = 5000
 MAX_NAME = 200
 MAX_SKU = 100
 EMBEDDED_DESCRIPTION_CHARS = 3000  # an embedding input stays well inside a model's token limit
-_GRAPE_SEPARATOR = re.compile(r"[;/]|,(?!\d)")
+_GRAPE_SEPARATOR = re.compile(r"[;/+&]|,(?!\d)")
 _YEAR_AS_WRITTEN = re.compile(r"(\d{4})\s*(?:г\.?|год)", re.IGNORECASE)
 
 
@@ -68,19 +68,27 @@ class WineRecord(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _style_in_one_cell(cls, values: Any) -> Any:
-        # «Красное сухое», «Игристое брют» in one «Цвет» column and no sweetness column: both from that cell.
-        if not isinstance(values, dict) or values.get("sweetness") or not isinstance(values.get("wine_type"), str):
+    def _style_as_the_shop_writes_it(cls, values: Any) -> Any:
+        # A shop's own words for the enums, read by the language layer: «Красное», «брют», one «Цвет» cell
+        # holding both («Игристое белое брют») when there is no sweetness column, and a «Сахар» cell of
+        # «брют» or «экстра брют», which only a sparkling wine is.
+        if not isinstance(values, dict):
             return values
-        from sommelier.language import enum_words, normalize
+        from sommelier.language import style_in_words
 
-        cell = normalize(values["wine_type"]).split()
-        types, sweetness = enum_words("wine_types"), enum_words("sweetness")
-        if len(cell) == 2:
-            for style, sugar in (cell, cell[::-1]):  # «Красное сухое» or «сухое красное»
-                if style in types and sugar in sweetness:
-                    return {**values, "wine_type": types[style], "sweetness": sweetness[sugar]}
-        return values
+        out = dict(values)
+        type_cell, sugar_cell = values.get("wine_type"), values.get("sweetness")
+        if isinstance(type_cell, str):
+            wine_type, sweetness = style_in_words(type_cell)
+            out["wine_type"] = wine_type or type_cell
+            if sweetness and not sugar_cell:
+                out["sweetness"] = sweetness
+        if isinstance(sugar_cell, str) and sugar_cell.strip():
+            sparkling, sweetness = style_in_words(sugar_cell)
+            out["sweetness"] = sweetness or sugar_cell
+            if sparkling == "sparkling" and isinstance(type_cell, str):
+                out["wine_type"] = sparkling
+        return out
 
     @field_validator("vintage_year")
     @classmethod
@@ -96,7 +104,7 @@ class WineRecord(BaseModel):
     @classmethod
     def _grapes_from_text(cls, value: Any) -> Any:
         # Shops export grapes as one cell, «Мерло 83%; Каберне Совиньон 17%», «Темпранильо 85%, Гарнача 15%»
-        # or «Каберне/Мерло»:
+        # or «Каберне/Мерло», «Каберне + Мерло»:
         # no grape name holds a comma, but a share may («83,5%»), so a comma before a digit is not a separator.
         if isinstance(value, str):
             return _GRAPE_SEPARATOR.split(value)
@@ -112,17 +120,6 @@ class WineRecord(BaseModel):
         # A pairing such as «Закуски, салаты и антипасто» holds commas, so only ";" separates items.
         if isinstance(value, str):
             return value.split(";")
-        return value
-
-    @field_validator("wine_type", "sweetness", mode="before")
-    @classmethod
-    def _style_as_the_shop_writes_it(cls, value: Any, info: ValidationInfo) -> Any:
-        # «Красное», «сухое», «брют»: a shop's own words for the enums, from the language layer's one table.
-        if isinstance(value, str):
-            from sommelier.language import enum_words, normalize
-
-            kind = "wine_types" if info.field_name == "wine_type" else "sweetness"
-            return enum_words(kind).get(normalize(value), value)
         return value
 
     @field_validator("grape_varieties", "food_pairings")
@@ -142,11 +139,11 @@ class WineRecord(BaseModel):
     @field_validator("price_rub", mode="before")
     @classmethod
     def _price_as_written(cls, value: Any) -> Any:
-        # «4 990 ₽», «4990 руб.», «1290,50»: how prices look in Russian exports.
+        # «4 990 ₽», «4990 руб.», «1890р», «1290,50»: how prices look in Russian exports.
         if isinstance(value, str):
-            cleaned = re.sub(r"\s", "", value).replace("₽", "").removesuffix("руб.")  # any space, thin ones too
-            cleaned = cleaned.removesuffix("руб").replace(",", ".")
-            return cleaned
+            from sommelier.language import without_currency
+
+            return without_currency(value).replace(",", ".")
         return value
 
     @field_validator("appellation", "image", "image_key", "image_url", "sku", "id")

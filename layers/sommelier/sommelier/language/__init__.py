@@ -589,9 +589,27 @@ def catalog_column(header: str) -> str | None:
     «Цена, руб.» → price_rub), or None."""
     key = _header_key(header)
     found = _catalog_columns().get(key)
-    if found is None and key.endswith((" руб", " р", " rub")):
+    if found is None and " " in key and key.rsplit(" ", 1)[1] in _money_words():  # «Цена, руб.»
         found = _catalog_columns().get(key.rsplit(" ", 1)[0])
     return found
+
+
+@cache
+def _money_words() -> tuple[str, ...]:
+    """The currency words and signs (budget.json), longest first, without a closing dot."""
+    spellings = {normalize(w).rstrip(".") for w in data("budget.json")["units"]["money"]}
+    return tuple(sorted(spellings - {""}, key=len, reverse=True))
+
+
+def without_currency(amount: str) -> str:
+    """A price cell without spaces and its currency word or sign: «1 890 руб.», «1890р», «₽ 1890» → «1890»."""
+    text = _SPACES.sub("", amount).lower().rstrip(".")  # thin and no-break spaces are spaces too; a minus stays
+    for word in _money_words():
+        if text.endswith(word) and text[: -len(word)][-1:].isdigit():
+            return text[: -len(word)]
+        if text.startswith(word) and text[len(word) :][:1].isdigit():
+            return text[len(word) :]
+    return text
 
 
 # ---------------------------------------------------------------- enums and spelling
@@ -600,6 +618,33 @@ def catalog_column(header: str) -> str | None:
 def enum_words(kind: str) -> dict[str, str]:
     """Every spelling of a wine type (`kind="wine_types"`) or sweetness (`"sweetness"`) → its enum value."""
     return {normalize(word): value for value, spellings in data("wine_words.json")[kind].items() for word in spellings}
+
+
+def style_in_words(cell: str) -> tuple[str | None, str | None]:
+    """The wine type and sweetness a shop's style cell names, read whole: «Игристое белое брют», «Вино красное
+    сухое», «экстра брют». A sparkling word makes the type sparkling whatever the colour (the catalogue's types
+    are red, white, rose, sparkling). Either is None when the cell names two of it, and both are None when the
+    cell has any other word, so an unknown word («оранжевое») stays an error that names it."""
+    text = normalize(cell)
+    found = [(m, kind) for kind in ("wine_types", "sweetness") for m in style_cues(kind).find(text)]
+    found += [(m, "wine") for m in cues("wine_words.json", "wine").find(text)]
+    kept: list[tuple[Match, str]] = []  # a longer phrase wins over the words inside it («demi sec» over «sec»)
+    for match, kind in sorted(found, key=lambda f: f[0].start_char - f[0].end_char):
+        span = match.end_char - match.start_char
+        if not any(
+            k.start_char <= match.start_char and match.end_char <= k.end_char and k.end_char - k.start_char > span
+            for k, _ in kept
+        ):
+            kept.append((match, kind))
+    left = text
+    for match, _ in kept:
+        left = left[: match.start_char] + " " * (match.end_char - match.start_char) + left[match.end_char :]
+    if [w for w in words(left) if w not in _LINKING] or not kept:
+        return None, None
+    types = {m.value for m, kind in kept if kind == "wine_types"}
+    sugar = {m.value for m, kind in kept if kind == "sweetness"}
+    wine_type = "sparkling" if "sparkling" in types else (next(iter(types)) if len(types) == 1 else None)
+    return wine_type, (next(iter(sugar)) if len(sugar) == 1 else None)
 
 
 def correct_spelling(text: str) -> str:
