@@ -12,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG_FILE = ROOT / "data" / "catalog" / "wines.json"
+SHOP_EXPORT = ROOT / "data" / "catalog" / "shop-export-example.json"
 
 # Keys and endpoints from the developer's shell must not leak into tests.
 for _name in (
@@ -128,6 +129,45 @@ def _clone(admin_url: str, template: str):
     name = f"som_test_{uuid.uuid4().hex[:10]}"
     database = Database(_create_database(admin_url, name, template=template))
     return name, database
+
+
+def _with_catalogue_replaced(admin_url: str, template: str, catalogue: Path, photos: Path):
+    """A private copy of `template` whose catalogue `sommelier catalog import FILE --replace` made exactly
+    `catalogue`: the template's wines stay as unavailable rows."""
+    from sommelier.catalog.importer import import_catalog
+    from sommelier.embeddings.local import LocalHashingEmbeddings
+    from sommelier.repositories.adapters import in_process_repositories
+    from sommelier.storage.photos import LocalPhotoStore
+
+    name, database = _clone(admin_url, template)
+    try:
+        import_catalog(
+            catalogue,
+            catalog=in_process_repositories(database).catalog,
+            embedder=LocalHashingEmbeddings(),
+            photos=LocalPhotoStore(photos),
+            replace=True,
+        )
+    except BaseException:
+        _discard(admin_url, name, database)
+        raise
+    return name, database
+
+
+def _discard(admin_url: str, name: str, database) -> None:
+    database.close()
+    _drop_database(admin_url, name)
+
+
+@pytest.fixture(scope="module")
+def shop_db(admin_url, catalog_template, tmp_path_factory):
+    """The shipped catalogue replaced by the shop export: only the shop's 62 wines are for sale. Private to
+    a test module (an eval run writes chat history)."""
+    name, database = _with_catalogue_replaced(
+        admin_url, catalog_template, SHOP_EXPORT, tmp_path_factory.mktemp("shop-photos")
+    )
+    yield database
+    _discard(admin_url, name, database)
 
 
 @pytest.fixture(scope="session")

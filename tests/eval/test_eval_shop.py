@@ -49,8 +49,8 @@ def thresholds():
 
 
 @pytest.fixture(scope="module")
-def result(shop_eval_db, golden, thresholds):
-    harness = EvalHarness.build(in_process_repositories(shop_eval_db), LocalHashingEmbeddings(), None, run_seed=11)
+def result(shop_db, golden, thresholds):
+    harness = EvalHarness.build(in_process_repositories(shop_db), LocalHashingEmbeddings(), None, run_seed=11)
     started = time.perf_counter()
     outcome = evaluate(harness, golden.cases, thresholds=thresholds, meta={"command": "pytest tests/eval"})
     outcome.elapsed = time.perf_counter() - started
@@ -61,8 +61,8 @@ def failures(result) -> dict[str, list[str]]:
     return {s.id: s.failures() for s in result.scores if not s.passed}
 
 
-def test_the_catalogue_for_sale_is_exactly_the_shop_export(shop_eval_db):
-    catalog = Catalog.load(in_process_repositories(shop_eval_db).catalog)
+def test_the_catalogue_for_sale_is_exactly_the_shop_export(shop_db):
+    catalog = Catalog.load(in_process_repositories(shop_db).catalog)
     assert len(catalog) == 62, "the shipped wines were retired by --replace"
     assert {row["country"] for row in catalog.rows.values()} >= {"Соединенные Штаты Америки", "Королевство Испания"}
 

@@ -19,8 +19,7 @@ from sommelier.evaluation.metrics import value
 from sommelier.evaluation.runner import evaluate
 from sommelier.repositories.adapters import in_process_repositories
 
-from tests.conftest import CATALOG_FILE
-from tests.eval.conftest import _drop, _private_copy
+from tests.conftest import CATALOG_FILE, _discard, _with_catalogue_replaced
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -43,19 +42,9 @@ def stripped_file(tmp_path_factory):
 
 
 def _mood_figures(admin_url, catalog_template, stripped_file, tmp_path) -> dict:
-    from sommelier.catalog.importer import import_catalog
-    from sommelier.storage.photos import LocalPhotoStore
-
-    name, database = _private_copy(admin_url, catalog_template)
+    name, database = _with_catalogue_replaced(admin_url, catalog_template, stripped_file, tmp_path / "photos")
     try:
         repositories = in_process_repositories(database)
-        import_catalog(
-            stripped_file,
-            catalog=repositories.catalog,
-            embedder=LocalHashingEmbeddings(),
-            photos=LocalPhotoStore(tmp_path / "photos"),
-            replace=True,
-        )
         with database.connection() as conn:
             descriptions = {row[0] for row in conn.execute("SELECT description FROM wines WHERE available")}
         assert all(text.count(" ") < 12 for text in descriptions), "the prose is gone"
@@ -63,7 +52,7 @@ def _mood_figures(admin_url, catalog_template, stripped_file, tmp_path) -> dict:
         harness = EvalHarness.build(repositories, LocalHashingEmbeddings(), None, run_seed=5)
         return evaluate(harness, mood_cases).summary["overall"]
     finally:
-        _drop(admin_url, name, database)
+        _discard(admin_url, name, database)
 
 
 def test_structure_words_answer_mood_queries_when_the_prose_names_no_mood(

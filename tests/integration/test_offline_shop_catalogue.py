@@ -7,35 +7,16 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from sommelier.agent.offline import OfflineResponder
-from sommelier.catalog.importer import import_catalog
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.repositories.adapters import in_process_repositories
-from sommelier.storage.photos import LocalPhotoStore
 
-from tests.conftest import _clone, _drop_database
+from tests.conftest import SHOP_EXPORT
 
-SHOP_EXPORT = Path(__file__).resolve().parents[2] / "data" / "catalog" / "shop-export-example.json"
 SHOP = json.loads(SHOP_EXPORT.read_text("utf-8"))["wines"]
 BY_SKU_KEY = {(w["name"], w["producer"], w["vintage_year"]): w for w in SHOP}
-
-
-@pytest.fixture(scope="module")
-def shop_db(admin_url, catalog_template, tmp_path_factory):
-    name, database = _clone(admin_url, catalog_template)
-    import_catalog(
-        SHOP_EXPORT,
-        catalog=in_process_repositories(database).catalog,
-        embedder=LocalHashingEmbeddings(),
-        photos=LocalPhotoStore(tmp_path_factory.mktemp("shop-photos")),
-        replace=True,
-    )
-    yield database
-    database.close()
-    _drop_database(admin_url, name)
 
 
 @pytest.fixture(scope="module")
