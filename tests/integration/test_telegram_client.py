@@ -31,21 +31,9 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 
 @pytest.fixture(scope="module")
 def server():
+    """This module's fake Bot API has a real-shaped token; `fake` and `client` (conftest.py) use it."""
     with FakeTelegram(token=TOKEN) as fake:
         yield fake
-
-
-@pytest.fixture
-def fake(server):
-    server.reset()
-    yield server
-    server.reset()
-
-
-@pytest.fixture
-def client(fake):
-    with TelegramClient(TOKEN, fake.base_url) as c:
-        yield c
 
 
 def assert_no_token(exc: BaseException) -> None:
