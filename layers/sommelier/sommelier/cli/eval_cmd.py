@@ -201,7 +201,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_summary(result, thresholds) -> None:
-    from sommelier.evaluation.report import COST_METRICS, LABELS, RATIO_METRICS, format_bound, format_value
+    from sommelier.evaluation.metrics import RATIO_METRICS
+    from sommelier.evaluation.report import COST_METRICS, LABELS, format_bound, format_value
 
     overall = result.summary["overall"]
     table = Table(title="overall", show_lines=False)

@@ -543,7 +543,8 @@ def score_case(run: CaseRun, catalog: Catalog) -> CaseScore:
 
 # --------------------------------------------------------------------------- summaries
 
-METRICS = (
+# The share metrics (0..1) that summarize() reports for every block; the report prints them as percentages.
+RATIO_METRICS = (
     "response_type_accuracy",
     "tool_choice_accuracy",
     "filter_accuracy",

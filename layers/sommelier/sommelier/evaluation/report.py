@@ -11,7 +11,7 @@ from typing import Any
 
 from sommelier.config import project_root
 from sommelier.evaluation.harness import CaseRun
-from sommelier.evaluation.metrics import CaseScore, value
+from sommelier.evaluation.metrics import RATIO_METRICS, CaseScore, value
 
 THRESHOLDS_PATH = Path("eval") / "thresholds.json"
 
@@ -35,20 +35,6 @@ LABELS = {
     "latency_ms_p50": "latency p50, ms",
     "latency_ms_p95": "latency p95, ms",
 }
-RATIO_METRICS = (
-    "response_type_accuracy",
-    "tool_choice_accuracy",
-    "filter_accuracy",
-    "constraint_satisfaction",
-    "groundedness",
-    "model_groundedness",
-    "recall_at_5_mood",
-    "recall_at_5_mood_uncapped",
-    "mood_pick_precision",
-    "guard_accuracy",
-    "guard_false_positive_rate",
-    "case_pass_rate",
-)
 COST_METRICS = (
     "llm_calls_per_turn",
     "tokens_per_turn",
