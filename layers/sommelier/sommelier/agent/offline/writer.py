@@ -758,6 +758,16 @@ def _wine_label(wine: dict[str, Any]) -> str:
     return f"{_plain(str(wine['name']))} ({_plain(str(wine.get('producer') or ''))}{f', {year}' if year else ''})"
 
 
+def _wines_answer(intro: str, wines: list[dict[str, Any]], intent: QueryIntent, query: str) -> SommelierResponse:
+    """An answer about a wine asked for by name: the intro, the wines' cards and the usual closing offer."""
+    return SommelierResponse(
+        response_type="recommendation",
+        intro=_clip(intro, MAX_INTRO),
+        wines=_cards(wines, intent, query),
+        closing=_clip(_closing(intent, query), MAX_CLOSING),
+    )
+
+
 def named_found(
     intent: QueryIntent, wines: list[dict[str, Any]], *, query: str, unmet: QueryIntent | None = None
 ) -> SommelierResponse:
@@ -778,12 +788,7 @@ def named_found(
         intro = f"Да, {_plain(name)} в нашем каталоге есть: {_wine_label(wines[0])}."
     else:
         intro = f"Да, по названию «{_plain(name)}» в каталоге есть {_count_phrase(len(wines[:3]))} — вот они."
-    return SommelierResponse(
-        response_type="recommendation",
-        intro=_clip(intro, MAX_INTRO),
-        wines=_cards(wines, intent, query),
-        closing=_clip(_closing(intent, query), MAX_CLOSING),
-    )
+    return _wines_answer(intro, wines, intent, query)
 
 
 def named_absent(intent: QueryIntent, wines: list[dict[str, Any]], *, query: str, name: str) -> SommelierResponse:
@@ -799,12 +804,7 @@ def named_absent(intent: QueryIntent, wines: list[dict[str, Any]], *, query: str
         "absent",
     )
     intro = f"{lead} Ближе всего по стилю — {summary}: {_count_phrase(len(wines[:3]))} из того, что есть."
-    return SommelierResponse(
-        response_type="recommendation",
-        intro=_clip(intro, MAX_INTRO),
-        wines=_cards(wines, intent, query),
-        closing=_clip(_closing(intent, query), MAX_CLOSING),
-    )
+    return _wines_answer(intro, wines, intent, query)
 
 
 def named_unknown(name: str, *, query: str) -> SommelierResponse:
