@@ -214,9 +214,14 @@ class Cues:
 
     def remove(self, text: str) -> str:
         """The text with every match blanked out (the same length, so offsets hold)."""
-        for m in self.find(text):
-            text = text[: m.start_char] + " " * (m.end_char - m.start_char) + text[m.end_char :]
-        return text
+        return blank_out(text, self.find(text))
+
+
+def blank_out(text: str, matches: Any) -> str:
+    """The text with each match's characters replaced by spaces: the same length, so offsets still hold."""
+    for m in matches:
+        text = text[: m.start_char] + " " * (m.end_char - m.start_char) + text[m.end_char :]
+    return text
 
 
 @cache
@@ -636,9 +641,7 @@ def style_in_words(cell: str) -> tuple[str | None, str | None]:
             for k, _ in kept
         ):
             kept.append((match, kind))
-    left = text
-    for match, _ in kept:
-        left = left[: match.start_char] + " " * (match.end_char - match.start_char) + left[match.end_char :]
+    left = blank_out(text, (match for match, _ in kept))
     if [w for w in words(left) if w not in _LINKING] or not kept:
         return None, None
     types = {m.value for m, kind in kept if kind == "wine_types"}

@@ -602,14 +602,12 @@ def _is_vocabulary(phrase: str) -> bool:
     text = language.normalize(language.fold_accents(phrase))
     if glossary.lookup(text):
         return True
-    spans = [(m.start_char, m.end_char) for m in language.grape_names_in(text)]
-    spans += [(m.start_char, m.end_char) for m, _, _ in language.regions_in(text)]
-    spans += [(m.start_char, m.end_char) for m, _ in language.countries_in(text)]
-    spans += [(m.start_char, m.end_char) for m in language.dishes_in(text)]
+    known = [*language.grape_names_in(text), *language.dishes_in(text)]
+    known += [m for m, _, _ in language.regions_in(text)]
+    known += [m for m, _ in language.countries_in(text)]
     for cues in (_TYPE_CUES, _SWEETNESS_CUES, _WINE_WORD, _ASK_VERB, _OFF_TOPIC, _MORE, _GREETING, _THANKS):
-        spans += [(m.start_char, m.end_char) for m in cues.find(text)]
-    for start, end in spans:
-        text = text[:start] + " " * (end - start) + text[end:]
+        known += cues.find(text)
+    text = language.blank_out(text, known)
     return not [w for w in _WORD.findall(text) if len(w) >= 3 and not w.isdigit()]
 
 
