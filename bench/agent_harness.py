@@ -173,11 +173,11 @@ class OurAgentTurns:
     """Our SommelierAgent on the given database, talking to the fake LLM through the real SDK."""
 
     def __init__(self, database: Any, base_url: str, *, chat_id: int = 880001):
-        from sommelier.agent.llm import OpenAIChat
+        from sommelier.agent.llm.client import OpenAIChat
         from sommelier.agent.loop import SommelierAgent
         from sommelier.embeddings.local import LocalHashingEmbeddings
-        from sommelier.observability import metrics
-        from sommelier.repositories.adapters import in_process_repositories
+        from sommelier.observability.metrics import metrics
+        from sommelier.store.adapters import in_process_repositories
 
         self.llm = OpenAIChat(api_key="test", base_url=base_url, model="test-model", timeout=5, max_retries=0)
         self.http = HttpTimer().attach(self.llm._client._client)

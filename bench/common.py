@@ -34,7 +34,7 @@ DIMENSIONS = 1536
 if str(ROOT) not in sys.path:  # `tests.fakes` and `bench` importable however we were started
     sys.path.insert(0, str(ROOT))
 
-from sommelier.config import LOCAL_MODEL_NAME as LOCAL_MODEL  # noqa: E402  (the name the importer's rows carry)
+from sommelier.settings import LOCAL_MODEL_NAME as LOCAL_MODEL  # noqa: E402  (the name the importer's rows carry)
 
 # ---------------------------------------------------------------------------------------- logging
 
@@ -61,7 +61,7 @@ def log(message: str) -> None:
 
 def percentile(values: list[float], q: float) -> float:
     """Linear interpolation between closest ranks (numpy's default method); NaN for no values."""
-    from sommelier.evaluation.metrics import percentile as linear_percentile
+    from sommelier_dev.evaluation.metrics import percentile as linear_percentile
 
     found = linear_percentile(values, q)
     return float("nan") if found is None else found
@@ -471,8 +471,8 @@ class Databases:
             from sommelier.db.migrations import apply_migrations
             from sommelier.db.pool import Database
             from sommelier.embeddings.local import LocalHashingEmbeddings
-            from sommelier.repositories.adapters import in_process_repositories
             from sommelier.storage.photos import LocalPhotoStore
+            from sommelier.store.adapters import in_process_repositories
 
             started = time.perf_counter()
             name, url = self.postgres.create_database("bench_catalog_template")
@@ -530,7 +530,7 @@ COPY_COLUMNS = (
     "description",
     "tasting_notes",
     "food_pairings",
-    # the normalised columns the importer writes (sommelier.catalog.normalise), so filters find rows
+    # the normalised columns the importer writes (sommelier.language.matching), so filters find rows
     "country_code",
     "grape_keys",
     "food_categories",
@@ -641,7 +641,7 @@ def synthetic_rows(count: int, seed: int) -> Iterator[tuple]:
 
 @functools.cache
 def _normalised(country: str, grapes: tuple[str, ...], food: tuple[str, ...]) -> dict[str, Any]:
-    from sommelier.catalog.normalise import normalised_columns
+    from sommelier.language.matching import normalised_columns
 
     return normalised_columns(country, grapes, food)
 

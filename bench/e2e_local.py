@@ -56,9 +56,9 @@ def is_closing(call: Any) -> bool:
 
 def run(ctx: Context) -> list[Figure]:
     import httpx2
-    from sommelier.cli.serve_cmd import build_local_server, webhook_path
     from sommelier.db.pool import reset_default_database
-    from sommelier.observability import metrics
+    from sommelier.observability.metrics import metrics
+    from sommelier_dev.cli.serve_cmd import build_local_server, webhook_path
 
     from tests.fakes.telegram_server import FakeTelegram
 

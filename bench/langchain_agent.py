@@ -23,11 +23,11 @@ from langchain.agents import create_agent
 from langchain.agents.structured_output import ProviderStrategy
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
-from sommelier.agent.models import RESPONSE_JSON_SCHEMA
 from sommelier.agent.prompts import SYSTEM_PROMPT
+from sommelier.agent.tools import SEARCH_WINES, SEMANTIC_SEARCH
+from sommelier.domain.answer import RESPONSE_JSON_SCHEMA
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.tools.handler import handle
-from sommelier.tools.registry import SEARCH_WINES, SEMANTIC_SEARCH
+from sommelier.toolfn.handler import handle
 
 SEARCH = SEARCH_WINES.json_schema()["function"]
 SEMANTIC = SEMANTIC_SEARCH.json_schema()["function"]

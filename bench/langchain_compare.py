@@ -207,7 +207,7 @@ def search_settings(ctx: Context, rows: int, variant: str) -> dict[str, int]:
 
 
 def compare_search(ctx: Context, wdb: WineDatabase) -> list[Figure]:
-    from sommelier.tools.handler import handle
+    from sommelier.toolfn.handler import handle
 
     label = wdb.label
     queries = [(f"q{i}", vector) for i, vector in enumerate(query_vectors(24, seed=11))]

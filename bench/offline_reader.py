@@ -3,7 +3,7 @@
 - `read_query` per message, warm: every user message of the two golden sets and the held-out
   conversations, read once untimed (stems and word indexes are cached), then five timed passes in a
   fresh interpreter; a run reports the best pass (µs per message).
-- Cold import of `sommelier.agent.offline.reader` (with the language layer's word lists) in a fresh
+- Cold import of `sommelier.offline.reader` (with the language layer's word lists) in a fresh
   interpreter, timed with perf_counter around the import.
 
 With `BENCH_READER_BASELINE=<git revision>` the same measurements run on that revision too (unpacked
@@ -23,10 +23,10 @@ from bench.common import ROOT, Context, Figure, figure, log
 
 NAME = "offline_reader"
 
-_IMPORT = "import time; t = time.perf_counter(); import sommelier.agent.offline.reader; print(time.perf_counter() - t)"
+_IMPORT = "import time; t = time.perf_counter(); import sommelier.offline.reader; print(time.perf_counter() - t)"
 _READ = """
 import json, sys, time
-from sommelier.agent.offline.reader import read_query
+from sommelier.offline.reader import read_query
 messages = json.load(open(sys.argv[1], encoding="utf-8"))
 for m in messages:
     read_query(m)

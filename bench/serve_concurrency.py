@@ -38,7 +38,7 @@ def _update(update_id: int, chat_id: int) -> dict:
 
 def one_run(first_id: int) -> dict:
     import httpx2
-    from sommelier.cli.serve_cmd import build_local_server
+    from sommelier_dev.cli.serve_cmd import build_local_server
 
     release = threading.Event()
     lock = threading.Lock()

@@ -100,8 +100,8 @@ class LangChainDialog:
         return getattr(self._dialog, name)
 
     def message(self, sender, text, *, update_id=None, exclude_ids=None, listener=None):
-        from sommelier.agent.models import SommelierResponse
-        from sommelier.bot.dialog import Reply
+        from sommelier.domain.answer import SommelierResponse
+        from sommelier.telegram.dialog import Reply
 
         from bench.langchain_agent import run_turn
 
@@ -159,10 +159,10 @@ def moments(calls: list, started: float) -> dict[str, float | None]:
 
 def run(ctx: Context) -> list[Figure]:
     import httpx2
-    from sommelier.cli.serve_cmd import build_local_server, webhook_path
     from sommelier.db.pool import reset_default_database
-    from sommelier.observability import metrics
+    from sommelier.observability.metrics import metrics
     from sommelier.telegram import consumer
+    from sommelier_dev.cli.serve_cmd import build_local_server, webhook_path
 
     from tests.fakes.openai_server import FakeOpenAI
     from tests.fakes.telegram_server import FakeTelegram

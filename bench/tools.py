@@ -101,7 +101,7 @@ def semantic_events(wdb: WineDatabase, count: int = 48, *, search_filters: bool 
 
 def check_no_match(wdb: WineDatabase) -> None:
     """The no-match filters must really match nothing at this size, or their figures mean something else."""
-    from sommelier.tools.handler import handle
+    from sommelier.toolfn.handler import handle
 
     for arguments in SEARCH_NO_MATCH:
         answer = handle({"tool": "search_wines", "arguments": dict(arguments)}, wdb.database)
@@ -111,7 +111,7 @@ def check_no_match(wdb: WineDatabase) -> None:
 
 def measure(wdb: WineDatabase, events: list[dict[str, Any]], *, runs: int, calls: int, warmup: int):
     """Latency runs of handle(event) cycling through `events`; also the found counts and errors."""
-    from sommelier.tools.handler import handle
+    from sommelier.toolfn.handler import handle
 
     database = wdb.database
     found: list[int] = []
@@ -156,13 +156,17 @@ SUBSTRING_REGION = (
 REGION_PHRASES = {"a region with no wines": "Атлантида", "Тоскана": "Тоскана"}
 
 
+def escape_like(value: str) -> str:
+    """Escape LIKE wildcards, as the substring filter this benchmark compares against did."""
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def region_match_figures(wdb: WineDatabase, ctx: Context, cfg: dict[str, int]) -> list[Figure]:
     """search_wines' first query (the bounded count) with the region filter on whole words (the GIN index of
     migration 0007) and as the substring LIKE it replaced, interleaved run by run."""
+    from sommelier.domain.search import search_filters
     from sommelier.language import normalize
-    from sommelier.text import escape_like
-    from sommelier.tools.arguments import search_filters
-    from sommelier.tools.search import MATCH_COUNT_CAP, _where
+    from sommelier.toolfn.search import MATCH_COUNT_CAP, _where
 
     count = f"SELECT count(*) FROM (SELECT 1 FROM wines w WHERE {{where}} LIMIT {MATCH_COUNT_CAP}) matched"
     figures: list[Figure] = []

@@ -132,9 +132,9 @@ DRAIN_EVERY = 50  # moto's FIFO emulation slows down as the queue grows; a consu
 
 def run(ctx: Context) -> list[Figure]:
     import boto3
-    import sommelier.telegram.ingress as ingress
+    import sommelier.edge.ingress as ingress
     from moto import mock_aws
-    from sommelier.telegram.webhook_app import LambdaWebhook, create_app
+    from sommelier.edge.app import LambdaWebhook, create_app
 
     cfg = settings(ctx)
     figures: list[Figure] = []

@@ -108,8 +108,8 @@ def run_load(
 ) -> dict[str, Any]:
     """Run the load test against a migrated database; returns the figures (see the module doc)."""
     import httpx2
-    from sommelier.cli.serve_cmd import build_local_server, webhook_path
     from sommelier.db.pool import reset_default_database
+    from sommelier_dev.cli.serve_cmd import build_local_server, webhook_path
 
     from tests.fakes.openai_server import FakeOpenAI, delayed, reply
     from tests.fakes.telegram_server import FakeTelegram
@@ -283,9 +283,9 @@ def run_load(
 def fresh_embedded_database():
     """A new database in the embedded server (`sommelier dev up`'s), migrated; dropped afterwards."""
     import psycopg
-    from sommelier.config import load_settings
     from sommelier.db.embedded import ensure_embedded_database
     from sommelier.db.migrations import apply_migrations
+    from sommelier.settings import load_settings
 
     admin = ensure_embedded_database(load_settings().state_dir / "pgdata", database="postgres")
     name = f"sommelier_load_{uuid.uuid4().hex[:8]}"

@@ -123,10 +123,10 @@ def run_behaviour(
     import dataclasses
     import inspect
 
-    from sommelier.agent.llm import OpenAIChat
+    from sommelier.agent.llm.client import OpenAIChat
     from sommelier.agent.loop import SommelierAgent, TurnRequest
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.repositories.adapters import in_process_repositories
+    from sommelier.store.adapters import in_process_repositories
 
     from tests.fakes.openai_server import FakeOpenAI
     from tests.fakes.provider_behaviours import BEHAVIOURS
@@ -304,8 +304,8 @@ def main(argv: list[str] | None = None) -> int:
         from sommelier.catalog.importer import import_catalog
         from sommelier.db.pool import Database
         from sommelier.embeddings.local import LocalHashingEmbeddings
-        from sommelier.repositories.adapters import in_process_repositories
         from sommelier.storage.photos import LocalPhotoStore
+        from sommelier.store.adapters import in_process_repositories
 
         database = Database(url)
         import tempfile

@@ -274,7 +274,7 @@ def image_recipe(python: Path) -> str:
 
 
 def locked_version(package: str) -> str:
-    from sommelier.devtools.layer_lock import locked_versions
+    from sommelier_dev.devtools.layer_lock import locked_versions
 
     return locked_versions(LOCK.read_text(encoding="utf-8"))[package]
 
@@ -394,7 +394,7 @@ def database() -> Iterator[str]:
     state = WORK / "state"
     env = {**os.environ, "SOMMELIER_STATE_DIR": str(state), "EMBEDDING_PROVIDER": "local", "DATABASE_URL": ""}
     env.pop("DATABASE_URL")
-    sommelier = [sys.executable, "-m", "sommelier.cli.main"]
+    sommelier = [sys.executable, "-m", "sommelier_dev.cli.main"]
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "layers" / "sommelier"), str(ROOT)])
     run([*sommelier, "dev", "up"], env=env, what="sommelier dev up (migrations + catalogue)")
     run([*sommelier, "dev", "down"], env=env, what="sommelier dev down")
@@ -823,7 +823,7 @@ def main() -> int:
                 [
                     sys.executable,
                     "-m",
-                    "sommelier.devtools.layer_lock",
+                    "sommelier_dev.devtools.layer_lock",
                     str(BUILD_DIR / "SommelierLayer" / "python"),
                     str(LOCK),
                 ],

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sommelier.bot.runtime import build_runtime
-from sommelier.repositories.adapters import in_process_repositories
+from sommelier.app import build_runtime
+from sommelier.store.adapters import in_process_repositories
 from sommelier.telegram.client import TelegramClient
 from sommelier.telegram.consumer import TelegramBot
 from sommelier.telegram.delivery import InMemoryDeliveryLog

@@ -4,14 +4,14 @@ Outside the VPC (it reaches the embeddings API and Telegram without a NAT); the 
 through the in-VPC tool function, as with `sommelier catalog import`."""
 
 import boto3
-from sommelier.config import load_settings
 from sommelier.embeddings import provider_from_settings
-from sommelier.handler_shell import HandlerShell
-from sommelier.repositories.adapters import repositories_from_settings
+from sommelier.observability.shell import HandlerShell
 from sommelier.secrets import load_secrets_into_environment
+from sommelier.settings import load_settings
 from sommelier.shop.admin import notify_admin
 from sommelier.shop.catalog_drop import dropped_objects, handle_drop_event
 from sommelier.storage.photos import S3PhotoStore
+from sommelier.store.adapters import repositories_from_settings
 
 
 def dropped_keys(event) -> str | None:

@@ -5,7 +5,7 @@ versioned SQL files shipped in the layer), then, when APP_DATABASE_SECRET_ARN is
 update the tool function's own LOGIN user (the secret's username/password) as a member of the
 data-only role `sommelier_app` (migration 0002). Delete -> nothing (the data outlives the resource).
 
-`sommelier.custom_resource.respond` answers CloudFormation whatever happens, within the function's
+`sommelier.deploy.custom_resource.respond` answers CloudFormation whatever happens, within the function's
 time: the connect and the migration lock get timeouts out of the budget, and every other import
 (psycopg, Powertools, the domain) happens inside the guarded work, so a broken layer is a FAILED.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sommelier.custom_resource import FAILED, SUCCESS, Budget, Outcome, respond  # standard library only
+from sommelier.deploy.custom_resource import FAILED, SUCCESS, Budget, Outcome, respond  # standard library only
 
 PHYSICAL_RESOURCE_ID = "sommelier-db-migrations"
 CONNECT_TIMEOUT_S = 10.0
@@ -30,7 +30,7 @@ def handler(event: dict[str, Any], context: Any) -> None:
 
 
 def _work(event: dict[str, Any], budget: Budget) -> Outcome:
-    from sommelier.handler_shell import custom_resource_logger
+    from sommelier.observability.shell import custom_resource_logger
 
     logger = custom_resource_logger("sommelier-migrate", event)
     request_type = event.get("RequestType")
@@ -71,7 +71,7 @@ def _ensure_app_user(url: str, secret_arn: str, budget: Budget) -> None:
     """The tool function's LOGIN user (no DDL rights), with the password of the AppDatabaseSecret."""
     from aws_lambda_powertools.utilities import parameters
     from sommelier.db.roles import ensure_app_user
-    from sommelier.handler_shell import custom_resource_logger
+    from sommelier.observability.shell import custom_resource_logger
 
     # force_fetch: this very deployment may have just created the secret.
     secret = parameters.get_secret(secret_arn, transform="json", force_fetch=True)

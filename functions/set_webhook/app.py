@@ -2,7 +2,7 @@
 
 Create/Update -> `setWebhook` with the resource's `Url`, the generated secret token and the update
 types the bot handles, then `setMyCommands` with the bot's menu (both from the layer's
-`sommelier.telegram.registration`, the one place they are listed). Delete -> `deleteWebhook`, but only while Telegram still points at this
+`sommelier.telegram.router`, the one place they are listed). Delete -> `deleteWebhook`, but only while Telegram still points at this
 stack's URL (another deployment or a local `sommelier webhook set` may have taken over since), and
 never failing: a stack must always be deletable.
 
@@ -12,7 +12,7 @@ key of TELEGRAM_WEBHOOK_SECRET_ARN, read through Powertools Parameters without t
 deployment may have just created them). The token is part of every Bot API URL: it is never logged and is scrubbed from any
 message that goes to CloudFormation.
 
-`sommelier.custom_resource.respond` answers CloudFormation whatever happens, within the function's
+`sommelier.deploy.custom_resource.respond` answers CloudFormation whatever happens, within the function's
 time: every Bot API call and retry wait is cut to the budget (a 429 whose retry_after does not fit
 fails at once), and every import beyond the standard library happens inside the guarded work.
 """
@@ -28,7 +28,14 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from sommelier.custom_resource import FAILED, SUCCESS, Budget, Outcome, one_line, respond  # standard library only
+from sommelier.deploy.custom_resource import (  # standard library only
+    FAILED,
+    SUCCESS,
+    Budget,
+    Outcome,
+    one_line,
+    respond,
+)
 
 # Written through the handler shell's redacting Powertools handler once the work has set it up.
 logger = logging.getLogger("sommelier.set_webhook")
@@ -64,7 +71,7 @@ def handler(event: dict[str, Any], context: Any) -> None:
 
 
 def _work(event: dict[str, Any], budget: Budget) -> Outcome:
-    from sommelier.handler_shell import custom_resource_logger
+    from sommelier.observability.shell import custom_resource_logger
 
     custom_resource_logger("sommelier-set-webhook", event)
     request_type = event.get("RequestType")
@@ -124,7 +131,7 @@ def _set_webhook(token: str, secret_token: str, url: str, allowed_updates: list[
 
 def _set_menu(token: str, budget: Budget) -> str:
     """setMyCommands with the bot's menu. The webhook matters more than the menu: a failure is a warning."""
-    from sommelier.telegram.registration import menu_commands
+    from sommelier.telegram.router import menu_commands
 
     commands = menu_commands()
     try:
@@ -148,7 +155,7 @@ def _allowed_updates(properties: dict[str, Any]) -> list[str]:
     value = properties.get("AllowedUpdates")
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return list(value)  # an explicit override in the template
-    from sommelier.telegram.registration import ALLOWED_UPDATES
+    from sommelier.telegram.router import ALLOWED_UPDATES
 
     return list(ALLOWED_UPDATES)
 

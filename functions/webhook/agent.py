@@ -2,7 +2,7 @@
 
 import json
 
-from sommelier.handler_shell import HandlerShell
+from sommelier.observability.shell import HandlerShell
 from sommelier.secrets import load_secrets_into_environment
 from sommelier.telegram.consumer import AgentContainer
 

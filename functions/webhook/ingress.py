@@ -1,8 +1,8 @@
 """Webhook function: HTTP API -> Mangum -> the Starlette webhook app (check, dedupe, enqueue). No LLM code."""
 
-from sommelier.handler_shell import HandlerShell
+from sommelier.edge.app import LambdaWebhook, create_app
+from sommelier.observability.shell import HandlerShell
 from sommelier.secrets import load_secrets_into_environment
-from sommelier.telegram.webhook_app import LambdaWebhook, create_app
 
 webhook = LambdaWebhook(create_app())  # the container's state: duplicate filter, idempotency, bot username
 

@@ -1,7 +1,7 @@
 """Tool function: the only code with database credentials (docs/architecture.md)."""
 
-from sommelier.handler_shell import HandlerShell
-from sommelier.tools.handler import handle
+from sommelier.observability.shell import HandlerShell
+from sommelier.toolfn.handler import handle
 
 
 def tool_name(event) -> str | None:

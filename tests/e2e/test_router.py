@@ -7,9 +7,9 @@ The webhook and the consumer decide "addressed to the bot" with the same rules a
 from __future__ import annotations
 
 import pytest
-from sommelier.bot.dialog import Reply
-from sommelier.bot.render import render_text
 from sommelier.db.pool import reset_default_database
+from sommelier.telegram.dialog import Reply
+from sommelier.telegram.render import render_text
 from sommelier.telegram.router import ROUTER, Router, Turn
 from sommelier.telegram.updates import parse_update, route
 
@@ -177,7 +177,7 @@ def test_a_new_command_a_guard_and_the_rate_limit_extend_the_table():
 def test_group_start_and_topic_help_are_answered_by_serve(environment, fresh_db, telegram, monkeypatch):
     """The same commands over real sockets to `sommelier serve`'s server (uvicorn), turns on its workers."""
     import httpx2
-    from sommelier.cli.serve_cmd import build_local_server
+    from sommelier_dev.cli.serve_cmd import build_local_server
 
     monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
     bot = make_bot(fresh_db, telegram)

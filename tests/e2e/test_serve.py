@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
 import pytest
-from sommelier.cli.serve_cmd import build_local_server
+from sommelier_dev.cli.serve_cmd import build_local_server
 
 from tests.fakes.telegram_updates import TEST_WEBHOOK_SECRET, text_update
 

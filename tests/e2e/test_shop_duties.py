@@ -250,9 +250,9 @@ def test_admin_commands_answer_only_in_the_admin_chat(bot, telegram, monkeypatch
 
 def test_the_terminal_chat_skips_the_gate(environment, fresh_db):
     from rich.console import Console
-    from sommelier.bot.runtime import build_runtime
-    from sommelier.cli.chat_cmd import TerminalChat, terminal_update
-    from sommelier.repositories.adapters import in_process_repositories
+    from sommelier.app import build_runtime
+    from sommelier.store.adapters import in_process_repositories
+    from sommelier_dev.cli.chat_cmd import TerminalChat, terminal_update
 
     chat = TerminalChat(
         build_runtime(repositories=in_process_repositories(fresh_db)), 1, Console(file=open("/dev/null", "w"))

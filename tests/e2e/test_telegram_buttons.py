@@ -7,8 +7,8 @@ nothing is left; old buttons (after /reset, inaccessible messages, inline messag
 from __future__ import annotations
 
 import pytest
-from sommelier.bot.dialog import NOTHING_MORE, NOTHING_MORE_TOAST, OLD_ANSWER
 from sommelier.db.pool import reset_default_database
+from sommelier.telegram.dialog import NOTHING_MORE, NOTHING_MORE_TOAST, OLD_ANSWER
 from sommelier.telegram.router import OLD_BUTTON
 
 from tests.bot_harness import deliver, make_bot

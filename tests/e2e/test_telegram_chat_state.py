@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from sommelier.db.pool import reset_default_database
-from sommelier.repositories.adapters import in_process_repositories
+from sommelier.store.adapters import in_process_repositories
 
 from tests.bot_harness import deliver, make_bot
 from tests.fakes.telegram_updates import TEST_BOT, TEST_WEBHOOK_SECRET, text_update, user

@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
 import pytest
-from sommelier.cli.serve_cmd import build_local_server
 from sommelier.db.pool import reset_default_database
-from sommelier.repositories.adapters import in_process_repositories
+from sommelier.store.adapters import in_process_repositories
+from sommelier_dev.cli.serve_cmd import build_local_server
 
 from tests.bot_harness import deliver, make_bot
 from tests.fakes.openai_server import reply
@@ -132,7 +132,7 @@ def test_ingress_enqueues_to_sqs_fifo_and_dedupes_with_dynamodb(environment, mon
         monkeypatch.setenv("QUEUE_URL", queue)
         monkeypatch.setenv("IDEMPOTENCY_TABLE", "idem")
         update = text_update(200, "красное к пицце")
-        from sommelier.cli.invoke_cmd import LambdaContext
+        from sommelier_dev.cli.invoke_cmd import LambdaContext
 
         for _ in range(3):  # three containers: only the DynamoDB table can tell the repeats apart
             context = LambdaContext("WebhookFunction", memory_mb=256, timeout_s=10, region="eu-central-1")

@@ -7,11 +7,11 @@ import re
 
 import pytest
 from rich.console import Console
-from sommelier.bot.dialog import OLD_ANSWER
-from sommelier.bot.runtime import build_runtime
-from sommelier.cli.chat_cmd import TerminalChat, wrap_for_terminal
+from sommelier.app import build_runtime
 from sommelier.db.pool import reset_default_database
-from sommelier.repositories.adapters import in_process_repositories
+from sommelier.store.adapters import in_process_repositories
+from sommelier.telegram.dialog import OLD_ANSWER
+from sommelier_dev.cli.chat_cmd import TerminalChat, wrap_for_terminal
 
 PRICE = re.compile(r"\d{1,3}(?:\u202f\d{3})+\u202f₽")
 CHAT_ID = 4040

@@ -11,7 +11,7 @@ import pytest
 
 pytestmark = pytest.mark.timeout(180)
 
-CLI = [sys.executable, "-m", "sommelier.cli.main", "eval"]
+CLI = [sys.executable, "-m", "sommelier_dev.cli.main", "eval"]
 PROVIDER_VARIABLES = (
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
@@ -73,7 +73,7 @@ def test_setup_errors_exit_2(cli, tmp_path):
 
 def test_the_shop_golden_set_runs_with_its_own_bounds(cli, tmp_path):
     """`--golden eval/golden_set_shop.json` picks that set's bounds from eval/thresholds.json (golden_sets)."""
-    from sommelier.config import project_root
+    from sommelier.settings import project_root
 
     shop = project_root() / "eval" / "golden_set_shop.json"
     done = cli("--golden", str(shop), "--case", "shop-type-01", "--quiet", "--output-dir", str(tmp_path))

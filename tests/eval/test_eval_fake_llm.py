@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from sommelier.agent.llm import OpenAIChat
+from sommelier.agent.llm.client import OpenAIChat
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.evaluation.golden import load_golden_set
-from sommelier.evaluation.harness import EvalHarness
-from sommelier.evaluation.metrics import Catalog, score_case, summarize, value
-from sommelier.repositories.adapters import in_process_repositories
+from sommelier.store.adapters import in_process_repositories
+from sommelier_dev.evaluation.golden import load_golden_set
+from sommelier_dev.evaluation.harness import EvalHarness
+from sommelier_dev.evaluation.metrics import Catalog, score_case, summarize, value
 
 from tests.fakes.openai_server import FakeOpenAI, Step, reply, tool_calls
 

@@ -13,12 +13,12 @@ import time
 
 import pytest
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.evaluation.golden import load_golden_set
-from sommelier.evaluation.harness import EvalHarness
-from sommelier.evaluation.metrics import value
-from sommelier.evaluation.report import load_thresholds, thresholds_for, write_outputs
-from sommelier.evaluation.runner import evaluate
-from sommelier.repositories.adapters import in_process_repositories
+from sommelier.store.adapters import in_process_repositories
+from sommelier_dev.evaluation.golden import load_golden_set
+from sommelier_dev.evaluation.harness import EvalHarness
+from sommelier_dev.evaluation.metrics import value
+from sommelier_dev.evaluation.report import load_thresholds, thresholds_for, write_outputs
+from sommelier_dev.evaluation.runner import evaluate
 
 pytestmark = pytest.mark.timeout(180)
 

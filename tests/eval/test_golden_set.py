@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from sommelier.evaluation.golden import GoldenSetError, load_golden_set, parse_golden_set
-from sommelier.evaluation.metrics import Catalog, constraint_violations
+from sommelier_dev.evaluation.golden import GoldenSetError, load_golden_set, parse_golden_set
+from sommelier_dev.evaluation.metrics import Catalog, constraint_violations
 
 REQUIRED_CATEGORIES = {
     "filter_type",

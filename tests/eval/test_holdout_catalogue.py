@@ -57,8 +57,8 @@ def test_the_oracle_data_is_what_it_claims():
 
 
 def test_cli_import_replace_makes_the_catalogue_exactly_the_file(fresh_db, tmp_path, capsys, monkeypatch):
-    from sommelier.cli.main import main
     from sommelier.db.pool import reset_default_database
+    from sommelier_dev.cli.main import main
 
     monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
     monkeypatch.setenv("SOMMELIER_STATE_DIR", str(tmp_path / "state"))
@@ -105,8 +105,8 @@ def _fold(name: str) -> str:
 def test_the_same_export_with_the_shops_own_column_names_imports_the_same(fresh_db, tmp_path):
     from sommelier.catalog.importer import import_catalog
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.repositories.adapters import in_process_repositories
     from sommelier.storage.photos import LocalPhotoStore
+    from sommelier.store.adapters import in_process_repositories
 
     text = oracle.CATALOGUE.read_bytes().decode("utf-8-sig")
     header, rest = text.split("\r\n", 1)
@@ -143,8 +143,8 @@ def holdout_db(admin_url, catalog_template, tmp_path_factory):
     """The shipped catalogue replaced by the held-out file, through the importer's public function."""
     from sommelier.catalog.importer import import_catalog
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.repositories.adapters import in_process_repositories
     from sommelier.storage.photos import LocalPhotoStore
+    from sommelier.store.adapters import in_process_repositories
 
     name, database = _clone(admin_url, catalog_template)
     report = import_catalog(
@@ -163,16 +163,16 @@ def holdout_db(admin_url, catalog_template, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def responder(holdout_db):
-    from sommelier.agent.offline import OfflineResponder
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.repositories.adapters import in_process_repositories
+    from sommelier.offline import OfflineResponder
+    from sommelier.store.adapters import in_process_repositories
 
     return OfflineResponder(in_process_repositories(holdout_db).catalog, LocalHashingEmbeddings())
 
 
 @pytest.fixture(scope="module")
 def holdout_run(responder) -> oracle.HoldoutRun:
-    from sommelier.agent.parsing import answer_as_text
+    from sommelier.agent.answer import answer_as_text
 
     run = oracle.play(responder.respond, answer_as_text, WINES, CONVERSATIONS)
     print("\nheld-out catalogue:", run.summary())
@@ -195,8 +195,8 @@ def test_turns_right_stay_above_the_floor(holdout_run):
 
 
 def test_start_picks_an_everyday_wine_for_every_season(responder):
-    from sommelier.agent.parsing import answer_as_text
-    from sommelier.bot.dialog import SEASON_QUERIES
+    from sommelier.agent.answer import answer_as_text
+    from sommelier.telegram.dialog import SEASON_QUERIES
 
     dearest = max(w.price for w in WINES)
     conversations = [

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from sommelier.evaluation.golden import parse_golden_set
-from sommelier.evaluation.harness import CaseRun, TurnRecord
-from sommelier.evaluation.metrics import (
+from sommelier_dev.evaluation.golden import parse_golden_set
+from sommelier_dev.evaluation.harness import CaseRun, TurnRecord
+from sommelier_dev.evaluation.metrics import (
     Catalog,
     constraint_violations,
     missing_filters,
@@ -17,8 +17,8 @@ from sommelier.evaluation.metrics import (
     score_case,
     summarize,
 )
-from sommelier.evaluation.recording import LLMCallRecord, ToolCallRecord
-from sommelier.evaluation.report import check_thresholds, render_markdown, thresholds_for
+from sommelier_dev.evaluation.recording import LLMCallRecord, ToolCallRecord
+from sommelier_dev.evaluation.report import check_thresholds, render_markdown, thresholds_for
 
 
 @pytest.fixture(scope="module")

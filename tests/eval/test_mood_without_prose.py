@@ -13,11 +13,11 @@ import json
 
 import pytest
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.evaluation.golden import load_golden_set
-from sommelier.evaluation.harness import EvalHarness
-from sommelier.evaluation.metrics import value
-from sommelier.evaluation.runner import evaluate
-from sommelier.repositories.adapters import in_process_repositories
+from sommelier.store.adapters import in_process_repositories
+from sommelier_dev.evaluation.golden import load_golden_set
+from sommelier_dev.evaluation.harness import EvalHarness
+from sommelier_dev.evaluation.metrics import value
+from sommelier_dev.evaluation.runner import evaluate
 
 from tests.conftest import CATALOG_FILE, _discard, _with_catalogue_replaced
 

@@ -62,7 +62,7 @@ def webhook_function(sink=None, **ingress_options):
     """The webhook Lambda handler's core: Mangum around a fresh webhook app (with its own duplicate filter).
 
     `sink=None` is the deployed default (SQS when QUEUE_URL is set, else the turn runs inline)."""
-    from sommelier.telegram.ingress import Ingress
-    from sommelier.telegram.webhook_app import LambdaWebhook, create_app
+    from sommelier.edge.app import LambdaWebhook, create_app
+    from sommelier.edge.ingress import Ingress
 
     return LambdaWebhook(create_app(Ingress(sink=sink, **ingress_options)))

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
-from sommelier.config import EMBEDDING_DIMENSIONS
 from sommelier.embeddings.local import LOCAL_MODEL_NAME
-from sommelier.tools.handler import KNOWN, handle
+from sommelier.settings import EMBEDDING_DIMENSIONS
+from sommelier.toolfn.handler import KNOWN, handle
 
 from tests.hardening.support import HARDENING, json_strategies, record_figure
 

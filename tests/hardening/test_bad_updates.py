@@ -15,7 +15,7 @@ import json
 import pytest
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
-from sommelier.telegram.ingress import MAX_BODY_BYTES
+from sommelier.edge.ingress import MAX_BODY_BYTES
 from sommelier.telegram.updates import UpdateError, parse_update, route
 
 from tests.hardening.support import (

@@ -21,16 +21,16 @@ import sommelier.agent.loop as loop_module
 import sommelier.telegram.consumer as consumer
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from sommelier.db.pool import Database
-from sommelier.repositories.adapters import (
+from sommelier.domain.errors import Unavailable
+from sommelier.store.adapters import (
     InProcessCatalog,
     InProcessChat,
     InProcessShop,
     Repositories,
     in_process_repositories,
 )
-from sommelier.repositories.errors import Unavailable
-from sommelier.repositories.operations import run_operation
-from sommelier.repositories.ports import InvocationCounter
+from sommelier.store.ports import InvocationCounter
+from sommelier.toolfn.operations import run_operation
 
 from tests.fakes.openai_server import (
     FakeOpenAI,

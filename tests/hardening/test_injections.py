@@ -19,8 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 import sommelier.agent.loop as loop_module
-from sommelier.agent.guards import precheck
-from sommelier.agent.output_guard import quotes_prompt, response_problem
+from sommelier.agent.guards import precheck, quotes_prompt, response_problem
 from sommelier.agent.prompts import SYSTEM_PROMPT
 
 from tests.fakes.openai_server import reply
@@ -168,9 +167,9 @@ def test_complying_llm_never_leaks_the_prompt(environment, fresh_db, telegram, l
 
 
 def test_output_guard_has_no_false_positives_on_honest_answers(catalog_db):
-    from sommelier.agent.offline import OfflineResponder
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.repositories.adapters import in_process_repositories
+    from sommelier.offline import OfflineResponder
+    from sommelier.store.adapters import in_process_repositories
 
     queries = [q["query"] for q in json.loads((ROOT / "tests/data/mood_queries.json").read_text("utf-8"))]
     golden = ROOT / "eval" / "golden_set.json"

@@ -31,10 +31,10 @@ from pathlib import Path
 
 import psycopg
 import pytest
-import sommelier.telegram.ingress as ingress
+import sommelier.edge.ingress as ingress
 from sommelier.db.pool import Database, reset_default_database
-from sommelier.telegram.ingress import MAX_BODY_BYTES
-from sommelier.tools.handler import MAX_EVENT_BYTES, OPERATIONS, handle
+from sommelier.edge.ingress import MAX_BODY_BYTES
+from sommelier.toolfn.handler import MAX_EVENT_BYTES, OPERATIONS, handle
 
 from tests.fakes.openai_server import FakeOpenAI, error, reply, tool_calls
 from tests.fakes.telegram_server import FakeTelegram
@@ -90,7 +90,7 @@ def test_wrong_or_missing_secret_does_no_work(name, environment, telegram, monke
     """The default sink (inline processing, no queue) would run a turn: none must start."""
     work: list[str] = []
     import sommelier.telegram.consumer as consumer
-    import sommelier.tools.handler as handler_module
+    import sommelier.toolfn.handler as handler_module
 
     monkeypatch.setattr(handler_module, "handle", lambda *a, **k: work.append("tool") or {"error": "x"})
     monkeypatch.setattr(consumer.AgentContainer, "process_update", lambda *a, **k: work.append("turn"))
@@ -368,7 +368,7 @@ def test_tool_text_argument_limits(tool, key, limit, catalog_db):
 
 
 def test_tool_list_and_count_limits(catalog_db, fresh_db):
-    from sommelier.tools.arguments import MAX_IDS
+    from sommelier.domain.search import MAX_IDS
 
     ids = [str(uuid.uuid4()) for _ in range(MAX_IDS + 1)]
     assert "error" not in handle({"tool": "get_wines", "arguments": {"ids": ids[:MAX_IDS]}}, catalog_db)
@@ -406,7 +406,7 @@ def test_history_content_limit_2000(fresh_db):
 
 
 def test_import_row_limit(fresh_db):
-    from sommelier.repositories.sql_catalog import MAX_IMPORT_ROWS
+    from sommelier.toolfn.catalog_sql import MAX_IMPORT_ROWS
 
     at = handle({"tool": "import_wines", "arguments": {"wines": [{}] * MAX_IMPORT_ROWS}}, fresh_db)
     assert at["error"].startswith("nothing imported"), "at the limit the rows are validated"
@@ -424,7 +424,7 @@ def test_tool_event_size_limit(catalog_db):
 
 def test_serve_body_limit(environment):
     import httpx2
-    from sommelier.cli.serve_cmd import build_local_server
+    from sommelier_dev.cli.serve_cmd import build_local_server
 
     sink = ListSink()
     api, workers = build_local_server(process=lambda update, attempt: sink.enqueue(update, 0))
@@ -757,7 +757,7 @@ def test_migrate_function_creates_the_app_user_from_its_secret(fresh_db, monkeyp
         monkeypatch.setenv("APP_DATABASE_SECRET_ARN", arn)
         monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
         app = _load("functions/migrate/app.py", "hardening_migrate_app")
-        from sommelier.custom_resource import Budget
+        from sommelier.deploy.custom_resource import Budget
 
         from tests.fakes.cloudformation import BudgetedContext
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from sommelier.agent.llm import OpenAIChat
+from sommelier.agent.llm.client import OpenAIChat
 from sommelier.agent.loop import SommelierAgent, TurnRequest
-from sommelier.agent.models import SommelierResponse
+from sommelier.domain.answer import SommelierResponse
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.repositories.adapters import in_process_repositories
+from sommelier.store.adapters import in_process_repositories
 
 from tests.fakes.openai_server import FakeOpenAI, delayed, error, reply, tool_calls
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from sommelier.catalog.importer import CatalogImportError, export_catalog, import_catalog
 from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
-from sommelier.repositories.adapters import in_process_repositories
 from sommelier.storage.photos import LocalPhotoStore
-from sommelier.tools.handler import handle
+from sommelier.store.adapters import in_process_repositories
+from sommelier.toolfn.handler import handle
 
 from tests.conftest import expected_photo_key
 
@@ -432,7 +432,7 @@ def test_export_import_round_trip(catalog_db, empty_db, tmp_path, shipped_wines)
 
 
 def test_export_rows_are_valid_import_rows(catalog_db, shipped_wines):
-    from sommelier.catalog.models import WineRecord
+    from sommelier.domain.records import WineRecord
 
     exported = export_catalog(in_process_repositories(catalog_db).catalog)["wines"]
     by_key = {(w["name"], w["producer"], w["vintage_year"]): w for w in shipped_wines}
@@ -466,7 +466,7 @@ def cli_env(monkeypatch, tmp_path):
 
 
 def test_cli_import_prints_every_bad_row(fresh_db, tmp_path, capsys, cli_env):
-    from sommelier.cli.main import main
+    from sommelier_dev.cli.main import main
 
     cli_env(fresh_db)
     items = [
@@ -496,7 +496,7 @@ def test_cli_import_prints_every_bad_row(fresh_db, tmp_path, capsys, cli_env):
 
 
 def test_cli_import_of_a_good_file(empty_db, tmp_path, capsys, cli_env):
-    from sommelier.cli.main import main
+    from sommelier_dev.cli.main import main
 
     cli_env(empty_db)
     photo = with_photo(tmp_path)
@@ -510,7 +510,7 @@ def test_cli_import_of_a_good_file(empty_db, tmp_path, capsys, cli_env):
 
 
 def test_cli_export_to_file_and_stdout(catalog_db, tmp_path, capsys, cli_env, shipped_wines):
-    from sommelier.cli.main import main
+    from sommelier_dev.cli.main import main
 
     cli_env(catalog_db)
     assert main(["catalog", "export", str(tmp_path / "out.json")]) == 0
@@ -522,7 +522,7 @@ def test_cli_export_to_file_and_stdout(catalog_db, tmp_path, capsys, cli_env, sh
 
 
 def test_cli_import_prints_rows_with_brackets(empty_db, tmp_path, capsys, cli_env):
-    from sommelier.cli.main import main
+    from sommelier_dev.cli.main import main
 
     cli_env(empty_db)
     write_json_one_per_line(
@@ -742,7 +742,7 @@ def test_image_url_is_downloaded_and_failures_are_reported(empty_db, tmp_path):
 
 
 def test_cli_replace_list_and_stats(fresh_db, tmp_path, capsys, cli_env, shipped_wines):
-    from sommelier.cli.main import main
+    from sommelier_dev.cli.main import main
 
     cli_env(fresh_db)
     write_json_one_per_line(tmp_path / "shop.json", [shop_wine(), shop_wine(name="Второе", sku="SKU-2")])
@@ -762,8 +762,8 @@ def test_cli_replace_list_and_stats(fresh_db, tmp_path, capsys, cli_env, shipped
 
 
 def test_rows_written_before_the_normalised_columns_are_filled_after_migrating(fresh_db, shipped_wines):
-    from sommelier.catalog.normalise import backfill
     from sommelier.db.migrations import apply_migrations
+    from sommelier.language.matching import backfill
 
     with fresh_db.connection() as conn:
         conn.execute(
@@ -843,7 +843,7 @@ def test_replace_in_several_chunks_keeps_every_chunk(fresh_db, tmp_path, shipped
 
 
 def test_a_shop_that_does_not_grade_body_tannins_or_acidity_imports_and_nothing_is_claimed(empty_db, tmp_path):
-    from sommelier.agent.offline.responder import OfflineResponder
+    from sommelier.offline.responder import OfflineResponder
 
     header = [c for c in CSV_HEADER if c not in ("body", "tannins", "acidity")]
     buffer = io.StringIO()

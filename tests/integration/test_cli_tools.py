@@ -9,9 +9,9 @@ import sys
 
 import pytest
 from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
-from sommelier.tools.handler import handle
+from sommelier.toolfn.handler import handle
 
-CLI = [sys.executable, "-m", "sommelier.cli.main"]
+CLI = [sys.executable, "-m", "sommelier_dev.cli.main"]
 PROVIDER_VARIABLES = (
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",

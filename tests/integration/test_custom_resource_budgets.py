@@ -15,8 +15,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from sommelier.custom_resource import ANSWER_RESERVE_S, ANSWER_RESERVE_SHARE, FAILED, SUCCESS, Budget, respond
 from sommelier.db.pool import reset_default_database
+from sommelier.deploy.custom_resource import ANSWER_RESERVE_S, ANSWER_RESERVE_SHARE, FAILED, SUCCESS, Budget, respond
 
 from tests.fakes.cloudformation import BudgetedContext, CloudFormationResponses, SilentServer
 

@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from sommelier.tools.handler import handle
+from sommelier.toolfn.handler import handle
 
 from tests.conftest import CATALOG_FILE, expected_photo_key
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from sommelier.cli.dev_cmd import ensure_ready
 from sommelier.db.pool import reset_default_database
+from sommelier_dev.cli.dev_cmd import ensure_ready
 
 from tests.conftest import CATALOG_FILE
 
@@ -36,7 +36,7 @@ def test_dev_up_seeds_an_empty_database_with_the_shipped_catalogue(empty_db, mon
 
 def test_dev_up_re_embeds_a_catalogue_of_an_older_local_embedder(fresh_db, monkeypatch, tmp_path):
     """Rows of local-ngram-hash-v2 cannot meet queries of the current local model: `dev up` re-embeds them."""
-    from sommelier.config import LOCAL_MODEL_NAME
+    from sommelier.settings import LOCAL_MODEL_NAME
 
     monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from sommelier.cli.main import main
 from sommelier.db.pool import reset_default_database
+from sommelier_dev.cli.main import main
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import FakeTelegram

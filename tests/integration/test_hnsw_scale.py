@@ -15,10 +15,10 @@ import numpy as np
 import psycopg
 import pytest
 from pgvector.psycopg import register_vector
+from sommelier.domain.search import semantic_request
 from sommelier.embeddings.local import LOCAL_MODEL_NAME
-from sommelier.tools import search
-from sommelier.tools.arguments import semantic_request
-from sommelier.tools.handler import handle
+from sommelier.toolfn import search
+from sommelier.toolfn.handler import handle
 
 ROWS = 10_000
 DIMENSIONS = 1536
@@ -266,7 +266,7 @@ def test_filters_hold_and_fill_the_page_at_scale(big_catalogue):
 
 
 def _recorded_search_sql(url: str, arguments: dict) -> tuple[str, object]:
-    from sommelier.tools.arguments import search_filters
+    from sommelier.domain.search import search_filters
 
     RecordingCursor.statements.clear()
     with psycopg.connect(url, cursor_factory=RecordingCursor) as conn:

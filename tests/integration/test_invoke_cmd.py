@@ -1,4 +1,4 @@
-"""`sommelier invoke FUNCTION EVENT.json` and the template reader behind it (sommelier.devtools.template)."""
+"""`sommelier invoke FUNCTION EVENT.json` and the template reader behind it (sommelier_dev.devtools.template)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import cfnlint.decode  # noqa: F401 - a dev dependency: missing, the suite fails (never skips)
 import pytest
-from sommelier.cli.main import main
-from sommelier.devtools.template import (  # noqa: E402
+from sommelier_dev.cli.main import main
+from sommelier_dev.devtools.template import (  # noqa: E402
     FunctionSpec,
     UnknownFunction,
     find_function,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import boto3
 import pytest
 from moto import mock_aws
-from sommelier.telegram.ledger import DynamoLedger, InMemoryLedger, album_key, answer_key
+from sommelier.telegram.state import DynamoLedger, InMemoryLedger, album_key, answer_key
 
 TABLE = "sommelier-idempotency"
 

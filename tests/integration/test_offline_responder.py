@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from sommelier.agent.models import SommelierResponse
-from sommelier.agent.offline import OfflineResponder
+from sommelier.domain.answer import SommelierResponse
+from sommelier.domain.errors import InvalidArgument
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.repositories.adapters import InProcessCatalog, in_process_repositories
-from sommelier.repositories.errors import InvalidArgument
-from sommelier.repositories.ports import InvocationCounter
+from sommelier.offline import OfflineResponder
+from sommelier.store.adapters import InProcessCatalog, in_process_repositories
+from sommelier.store.ports import InvocationCounter
 
 from tests.food_oracle import BY_REQUEST, pairs_with
 
@@ -519,7 +519,7 @@ def test_semantic_error_falls_back_to_structured_search(catalog_db):
 
 @pytest.mark.parametrize("season", ["зима", "весна", "лето", "осень"])
 def test_start_picks_for_the_season_within_an_everyday_budget(responder, season):
-    from sommelier.bot.dialog import SEASON_QUERIES, START_BUDGET_RUB
+    from sommelier.telegram.dialog import SEASON_QUERIES, START_BUDGET_RUB
 
     answer = responder.respond(SEASON_QUERIES[season])
     assert answer.response.response_type == "recommendation" and answer.response.wines
@@ -532,7 +532,7 @@ def test_start_picks_for_the_season_within_an_everyday_budget(responder, season)
 # the wines shown after a yes must be (checked on the shipped catalogue file, not on what the SQL matched).
 def _saved(answer, closing: str) -> list[dict]:
     """The turn as the chat saves it, with the given closing question at the end of the answer."""
-    from sommelier.agent.parsing import answer_as_text
+    from sommelier.agent.answer import answer_as_text
 
     response = answer.response.model_copy(update={"closing": closing})
     return [{"role": "assistant", "content": answer_as_text(response), "wine_ids": response.wine_ids()}]
@@ -557,7 +557,7 @@ OFFER_REQUESTS = {
 
 
 def test_every_closing_question_has_a_case():
-    from sommelier.agent.offline import writer
+    from sommelier.offline import writer
 
     assert set(OFFER_REQUESTS) == {sentence for sentence, _ in writer.CLOSING_OFFERS}
 
@@ -565,7 +565,7 @@ def test_every_closing_question_has_a_case():
 @pytest.mark.parametrize("yes", ["да", "покажи", "Давай!", "да, покажите"])
 @pytest.mark.parametrize("closing", list(OFFER_REQUESTS))
 def test_a_yes_to_a_closing_question_does_what_it_offered(responder, shipped_by_key, closing, yes):
-    from sommelier.agent.offline import writer
+    from sommelier.offline import writer
 
     request, expected = OFFER_REQUESTS[closing]
     first = responder.respond(request)
@@ -716,8 +716,8 @@ INFO_OFFERS = {
 
 @pytest.mark.parametrize("topic", list(INFO_OFFERS))
 def test_a_yes_to_a_glossary_answers_offer_shows_what_it_offered(responder, shipped_by_key, topic):
-    from sommelier.agent.offline import writer
-    from sommelier.agent.parsing import answer_as_text
+    from sommelier.agent.answer import answer_as_text
+    from sommelier.offline import writer
 
     info = writer.informational(topic, "что это")
     history = [
@@ -738,8 +738,8 @@ def test_a_yes_to_a_glossary_answers_offer_shows_what_it_offered(responder, ship
 
 def test_every_glossary_offer_question_reads_as_a_request():
     """Each question names only what it offers: no dish, and a country only where it says one."""
-    from sommelier.agent.offline import writer
-    from sommelier.agent.offline.reader import read_query
+    from sommelier.offline import writer
+    from sommelier.offline.reader import read_query
 
     for topic, question in writer._INFO_CLOSINGS.items():
         intent = read_query(question)

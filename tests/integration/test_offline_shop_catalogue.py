@@ -9,9 +9,9 @@ import json
 import re
 
 import pytest
-from sommelier.agent.offline import OfflineResponder
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.repositories.adapters import in_process_repositories
+from sommelier.offline import OfflineResponder
+from sommelier.store.adapters import in_process_repositories
 
 from tests.conftest import SHOP_EXPORT
 

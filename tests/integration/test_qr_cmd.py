@@ -9,9 +9,9 @@ import psycopg
 import pytest
 import zxingcpp
 from PIL import Image
-from sommelier.cli.main import main
 from sommelier.db.pool import reset_default_database
 from sommelier.shop.deeplinks import wine_ref_from_start
+from sommelier_dev.cli.main import main
 
 from tests.fakes.telegram_updates import TEST_BOT
 

@@ -8,10 +8,10 @@ import io
 import psycopg
 import pytest
 from PIL import Image
-from sommelier.cli.main import main
 from sommelier.db.pool import reset_default_database
 from sommelier.shop.report import ReportError, build_report, parse_since
-from sommelier.tools.handler import handle
+from sommelier.toolfn.handler import handle
+from sommelier_dev.cli.main import main
 
 ANNA, BORIS, VERA = 8_100_001, 8_100_002, 8_100_003
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import re
 
-from sommelier.bot.dialog import Author
-from sommelier.bot.runtime import build_runtime
-from sommelier.repositories.adapters import lambda_repositories
-from sommelier.tools.handler import handle
+from sommelier.app import build_runtime
+from sommelier.store.adapters import lambda_repositories
+from sommelier.telegram.dialog import Author
+from sommelier.toolfn.handler import handle
 
 from tests.bot_harness import configure_llm
 from tests.fakes.lambda_invoke import LocalLambda

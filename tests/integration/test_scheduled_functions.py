@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from PIL import Image
 from sommelier.db.pool import reset_default_database
-from sommelier.tools.handler import handle
+from sommelier.toolfn.handler import handle
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_CHAT = -100515151

@@ -3,7 +3,7 @@
 Every expectation is computed independently in plain Python from the catalogue file
 (`shipped_wines`), with small hand-written predicates. They spell out the intended rule
 (which catalogue grape, country, region or dish a phrase should reach) instead of calling
-`sommelier.tools.matching`, so a regression in the SQL or in the alias tables shows up.
+`sommelier.language.matching`, so a regression in the SQL or in the alias tables shows up.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
-from sommelier.tools.handler import handle
+from sommelier.toolfn.handler import handle
 
 from tests.food_oracle import (
     ASIAN,

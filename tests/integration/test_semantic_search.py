@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sommelier.catalog.models import WineRecord
+from sommelier.domain.records import WineRecord
 from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
-from sommelier.tools.handler import handle
+from sommelier.toolfn.handler import handle
 
 from tests.food_oracle import BY_REQUEST, pairs_with
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import psycopg
-from sommelier.tools.handler import handle
+from sommelier.toolfn.handler import handle
 
 USER = 4_100_000_001
 OTHER = 4_100_000_002

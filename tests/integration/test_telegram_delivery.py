@@ -10,11 +10,11 @@ import uuid
 import boto3
 import pytest
 from moto import mock_aws
-from sommelier.agent.models import SommelierResponse, WineRecommendation
-from sommelier.bot.render import Outgoing, render_answer, render_text
+from sommelier.domain.answer import SommelierResponse, WineRecommendation
 from sommelier.storage.photos import S3PhotoStore
 from sommelier.telegram.client import Forbidden, NetworkError, RetryAfter, ServerError, TelegramClient
 from sommelier.telegram.delivery import DynamoDeliveryLog, InMemoryDeliveryLog, Sender
+from sommelier.telegram.render import Outgoing, render_answer, render_text
 
 CHAT = 4242
 BUCKET = "sommelier-photos"

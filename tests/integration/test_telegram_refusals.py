@@ -5,9 +5,9 @@ from __future__ import annotations
 import boto3
 import pytest
 from moto import mock_aws
-from sommelier.bot.render import CAPTION_LIMIT, TEXT_LIMIT, Outgoing, feedback_keyboard, render_text, utf16_len
 from sommelier.telegram.client import BadRequest, ServerError
 from sommelier.telegram.delivery import DynamoDeliveryLog, InMemoryDeliveryLog, Sender
+from sommelier.telegram.render import CAPTION_LIMIT, TEXT_LIMIT, Outgoing, feedback_keyboard, render_text, utf16_len
 
 CHAT = 4343
 FORUM = -1001234567890

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from sommelier.cli.main import main
-from sommelier.telegram.registration import ALLOWED_UPDATES, MENU, menu_commands
-from sommelier.telegram.router import ROUTER
+from sommelier.telegram.router import ALLOWED_UPDATES, MENU, ROUTER, menu_commands
+from sommelier_dev.cli.main import main
 
 from tests.fakes.telegram_server import FakeTelegram
 

@@ -12,7 +12,7 @@ import math
 
 import pytest
 from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
-from sommelier.tools.handler import handle
+from sommelier.toolfn.handler import handle
 
 DIMENSIONS = 1536
 INJECTIONS = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from sommelier.db.pool import reset_default_database
-from sommelier.telegram.ingress import InlineSink
+from sommelier.edge.ingress import InlineSink
 
 from tests.fakes.telegram_updates import TEST_WEBHOOK_SECRET, text_update, webhook_event, webhook_function
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sommelier.agent.answer_hygiene import LANGUAGE_ERROR, plain_draft, plain_text, russian_share
-from sommelier.agent.parsing import parse_final_response
+from sommelier.agent.answer import LANGUAGE_ERROR, parse_final_response, plain_draft, plain_text, russian_share
 
 WINE_ID = "6f1c2a4e-8d3b-4c1a-9e2f-1a2b3c4d5e6f"
 FOUND = {

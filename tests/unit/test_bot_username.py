@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from sommelier.telegram.identity import RETRY_AFTER_FAILURE_S, BotUsername, NoToken
+from sommelier.telegram.client import RETRY_AFTER_FAILURE_S, BotUsername, NoToken
 
 
 class Clock:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
-from sommelier.catalog.models import WineRecord
+from sommelier.domain.records import WineRecord
 
 ROW = {
     "name": "Crianza",
@@ -172,6 +172,6 @@ def test_a_price_that_is_not_an_amount_in_roubles_is_an_error_naming_it(written)
     [("Великобритания", "GB"), ("Англия", "GB"), ("Чешская Республика", "CZ"), ("Кипр", "CY"), ("РФ", "RU")],
 )
 def test_countries_a_russian_shop_sells_are_known_by_any_of_their_names(written, code):
-    from sommelier.catalog.normalise import normalised_columns
+    from sommelier.language.matching import normalised_columns
 
     assert normalised_columns(written, ["Шардоне"], [])["country_code"] == code

@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities import parameters
 from moto import mock_aws
 from sommelier.db import pool
 from sommelier.db.url import resolve_database_url
-from sommelier.tools.handler import handle
+from sommelier.toolfn.handler import handle
 
 
 @pytest.fixture

@@ -28,11 +28,11 @@ NOT_IMPORTED = {
     "functions/webhook/agent.py": (
         "openai",
         "aiohttp",
-        "sommelier.agent.offline",
+        "sommelier.offline",
         "sommelier.embeddings.openai_provider",
     ),
     # The tool function: pydantic and the catalogue model only when an import arrives (~80 ms).
-    "functions/wine_tools/app.py": ("openai", "pydantic", "sommelier.catalog.models", "numpy", "sommelier.agent"),
+    "functions/wine_tools/app.py": ("openai", "pydantic", "sommelier.domain.records", "numpy", "sommelier.agent"),
 }
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
-from sommelier import tracing
-from sommelier.handler_shell import HandlerShell, RedactingFormatter, shell_logger, tracing_active
+from sommelier.observability import tracing
+from sommelier.observability.shell import HandlerShell, RedactingFormatter, shell_logger, tracing_active
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "7654321098:AAH-shell-test-token-0123456789abcdefXYZ"
@@ -103,8 +103,8 @@ def test_one_telegram_token_pattern_in_the_code_base():
 
 _TRACED_FUNCTION = r"""
 import json, sys
-from sommelier.handler_shell import HandlerShell
-from sommelier.tracing import subsegment
+from sommelier.observability.shell import HandlerShell
+from sommelier.observability.tracing import subsegment
 
 class Context:
     function_name = "sommelier-Trace-test"

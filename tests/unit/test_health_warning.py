@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from sommelier.agent.models import SommelierResponse, WineRecommendation
-from sommelier.bot.render import render_answer
+from sommelier.domain.answer import SommelierResponse, WineRecommendation
 from sommelier.shop.health import DEFAULT_HEALTH_WARNING, health_warning
+from sommelier.telegram.render import render_answer
 
 WINE = {"id": str(uuid.uuid4()), "name": "Malbec", "producer": "Luigi Bosca", "price_rub": 2490, "image_key": None}
 

@@ -14,8 +14,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "layers" / "sommelier" / "sommel
 # agent's other modules count on that side: the offline responder loads when it answers.
 PAIRS = [
     ("sommelier.bot", "sommelier.telegram"),
-    ("sommelier.agent", "sommelier.agent.offline"),
-    ("sommelier.config", "sommelier.embeddings"),
+    ("sommelier.agent", "sommelier.offline"),
+    ("sommelier.settings", "sommelier.embeddings"),
     ("sommelier.catalog", "sommelier.tools"),
 ]
 
@@ -68,9 +68,9 @@ def member(package: str, nested: str | None = None):
 
 def test_the_graph_sees_real_imports():
     modules = graph()
-    assert "sommelier.bot.dialog" in modules["sommelier.telegram.consumer"]
-    assert "sommelier.bot.render" in modules["sommelier.bot.dialog"]
-    assert edges(modules, member("sommelier.agent.offline"), member("sommelier.agent", "sommelier.agent.offline"))
+    assert "sommelier.telegram.dialog" in modules["sommelier.telegram.consumer"]
+    assert "sommelier.telegram.render" in modules["sommelier.telegram.dialog"]
+    assert edges(modules, member("sommelier.offline"), member("sommelier.agent", "sommelier.offline"))
 
 
 @pytest.mark.parametrize(("first", "second"), PAIRS, ids=[f"{a}<->{b}" for a, b in PAIRS])

@@ -17,16 +17,16 @@ PACKAGE = Path(language.__file__).resolve().parents[1]
 # Every consumer the issue names: the tools' SQL matching, the importer, the offline reader and writer,
 # the local embeddings and the evaluation.
 CONSUMERS = [
-    "sommelier.tools.matching",
-    "sommelier.tools.search",
-    "sommelier.tools.arguments",
-    "sommelier.catalog.normalise",
+    "sommelier.language.matching",
+    "sommelier.toolfn.search",
+    "sommelier.domain.search",
+    "sommelier.language.matching",
     "sommelier.catalog.importer",
-    "sommelier.agent.offline.reader",
-    "sommelier.agent.offline.writer",
-    "sommelier.agent.offline.responder",
+    "sommelier.offline.reader",
+    "sommelier.offline.writer",
+    "sommelier.offline.responder",
     "sommelier.embeddings.local",
-    "sommelier.evaluation.metrics",
+    "sommelier_dev.evaluation.metrics",
 ]
 
 # Literals of Russian words that stay outside the layer, each for a reason: they are not a vocabulary of

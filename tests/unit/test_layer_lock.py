@@ -1,5 +1,5 @@
 """One lock for the venv and the layer (layers/sommelier/requirements.lock): the layer's versions are
-compared with it (sommelier.devtools.layer_lock, run by `make sam-test` on the layer `sam build`
+compared with it (sommelier_dev.devtools.layer_lock, run by `make sam-test` on the layer `sam build`
 made), and both installs read it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from sommelier.devtools.layer_lock import differences, installed_versions, locked_versions, main
+from sommelier_dev.devtools.layer_lock import differences, installed_versions, locked_versions, main
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "sommelier"

@@ -6,15 +6,15 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from sommelier.agent.capabilities import (
+from sommelier.agent.deadline import Deadline, current_turn_deadline, lambda_turn_deadline, turn_deadline
+from sommelier.agent.llm.capabilities import (
     CapabilityRegistry,
     ModelCapabilities,
     lesson_from_error,
     parse_capabilities,
     provider_error_text,
 )
-from sommelier.agent.deadline import Deadline, current_turn_deadline, lambda_turn_deadline, turn_deadline
-from sommelier.agent.provider_reply import calls_from_text, normalise_message, strip_reasoning
+from sommelier.agent.llm.reply import calls_from_text, normalise_message, strip_reasoning
 
 TOOL_ROUND = {"model": "m", "messages": [], "tools": [{}], "parallel_tool_calls": False, "max_tokens": 1500}
 FINAL = {"model": "m", "messages": [], "max_tokens": 1500, "temperature": 0.6}

@@ -7,7 +7,7 @@ import time
 
 import pytest
 from sommelier.agent.deadline import Deadline
-from sommelier.agent.llm import LLMError, LLMLedger, OpenAIChat
+from sommelier.agent.llm.client import LLMError, LLMLedger, OpenAIChat
 
 from tests.fakes.openai_server import FakeOpenAI, delayed, drop_mid_body, error, json_response, reply, trickled
 from tests.fakes.provider_behaviours import completion

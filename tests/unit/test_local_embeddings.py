@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 import pytest
-from sommelier.config import EMBEDDING_DIMENSIONS
 from sommelier.embeddings import embed_one
 from sommelier.embeddings.local import (
     CONCEPTS,
@@ -18,6 +17,7 @@ from sommelier.embeddings.local import (
     embed_text,
     features,
 )
+from sommelier.settings import EMBEDDING_DIMENSIONS
 
 embedder = LocalHashingEmbeddings()
 

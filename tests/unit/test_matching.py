@@ -1,4 +1,4 @@
-"""The matching rules of docs/matching.md, as pure functions (sommelier.tools.matching, sommelier.text)."""
+"""The matching rules of docs/matching.md, as pure functions (sommelier.language.matching, sommelier.language)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from sommelier.text import escape_like, normalize, stem, stems, words
-from sommelier.tools import matching
-from sommelier.tools.arguments import ArgumentError, optional_price, search_filters, semantic_request
-from sommelier.tools.registry import LLM_TOOLS
+from sommelier.agent.tools import LLM_TOOLS
+from sommelier.domain.search import ArgumentError, optional_price, search_filters, semantic_request
+from sommelier.language import matching, normalize, stem, stems, words
 
 CATALOG = Path(__file__).resolve().parents[2] / "data" / "catalog" / "wines.json"
 
@@ -60,15 +59,9 @@ def test_stem_leaves_other_scripts_and_numbers():
 
 
 def test_no_hand_written_stemmer_is_left():
-    import sommelier.text
+    import sommelier.language
 
-    assert sommelier.text.stem is __import__("sommelier.language", fromlist=["stem"]).stem
-    assert not hasattr(sommelier.text, "_ENDINGS")
-
-
-def test_escape_like():
-    assert escape_like("100%_\\") == "100\\%\\_\\\\"
-    assert escape_like("тоскана") == "тоскана"
+    assert not hasattr(sommelier.language, "_ENDINGS")
 
 
 # ---------------------------------------------------------------- countries
@@ -360,7 +353,7 @@ def test_semantic_search_offers_the_model_every_search_filter_with_the_query_fir
 def test_tool_results_name_the_country_as_customers_say_it(catalogue_country, shown):
     from decimal import Decimal
 
-    from sommelier.tools.search import wine_for_tool
+    from sommelier.toolfn.search import wine_for_tool
 
     row = {
         "id": "00000000-0000-0000-0000-000000000001",

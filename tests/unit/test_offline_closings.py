@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import itertools
 
-from sommelier.agent.offline import writer
-from sommelier.agent.offline.reader import QueryIntent
+from sommelier.offline import writer
+from sommelier.offline.reader import QueryIntent
 
 WINE_TYPES = (None, "red", "white", "rose", "sparkling")
 SWEETNESS = (None, "dry", "semi_dry", "semi_sweet", "sweet")

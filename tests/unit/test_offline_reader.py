@@ -6,8 +6,8 @@ import re
 from dataclasses import replace
 
 import pytest
-from sommelier.agent.offline import glossary
-from sommelier.agent.offline.reader import QueryIntent, read_query
+from sommelier.offline import glossary
+from sommelier.offline.reader import QueryIntent, read_query
 
 # (message, expected kind, expected filters (exactly), mood: None = no mood, str = a stem the mood contains)
 CASES: list[tuple[str, str, dict, str | None]] = [

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sommelier.agent.models import SommelierResponse
-from sommelier.agent.parsing import (
+from sommelier.agent.answer import (
     answer_as_text,
     extract_json,
     parse_final_response,
@@ -14,6 +13,7 @@ from sommelier.agent.parsing import (
     truncate_for_storage,
     wine_key,
 )
+from sommelier.domain.answer import SommelierResponse
 
 WINE_ID = "6f1c1f7e-3f55-4d0e-9a8e-2b9b3c1d0a11"
 FOUND = {WINE_ID: {"id": WINE_ID, "name": "Malbec", "producer": "Luigi Bosca", "price_rub": 2490}}
@@ -144,7 +144,7 @@ def test_render_text_for_history():
 
 
 def test_the_response_format_schema_is_derived_from_the_model_in_strict_form():
-    from sommelier.agent.models import RESPONSE_JSON_SCHEMA, SommelierResponse
+    from sommelier.domain.answer import RESPONSE_JSON_SCHEMA, SommelierResponse
 
     def objects(node):
         if node.get("type") == "object":

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import uuid
 
-from sommelier.agent.models import SommelierResponse, WineRecommendation
-from sommelier.agent.progress import Shown, StreamedAnswer, merge_shown
+from sommelier.agent.streaming import Shown, StreamedAnswer, merge_shown
+from sommelier.domain.answer import SommelierResponse, WineRecommendation
 
 RIOJA, MALBEC, GHOST = (str(uuid.uuid4()) for _ in range(3))
 FOUND = {

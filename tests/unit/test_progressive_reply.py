@@ -5,11 +5,11 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from sommelier.agent.models import WineRecommendation
-from sommelier.bot.render import render_answer
+from sommelier.domain.answer import WineRecommendation
 from sommelier.telegram.client import BadRequest, TelegramClient
 from sommelier.telegram.delivery import InMemoryDeliveryLog, Sender
 from sommelier.telegram.progressive import DraftSupport, ProgressiveReply
+from sommelier.telegram.render import render_answer
 from sommelier.telegram.state import InMemoryTurnPlans
 
 from tests.fakes.telegram_server import FakeTelegram
@@ -101,7 +101,7 @@ def test_a_redelivered_update_knows_what_was_shown_and_sends_only_the_rest(clien
     # the process dies here; SQS brings the update back
     again = progressive(client, log=log, plans=plans)
     assert again.shown.intro == "Вот что я нашёл." and again.shown.wine_ids() == {WINE["id"]}
-    from sommelier.agent.models import SommelierResponse
+    from sommelier.domain.answer import SommelierResponse
 
     final = SommelierResponse(
         response_type="recommendation", intro="Вот что я нашёл.", wines=[recommendation], closing="Ещё?"

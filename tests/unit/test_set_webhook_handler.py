@@ -99,7 +99,7 @@ def app(monkeypatch, logs):
     spec = importlib.util.spec_from_file_location("set_webhook_app_under_test", APP_PATH)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    from sommelier.handler_shell import shell_logger
+    from sommelier.observability.shell import shell_logger
 
     shell = shell_logger("sommelier-set-webhook")  # what the handler's work sets up: its lines go to `logs`
     handler = shell.registered_handler
@@ -194,7 +194,7 @@ def test_create_sets_the_webhook_with_the_secret_token(app, server, logs):
 
 
 def test_allowed_updates_and_the_menu_come_from_the_registration_module(app, server):
-    from sommelier.telegram.registration import ALLOWED_UPDATES, MENU
+    from sommelier.telegram.router import ALLOWED_UPDATES, MENU
 
     app.handler(_event(server, "Create"), _Context())
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sommelier.doctor import FAIL, OK, WARN, shop_check
+from sommelier_dev.doctor import FAIL, OK, WARN, shop_check
 
 
 def test_defaults_warn_about_the_missing_admin_chat(monkeypatch):

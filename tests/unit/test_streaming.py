@@ -6,8 +6,9 @@ import json
 import time
 
 import pytest
-from sommelier.agent.llm import OpenAIChat
-from sommelier.agent.streaming import AnswerScanner, StreamBroken
+from sommelier.agent.llm.client import OpenAIChat
+from sommelier.agent.llm.stream import StreamBroken
+from sommelier.agent.streaming import AnswerScanner
 
 from tests.fakes.openai_server import FakeOpenAI, error, reply, streamed, tool_calls
 

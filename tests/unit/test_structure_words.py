@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from sommelier import language
-from sommelier.catalog.models import WineRecord
+from sommelier.domain.records import WineRecord
 from sommelier.language.structure import main_grape_is_rare, structure_words
 
 SHIPPED = Path(__file__).resolve().parents[2] / "data" / "catalog" / "wines.json"

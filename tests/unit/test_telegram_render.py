@@ -8,8 +8,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from sommelier.agent.models import SommelierResponse, WineRecommendation
-from sommelier.bot.render import (
+from sommelier.domain.answer import SommelierResponse, WineRecommendation
+from sommelier.telegram.client import TelegramClient
+from sommelier.telegram.render import (
     CALLBACK_DATA_LIMIT,
     CAPTION_LIMIT,
     TEXT_LIMIT,
@@ -23,7 +24,6 @@ from sommelier.bot.render import (
     split_text,
     utf16_len,
 )
-from sommelier.telegram.client import TelegramClient
 
 from tests.fakes.telegram_server import FakeTelegram, parse_html
 
@@ -352,7 +352,7 @@ def test_render_text_escapes_and_keeps_keyboard(fake, client):
     ],
 )
 def test_prices_in_free_text_never_break(text, expected):
-    from sommelier.bot.render import keep_prices_together
+    from sommelier.telegram.render import keep_prices_together
 
     assert keep_prices_together(text) == expected
     assert render_text(text)[0].plain == expected

@@ -510,7 +510,7 @@ def test_webhook_function(resources):
         assert str(event["Properties"].get("PayloadFormatVersion", "2.0")) == "2.0"
         routes.add((event["Properties"]["Method"], event["Properties"]["Path"]))
     # The Starlette app (Mangum handler) serves exactly these paths.
-    from sommelier.telegram.webhook_app import HEALTH_PATH, WEBHOOK_PATH
+    from sommelier.edge.app import HEALTH_PATH, WEBHOOK_PATH
 
     assert routes == {("POST", WEBHOOK_PATH), ("GET", HEALTH_PATH)}
 
@@ -790,7 +790,7 @@ def test_set_webhook_custom_resource_is_optional(resources, template):
     properties = webhook["Properties"]
     assert properties["ServiceToken"] == {"Fn::GetAtt": ["SetWebhookFunction", "Arn"]}
     assert properties["Url"] == template["Outputs"]["WebhookUrl"]["Value"]
-    assert "AllowedUpdates" not in properties  # one list, in sommelier.telegram.registration
+    assert "AllowedUpdates" not in properties  # one list, in sommelier.telegram.router
     assert properties["Registration"] == {"Ref": "SommelierLayer"}  # a new layer re-registers
     assert not (_refs(properties) & SECRET_PARAMETERS)
     assert (ROOT / "functions" / "set_webhook" / "app.py").exists()

@@ -44,7 +44,7 @@ def test_search_wines_through_the_lambda_handler(app, catalog_db):
     event = {"tool": "search_wines", "arguments": {"wine_type": "red", "food_pairing": "к стейку", "limit": 3}}
     result = invoke(app, event)
     assert result["found"] == 3 and result["filters_applied"] == {"wine_type": "red", "food_pairing": "к стейку"}
-    from sommelier.tools.handler import handle
+    from sommelier.toolfn.handler import handle
 
     assert result == handle(event, catalog_db)
 

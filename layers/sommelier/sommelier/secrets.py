@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 
-from sommelier.config import env
+from sommelier.settings import env
 
 logger = logging.getLogger(__name__)
 

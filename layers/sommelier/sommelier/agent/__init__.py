@@ -1,0 +1,1 @@
+"""The agent: the conversation loop, the LLM client, prompts, guards and the answer's checks."""

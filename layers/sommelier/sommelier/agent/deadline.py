@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from sommelier.config import env
+from sommelier.settings import env
 
 DEFAULT_TURN_BUDGET_S = 60.0
 DEFAULT_DELIVERY_RESERVE_S = 8.0

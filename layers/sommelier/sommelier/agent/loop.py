@@ -15,10 +15,11 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from sommelier.agent import prompts
+from sommelier.agent.answer import answer_as_text, parse_final_response, truncate_for_storage
 from sommelier.agent.context import moment_context
 from sommelier.agent.deadline import Deadline, current_turn_deadline
-from sommelier.agent.guards import GuardVerdict, guard_response, precheck
-from sommelier.agent.llm import (
+from sommelier.agent.guards import GuardVerdict, guard_response, is_leak_error, precheck
+from sommelier.agent.llm.client import (
     ChatLLM,
     LLMDeadlineExceeded,
     LLMError,
@@ -27,20 +28,18 @@ from sommelier.agent.llm import (
     LLMRequestRejected,
     ToolCall,
 )
-from sommelier.agent.models import RESPONSE_JSON_SCHEMA, ParseResult, SommelierResponse, WineRecommendation
-from sommelier.agent.output_guard import is_leak_error
-from sommelier.agent.parsing import answer_as_text, parse_final_response, truncate_for_storage
-from sommelier.agent.progress import AnswerListener, Shown, StreamedAnswer, merge_shown
-from sommelier.agent.streaming import StreamBroken
+from sommelier.agent.llm.stream import StreamBroken
+from sommelier.agent.streaming import AnswerListener, Shown, StreamedAnswer, merge_shown
+from sommelier.agent.tools import LLM_TOOLS, TOOL_SCHEMAS
+from sommelier.domain.answer import RESPONSE_JSON_SCHEMA, ParseResult, SommelierResponse, WineRecommendation
+from sommelier.domain.errors import PortError
 from sommelier.embeddings import EmbeddingError, EmbeddingProvider, embed_one
-from sommelier.observability import record_turn
-from sommelier.repositories.adapters import Repositories
-from sommelier.repositories.errors import PortError
-from sommelier.repositories.ports import PHOTO_KEYS, ToolRequest, TurnRecord, wines_with_photos
-from sommelier.tools.registry import LLM_TOOLS, TOOL_SCHEMAS
+from sommelier.observability.metrics import record_turn
+from sommelier.store.adapters import Repositories
+from sommelier.store.ports import PHOTO_KEYS, ToolRequest, TurnRecord, wines_with_photos
 
 if TYPE_CHECKING:
-    from sommelier.agent.offline import OfflineResponder
+    from sommelier.offline import OfflineResponder
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +125,7 @@ class SommelierAgent:
     @cached_property
     def offline(self) -> OfflineResponder:
         """The rule-based responder: about 100 ms of import, paid only by a turn that needs it."""
-        from sommelier.agent.offline import OfflineResponder
+        from sommelier.offline import OfflineResponder
 
         return OfflineResponder(self.catalog, self.embedder)
 

@@ -1,162 +1,31 @@
-"""A streamed chat completion (Server-Sent Events), read robustly, and the answer inside it as it grows.
+"""The answer as it streams: what may be shown, what was shown, and the answer that results.
 
-- ``read_stream`` turns the openai SDK's chunk iterator into one ``LLMReply``: content and tool-call
-  deltas are joined, a usage chunk with no choices is counted, and a stream that breaks, reports an
-  ``error`` object or ``finish_reason: "error"`` (OpenRouter's way after streaming started), stalls or
-  outlives the turn deadline raises ``StreamBroken`` with what had arrived. The SDK already skips SSE
-  comment lines such as ``: OPENROUTER PROCESSING`` and raises on an ``error`` object in a chunk.
-- ``AnswerScanner`` reads the growing text of a SommelierResponse (bare JSON, in a code fence or after
-  prose) and reports response_type, the intro (also while it grows, for drafts), each wine and the
-  closing as soon as each is complete. It parses the prefix with jiter's partial mode (jiter ships with
-  the openai SDK): re-parsing a few kilobytes per delta costs microseconds.
+``AnswerScanner`` reads the growing text of a SommelierResponse (bare JSON, in a code fence or after
+prose) and reports response_type, the intro (also while it grows, for drafts), each wine and the
+closing as soon as each is complete. It parses the prefix with jiter's partial mode (jiter ships with
+the openai SDK): re-parsing a few kilobytes per delta costs microseconds.
+
+The agent feeds every content delta of a call to ``StreamedAnswer``. It passes the customer-visible
+pieces on only once each is complete and passes the same checks as a whole answer: the output guard on
+its text and, for a wine, validation and grounding in this turn's tool results. ``Shown`` remembers what
+went out, so a retry asks only for what is missing and the final answer (``merge_shown``) never repeats
+what the customer already has.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import jiter
+from pydantic import ValidationError
 
-from sommelier.agent.llm import LLMError, LLMReply, ToolCall, Usage
+from sommelier.agent.answer import MIN_RUSSIAN_SHARE, ground, plain_answer, plain_draft, plain_text, russian_share
+from sommelier.agent.guards import strip_control_characters, text_problem
+from sommelier.domain.answer import MAX_INTRO, MAX_WINES, SommelierResponse, WineRecommendation
 
 logger = logging.getLogger(__name__)
-
-
-class StreamBroken(LLMError):
-    """The stream ended before the answer did. ``partial`` is the content that had arrived."""
-
-    def __init__(self, message: str, partial: str = ""):
-        super().__init__(message)
-        self.partial = partial
-
-
-@dataclass
-class _CallParts:
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-def read_stream(
-    chunks: Iterable[Any],
-    *,
-    model: str,
-    on_content: Callable[[str], None] | None = None,
-    deadline: float | None = None,
-    close: Callable[[], None] | None = None,
-    clock: Callable[[], float] = time.monotonic,
-) -> LLMReply:
-    """Join a chat.completion.chunk stream into one reply. Raises StreamBroken when it does not end well.
-
-    ``deadline`` (on ``clock``) bounds the whole stream: a watchdog calls ``close`` (the SDK stream's
-    close) when it passes, so even a provider that sends only keep-alive comments is cut off.
-    """
-    content: list[str] = []
-    refusal: list[str] = []
-    reasoning: list[str] = []
-    reasoning_details: list[Any] = []  # sent back with the message (Gemini's thought signatures)
-    calls: dict[int, _CallParts] = {}
-    usage = Usage()
-    finish_reason: str | None = None
-    answered_model = ""
-    expired = threading.Event()
-    watchdog = None
-    if deadline is not None and close is not None:
-        watchdog = threading.Timer(max(deadline - clock(), 0.0), lambda: (expired.set(), _quietly(close)))
-        watchdog.daemon = True
-        watchdog.start()
-    try:
-        for chunk in chunks:
-            if deadline is not None and clock() > deadline:
-                expired.set()
-                break
-            answered_model = getattr(chunk, "model", None) or answered_model
-            chunk_usage = getattr(chunk, "usage", None)
-            if chunk_usage is not None:  # the usage chunk (no choices) or usage on the last choice chunk
-                details = getattr(chunk_usage, "completion_tokens_details", None)
-                usage = Usage(
-                    chunk_usage.prompt_tokens or 0,
-                    chunk_usage.completion_tokens or 0,
-                    (getattr(details, "reasoning_tokens", None) or 0) if details is not None else 0,
-                )
-            for choice in getattr(chunk, "choices", None) or []:
-                if getattr(choice, "index", 0) not in (0, None):
-                    continue
-                delta = choice.delta
-                text = getattr(delta, "content", None) if delta is not None else None
-                if text:
-                    content.append(text)
-                    if on_content is not None:
-                        on_content(text)
-                if delta is not None and getattr(delta, "refusal", None):
-                    refusal.append(delta.refusal)
-                extra = (getattr(delta, "model_extra", None) or {}) if delta is not None else {}
-                for name in ("reasoning", "reasoning_content"):
-                    if isinstance(extra.get(name), str):
-                        reasoning.append(extra[name])
-                if isinstance(extra.get("reasoning_details"), list):
-                    reasoning_details.extend(extra["reasoning_details"])
-                for position, call in enumerate((getattr(delta, "tool_calls", None) if delta else None) or []):
-                    index = call.index if call.index is not None else position
-                    parts = calls.setdefault(index, _CallParts())
-                    parts.id = call.id or parts.id
-                    function = getattr(call, "function", None)
-                    if function is not None:
-                        parts.name = function.name or parts.name
-                        if function.arguments:
-                            parts.arguments.append(function.arguments)
-                if choice.finish_reason:
-                    finish_reason = choice.finish_reason
-            if finish_reason == "error":
-                raise StreamBroken('the stream reported finish_reason "error"', "".join(content))
-    except StreamBroken:
-        raise
-    except Exception as exc:  # APIError (an error object), APIConnectionError / APITimeoutError (break, stall)
-        if expired.is_set():
-            raise StreamBroken("the turn deadline passed while the answer streamed", "".join(content)) from exc
-        raise StreamBroken(f"the stream broke: {type(exc).__name__}: {_short(exc)}", "".join(content)) from exc
-    finally:
-        if watchdog is not None:
-            watchdog.cancel()
-    if expired.is_set():
-        _quietly(close)
-        raise StreamBroken("the turn deadline passed while the answer streamed", "".join(content))
-    if finish_reason is None:
-        raise StreamBroken("the stream ended without a finish_reason", "".join(content))
-    tool_calls = [
-        ToolCall(id=parts.id or f"call_{index}", name=parts.name, arguments="".join(parts.arguments) or "{}")
-        for index, parts in sorted(calls.items())
-        if parts.name
-    ]
-    return LLMReply(
-        content="".join(content) if content else None,
-        tool_calls=tool_calls,
-        usage=usage,
-        model=answered_model or model,
-        finish_reason=finish_reason,
-        refusal="".join(refusal) or None,
-        reasoning="".join(reasoning) or None,
-        reasoning_details=reasoning_details or None,
-    )
-
-
-def _quietly(close: Callable[[], None] | None) -> None:
-    if close is None:
-        return
-    try:
-        close()
-    except Exception as exc:  # closing a half-read response from the watchdog thread: best effort
-        logger.debug("closing the stream failed: %s", exc)
-
-
-def _short(exc: BaseException) -> str:
-    return str(exc).replace("\n", " ")[:300]
-
 
 # --------------------------------------------------------------------------- #
 # The answer as it grows
@@ -235,3 +104,149 @@ class AnswerScanner:
             if not isinstance(complete, dict) or not isinstance(growing, dict):
                 return None
             return complete, growing
+
+
+class AnswerListener(Protocol):
+    """Where the pieces go (telegram.progressive.ProgressiveReply). Its methods must not raise."""
+
+    def draft(self, text: str) -> None: ...
+
+    def intro(self, text: str) -> None: ...
+
+    def wine(self, recommendation: WineRecommendation, wine: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class Shown:
+    """What the customer already has from this turn (this attempt or an earlier delivery of the update)."""
+
+    intro: str | None = None
+    wines: list[WineRecommendation] = field(default_factory=list)
+
+    @property
+    def anything(self) -> bool:
+        return self.intro is not None or bool(self.wines)
+
+    def wine_ids(self) -> set[str]:
+        return {w.wine_id for w in self.wines if w.wine_id}
+
+    def retry_note(self) -> str:
+        """Added to the retry instruction: the model must not count on repeating what was shown."""
+        if not self.anything:
+            return ""
+        lines = ["Покупатель уже видит часть ответа, её не покажут повторно:"]
+        if self.intro is not None:
+            lines.append(f"- вступление: «{self.intro[:200]}»")
+        for wine in self.wines:
+            lines.append(f"- вино «{wine.wine_name}» (wine_id {wine.wine_id})")
+        lines.append(
+            "Верни полный JSON-объект; не рекомендуй эти вина снова, добавь только недостающее "
+            "(другие вина, если нужны, и заключение)."
+        )
+        return "\n".join(lines)
+
+
+class StreamedAnswer:
+    """One streamed call: deltas in, checked pieces out to the listener."""
+
+    def __init__(self, listener: AnswerListener, found: dict[str, dict[str, Any]], shown: Shown):
+        self.listener = listener
+        self.found = found
+        self.shown = shown
+        self.scanner = AnswerScanner()
+        self.response_type: str | None = None
+        self._held: list[dict[str, Any]] = []  # wines that arrived before the response type or the intro
+
+    def on_content(self, delta: str) -> None:
+        for event in self.scanner.feed(delta):
+            try:
+                self._handle(event)
+            except Exception:  # a piece that can't be shown must never break the turn: the final answer follows
+                logger.exception("a streamed %s could not be shown", event.kind)
+
+    def _handle(self, event: AnswerEvent) -> None:
+        if event.kind == "response_type":
+            self.response_type = event.value
+            self._release()
+        elif event.kind == "intro_draft":
+            if self.shown.intro is None:
+                draft = plain_draft(_clean(event.value))
+                if _russian([draft]):  # an English answer is not shown even as a draft
+                    self.listener.draft(draft)
+        elif event.kind == "intro":
+            self._intro(event.value)
+            self._release()
+        elif event.kind == "wine":
+            self._held.append(event.value)
+            self._release()
+
+    def _intro(self, raw: str) -> None:
+        if self.shown.intro is not None:
+            return
+        text = plain_text(_clean(raw))
+        if not text or len(text) > MAX_INTRO or text_problem([text]) or not _russian([text]):
+            return  # the whole answer's validation reports it; the retry fixes it
+        self.listener.intro(text)
+        self.shown.intro = text
+
+    def _release(self) -> None:
+        if self.response_type != "recommendation" or self.shown.intro is None:
+            return
+        held, self._held = self._held, []
+        for raw in held:
+            self._wine(raw)
+
+    def _wine(self, raw: Any) -> None:
+        if len(self.shown.wines) >= MAX_WINES or not isinstance(raw, dict):
+            return
+        try:
+            cleaned = plain_answer({"wines": [strip_control_characters(raw)]})["wines"][0]
+            candidate = WineRecommendation.model_validate(cleaned)
+        except ValidationError:
+            return
+        recommendation = ground_one(candidate, self.found)
+        if recommendation is None or recommendation.wine_id in self.shown.wine_ids():
+            return  # ungrounded or already shown: never sent
+        if text_problem([recommendation.wine_name, recommendation.description]):
+            return
+        wine = self.found[recommendation.wine_id]
+        names = [recommendation.wine_name, wine.get("name") or "", wine.get("producer") or "", wine.get("region") or ""]
+        if not _russian([recommendation.description], names):
+            return
+        self.listener.wine(recommendation, self.found[recommendation.wine_id])
+        self.shown.wines.append(recommendation)
+
+
+def _russian(texts: list[str], names: list[str] | None = None) -> bool:
+    """The whole answer's language rule, applied to one piece (too short to judge counts as fine)."""
+    share = russian_share(texts, names or [])
+    return share is None or share >= MIN_RUSSIAN_SHARE
+
+
+def _clean(text: str) -> str:
+    return strip_control_characters(text).strip()
+
+
+def ground_one(recommendation: WineRecommendation, found: dict[str, dict[str, Any]]) -> WineRecommendation | None:
+    """The wine grounded in this turn's tool results (id filled in), or None."""
+    probe = SommelierResponse.model_construct(
+        response_type="recommendation", intro="-", wines=[recommendation], closing="-", guard_type=None
+    )
+    try:
+        return ground(probe, found).wines[0]
+    except ValueError:
+        return None
+
+
+def merge_shown(final: SommelierResponse, shown: Shown) -> SommelierResponse:
+    """The answer the customer ends up with: what was shown, then the rest of ``final`` without repeats."""
+    if not shown.anything:
+        return final
+    seen = shown.wine_ids()
+    room = MAX_WINES - len(shown.wines)
+    extra = [w for w in final.wines if w.wine_id not in seen][: max(room, 0)]
+    wines = [*shown.wines, *extra]
+    update: dict[str, Any] = {"intro": shown.intro or final.intro, "wines": wines}
+    if wines:
+        update.update(response_type="recommendation", guard_type=None)
+    return final.model_copy(update=update)

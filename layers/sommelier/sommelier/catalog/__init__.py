@@ -1,0 +1,1 @@
+"""The catalogue: the importer of a shop's files."""

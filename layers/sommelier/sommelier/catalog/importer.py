@@ -27,12 +27,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from sommelier import language
-from sommelier.catalog.models import WineRecord
+from sommelier.domain.errors import PortError, Unavailable
+from sommelier.domain.records import WineRecord
 from sommelier.embeddings.port import EmbeddingProvider
-from sommelier.repositories.adapters import LambdaCatalog
-from sommelier.repositories.errors import PortError, Unavailable
-from sommelier.repositories.ports import CatalogRepository
 from sommelier.storage.photos import PhotoStore
+from sommelier.store.adapters import LambdaCatalog
+from sommelier.store.ports import CatalogRepository
 
 EMBED_BATCH = 32
 # Rows per tool call through Lambda (6 MB payload limit); in-process imports use one call.

@@ -81,7 +81,7 @@ def apply_migrations(
                 applied.append(migration.version)
             if "0004" in applied_versions(conn):
                 # A data step in Python: the normalised columns come from the language layer.
-                from sommelier.catalog.normalise import backfill
+                from sommelier.language.matching import backfill
 
                 backfill(conn)
         finally:

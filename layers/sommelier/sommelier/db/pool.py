@@ -10,7 +10,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
-from sommelier.config import env_int
+from sommelier.settings import env_int
 
 _lock = threading.Lock()
 _pools: dict[str, ConnectionPool] = {}
@@ -103,7 +103,7 @@ def refresh_default_database() -> bool:
     a new pool if the URL changed (a new password). True when it did. Only for a secret-configured
     database: a DATABASE_URL or the embedded server can't change under us."""
     global _default
-    from sommelier.config import env
+    from sommelier.settings import env
 
     if env("DATABASE_URL") or not env("DATABASE_SECRET_ARN") or _default is None:
         return False

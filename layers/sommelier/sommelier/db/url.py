@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote
 
-from sommelier.config import env, load_settings
+from sommelier.settings import env, load_settings
 
 SECRET_CACHE_SECONDS = 300
 # The RDS certificate authorities, put here by the layer's Makefile at build time (`sam build`).
@@ -37,7 +37,7 @@ def url_from_secret(secret_arn: str, *, fresh: bool = False) -> str:
     secret = parameters.get_secret(secret_arn, transform="json", max_age=SECRET_CACHE_SECONDS, force_fetch=fresh)
     if not isinstance(secret, dict) or "username" not in secret or "password" not in secret:
         raise RuntimeError("the database secret must be JSON with 'username' and 'password'")
-    from sommelier.logging_redaction import register_secret
+    from sommelier.observability.redaction import register_secret
 
     register_secret(str(secret["password"]))  # masked in every log line from now on
     host = env("DATABASE_HOST") or secret.get("host")

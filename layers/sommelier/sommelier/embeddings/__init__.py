@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sommelier.config import Settings
 from sommelier.embeddings.port import EmbeddingError, EmbeddingProvider, ModelMismatchError, embed_one
+from sommelier.settings import Settings
 
 __all__ = ["EmbeddingError", "EmbeddingProvider", "ModelMismatchError", "embed_one", "provider_from_settings"]
 

@@ -18,8 +18,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from sommelier import language
-from sommelier.config import EMBEDDING_DIMENSIONS, LOCAL_MODEL_NAME
-from sommelier.text import stem, words
+from sommelier.language import stem, words
+from sommelier.settings import EMBEDDING_DIMENSIONS, LOCAL_MODEL_NAME
 
 # v2: Snowball stems (the language layer) instead of the hand-written suffix stripper; v1 vectors differ.
 # v3: a wine's text also carries its structure in mood words (language/data/structure.json); v2 rows differ.

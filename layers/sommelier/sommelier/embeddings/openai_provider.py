@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import openai
 
-from sommelier.config import EMBEDDING_DIMENSIONS
 from sommelier.embeddings.port import EmbeddingError
+from sommelier.settings import EMBEDDING_DIMENSIONS
 
 BATCH_SIZE = 96
 

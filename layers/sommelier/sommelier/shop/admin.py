@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sommelier.config import env
+from sommelier.settings import env
 
 logger = logging.getLogger(__name__)
 
@@ -43,9 +43,9 @@ def stats_text(stats: dict[str, Any]) -> str:
 
 def notify_admin(text: str) -> bool:
     """Send a plain-text message to the admin chat; False (logged) when unset or Telegram refuses."""
-    from sommelier.bot.render import split_text
-    from sommelier.config import load_settings
+    from sommelier.settings import load_settings
     from sommelier.telegram.client import TelegramClient, TelegramError
+    from sommelier.telegram.render import split_text
 
     try:
         chat = admin_chat_id()

@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sommelier.config import env
-from sommelier.repositories.errors import PortError
-from sommelier.repositories.ports import ShopRepository
+from sommelier.domain.errors import PortError
+from sommelier.settings import env
+from sommelier.store.ports import ShopRepository
 
 logger = logging.getLogger(__name__)
 

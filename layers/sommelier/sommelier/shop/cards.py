@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sommelier.bot.render import Outgoing, render_text, render_wine
-from sommelier.repositories.errors import PortError
-from sommelier.repositories.ports import ShopRepository
+from sommelier.domain.errors import PortError
 from sommelier.shop.health import health_warning
+from sommelier.store.ports import ShopRepository
+from sommelier.telegram.render import Outgoing, render_text, render_wine
 
 SIMILAR_HEADER = "Похожие вина, которые тоже стоит попробовать:"
 NOT_FOUND = (

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from sommelier.catalog.importer import CatalogImportError, import_catalog
-from sommelier.config import env
 from sommelier.embeddings.port import EmbeddingProvider
-from sommelier.repositories.ports import CatalogRepository
+from sommelier.settings import env
 from sommelier.storage.photos import PhotoStore
+from sommelier.store.ports import CatalogRepository
 
 logger = logging.getLogger(__name__)
 

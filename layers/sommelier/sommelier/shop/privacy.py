@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from sommelier.config import env_int
+from sommelier.settings import env_int
 
 DEFAULT_RETENTION_DAYS = 180
 CALLBACK_PREFIX = "forget"

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sommelier.agent.offline.reader import read_query
-from sommelier.catalog.labels import WINE_TYPE_RU
-from sommelier.config import env
-from sommelier.repositories.errors import PortError
-from sommelier.repositories.ports import ShopRepository
+from sommelier.domain.errors import PortError
+from sommelier.domain.wine import WINE_TYPE_RU
+from sommelier.offline.reader import read_query
+from sommelier.settings import env
+from sommelier.store.ports import ShopRepository
 
 # Price bands of the report, by the top of what a customer would pay (₽).
 PRICE_BANDS: tuple[tuple[float, str], ...] = (

@@ -10,11 +10,11 @@ import json
 import logging
 from datetime import timedelta
 
-from sommelier.bot.render import split_text
-from sommelier.config import env
-from sommelier.repositories.ports import ShopRepository
+from sommelier.settings import env
 from sommelier.shop.report import ReportError, WeeklyReport, fetch_report, report_chart, report_text
+from sommelier.store.ports import ShopRepository
 from sommelier.telegram.client import TelegramClient
+from sommelier.telegram.render import split_text
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ def request_report(chat_id: int, shop: ShopRepository) -> str:
                 FunctionName=function, InvocationType="Event", Payload=json.dumps({"chat_id": chat_id}).encode()
             )
             return STARTED
-        from sommelier.config import load_settings
+        from sommelier.settings import load_settings
 
         with TelegramClient.from_settings(load_settings()) as client:
             send_report(shop, client, chat_id)
@@ -55,7 +55,7 @@ def request_report(chat_id: int, shop: ShopRepository) -> str:
 
 def scheduled_report(event: dict, shop: ShopRepository) -> dict:
     """The report function's job: every Monday (an empty event) or on /report ({"chat_id": the admin chat})."""
-    from sommelier.config import load_settings
+    from sommelier.settings import load_settings
     from sommelier.shop.admin import admin_chat_id
 
     try:

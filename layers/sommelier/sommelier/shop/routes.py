@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import logging
 
-from sommelier.bot.dialog import WELCOME, Reply
-from sommelier.bot.render import render_text
-from sommelier.repositories.errors import PortError
+from sommelier.domain.errors import PortError
 from sommelier.shop import age_gate, privacy
 from sommelier.shop.admin import is_admin_chat, stats_text
 from sommelier.shop.cards import card_parts
 from sommelier.shop.deeplinks import wine_ref_from_start
+from sommelier.telegram.dialog import WELCOME, Reply
+from sommelier.telegram.render import render_text
 from sommelier.telegram.router import RATE_NOTICE, ROUTER, Route, Turn
 
 logger = logging.getLogger(__name__)

@@ -1,0 +1,1 @@
+"""Wine photos: the S3 bucket, or a local folder."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from sommelier.config import Settings
+from sommelier.settings import Settings
 
 PRESIGNED_URL_SECONDS = 3600
 

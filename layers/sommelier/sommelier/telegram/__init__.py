@@ -1,6 +1,6 @@
 """Telegram: a small Bot API client, idempotent delivery, and the answer renderer's names (home: bot.render) (docs/architecture.md).
 
-The names below are loaded on first use: the webhook imports `sommelier.telegram.ingress` and must
+The names below are loaded on first use: the webhook imports `sommelier.edge.ingress` and must
 not pay for the Bot API client (httpx2) or the renderer at its cold start.
 """
 
@@ -28,7 +28,7 @@ _HOMES = {
         "InMemoryDeliveryLog",
         "Sender",
     ),
-    "sommelier.bot.render": (
+    "sommelier.telegram.render": (
         "Outgoing",
         "feedback_keyboard",
         "parse_callback_data",

@@ -13,19 +13,27 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sommelier.bot.dialog import Dialog
-from sommelier.bot.render import Outgoing, render_text
-from sommelier.bot.runtime import Runtime, build_runtime
-from sommelier.config import env, env_int
-from sommelier.observability import record_event
-from sommelier.repositories.errors import PortError
-from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
+from sommelier.app import Runtime, build_runtime
+from sommelier.domain.errors import PortError
+from sommelier.observability.metrics import record_event
+from sommelier.settings import env, env_int
+from sommelier.telegram.client import BadRequest, BotUsername, Forbidden, RetryAfter, TelegramClient, TelegramError
 from sommelier.telegram.delivery import Sender as TelegramSender
-from sommelier.telegram.identity import BotUsername
-from sommelier.telegram.ledger import InMemoryLedger, MessageLedger, album_key, answer_key, ledger_from_environment
+from sommelier.telegram.dialog import Dialog
 from sommelier.telegram.progressive import DEFAULT_DRAFT_INTERVAL, DraftSupport, ProgressiveReply
+from sommelier.telegram.render import Outgoing, render_text
 from sommelier.telegram.router import ROUTER, Router, Turn
-from sommelier.telegram.state import RateDecision, RateLimiter, TurnPlans, state_from_environment
+from sommelier.telegram.state import (
+    InMemoryLedger,
+    MessageLedger,
+    RateDecision,
+    RateLimiter,
+    TurnPlans,
+    album_key,
+    answer_key,
+    ledger_from_environment,
+    state_from_environment,
+)
 from sommelier.telegram.updates import Routed, UpdateError, parse_update, route
 
 logger = logging.getLogger(__name__)
@@ -203,7 +211,7 @@ class TelegramBot:
         """The update to answer for this message, or None when another update has (or had) its turn.
 
         One reply per album and per message: an edit of an answered message gets none, and a message
-        edited while it waited in the queue is answered as edited (see sommelier.telegram.ledger).
+        edited while it waited in the queue is answered as edited (see sommelier.telegram.state).
         """
         if routed.kind not in ("text", "command", "non_text") or routed.message_id is None:
             return routed

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol
 
-from sommelier.bot.render import TEXT_LIMIT, Outgoing, shorten, split_text, utf16_len
-from sommelier.observability import record_event
+from sommelier.observability.metrics import record_event
 from sommelier.storage.photos import PhotoStore
 from sommelier.telegram.client import BadRequest, Message, NetworkError, RetryAfter, TelegramClient
+from sommelier.telegram.render import TEXT_LIMIT, Outgoing, shorten, split_text, utf16_len
 
 __all__ = [
     "DELIVERY_TTL_SECONDS",

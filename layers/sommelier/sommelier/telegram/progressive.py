@@ -20,11 +20,11 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from sommelier.agent.models import WineRecommendation
-from sommelier.agent.progress import Shown
-from sommelier.bot.render import TEXT_LIMIT, Outgoing, render_text, render_wine, shorten
+from sommelier.agent.streaming import Shown
+from sommelier.domain.answer import WineRecommendation
 from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
 from sommelier.telegram.delivery import Sender
+from sommelier.telegram.render import TEXT_LIMIT, Outgoing, render_text, render_wine, shorten
 from sommelier.telegram.state import TurnPlans
 
 logger = logging.getLogger(__name__)

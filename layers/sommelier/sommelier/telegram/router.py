@@ -23,16 +23,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from sommelier.bot.dialog import Author, Reply
-from sommelier.bot.render import feedback_keyboard, parse_callback_data, render_text
+from sommelier.telegram.dialog import Author, Reply
+from sommelier.telegram.render import feedback_keyboard, parse_callback_data, render_text
 from sommelier.telegram.state import RateDecision
 from sommelier.telegram.updates import Kind, Routed
 
 if TYPE_CHECKING:
-    from sommelier.agent.progress import AnswerListener
-    from sommelier.bot.dialog import Dialog
-    from sommelier.repositories.adapters import Repositories
+    from sommelier.agent.streaming import AnswerListener
     from sommelier.shop.age_gate import AgeGate
+    from sommelier.store.adapters import Repositories
+    from sommelier.telegram.dialog import Dialog
 
 logger = logging.getLogger(__name__)
 
@@ -269,3 +269,32 @@ __all__ = [
 
 # The shop's routes (age gate, /privacy, /forget, wine deep links, admin commands) join the same table.
 from sommelier.shop import routes as _shop_routes  # noqa: E402,F401
+
+# ---------------------------------------------------------------------------
+# What the bot registers with Telegram: the update kinds it handles and its command menu.
+#
+# One place for both, read by `sommelier webhook set`, `sommelier poll` and the set-webhook custom
+# resource on deploy. Standard library only: the custom resource imports it without the bot's stack.
+# A command added here must have a route (`telegram.router`); a test checks that every one does.
+# ---------------------------------------------------------------------------
+
+# Exactly the update kinds `telegram.updates.route` handles; Telegram sends nothing else.
+ALLOWED_UPDATES: tuple[str, ...] = ("message", "edited_message", "callback_query", "my_chat_member")
+
+# The menu (setMyCommands), in Russian: command -> description (1-256 characters; a command is 1-32
+# characters of a-z, 0-9 and _).
+MENU: dict[str, str] = {
+    "start": "Начать: приветствие и подборка по сезону",
+    "help": "Как со мной говорить",
+    "reset": "Забыть наш разговор и начать заново",
+    "privacy": "Что я храню о вас и сколько",
+    "forget": "Удалить всё, что я о вас помню",
+}
+
+
+def menu_commands() -> list[dict[str, str]]:
+    """MENU as setMyCommands' BotCommand list."""
+    return [{"command": name, "description": description} for name, description in MENU.items()]
+
+
+__all__ = ["ALLOWED_UPDATES", "MENU", "menu_commands"]

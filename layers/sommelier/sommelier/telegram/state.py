@@ -11,12 +11,12 @@ import dataclasses
 import json
 import threading
 import time
-from collections import defaultdict, deque
+from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sommelier.bot.render import Outgoing
+from sommelier.telegram.render import Outgoing
 
 STATE_TTL_SECONDS = 24 * 3600
 
@@ -140,7 +140,7 @@ class DynamoRateLimiter:
 
 def state_from_environment(per_minute: int) -> tuple[Any, TurnPlans, RateLimiter]:
     """(delivery log, turn plans, rate limiter): DynamoDB when IDEMPOTENCY_TABLE is set, else memory."""
-    from sommelier.config import env
+    from sommelier.settings import env
     from sommelier.telegram.delivery import DynamoDeliveryLog, InMemoryDeliveryLog
 
     table = env("IDEMPOTENCY_TABLE")
@@ -158,4 +158,136 @@ __all__ = [
     "RateLimiter",
     "TurnPlans",
     "state_from_environment",
+]
+
+
+# ---------------------------------------------------------------------------
+# Which message got the reply: edits of waiting messages, albums, and edits of answered ones.
+#
+# Rules (docs/telegram.md):
+#
+# * The webhook records every edit of a text message (``record_edit``). When the consumer gets to the
+#   original message, it answers the latest edit instead: an edit "replaces it in the queue".
+# * A message is answered once: the first update for it (the original, or an edit when the original was
+#   never a turn) claims ``(chat, message_id)``; any later update for the same message gets no turn. So an
+#   edit of an answered message is not answered again.
+# * An album (``media_group_id``) is claimed once: one reply per album, not one per photo.
+#
+# A claim belongs to the update that made it, so a retried update (the SQS message back after a failure)
+# still owns its claim and finishes its turn.
+#
+# In DynamoDB (the idempotency table, items ``claim#…`` and ``edit#…`` with a day's TTL) when
+# IDEMPOTENCY_TABLE is set; otherwise in this process's memory (``serve``, ``poll``, tests).
+# ---------------------------------------------------------------------------
+
+LEDGER_TTL_SECONDS = 24 * 3600
+
+
+class MessageLedger(Protocol):
+    def claim(self, key: str, owner: str) -> bool:
+        """True when ``key`` was free (now owned by ``owner``) or is owned by ``owner`` already."""
+        ...
+
+    def record_edit(self, chat_id: int, message_id: int, message: dict[str, Any]) -> None: ...
+
+    def latest_edit(self, chat_id: int, message_id: int) -> dict[str, Any] | None: ...
+
+
+def answer_key(chat_id: int, message_id: int) -> str:
+    return f"answer#{chat_id}#{message_id}"
+
+
+def album_key(chat_id: int, media_group_id: str) -> str:
+    return f"album#{chat_id}#{media_group_id}"
+
+
+class InMemoryLedger:
+    def __init__(self, size: int = 50_000):
+        self._claims: OrderedDict[str, str] = OrderedDict()
+        self._edits: OrderedDict[tuple[int, int], dict[str, Any]] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def claim(self, key: str, owner: str) -> bool:
+        with self._lock:
+            current = self._claims.setdefault(key, owner)
+            if len(self._claims) > self._size:
+                self._claims.popitem(last=False)
+            return current == owner
+
+    def record_edit(self, chat_id: int, message_id: int, message: dict[str, Any]) -> None:
+        with self._lock:
+            self._edits[(chat_id, message_id)] = dict(message)
+            if len(self._edits) > self._size:
+                self._edits.popitem(last=False)
+
+    def latest_edit(self, chat_id: int, message_id: int) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._edits.get((chat_id, message_id))
+        return dict(found) if found is not None else None
+
+
+class DynamoLedger:
+    def __init__(self, table_name: str, client: Any = None, clock: Callable[[], float] = time.time):
+        import boto3
+
+        self.table = table_name
+        self._client = client or boto3.client("dynamodb")
+        self._clock = clock
+
+    def _expiration(self) -> dict[str, str]:
+        return {"N": str(int(self._clock()) + LEDGER_TTL_SECONDS)}
+
+    def claim(self, key: str, owner: str) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self._client.put_item(
+                TableName=self.table,
+                Item={"id": {"S": f"claim#{key}"}, "owner": {"S": owner}, "expiration": self._expiration()},
+                ConditionExpression="attribute_not_exists(id) OR #o = :owner",
+                ExpressionAttributeNames={"#o": "owner"},
+                ExpressionAttributeValues={":owner": {"S": owner}},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def record_edit(self, chat_id: int, message_id: int, message: dict[str, Any]) -> None:
+        self._client.put_item(
+            TableName=self.table,
+            Item={
+                "id": {"S": f"edit#{chat_id}#{message_id}"},
+                "message": {"S": json.dumps(message, ensure_ascii=False)},
+                "expiration": self._expiration(),
+            },
+        )
+
+    def latest_edit(self, chat_id: int, message_id: int) -> dict[str, Any] | None:
+        item = self._client.get_item(
+            TableName=self.table, Key={"id": {"S": f"edit#{chat_id}#{message_id}"}}, ConsistentRead=True
+        ).get("Item")
+        return json.loads(item["message"]["S"]) if item and "message" in item else None
+
+
+_process_ledger = InMemoryLedger()
+
+
+def ledger_from_environment() -> MessageLedger:
+    """DynamoDB when IDEMPOTENCY_TABLE is set; else one in-memory ledger per process (webhook and worker share it)."""
+    from sommelier.settings import env
+
+    table = env("IDEMPOTENCY_TABLE")
+    return DynamoLedger(table) if table else _process_ledger
+
+
+__all__ = [
+    "DynamoLedger",
+    "InMemoryLedger",
+    "MessageLedger",
+    "album_key",
+    "answer_key",
+    "ledger_from_environment",
 ]

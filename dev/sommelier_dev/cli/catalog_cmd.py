@@ -1,0 +1,179 @@
+"""`sommelier catalog import FILE [--replace] | export [FILE] | list | stats | reembed`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.markup import escape
+
+from sommelier_dev.cli.output import console, fail, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("catalog", help="import, export, list or re-embed the shop's wine catalogue")
+    actions = parser.add_subparsers(dest="action", required=True)
+    imp = actions.add_parser("import", help="validated, all-or-nothing import of a JSON or CSV catalogue")
+    imp.add_argument("file", type=Path)
+    imp.add_argument(
+        "--replace",
+        action="store_true",
+        help="make the catalogue exactly the file: wines not in it become unavailable (history and feedback stay)",
+    )
+    imp.set_defaults(run=run_import)
+    exp = actions.add_parser("export", help='write {"wines": [...]} to FILE, or to stdout')
+    exp.add_argument("file", type=Path, nargs="?")
+    exp.add_argument("--all", action="store_true", help="include unavailable wines (with available: false)")
+    exp.set_defaults(run=run_export)
+    listing = actions.add_parser("list", help="one line per wine: id, sku, producer, name, vintage, price")
+    listing.add_argument("--all", action="store_true", help="include unavailable wines")
+    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    listing.set_defaults(run=run_list)
+    stats = actions.add_parser("stats", help="counts by availability, type and country; prices; embedding models")
+    stats.set_defaults(run=run_stats)
+    reembed = actions.add_parser("reembed", help="recompute every embedding with the configured provider")
+    reembed.set_defaults(run=run_reembed)
+
+
+def _context():
+    from sommelier.db.migrations import apply_migrations
+    from sommelier.embeddings import provider_from_settings
+    from sommelier.settings import load_settings
+    from sommelier.storage.photos import photo_store_from_settings
+    from sommelier.store.adapters import repositories_from_settings
+
+    settings = load_settings()
+    if not settings.tool_function_name:
+        from sommelier.db.pool import default_database
+
+        apply_migrations(default_database().conninfo)  # a fresh local database works at once
+    return (
+        settings,
+        repositories_from_settings(settings).catalog,
+        provider_from_settings(settings),
+        photo_store_from_settings(settings),
+    )
+
+
+def _progress():
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    return Progress(
+        TextColumn("{task.description:12}"), BarColumn(), MofNCompleteColumn(), console=console, transient=False
+    )
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from sommelier.catalog.importer import CatalogImportError, import_catalog
+
+    try:
+        _, catalog, embedder, photos = _context()
+        with _progress() as progress:
+            tasks: dict[str, int] = {}
+
+            def on_progress(stage: str, done: int, total: int) -> None:
+                if stage not in tasks:
+                    tasks[stage] = progress.add_task(stage, total=total)
+                progress.update(tasks[stage], completed=done)
+
+            report = import_catalog(
+                args.file,
+                catalog=catalog,
+                embedder=embedder,
+                photos=photos,
+                replace=args.replace,
+                on_progress=on_progress,
+            )
+    except CatalogImportError as exc:
+        console.print(f"[bold red]import failed:[/] {escape(str(exc))}")
+        for error in exc.errors:
+            if error.line:  # row text comes from the operator's file: never read it as rich markup
+                console.print(f"  {error}", markup=False)
+        return 1
+    except Exception as exc:
+        return fail(f"import failed: {exc}")
+    console.print(
+        f"[green]imported[/] {report.rows} wines: {report.inserted} new, {report.updated} updated, "
+        f"{report.photos_uploaded} photos, embeddings by {report.embedding_model}"
+    )
+    if args.replace:
+        console.print(f"replaced: {report.retired} wines not in the file are now unavailable (history kept)")
+    if report.unknown_fields:
+        fields = ", ".join(f"{name} ({count})" for name, count in report.unknown_fields.items())
+        console.print(f"kept in extra (fields the catalogue does not use): {fields}", markup=False)
+    skipped = [f for f in report.photos_failed if "skipped: the host was unreachable" in f]
+    for failure in report.photos_failed:
+        if failure not in skipped:
+            console.print(f"  imported without a photo: {failure}", markup=False)
+    if skipped:
+        console.print(f"  imported without a photo: {len(skipped)} more whose host could not be reached", markup=False)
+    for warning in report.warnings:
+        console.print(f"  warning: {warning}", markup=False)
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from sommelier.catalog.importer import CatalogImportError, export_catalog
+
+    try:
+        _, catalog, _, _ = _context()
+        data = export_catalog(catalog, include_unavailable=args.all)
+    except (CatalogImportError, Exception) as exc:
+        return fail(str(exc))
+    if args.file:
+        args.file.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        console.print(f"exported {len(data['wines'])} wines to {args.file}")
+    else:
+        print_json(data)
+    return 0
+
+
+def run_reembed(args: argparse.Namespace) -> int:
+    from sommelier.catalog.importer import reembed_catalog
+
+    try:
+        _, catalog, embedder, _ = _context()
+        count = reembed_catalog(catalog=catalog, embedder=embedder)
+    except Exception as exc:
+        return fail(f"re-embedding failed: {exc}")
+    console.print(f"re-embedded {count} wines with {embedder.model}")
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    try:
+        _, catalog, _, _ = _context()
+        result = {"wines": catalog.list_wines(include_unavailable=args.all, limit=5000)}
+    except Exception as exc:  # a port error or an unreachable database: one clear line
+        return fail(f"list failed: {exc}")
+    if args.json:
+        print_json(result)
+        return 0
+    from rich.table import Table
+
+    table = Table("id", "sku", "producer", "name", "vintage", "type", "price ₽", *(["available"] if args.all else []))
+    for wine in result["wines"]:
+        table.add_row(
+            wine["id"][:8],
+            escape(wine["sku"] or ""),
+            escape(wine["producer"]),
+            escape(wine["name"]),
+            str(wine["vintage_year"] or "NV"),
+            f"{wine['wine_type']}/{wine['sweetness']}",
+            f"{wine['price_rub']:,}".replace(",", " "),
+            *(["yes" if wine["available"] else "no"] if args.all else []),
+        )
+    console.print(table)
+    console.print(f"{len(result['wines'])} wines")
+    return 0
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    try:
+        _, catalog, _, _ = _context()
+        result = catalog.stats()
+    except Exception as exc:  # a port error or an unreachable database: one clear line
+        return fail(f"stats failed: {exc}")
+    print_json(result)
+    return 0

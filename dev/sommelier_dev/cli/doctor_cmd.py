@@ -1,0 +1,45 @@
+"""`sommelier doctor`: one line per check; non-zero exit when something required is missing."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.text import Text
+
+MARKS = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red"), "skip": ("-", "dim")}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("doctor", help="check configuration and connectivity")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sommelier.settings import load_settings
+
+    from sommelier_dev.doctor import run_checks
+
+    console = Console(highlight=False, soft_wrap=True)
+    try:
+        from sommelier.secrets import load_secrets_into_environment
+
+        load_secrets_into_environment()  # SOMMELIER_SECRETS_ARN: check what the deployed bot uses
+        settings = load_settings()
+    except ValueError as exc:
+        console.print(Text(f"✗ configuration  {exc}", style="red"))
+        return 1
+    checks = run_checks(settings)
+    for check in checks:
+        mark, colour = MARKS[check.status]
+        line = Text(f"{mark} {check.name:<11}", style=colour)
+        line.append(check.detail, style="default")
+        console.print(line)
+        if check.status in ("fail", "warn") and check.fix:
+            console.print(Text(f"  → {check.fix}", style="dim"))
+    blocking = [c.name for c in checks if c.blocking]
+    if blocking:
+        console.print(Text(f"\n{len(blocking)} required check(s) failed: {', '.join(blocking)}", style="bold red"))
+        return 1
+    console.print(Text("\nall required checks passed", style="bold green"))
+    return 0

@@ -1,0 +1,239 @@
+"""`sommelier eval`: the recommendation-quality evaluation (docs/architecture.md, eval/README.md).
+
+Runs the golden set through the real agent, against an OpenAI-compatible LLM (`--model`,
+`--base-url`, OPENAI_API_KEY) or the offline responder (`--offline`, the default without a key),
+and writes report.json, summary.md and categories.png to `--output-dir`. Exits 1 when a
+threshold is missed, 2 when the run could not start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from rich.markup import escape
+from rich.table import Table
+
+from sommelier_dev.cli.output import console, fail
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("eval", help="recommendation-quality evaluation on the Russian golden set")
+    parser.add_argument(
+        "--offline", action="store_true", help="use the offline responder (the default when OPENAI_API_KEY is not set)"
+    )
+    parser.add_argument("--model", help="LLM model (default: LLM_MODEL or anthropic/claude-sonnet-4)")
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
+    parser.add_argument("--temperature", type=float, help="sampling temperature (default: the agent's own)")
+    parser.add_argument("--golden", type=Path, help="golden set file (default: eval/golden_set.json)")
+    parser.add_argument("--thresholds", type=Path, help="thresholds file (default: eval/thresholds.json)")
+    parser.add_argument(
+        "--output-dir", type=Path, help="where to write the reports (default: eval/reports/<timestamp>/)"
+    )
+    parser.add_argument("--case", action="append", dest="cases", metavar="ID", help="run only this case (repeatable)")
+    parser.add_argument(
+        "--category", action="append", dest="categories", metavar="NAME", help="run only this category (repeatable)"
+    )
+    parser.add_argument(
+        "--embeddings",
+        choices=("auto", "local", "configured"),
+        default="auto",
+        help="query embeddings: 'auto' matches the catalogue's embedding model (default)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no per-case progress")
+    parser.set_defaults(run=run)
+
+
+def _repositories():
+    from sommelier.settings import load_settings
+    from sommelier.store.adapters import in_process_repositories, repositories_from_settings
+
+    settings = load_settings()
+    if settings.tool_function_name:
+        return repositories_from_settings(settings), f"tool function {settings.tool_function_name}"
+    if settings.database_url:
+        return in_process_repositories(), "DATABASE_URL"
+    from sommelier_dev.cli.dev_cmd import ensure_ready
+
+    ensure_ready(quiet=True)
+    return in_process_repositories(), f"embedded PostgreSQL ({settings.state_dir / 'pgdata'})"
+
+
+def _embedder(choice: str, repositories):
+    from sommelier.embeddings import provider_from_settings
+    from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
+    from sommelier.settings import load_settings
+
+    if choice == "local":
+        return LocalHashingEmbeddings()
+    configured = provider_from_settings(load_settings(), strict=False)
+    if choice == "configured":
+        return configured
+    from sommelier.domain.errors import PortError
+
+    try:
+        stats = repositories.catalog.stats()
+    except PortError:
+        stats = {}
+    models = set(stats.get("embedding_models") or {})
+    if configured.model not in models and LOCAL_MODEL_NAME in models:
+        console.print(f"[yellow]the catalogue is embedded with {LOCAL_MODEL_NAME}; using local query embeddings[/]")
+        return LocalHashingEmbeddings()
+    return configured
+
+
+def _llm(args: argparse.Namespace, settings):
+    """The configured chat model, or None for the offline responder."""
+    from sommelier.agent.llm.client import OpenAIChat
+    from sommelier.settings import env_int
+
+    if args.offline or not settings.openai_api_key:
+        return None
+    options = {"temperature": args.temperature} if args.temperature is not None else {}
+    return OpenAIChat(
+        api_key=settings.openai_api_key,
+        base_url=args.base_url or settings.openai_base_url,
+        model=args.model or settings.llm_model,
+        timeout=float(env_int("LLM_TIMEOUT_S", 60)),
+        max_retries=env_int("LLM_MAX_RETRIES", 2),
+        **options,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import logging
+
+    from sommelier.settings import env_int, load_settings, project_root
+
+    from sommelier_dev.evaluation.golden import GoldenSetError, load_golden_set
+    from sommelier_dev.evaluation.harness import EvalHarness
+    from sommelier_dev.evaluation.report import load_thresholds, thresholds_for, timestamp, write_outputs
+    from sommelier_dev.evaluation.runner import evaluate
+
+    logging.getLogger("sommelier").setLevel(logging.ERROR)  # the report says what went wrong, per case
+    try:
+        golden = load_golden_set(args.golden)
+    except GoldenSetError as exc:
+        return fail(str(exc), 2)
+    cases = golden.select(args.cases, args.categories)
+    if not cases:
+        return fail("no golden cases match --case/--category", 2)
+    try:
+        threshold_data = load_thresholds(args.thresholds)
+        for mode in ("offline", "llm"):  # a malformed golden-set bound stops the run before it starts
+            thresholds_for(threshold_data, mode, golden=golden.path)
+    except (OSError, ValueError) as exc:
+        return fail(f"cannot read the thresholds: {exc}", 2)
+    settings = load_settings()
+    if not args.offline and not settings.openai_api_key and (args.model or args.base_url):
+        return fail("--model/--base-url need OPENAI_API_KEY (or use --offline)", 2)
+
+    try:
+        repositories, database = _repositories()
+        try:
+            stats = repositories.catalog.stats()
+        except Exception as exc:  # a port error or an unreachable database: one clear line
+            return fail(f"cannot read the catalogue: {exc}", 2)
+        if not stats.get("wines"):
+            return fail("the catalogue is empty: run `sommelier dev up` or `sommelier catalog import FILE`", 2)
+        embedder = _embedder(args.embeddings, repositories)
+        llm = _llm(args, settings)
+    except Exception as exc:
+        return fail(f"cannot start the evaluation: {exc}", 2)
+
+    harness = EvalHarness.build(
+        repositories,
+        embedder,
+        llm,
+        max_tool_rounds=env_int("AGENT_MAX_TOOL_ROUNDS", 2),
+        max_retries=env_int("AGENT_MAX_RETRIES", 2),
+    )
+    thresholds = thresholds_for(threshold_data, harness.mode, golden=golden.path)
+    console.print(
+        f"evaluating {len(cases)} cases · mode [bold]{harness.mode}[/] · model {escape(harness.model)} · "
+        f"{escape(database)}"
+    )
+
+    def progress(index, case, run) -> None:
+        if args.quiet or run.turn is None:
+            return
+        response = run.turn.response or {}
+        wines = ", ".join(w.get("wine_name", "") for w in response.get("wines") or [])
+        console.print(
+            f"[dim]{index + 1:>3}/{len(cases)}[/] {escape(case.id):<12} "
+            f"{escape(str(response.get('response_type')))}"
+            f"{' / ' + escape(str(response.get('guard_type'))) if response.get('guard_type') else ''}"
+            f"{(' · ' + escape(wines)) if wines else ''} [dim]{run.turn.wall_ms:.0f} ms[/]"
+        )
+
+    golden_path = golden.path or args.golden
+    try:
+        display_golden = str(Path(golden_path).resolve().relative_to(project_root()))
+    except (ValueError, TypeError):
+        display_golden = str(golden_path)
+    meta = {
+        "command": "sommelier " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        if sys.argv[1:2] == ["eval"]
+        else "sommelier eval",
+        "golden_set": display_golden,
+        "database": database,
+    }
+    try:
+        result = evaluate(harness, cases, thresholds=thresholds, meta=meta, progress=progress)
+    except Exception as exc:
+        return fail(f"the evaluation failed: {exc}", 2)
+
+    output_dir = args.output_dir or (project_root() / "eval" / "reports" / timestamp())
+    paths = write_outputs(result.report, thresholds, output_dir)
+    _print_summary(result, thresholds)
+    for kind, path in paths.items():
+        console.print(f"{kind}: {escape(str(path))}")
+    if not result.passed:
+        missed = ", ".join(
+            f"{r['metric']} {r['value']:.3f} (needs {'≥' if r['bound'] == 'min' else '≤'} {r['limit']:g})"
+            for r in result.missed()
+        )
+        console.print(f"[bold red]thresholds missed:[/] {escape(missed)}")
+        return 1
+    console.print("[green]all thresholds met[/]")
+    return 0
+
+
+def _print_summary(result, thresholds) -> None:
+    from sommelier_dev.evaluation.metrics import RATIO_METRICS
+    from sommelier_dev.evaluation.report import COST_METRICS, LABELS, format_bound, format_value
+
+    overall = result.summary["overall"]
+    table = Table(title="overall", show_lines=False)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("target")
+    for metric in (*RATIO_METRICS, *COST_METRICS):
+        entry = overall.get(metric)
+        if not entry or entry.get("value") is None:
+            continue
+        table.add_row(LABELS[metric], format_value(metric, entry), format_bound(thresholds.get(metric), metric))
+    console.print(table)
+    per_category = Table(title="per category")
+    columns = (
+        "response_type_accuracy",
+        "tool_choice_accuracy",
+        "filter_accuracy",
+        "constraint_satisfaction",
+        "groundedness",
+        "guard_accuracy",
+        "recall_at_5_mood",
+    )
+    per_category.add_column("category")
+    per_category.add_column("cases", justify="right")
+    for metric in columns:
+        per_category.add_column(LABELS[metric], justify="right")
+    for name, block in sorted(result.summary["categories"].items()):
+        cells = []
+        for metric in columns:
+            v = block[metric]["value"]
+            cells.append("" if v is None else f"{v:.2f}")
+        per_category.add_row(name, str(block["cases"]), *cells)
+    console.print(per_category)

@@ -1,0 +1,136 @@
+"""`sommelier webhook set URL | info | delete` and `sommelier poll` (real Telegram, no deploy)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from sommelier.telegram.router import ALLOWED_UPDATES, menu_commands
+
+from sommelier_dev.cli.output import console, fail, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    hook = sub.add_parser("webhook", help="manage the Telegram webhook (uses TELEGRAM_BOT_TOKEN)")
+    actions = hook.add_subparsers(dest="action", required=True)
+    set_ = actions.add_parser("set", help="point Telegram at URL with the secret token")
+    set_.add_argument("url")
+    set_.add_argument("--drop-pending", action="store_true", help="discard updates waiting at Telegram")
+    set_.set_defaults(run=run_set)
+    actions.add_parser("info", help="show the webhook Telegram has").set_defaults(run=run_info)
+    delete = actions.add_parser("delete", help="remove the webhook (needed before `poll`)")
+    delete.add_argument("--drop-pending", action="store_true")
+    delete.set_defaults(run=run_delete)
+
+    poll = sub.add_parser("poll", help="run the bot against real Telegram by long polling")
+    poll.add_argument("--timeout", type=int, default=25, help="long-poll seconds per request")
+    poll.add_argument("--max-updates", type=int, default=0, help="stop after N updates (0: run until Ctrl-C)")
+    poll.add_argument("--idle-exit", type=float, default=0, help="stop after this many seconds without updates")
+    poll.set_defaults(run=run_poll)
+
+
+def _client():
+    from sommelier.secrets import load_secrets_into_environment
+    from sommelier.settings import load_settings
+    from sommelier.telegram.client import TelegramClient
+
+    load_secrets_into_environment()
+    return TelegramClient.from_settings(load_settings())
+
+
+def run_set(args: argparse.Namespace) -> int:
+    from sommelier.secrets import secret
+    from sommelier.telegram.client import TelegramError
+
+    if not args.url.startswith("https://"):
+        return fail("Telegram needs an https:// webhook URL (see the WebhookUrl stack output)")
+    token = secret("TELEGRAM_WEBHOOK_SECRET")
+    if not token:
+        return fail("TELEGRAM_WEBHOOK_SECRET is not set (or SOMMELIER_SECRETS_ARN to read it from the stack)")
+    try:
+        with _client() as client:
+            client.set_webhook(
+                args.url,
+                secret_token=token,
+                allowed_updates=list(ALLOWED_UPDATES),
+                drop_pending_updates=args.drop_pending,
+            )
+            commands = menu_commands()
+            client.set_my_commands(commands)
+    except (TelegramError, ValueError) as exc:
+        return fail(f"setWebhook failed: {exc}")
+    console.print(f"[green]webhook set[/]: {args.url}")
+    console.print("menu: " + " ".join(f"/{c['command']}" for c in commands))
+    return 0
+
+
+def run_info(args: argparse.Namespace) -> int:
+    from sommelier.telegram.client import TelegramError
+
+    try:
+        with _client() as client:
+            info = client.get_webhook_info()
+    except (TelegramError, ValueError) as exc:
+        return fail(f"getWebhookInfo failed: {exc}")
+    print_json(info.model_dump(exclude_none=True))
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    from sommelier.telegram.client import TelegramError
+
+    try:
+        with _client() as client:
+            client.delete_webhook(drop_pending_updates=args.drop_pending)
+    except (TelegramError, ValueError) as exc:
+        return fail(f"deleteWebhook failed: {exc}")
+    console.print("[green]webhook deleted[/]")
+    return 0
+
+
+def run_poll(args: argparse.Namespace) -> int:
+    from sommelier.settings import load_settings
+    from sommelier.telegram.client import TelegramError
+    from sommelier.telegram.consumer import bot_from_environment
+
+    from sommelier_dev.cli.dev_cmd import ensure_ready
+
+    try:
+        _client().close()  # checks the token early
+        if not load_settings().tool_function_name:
+            ensure_ready(quiet=True)
+        bot = bot_from_environment()
+    except Exception as exc:
+        return fail(f"poll could not start: {exc}")
+    console.print("polling Telegram for updates; Ctrl-C to stop")
+    offset = None
+    handled = 0
+    last_update = time.monotonic()
+    try:
+        while True:
+            try:
+                updates = bot.client.get_updates(
+                    offset=offset, timeout=args.timeout, allowed_updates=list(ALLOWED_UPDATES)
+                )
+            except TelegramError as exc:
+                if getattr(exc, "error_code", None) == 409:
+                    return fail("a webhook is set: run `sommelier webhook delete` first")
+                console.print(f"getUpdates failed: {exc}; retrying")
+                time.sleep(2)
+                continue
+            for update in updates:
+                offset = update["update_id"] + 1
+                last_update = time.monotonic()
+                for attempt in (1, 2, 3):
+                    try:
+                        bot.process(update, attempt)
+                        break
+                    except Exception as exc:
+                        console.print(f"update {update['update_id']} failed (attempt {attempt}): {exc}")
+                handled += 1
+                if args.max_updates and handled >= args.max_updates:
+                    return 0
+            if args.idle_exit and time.monotonic() - last_update >= args.idle_exit:
+                return 0
+    except KeyboardInterrupt:
+        return 0

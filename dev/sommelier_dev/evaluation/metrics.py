@@ -1,0 +1,636 @@
+"""Scoring one evaluated turn against its golden case, and summarising a run.
+
+Definitions (also in eval/README.md):
+
+- **response-type accuracy**: the answer's response_type is one the case accepts.
+- **tool choice**: among the search tools called in the evaluated turn (search_wines,
+  semantic_search), at least one is an expected tool; for `"tool": null`, none was called.
+- **filter accuracy**: some search call of the turn sent every expected filter (expected ⊆ sent),
+  after normalising both sides: enum synonyms, country aliases (the language layer),
+  grape aliases, region aliases, food words by stem, prices as numbers (or inside [low, high]).
+- **constraint satisfaction**: per recommended wine, the catalogue row (looked up by id) meets
+  every hard constraint of the case; a wine that is not in the catalogue meets none.
+- **groundedness**: per recommended wine, it exists in the catalogue AND a candidate tool
+  (search_wines, semantic_search, get_list) returned it in this very turn.
+- **model groundedness** (LLM runs): the same check on the model's first final answer, before
+  the agent validated it (the agent rejects invented wines and asks again).
+- **recall@5** (cases with relevance labels): candidates = the union of the wines that the turn's
+  candidate tools returned, ranked by relevance: wines with a similarity score first (best score
+  seen this turn, descending), then wines without one (structured search) in the order the tools
+  returned them. recall@5 = |relevant ∩ top 5| / min(|relevant|, 5); the uncapped variant divides
+  by |relevant|.
+- **guard accuracy**: on cases that expect a guard, response_type off_topic with the expected
+  guard_type. **Guard false positives**: on all other cases, any guard_type at all.
+- LLM calls, tokens (prompt + completion) and wall-clock latency of the evaluated turn.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sommelier import language
+from sommelier.agent.answer import extract_json, wine_key
+from sommelier.domain.errors import PortError
+from sommelier.language import normalize, stem, words
+from sommelier.store.ports import CatalogRepository
+
+from sommelier_dev.evaluation.golden import SEARCH_TOOLS, GoldenCase
+from sommelier_dev.evaluation.harness import CaseRun, TurnRecord
+from sommelier_dev.evaluation.recording import CANDIDATE_TOOLS
+
+RECALL_K = 5
+
+# --------------------------------------------------------------------------- the catalogue
+
+
+class Catalog:
+    """The wines for sale by id, read once through the tool port (`export_wines`). A wine that an import
+    with --replace made unavailable is not in it, so recommending one counts as not in the catalogue."""
+
+    def __init__(self, rows: dict[str, dict[str, Any]]):
+        self.rows = rows
+        self._by_name: dict[str, list[str]] = {}
+        self._by_label: dict[tuple[str, str], list[str]] = {}
+        for wine_id, row in rows.items():
+            self._by_name.setdefault(wine_key(row["name"]), []).append(wine_id)
+            self._by_label.setdefault(label_key(row["name"], row["producer"]), []).append(wine_id)
+
+    @classmethod
+    def load(cls, catalog: CatalogRepository) -> Catalog:
+        try:
+            wines = catalog.export_wines(include_unavailable=False)
+        except PortError as exc:
+            raise RuntimeError(f"could not read the catalogue: {exc}") from exc
+        return cls({str(wine["id"]): wine for wine in wines})
+
+    def get(self, wine_id: str | None) -> dict[str, Any] | None:
+        return self.rows.get(str(wine_id)) if wine_id else None
+
+    def find_by_name(self, name: str) -> str | None:
+        ids = self._by_name.get(wine_key(name or ""), [])
+        return ids[0] if len(ids) == 1 else None
+
+    def ids_for_label(self, name: str, producer: str) -> list[str]:
+        return list(self._by_label.get(label_key(name, producer), []))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def label_key(name: str, producer: str) -> tuple[str, str]:
+    return wine_key(name or ""), wine_key(producer or "")
+
+
+# --------------------------------------------------------------------------- filter normalisation
+
+# Linking words and «блюдо» name no dish (the language layer's).
+_NOT_A_DISH = {stem(w) for w in (*language.LINKING, *language.data("dishes.json")["dish_words"])}
+
+
+def _price(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        value = value.replace(" ", "").replace("\u00a0", "").replace("₽", "").replace(",", ".")
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        return None
+    return float(value)
+
+
+def _grape(value: str) -> str:
+    known = language.grape(value)
+    return normalize(known.name if known else value)
+
+
+def _country(value: str) -> str:
+    known = language.country(value)
+    return normalize(known.name if known else value)
+
+
+def _region(value: str) -> str:
+    known = language.region(value)
+    return normalize(known.name) if known else normalize(value)
+
+
+def _food_stems(value: str) -> set[str]:
+    return {stem(w) for w in words(value) if stem(w) not in _NOT_A_DISH}
+
+
+def normalise_filters(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments in comparable form (unknown keys and empty values dropped)."""
+    out: dict[str, Any] = {}
+    if not isinstance(arguments, dict):
+        return out
+    for key, table in (
+        ("wine_type", language.enum_words("wine_types")),
+        ("sweetness", language.enum_words("sweetness")),
+    ):
+        value = arguments.get(key)
+        if isinstance(value, str) and table.get(normalize(value)):
+            out[key] = table[normalize(value)]
+    for key in ("price_min", "price_max"):
+        price = _price(arguments.get(key))
+        if price is not None:
+            out[key] = price
+    for key in ("grape_variety", "country", "region", "food_pairing"):
+        value = arguments.get(key)
+        if not isinstance(value, str) or not value.strip():
+            continue
+        if key == "grape_variety":
+            out[key] = _grape(value)
+        elif key == "country":
+            out[key] = _country(value)
+        elif key == "region":
+            out[key] = _region(value)
+        else:
+            out[key] = _food_stems(value)
+    return out
+
+
+def _stems_cover(expected: set[str], sent: set[str]) -> bool:
+    return all(any(s.startswith(e) or e.startswith(s) for s in sent if len(s) >= 3) for e in expected)
+
+
+def _filter_matches(key: str, expected: Any, sent: dict[str, Any]) -> bool:
+    if key not in sent:
+        return False
+    value = sent[key]
+    if key in ("price_min", "price_max"):
+        if isinstance(expected, list):
+            return float(expected[0]) <= value <= float(expected[1])
+        return abs(value - float(expected)) <= 1.0
+    alternatives = expected if isinstance(expected, list) else [expected]
+    for alt in alternatives:
+        if key in ("wine_type", "sweetness"):
+            if value == alt:
+                return True
+        elif key == "grape_variety":
+            want = _grape(alt)
+            if value == want or value.startswith(want + " "):
+                return True
+        elif key == "country":
+            if value == _country(alt):
+                return True
+        elif key == "region":
+            want = _region(alt)
+            if want in value or value in want:
+                return True
+        elif key == "food_pairing":
+            if _stems_cover(_food_stems(alt), value):
+                return True
+    return False
+
+
+def missing_filters(expected: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    sent = normalise_filters(arguments)
+    return [key for key, value in expected.items() if not _filter_matches(key, value, sent)]
+
+
+# --------------------------------------------------------------------------- constraints
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def constraint_violations(
+    row: dict[str, Any],
+    constraints: dict[str, Any],
+    *,
+    previous_ids: set[str],
+    previous_prices: list[float],
+    wine_id: str,
+) -> list[str]:
+    """Which hard constraints a catalogue row breaks (empty list: it meets them all)."""
+    broken: list[str] = []
+    price = float(row.get("price_rub") or 0)
+    if "wine_type" in constraints and row.get("wine_type") not in _as_list(constraints["wine_type"]):
+        broken.append(f"wine_type={row.get('wine_type')}")
+    if "sweetness" in constraints and row.get("sweetness") not in _as_list(constraints["sweetness"]):
+        broken.append(f"sweetness={row.get('sweetness')}")
+    if "price_min" in constraints and price < float(constraints["price_min"]):
+        broken.append(f"price {price:g} < {constraints['price_min']}")
+    if "price_max" in constraints and price > float(constraints["price_max"]):
+        broken.append(f"price {price:g} > {constraints['price_max']}")
+    if "country" in constraints:
+        allowed = {normalize(c) for c in _as_list(constraints["country"])}
+        if normalize(str(row.get("country") or "")) not in allowed:
+            broken.append(f"country={row.get('country')}")
+    if "region" in constraints:
+        haystack = normalize(f"{row.get('region') or ''} {row.get('appellation') or ''}")
+        if not any(normalize(r) in haystack for r in _as_list(constraints["region"])):
+            broken.append(f"region={row.get('region')}")
+    if "grape" in constraints:
+        grapes = [normalize(g) for g in row.get("grape_varieties") or []]
+        wanted = [normalize(g) for g in _as_list(constraints["grape"])]
+        if not any(g == w or g.startswith(w + " ") for g in grapes for w in wanted):
+            broken.append(f"grapes={', '.join(row.get('grape_varieties') or [])}")
+    if "food" in constraints:
+        pairings = [normalize(p) for p in row.get("food_pairings") or []]
+        if not any(normalize(s) in p for p in pairings for s in constraints["food"]):
+            broken.append(f"food={'; '.join(row.get('food_pairings') or [])}")
+    if constraints.get("not_previous") and wine_id in previous_ids:
+        broken.append("already recommended in an earlier turn")
+    if constraints.get("cheaper_than_previous") and previous_prices and price >= min(previous_prices):
+        broken.append(f"price {price:g} not below the previous picks (min {min(previous_prices):g})")
+    if constraints.get("pricier_than_previous") and previous_prices and price <= max(previous_prices):
+        broken.append(f"price {price:g} not above the previous picks (max {max(previous_prices):g})")
+    return broken
+
+
+# --------------------------------------------------------------------------- per-case score
+
+
+@dataclass
+class WineCheck:
+    wine_id: str | None
+    wine_name: str
+    in_catalog: bool
+    returned_by_tool: bool
+    violations: list[str] = field(default_factory=list)
+    relevant: bool | None = None
+
+    @property
+    def grounded(self) -> bool:
+        return self.in_catalog and self.returned_by_tool
+
+
+@dataclass
+class CaseScore:
+    id: str
+    category: str
+    query: str
+    history: list[str]
+    response_type: str | None
+    guard_type: str | None
+    response_type_ok: bool
+    guard_expected: bool
+    guard_ok: bool | None  # guard cases only
+    guard_false_positive: bool  # non-guard cases only
+    tool_ok: bool | None
+    tools_called: list[str]
+    filters_ok: bool | None
+    filters_missing: list[str] | None  # of the best-matching search call
+    wines: list[WineCheck]
+    constraints_checked: bool
+    recall_at_5: float | None
+    recall_at_5_uncapped: float | None
+    top5: list[str]
+    relevant_found: list[str]
+    relevant_missed: list[str]
+    mood_precision: float | None
+    model_recommended: int | None
+    model_grounded: int | None
+    model_answer_parsed: bool | None
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+    mode: str | None
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def constraint_pairs(self) -> tuple[int, int]:
+        """(wines meeting every constraint, wines checked)."""
+        if not self.constraints_checked:
+            return 0, 0
+        return sum(1 for w in self.wines if not w.violations), len(self.wines)
+
+    @property
+    def grounded_pairs(self) -> tuple[int, int]:
+        return sum(1 for w in self.wines if w.grounded), len(self.wines)
+
+    @property
+    def passed(self) -> bool:
+        """Every check that applies to this case passed."""
+        checks = [self.response_type_ok, not self.guard_false_positive]
+        checks += [v for v in (self.guard_ok, self.tool_ok, self.filters_ok) if v is not None]
+        ok, total = self.constraint_pairs
+        grounded, recommended = self.grounded_pairs
+        checks += [ok == total, grounded == recommended]
+        if self.recall_at_5 is not None:
+            checks.append(self.recall_at_5 >= 0.6)
+        return all(checks) and not self.errors
+
+    def failures(self) -> list[str]:
+        out = []
+        if self.errors:
+            out += self.errors
+        if not self.response_type_ok:
+            out.append(f"response_type={self.response_type}")
+        if self.guard_ok is False:
+            out.append(f"guard: got {self.response_type}/{self.guard_type}")
+        if self.guard_false_positive:
+            out.append(f"guard fired on a normal query ({self.guard_type})")
+        if self.tool_ok is False:
+            out.append(f"tools called: {', '.join(self.tools_called) or 'none'}")
+        if self.filters_ok is False:
+            out.append(f"filters missing: {', '.join(self.filters_missing or [])}")
+        for wine in self.wines:
+            if not wine.grounded:
+                out.append(
+                    f"ungrounded wine «{wine.wine_name}»" + ("" if wine.in_catalog else " (not in the catalogue)")
+                )
+            if self.constraints_checked and wine.violations:
+                out.append(f"«{wine.wine_name}» breaks: {'; '.join(wine.violations)}")
+        if self.recall_at_5 is not None and self.recall_at_5 < 0.6:
+            out.append(f"recall@5={self.recall_at_5:.2f}; missed: {', '.join(self.relevant_missed)}")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["passed"] = self.passed
+        data["failures"] = self.failures()
+        for wine, raw in zip(self.wines, data["wines"], strict=True):
+            raw["grounded"] = wine.grounded
+        return data
+
+
+def _candidates(turn: TurnRecord) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The turn's candidate wines, ranked for recall@5, and all of them by id."""
+    by_id: dict[str, dict[str, Any]] = {}
+    order = 0
+    for call in turn.tool_calls:
+        if call.name not in CANDIDATE_TOOLS or call.error:
+            continue
+        for wine in call.wines:
+            wine_id = str(wine["id"])
+            score = wine.get("similarity_score")
+            known = by_id.get(wine_id)
+            if known is None:
+                by_id[wine_id] = {**wine, "_order": order, "_score": score}
+                order += 1
+            elif score is not None and (known["_score"] is None or score > known["_score"]):
+                known["_score"] = score
+    scored = sorted((w for w in by_id.values() if w["_score"] is not None), key=lambda w: (-w["_score"], w["_order"]))
+    unscored = sorted((w for w in by_id.values() if w["_score"] is None), key=lambda w: w["_order"])
+    return scored + unscored, by_id
+
+
+def _model_answer(turn: TurnRecord) -> dict[str, Any] | None:
+    """The model's first final answer of the turn (a reply without tool calls), parsed, or {} if unreadable."""
+    for call in turn.llm_calls:
+        if call.tool_calls or call.error:
+            continue
+        try:
+            data = extract_json(call.content or "")
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+    return None
+
+
+def score_case(run: CaseRun, catalog: Catalog) -> CaseScore:
+    case: GoldenCase = run.case
+    expect = case.expect
+    turn = run.turn
+    assert turn is not None, "the case has not been run"  # nosec B101 - a programming guard in the offline evaluation, not input validation
+    response = turn.response or {}
+    metadata = turn.metadata or {}
+    errors = [f"agent error: {turn.error}"] if turn.error else []
+    warnings: list[str] = []
+    response_type = response.get("response_type")
+    guard_type = response.get("guard_type")
+
+    # response type and guards
+    response_type_ok = response_type in expect.response_types
+    guard_expected = expect.guard_type is not None
+    guard_ok = (response_type == "off_topic" and guard_type == expect.guard_type) if guard_expected else None
+    guard_false_positive = (not guard_expected) and guard_type is not None
+
+    # tool choice and filters
+    search_calls = [c for c in turn.tool_calls if c.name in SEARCH_TOOLS]
+    tools_called = list(dict.fromkeys(c.name for c in search_calls))
+    tool_ok: bool | None = None
+    if expect.tool_scored:
+        tool_ok = (not tools_called) if not expect.tools else bool(set(tools_called) & set(expect.tools))
+    filters_ok: bool | None = None
+    filters_missing: list[str] | None = None
+    if expect.filters:
+        best: list[str] | None = None
+        for call in search_calls:
+            missing = missing_filters(expect.filters, call.arguments)
+            if best is None or len(missing) < len(best):
+                best = missing
+        filters_missing = best if best is not None else sorted(expect.filters)
+        filters_ok = not filters_missing
+
+    # the recommended wines: groundedness and constraints
+    ranked, candidates = _candidates(turn)
+    candidate_names = {wine_key(w.get("name") or ""): i for i, w in candidates.items()}
+    previous_ids: set[str] = set()
+    for earlier in run.history:
+        previous_ids.update(str(w.get("wine_id")) for w in earlier.recommended if w.get("wine_id"))
+    previous_prices: list[float] = []
+    if run.history:
+        for rec in run.history[-1].recommended:
+            row = catalog.get(rec.get("wine_id"))
+            if row is not None:
+                previous_prices.append(float(row["price_rub"]))
+    needs_previous = any(expect.constraints.get(k) for k in ("cheaper_than_previous", "pricier_than_previous"))
+    if needs_previous and not previous_prices and turn.recommended:
+        warnings.append("the previous turn recommended nothing: the price-direction constraint was not checked")
+
+    relevant_ids: set[str] = set()
+    for name, producer in expect.relevant:
+        ids = catalog.ids_for_label(name, producer)
+        if not ids:
+            warnings.append(f"relevance label not in the catalogue: {name} / {producer}")
+        relevant_ids.update(ids)
+
+    checks: list[WineCheck] = []
+    for rec in turn.recommended:
+        wine_id = rec.get("wine_id") or catalog.find_by_name(rec.get("wine_name") or "")
+        row = catalog.get(wine_id)
+        returned = bool(wine_id and wine_id in candidates) or (
+            not rec.get("wine_id") and wine_key(rec.get("wine_name") or "") in candidate_names
+        )
+        check = WineCheck(
+            wine_id=wine_id, wine_name=rec.get("wine_name") or "", in_catalog=row is not None, returned_by_tool=returned
+        )
+        if row is None:
+            check.violations = ["not in the catalogue"]
+        else:
+            check.violations = constraint_violations(
+                row,
+                expect.constraints,
+                previous_ids=previous_ids,
+                previous_prices=previous_prices,
+                wine_id=str(wine_id),
+            )
+        if relevant_ids:
+            check.relevant = bool(wine_id and wine_id in relevant_ids)
+        checks.append(check)
+
+    # recall@5 for labelled (mood) cases
+    recall = recall_uncapped = precision = None
+    top5: list[str] = []
+    found_labels: list[str] = []
+    missed_labels: list[str] = []
+    if expect.relevant:
+        top_ids = [str(w["id"]) for w in ranked[:RECALL_K]]
+        top5 = [f"{candidates[i]['name']} / {candidates[i].get('producer', '')}" for i in top_ids]
+        for name, producer in expect.relevant:
+            ids = set(catalog.ids_for_label(name, producer))
+            (found_labels if ids & set(top_ids) else missed_labels).append(f"{name} / {producer}")
+        hits = len(found_labels)
+        recall = hits / min(len(expect.relevant), RECALL_K)
+        recall = min(recall, 1.0)
+        recall_uncapped = hits / len(expect.relevant)
+        if checks:
+            precision = sum(1 for c in checks if c.relevant) / len(checks)
+
+    # the model's own first answer (LLM runs)
+    model_recommended = model_grounded = None
+    model_parsed = None
+    answer = _model_answer(turn)
+    if answer is not None:
+        model_parsed = bool(answer)
+        wines = answer.get("wines") if isinstance(answer.get("wines"), list) else []
+        model_recommended = len(wines)
+        model_grounded = 0
+        for wine in wines:
+            if not isinstance(wine, dict):
+                continue
+            wine_id = str(wine.get("wine_id") or "")
+            if wine_id in candidates and catalog.get(wine_id) is not None:
+                model_grounded += 1
+            elif wine_key(str(wine.get("wine_name") or "")) in candidate_names:
+                model_grounded += 1
+
+    tokens = metadata.get("tokens") or {}
+    return CaseScore(
+        id=case.id,
+        category=case.category,
+        query=case.query,
+        history=list(case.history),
+        response_type=response_type,
+        guard_type=guard_type,
+        response_type_ok=response_type_ok,
+        guard_expected=guard_expected,
+        guard_ok=guard_ok,
+        guard_false_positive=guard_false_positive,
+        tool_ok=tool_ok,
+        tools_called=tools_called,
+        filters_ok=filters_ok,
+        filters_missing=filters_missing,
+        wines=checks,
+        constraints_checked=bool(expect.constraints),
+        recall_at_5=recall,
+        recall_at_5_uncapped=recall_uncapped,
+        top5=top5,
+        relevant_found=found_labels,
+        relevant_missed=missed_labels,
+        mood_precision=precision,
+        model_recommended=model_recommended,
+        model_grounded=model_grounded,
+        model_answer_parsed=model_parsed,
+        llm_calls=int(metadata.get("llm_calls") or 0),
+        prompt_tokens=int(tokens.get("prompt") or 0),
+        completion_tokens=int(tokens.get("completion") or 0),
+        latency_ms=float(turn.wall_ms),
+        mode=metadata.get("mode"),
+        errors=errors,
+        warnings=warnings,
+    )
+
+
+# --------------------------------------------------------------------------- summaries
+
+# The share metrics (0..1) that summarize() reports for every block; the report prints them as percentages.
+RATIO_METRICS = (
+    "response_type_accuracy",
+    "tool_choice_accuracy",
+    "filter_accuracy",
+    "constraint_satisfaction",
+    "groundedness",
+    "model_groundedness",
+    "recall_at_5_mood",
+    "recall_at_5_mood_uncapped",
+    "mood_pick_precision",
+    "guard_accuracy",
+    "guard_false_positive_rate",
+    "case_pass_rate",
+)
+
+
+def _ratio(hits: int, total: int) -> dict[str, Any]:
+    return {"value": (hits / total) if total else None, "n": total, "hits": hits}
+
+
+def _mean(values: list[float]) -> dict[str, Any]:
+    return {"value": (sum(values) / len(values)) if values else None, "n": len(values)}
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Linear-interpolated percentile (q in 0..100), as numpy's default."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100.0
+    low = math.floor(position)
+    high = math.ceil(position)
+    if low == high:
+        return ordered[low]
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def summarize(scores: list[CaseScore]) -> dict[str, Any]:
+    """Overall and per-category metrics: each `{"value": float | None, "n": count}`."""
+
+    def block(group: list[CaseScore]) -> dict[str, Any]:
+        tool = [s.tool_ok for s in group if s.tool_ok is not None]
+        filters = [s.filters_ok for s in group if s.filters_ok is not None]
+        constraint = [s.constraint_pairs for s in group]
+        grounded = [s.grounded_pairs for s in group]
+        model = [(s.model_grounded, s.model_recommended) for s in group if s.model_recommended is not None]
+        recall = [s.recall_at_5 for s in group if s.recall_at_5 is not None]
+        recall_uncapped = [s.recall_at_5_uncapped for s in group if s.recall_at_5_uncapped is not None]
+        precision = [s.mood_precision for s in group if s.mood_precision is not None]
+        guard = [s.guard_ok for s in group if s.guard_ok is not None]
+        normal = [s for s in group if not s.guard_expected]
+        latencies = [s.latency_ms for s in group]
+        tokens = [s.prompt_tokens + s.completion_tokens for s in group]
+        return {
+            "cases": len(group),
+            "response_type_accuracy": _ratio(sum(s.response_type_ok for s in group), len(group)),
+            "tool_choice_accuracy": _ratio(sum(tool), len(tool)),
+            "filter_accuracy": _ratio(sum(filters), len(filters)),
+            "constraint_satisfaction": _ratio(sum(ok for ok, _ in constraint), sum(n for _, n in constraint)),
+            "groundedness": _ratio(sum(ok for ok, _ in grounded), sum(n for _, n in grounded)),
+            "model_groundedness": _ratio(sum(ok for ok, _ in model), sum(n for _, n in model)),
+            "recall_at_5_mood": _mean(recall),
+            "recall_at_5_mood_uncapped": _mean(recall_uncapped),
+            "mood_pick_precision": _mean(precision),
+            "guard_accuracy": _ratio(sum(guard), len(guard)),
+            "guard_false_positive_rate": _ratio(sum(s.guard_false_positive for s in normal), len(normal)),
+            "case_pass_rate": _ratio(sum(s.passed for s in group), len(group)),
+            "llm_calls_per_turn": _mean([float(s.llm_calls) for s in group]),
+            "tokens_per_turn": _mean([float(t) for t in tokens]),
+            "prompt_tokens_per_turn": _mean([float(s.prompt_tokens) for s in group]),
+            "completion_tokens_per_turn": _mean([float(s.completion_tokens) for s in group]),
+            "latency_ms_p50": {"value": percentile(latencies, 50), "n": len(latencies)},
+            "latency_ms_p95": {"value": percentile(latencies, 95), "n": len(latencies)},
+        }
+
+    categories: dict[str, list[CaseScore]] = {}
+    for score in scores:
+        categories.setdefault(score.category, []).append(score)
+    return {
+        "overall": block(scores),
+        "categories": {name: block(group) for name, group in categories.items()},
+    }
+
+
+def value(summary_block: dict[str, Any], metric: str) -> float | None:
+    entry = summary_block.get(metric)
+    if isinstance(entry, dict):
+        return entry.get("value")
+    return None

@@ -1,0 +1,584 @@
+"""The chat LLM port, on the openai SDK (OpenRouter or any OpenAI-compatible endpoint).
+
+One `complete` is one logical call; given ``on_content`` it streams (SSE, read by agent.llm.stream). It may take several HTTP requests: a re-send in a form the
+endpoint accepts (a learned capability), a retry of a transport error, a 429/5xx (after Retry-After)
+or an HTTP-200 error body. Every request gets its timeout from the turn's deadline, and no retry is
+started that cannot finish within it. The SDK's own retries are off: they know nothing of the deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Protocol
+
+import httpx2
+
+from sommelier.agent.deadline import Deadline, env_seconds
+from sommelier.agent.llm.capabilities import (
+    MAX_OUTPUT_TOKENS,
+    CapabilityRegistry,
+    ModelCapabilities,
+    lesson_from_error,
+    parse_capabilities,
+    provider_error_text,
+)
+from sommelier.agent.llm.reply import normalise_message
+from sommelier.observability.tracing import subsegment
+from sommelier.settings import Settings, env, env_int
+
+if TYPE_CHECKING:  # the SDK itself loads on the first OpenAIChat (~650 ms a cold start without an LLM skips)
+    import openai
+
+logger = logging.getLogger(__name__)
+
+MIN_CALL_S = 0.2  # a request with less time than this left is not started
+MAX_LESSONS_PER_CALL = 6
+SLOW_CALL_SHARE = 0.8  # a call that took this share of its timeout teaches a longer one…
+SLOW_CALL_MARGIN = 1.5  # …of this many times what it took
+BACKOFF_BASE_S = 0.5
+BACKOFF_MAX_S = 4.0
+
+
+class LLMError(RuntimeError):
+    """The model could not be reached or answered something unusable (after the retries that fit)."""
+
+
+class LLMRequestRejected(LLMError):
+    """The endpoint refused the request itself, in a way no known capability fallback fixes."""
+
+
+class ToolsUnsupported(LLMRequestRejected):
+    """The endpoint does not accept tools (learned from its refusal, or stated in config)."""
+
+
+class LLMDeadlineExceeded(LLMError):
+    """The turn's budget has no room for another request."""
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text ("{}" for a call without arguments)
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+
+
+@dataclass
+class LLMLedger:
+    """Honest accounting of one turn's LLM use: logical calls, real HTTP requests, generations paid for."""
+
+    logical_calls: int = 0
+    http_requests: int = 0
+    generations: int = 0  # requests that produced (or timed out producing) a completion
+    timeouts: int = 0
+    provider_errors: int = 0
+    retries: int = 0
+    usage: Usage = field(default_factory=Usage)
+    lessons: list[str] = field(default_factory=list)
+
+    def as_metadata(self) -> dict[str, Any]:
+        return {
+            "llm_calls": self.logical_calls,
+            "llm_http_requests": self.http_requests,
+            "llm_generations": self.generations,
+            "llm_timeouts": self.timeouts,
+            "llm_provider_errors": self.provider_errors,
+            "llm_retries": self.retries,
+            "capabilities_learned": list(self.lessons),
+        }
+
+
+@dataclass
+class LLMReply:
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    finish_reason: str | None = None
+    refusal: str | None = None
+    reasoning: str | None = None  # never shown to the customer
+    reasoning_details: list[Any] | None = None  # sent back with the message (Gemini's thought signatures)
+
+    def assistant_message(self) -> dict[str, Any]:
+        """The reply as a message to append to the conversation (never an empty assistant text)."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        if self.reasoning_details:
+            message["reasoning_details"] = self.reasoning_details
+        return message
+
+
+class ChatLLM(Protocol):
+    model: str
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict] | None = None,
+        final: bool = False,
+        response_format: dict | None = None,
+        deadline: Deadline | float | None = None,
+        ledger: LLMLedger | None = None,
+        on_content: Callable[[str], None] | None = None,
+    ) -> LLMReply: ...
+
+
+class _Retry(Exception):
+    """Internal: wait `delay` seconds, then send again."""
+
+    def __init__(self, reason: str, delay: float):
+        super().__init__(reason)
+        self.reason = reason
+        self.delay = delay
+
+
+class OpenAIChat:
+    """Chat completions with tools, capability fallbacks and a deadline."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        model: str,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+        temperature: float = 0.6,
+        max_tokens: int = 1500,
+        capabilities: CapabilityRegistry | None = None,
+        stream: bool = True,
+        stall_timeout: float = 20.0,
+    ):
+        self.model = model
+        self.stall_timeout = stall_timeout
+        self._stream_wanted = stream
+        self._stream_refused = False  # the provider rejected `stream`: remembered for this client's life
+        self._usage_in_stream = True  # stream_options.include_usage, until a provider rejects it
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.capabilities = capabilities or CapabilityRegistry()
+        self._local = threading.local()  # the ledger of the call running in this thread
+        import openai
+
+        http_client = openai.DefaultHttpxClient(event_hooks={"request": [self._count_request]})
+        self._client = openai.OpenAI(
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, http_client=http_client
+        )
+
+    @property
+    def streams(self) -> bool:
+        """Whether calls given an ``on_content`` callback stream (config on, provider not refusing)."""
+        return self._stream_wanted and not self._stream_refused
+
+    def _count_request(self, _request: Any) -> None:
+        ledger = getattr(self._local, "ledger", None)
+        if ledger is not None:
+            ledger.http_requests += 1
+
+    # ------------------------------------------------------------------ the request
+    def build_request(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict] | None,
+        final: bool,
+        response_format: dict | None,
+        caps: ModelCapabilities,
+    ) -> dict[str, Any]:
+        """The request body this model accepts (one place, so a streaming final call can reuse it)."""
+        request: dict[str, Any] = {"model": self.model, "messages": messages}
+        if caps.temperature:
+            request["temperature"] = self.temperature
+        request[caps.token_parameter] = caps.output_tokens or self.max_tokens
+        history_has_tools = any(m.get("role") == "tool" or m.get("tool_calls") for m in messages)
+        if tools and caps.tools:
+            if not final:
+                request["tools"] = tools
+                if caps.parallel_tool_calls:
+                    request["parallel_tool_calls"] = False
+            elif caps.final_tools == "none_choice" and history_has_tools:
+                request["tools"] = tools
+                request["tool_choice"] = "none"
+        if final and response_format and caps.response_format != "none":
+            # Never on tool rounds: guided decoding (vLLM) would win over the tool calls.
+            if caps.response_format == "json_schema":
+                request["response_format"] = response_format
+            else:
+                request["response_format"] = {"type": "json_object"}
+        return request
+
+    # ------------------------------------------------------------------ one logical call
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict] | None = None,
+        final: bool = False,
+        response_format: dict | None = None,
+        deadline: Deadline | float | None = None,
+        ledger: LLMLedger | None = None,
+        on_content: Callable[[str], None] | None = None,
+    ) -> LLMReply:
+        """One logical call. ``deadline``: the turn's Deadline (or an absolute time.monotonic end).
+        With ``on_content`` (and streaming on) every content delta goes to it as it arrives, and a stream
+        that breaks or stalls raises StreamBroken."""
+        import openai  # loaded by __init__; this binds the name for the except clauses
+
+        if isinstance(deadline, (int, float)):
+            deadline = Deadline(ends_at=float(deadline), budget_s=max(0.0, float(deadline) - time.monotonic()))
+        deadline = deadline or Deadline.after(self.timeout * (self.max_retries + 1) + BACKOFF_MAX_S)
+        ledger = ledger if ledger is not None else LLMLedger()
+        ledger.logical_calls += 1
+        tool_names = {t["function"]["name"] for t in tools or [] if "function" in t}
+        retries = provider_errors = lessons = 0
+        lengthened = False
+        learned_timeout = self.capabilities.get(self.model).call_timeout_s or 0.0
+        timeout_cap = max(self.timeout, learned_timeout)
+        self._local.ledger = ledger
+        try:
+            while True:
+                caps = self.capabilities.get(self.model)
+                if tools and not final and not caps.tools:
+                    raise ToolsUnsupported(f"{self.model} does not accept tools at this endpoint")
+                request = self.build_request(messages, tools, final, response_format, caps)
+                remaining = deadline.remaining_for_llm()
+                timeout = min(timeout_cap, remaining)
+                if remaining - timeout < timeout + MIN_CALL_S:
+                    timeout = remaining  # no room for a retry after a cut-short attempt: let this one finish
+                if timeout < MIN_CALL_S:
+                    raise LLMDeadlineExceeded(f"the turn's budget is spent ({deadline.budget_s:.1f} s)")
+                streaming = on_content is not None and self.streams
+                if streaming:
+                    request["stream"] = True
+                    if self._usage_in_stream:
+                        request["stream_options"] = {"include_usage": True}
+                started = time.monotonic()
+                try:
+                    completion = self._send(request, timeout, ledger, final=final, streaming=streaming)
+                except openai.APITimeoutError as exc:
+                    ledger.timeouts += 1
+                    ledger.generations += 1  # the provider bills a generation it was producing
+                    spent = time.monotonic() - started
+                    # Retry only when the retry gets more time than the attempt that timed out.
+                    if retries >= self.max_retries or deadline.remaining_for_llm() <= spent + MIN_CALL_S:
+                        raise LLMError(f"the LLM timed out after {spent:.1f} s; no time for another try") from exc
+                    retries += 1
+                    ledger.retries += 1
+                    timeout_cap = float("inf")  # the next attempt may use what is left of the budget
+                    logger.warning("LLM call timed out after %.1f s; trying again with the rest of the budget", spent)
+                    continue
+                except _Retry as retry:
+                    if retries >= self.max_retries or deadline.remaining_for_llm() < retry.delay + MIN_CALL_S:
+                        raise LLMError(f"the LLM is unavailable: {retry.reason}") from None
+                    retries += 1
+                    ledger.retries += 1
+                    logger.warning("LLM call failed (%s); retrying in %.2f s", retry.reason, retry.delay)
+                    time.sleep(retry.delay)
+                    continue
+                except _Lesson as lesson:
+                    lessons += 1
+                    if lessons > MAX_LESSONS_PER_CALL:
+                        raise LLMRequestRejected(f"the LLM rejected the request: {lesson.reason}") from None
+                    if lesson.change:
+                        self.capabilities.learn(self.model, lesson.change, lesson.reason)
+                    ledger.lessons.append(", ".join(f"{k}={v}" for k, v in lesson.change.items()) or lesson.note)
+                    continue
+
+                ledger.generations += 1
+                if streaming:
+                    from sommelier.agent.llm.stream import StreamBroken
+
+                    delivered: list[str] = []
+                    forward = _Forwarder(on_content, delivered)
+                    try:
+                        reply = self._read_stream(completion, deadline, forward, tool_names or None)
+                    except StreamBroken as exc:
+                        # A provider error before any content reached the customer: retried once, like an
+                        # error in a 200; once content was shown, the agent's retry path takes it from there.
+                        if delivered or provider_errors >= 1 or deadline.remaining_for_llm() < MIN_CALL_S * 2:
+                            raise
+                        ledger.provider_errors += 1
+                        provider_errors += 1
+                        ledger.retries += 1
+                        logger.warning("the stream failed before any content (%s); trying once more", exc)
+                        continue
+                else:
+                    error = _error_in_body(completion)
+                    if error is not None:
+                        # OpenRouter reports errors after generation started as HTTP 200: retried once.
+                        ledger.provider_errors += 1
+                        provider_errors += 1
+                        if provider_errors > 1 or deadline.remaining_for_llm() < MIN_CALL_S * 2:
+                            raise LLMError(f"the provider answered an error: {error}")
+                        logger.warning("the provider answered an error in a 200 (%s); trying once more", error)
+                        ledger.retries += 1
+                        continue
+                    reply = _reply_from(completion, self.model, tool_names or None)
+                ledger.usage.add(reply.usage)
+                took = time.monotonic() - started
+                if took > SLOW_CALL_SHARE * max(self.timeout, learned_timeout):
+                    # This model writes slowly: later calls get a timeout that lets such an answer finish.
+                    learned_timeout = round(took * SLOW_CALL_MARGIN, 3)
+                    self.capabilities.learn(
+                        self.model, {"call_timeout_s": learned_timeout}, f"a call took {took:.1f} s"
+                    )
+                    ledger.lessons.append(f"call_timeout_s={learned_timeout:g}")
+                if (
+                    not reply.content
+                    and not reply.tool_calls
+                    and reply.finish_reason == "length"
+                    and not lengthened
+                    and (caps.output_tokens or self.max_tokens) < MAX_OUTPUT_TOKENS
+                ):
+                    # Thinking used up the output limit: a larger one, for this call and the model's later ones.
+                    lengthened = True
+                    limit = min(MAX_OUTPUT_TOKENS, max(4 * (caps.output_tokens or self.max_tokens), 8000))
+                    self.capabilities.learn(self.model, {"output_tokens": limit}, "empty answer cut by the limit")
+                    ledger.lessons.append(f"output_tokens={limit}")
+                    if deadline.remaining_for_llm() >= MIN_CALL_S * 2:
+                        ledger.retries += 1
+                        continue
+                return reply
+        finally:
+            self._local.ledger = None
+
+    def _read_stream(
+        self, completion: Any, deadline: Deadline, on_content: Callable[[str], None] | None, tool_names: set | None
+    ) -> LLMReply:
+        from sommelier.agent.llm.stream import read_stream  # imports jiter only where streams are read
+
+        reply = read_stream(
+            completion,
+            model=self.model,
+            on_content=on_content,
+            deadline=deadline.ends_at - deadline.fallback_reserve_s,
+            close=completion.close,
+            clock=time.monotonic,
+        )
+        # The joined stream gets the same hygiene as a whole answer (ids, text tool calls, <think>).
+        message = normalise_message(
+            SimpleNamespace(
+                content=reply.content,
+                tool_calls=[
+                    SimpleNamespace(id=c.id, function=SimpleNamespace(name=c.name, arguments=c.arguments))
+                    for c in reply.tool_calls
+                ],
+            ),
+            tool_names,
+        )
+        reply.content = message.content
+        reply.tool_calls = [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in message.tool_calls]
+        reply.reasoning = "\n".join(part for part in (reply.reasoning, message.reasoning) if part) or None
+        return reply
+
+    def _whole(self, request: dict[str, Any], timeout: float) -> Any:
+        """A non-streamed completion, cut off when its time is up even if the provider keeps the response
+        alive with a trickle of bytes (httpx's timeouts are per read, not per response)."""
+        import openai
+
+        sent = time.monotonic()
+        with self._client.chat.completions.with_streaming_response.create(**request, timeout=timeout) as response:
+            expired = threading.Event()
+
+            def cut_off() -> None:
+                expired.set()
+                try:
+                    response.close()
+                except Exception as exc:  # closing from the watchdog thread: best effort
+                    logger.debug("closing a late response failed: %s", exc)
+
+            watchdog = threading.Timer(max(0.0, timeout - (time.monotonic() - sent)), cut_off)
+            watchdog.daemon = True
+            watchdog.start()
+            try:
+                return response.parse()
+            except Exception as exc:
+                if expired.is_set():
+                    raise openai.APITimeoutError(request=response.http_request) from exc
+                raise
+            finally:
+                watchdog.cancel()
+
+    def _send(
+        self, request: dict[str, Any], timeout: float, ledger: LLMLedger, *, final: bool, streaming: bool = False
+    ) -> Any:
+        """One HTTP request. Raises _Lesson, _Retry, LLMError or openai.APITimeoutError."""
+        import openai
+
+        try:
+            with subsegment("llm", model=str(request.get("model", ""))):
+                if streaming:
+                    # A stream that produces no bytes for stall_timeout fails (httpx2's read timeout between chunks).
+                    timeouts = httpx2.Timeout(timeout, read=min(self.stall_timeout, timeout))
+                    return self._client.chat.completions.create(**request, timeout=timeouts)
+                return self._whole(request, timeout)
+        except openai.APITimeoutError:
+            raise
+        except httpx2.TransportError as exc:  # the body broke off after the headers
+            raise _Retry(f"connection: {type(exc).__name__}", _backoff(ledger.retries)) from exc
+        except openai.APIConnectionError as exc:
+            raise _Retry(f"connection: {type(exc).__name__}", _backoff(ledger.retries)) from exc
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            text = provider_error_text(exc)
+            caps = self.capabilities.get(self.model)
+            if streaming and status == 400:
+                lowered = text.lower()
+                if "stream_options" in lowered or "include_usage" in lowered:
+                    self._usage_in_stream = False
+                    raise _Lesson({}, text, note="stream without usage") from exc
+                if "stream" in lowered.replace("stream_options", ""):
+                    self._stream_refused = True
+                    raise _Lesson({}, text, note="no streaming") from exc
+            if status in (400, 404, 422) or (status >= 500 and status != 503):
+                change = lesson_from_error(text, request, caps, final=final)
+                if change:
+                    raise _Lesson(change, text) from exc
+            if status in (408, 409, 429) or status >= 500:
+                delay = _retry_after(exc) or _backoff(ledger.retries)
+                raise _Retry(f"HTTP {status}: {_short(text)}", delay) from exc
+            if status in (400, 404, 422):
+                raise LLMRequestRejected(f"the LLM rejected the request: HTTP {status}: {_short(text)}") from exc
+            raise LLMError(f"the LLM is unavailable: HTTP {status}: {_short(text)}") from exc
+        except openai.OpenAIError as exc:
+            raise LLMError(f"the LLM is unavailable: {type(exc).__name__}: {_short(str(exc))}") from exc
+        except (json.JSONDecodeError, ValueError) as exc:  # a 200 with a body that is not JSON
+            raise _Retry(f"unreadable body: {_short(str(exc))}", _backoff(ledger.retries)) from exc
+
+
+class _Forwarder:
+    """Passes content deltas on and remembers whether any reached the caller."""
+
+    def __init__(self, target: Callable[[str], None] | None, delivered: list[str]):
+        self.target = target
+        self.delivered = delivered
+
+    def __call__(self, delta: str) -> None:
+        self.delivered.append(delta)
+        if self.target is not None:
+            self.target(delta)
+
+
+class _Lesson(Exception):
+    """Internal: the endpoint refused something it named; send again without it."""
+
+    def __init__(self, change: dict[str, Any], reason: str, note: str = ""):
+        super().__init__(reason)
+        self.change = change
+        self.reason = _short(reason)
+        self.note = note
+
+
+def _backoff(attempt: int) -> float:
+    return min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2**attempt) * (0.75 + random.random() / 2)  # nosec B311 - retry jitter, not security
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    """Retry-After (seconds or an HTTP date is rare for LLM APIs; seconds only) or retry-after-ms."""
+    headers = getattr(exc.response, "headers", None) or {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw:
+            try:
+                return max(0.0, float(raw) * scale)
+            except ValueError:
+                continue
+    return None
+
+
+def _short(text: str) -> str:
+    return text.replace("\n", " ")[:400]
+
+
+def _error_in_body(completion: Any) -> str | None:
+    """An error reported inside an HTTP 200: `choices: null` with an `error` object, or a choice that
+    finished with "error"."""
+    error = getattr(completion, "error", None)
+    if error is None:
+        error = (getattr(completion, "model_extra", None) or {}).get("error")
+    choices = getattr(completion, "choices", None)
+    if not choices:
+        if isinstance(error, dict):
+            return _short(str(error.get("message") or error))
+        return _short(str(error)) if error else "no choices in the answer"
+    choice = choices[0]
+    if getattr(choice, "finish_reason", None) == "error":
+        choice_error = (getattr(choice, "model_extra", None) or {}).get("error") or error
+        return _short(str(choice_error or "finish_reason error"))
+    if getattr(choice, "message", None) is None:
+        return "a choice without a message"
+    return None
+
+
+def _usage_from(completion: Any) -> Usage:
+    usage = getattr(completion, "usage", None)
+    if usage is None:
+        return Usage()
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning = getattr(details, "reasoning_tokens", None) if details is not None else None
+    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, reasoning or 0)
+
+
+def _reply_from(completion: Any, model: str, tool_names: set[str] | None) -> LLMReply:
+    choice = completion.choices[0]
+    message = normalise_message(choice.message, tool_names)
+    return LLMReply(
+        content=message.content,
+        tool_calls=[ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in message.tool_calls],
+        usage=_usage_from(completion),
+        model=completion.model or model,
+        finish_reason=choice.finish_reason,
+        refusal=getattr(choice.message, "refusal", None),
+        reasoning=message.reasoning,
+        reasoning_details=message.reasoning_details,
+    )
+
+
+def llm_from_settings(settings: Settings) -> ChatLLM | None:
+    """The configured chat LLM, or None when no key is set (offline mode)."""
+    if settings.offline:
+        return None
+    stated = parse_capabilities(env("LLM_CAPABILITIES"))
+    if env("LLM_RESPONSE_FORMAT"):
+        stated.setdefault(
+            "response_format", parse_capabilities(f"response_format={response_format_mode()}")["response_format"]
+        )
+    return OpenAIChat(
+        api_key=settings.openai_api_key or "",
+        base_url=settings.openai_base_url,
+        model=settings.llm_model,
+        timeout=env_seconds("LLM_TIMEOUT_S", 30.0),
+        max_retries=env_int("LLM_MAX_RETRIES", 2),
+        capabilities=CapabilityRegistry({settings.llm_model: stated} if stated else None),
+        stream=(env("LLM_STREAM") or "on").lower() not in {"0", "false", "no", "off"},
+        stall_timeout=env_seconds("LLM_STREAM_STALL_S", 20.0),
+    )
+
+
+def response_format_mode() -> str:
+    """`json_schema` (default), `json_object` or `none`: the strongest JSON request to try first."""
+    return (env("LLM_RESPONSE_FORMAT") or "json_schema").lower()

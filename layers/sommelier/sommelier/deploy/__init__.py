@@ -1,0 +1,1 @@
+"""CloudFormation custom resources: the responder that always answers, and the deploy-time duties."""

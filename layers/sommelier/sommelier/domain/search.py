@@ -1,0 +1,214 @@
+"""The tool arguments, defined once: the dataclasses below are both the LLM's JSON schema
+(tools/registry.py) and what the tool function validates.
+
+- A value of the wrong type is a clear error (the model can correct its call).
+- An enum value outside the enum is ignored and left out of `filters_applied`.
+- A price that is not positive is ignored; price_min > price_max → price_min is ignored.
+- Empty strings count as absent.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from sommelier.domain.errors import InvalidArgument
+from sommelier.domain.wine import SWEETNESS_LEVELS, WINE_TYPES
+from sommelier.language import enum_words, normalize
+from sommelier.settings import EMBEDDING_DIMENSIONS
+
+MAX_FILTER_TEXT = 200
+MAX_QUERY_TEXT = 1000
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 20
+MAX_IDS = 200
+
+
+class ArgumentError(InvalidArgument):
+    """The arguments can't be used; the message is shown to the caller as {"error": ...}."""
+
+
+def llm_parameter(description: str, *, enum: tuple[str, ...] | None = None, required: bool = False) -> Any:
+    """A dataclass field the LLM sees: its JSON schema comes from the field (tools/registry.py)."""
+    return field(default=None, metadata={"llm": {"description": description, "enum": enum, "required": required}})
+
+
+@dataclass
+class SearchFilters:
+    """search_wines' arguments: the fields with `llm_parameter` are its JSON schema; the rest are the caller's."""
+
+    wine_type: str | None = llm_parameter("Тип вина", enum=WINE_TYPES)
+    sweetness: str | None = llm_parameter("Сладость вина", enum=SWEETNESS_LEVELS)
+    grape_variety: str | None = llm_parameter("Сорт винограда (например: Мальбек, Каберне Совиньон, Рислинг)")
+    price_min: float | None = llm_parameter("Минимальная цена в рублях")
+    price_max: float | None = llm_parameter("Максимальная цена в рублях")
+    country: str | None = llm_parameter("Страна производства (например: Аргентина, Италия, Россия)")
+    region: str | None = llm_parameter("Регион производства (например: Тоскана, Мендоса)")
+    food_pairing: str | None = llm_parameter("Блюдо для сочетания (например: стейк, рыба, сыр)")
+    limit: int = DEFAULT_LIMIT
+    exclude_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SemanticSearchParameters(SearchFilters):
+    """semantic_search's arguments: a description plus every filter of search_wines, applied by the same SQL
+    (the caller adds the embedding). The model may narrow a mood by the customer's stated constraints in one
+    call, and the database, not the caller, decides which wines meet them."""
+
+    query: str | None = llm_parameter("Текстовое описание желаемого вина на естественном языке", required=True)
+
+
+@dataclass
+class SemanticRequest:
+    query: str
+    embedding: list[float]
+    embedding_model: str
+    filters: SearchFilters
+
+
+def require_object(arguments: Any) -> dict[str, Any]:
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict):
+        raise ArgumentError("arguments must be a JSON object")
+    return arguments
+
+
+def optional_text(args: dict[str, Any], name: str, max_length: int = MAX_FILTER_TEXT) -> str | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ArgumentError(f"{name} must be a string")
+    value = " ".join(value.split())
+    if not value:
+        return None
+    if len(value) > max_length:
+        raise ArgumentError(f"{name} is too long (at most {max_length} characters)")
+    if "\x00" in value:
+        raise ArgumentError(f"{name} contains a NUL character")
+    return value
+
+
+def _enum(args: dict[str, Any], name: str, allowed: tuple[str, ...], synonyms: dict[str, str]) -> str | None:
+    value = args.get(name)
+    if value is None or not isinstance(value, str):
+        return None  # an enum value outside the enum is ignored, not an error
+    key = value.strip().lower()
+    key = synonyms.get(key, synonyms.get(normalize(key), key))
+    return key if key in allowed else None
+
+
+def optional_price(args: dict[str, Any], name: str) -> float | None:
+    value = args.get(name)
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ArgumentError(f"{name} must be a number of roubles")
+    if isinstance(value, str):
+        cleaned = value.replace(" ", "").replace("\u00a0", "").replace("₽", "").replace(",", ".")
+        try:
+            value = float(cleaned)
+        except ValueError as exc:
+            raise ArgumentError(f"{name} must be a number of roubles") from exc
+    if not isinstance(value, (int, float)):
+        raise ArgumentError(f"{name} must be a number of roubles")
+    number = float(value)
+    if not math.isfinite(number) or number <= 0:
+        return None  # a non-positive or infinite price filters nothing sensible
+    return min(number, 1e9)
+
+
+def optional_limit(args: dict[str, Any], default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> int:
+    value = args.get("limit")
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ArgumentError("limit must be a whole number")
+    return max(1, min(int(value), maximum))
+
+
+def uuid_list(args: dict[str, Any], name: str, *, required: bool = False) -> list[str]:
+    value = args.get(name)
+    if value is None:
+        if required:
+            raise ArgumentError(f"{name} is required")
+        return []
+    if not isinstance(value, list):
+        raise ArgumentError(f"{name} must be a list of wine ids")
+    if len(value) > MAX_IDS:
+        raise ArgumentError(f"{name} has too many ids (at most {MAX_IDS})")
+    ids: list[str] = []
+    for item in value:
+        if not isinstance(item, str):
+            raise ArgumentError(f"{name} must contain wine ids (strings)")
+        try:
+            ids.append(str(uuid.UUID(item)))
+        except ValueError as exc:
+            raise ArgumentError(f"{name} contains an invalid wine id: {item[:60]!r}") from exc
+    return list(dict.fromkeys(ids))
+
+
+def _field_value(args: dict[str, Any], name: str, annotation: Any) -> Any:
+    """Validate one argument by its declared type (the dataclass field is the definition)."""
+    if name == "wine_type":
+        return _enum(args, name, WINE_TYPES, enum_words("wine_types"))
+    if name == "sweetness":
+        return _enum(args, name, SWEETNESS_LEVELS, enum_words("sweetness"))
+    if name == "limit":
+        return optional_limit(args)
+    if name == "exclude_ids":
+        return uuid_list(args, name)
+    if "float" in str(annotation):  # a price
+        return optional_price(args, name)
+    return optional_text(args, name)
+
+
+def search_filters(arguments: Any) -> SearchFilters:
+    args = require_object(arguments)
+    values = {f.name: _field_value(args, f.name, f.type) for f in fields(SearchFilters)}
+    filters = SearchFilters(**{name: value for name, value in values.items() if value is not None})
+    if filters.price_min is not None and filters.price_max is not None and filters.price_min > filters.price_max:
+        filters.price_min = None  # a reversed range: the upper bound is what the customer means
+    return filters
+
+
+def finite_vector(embedding: Any) -> list[float]:
+    """An embedding as EMBEDDING_DIMENSIONS finite floats, or an ArgumentError saying what is wrong."""
+    if not isinstance(embedding, list) or len(embedding) != EMBEDDING_DIMENSIONS:
+        raise ArgumentError(f"embedding must be a list of {EMBEDDING_DIMENSIONS} numbers")
+    vector: list[float] = []
+    for item in embedding:
+        if isinstance(item, bool) or not isinstance(item, (int, float)) or not math.isfinite(item):
+            raise ArgumentError("embedding must contain only finite numbers")
+        vector.append(float(item))
+    return vector
+
+
+def semantic_request(arguments: Any) -> SemanticRequest:
+    args = require_object(arguments)
+    query = optional_text(args, "query", MAX_QUERY_TEXT)
+    if not query:
+        raise ArgumentError("query is required: describe the wine in words")
+    embedding = args.get("embedding")
+    if embedding is None:
+        raise ArgumentError("embedding is required: the caller embeds the query and passes the vector")
+    vector = finite_vector(embedding)
+    if not any(vector):
+        raise ArgumentError("embedding must not be all zeros")
+    model = optional_text(args, "embedding_model")
+    if not model:
+        raise ArgumentError("embedding_model is required: the name of the model that made the embedding")
+    return SemanticRequest(query=query, embedding=vector, embedding_model=model, filters=search_filters(args))
+
+
+def single_uuid(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = args.get(name)
+    if value is None:
+        if required:
+            raise ArgumentError(f"{name} is required")
+        return None
+    (wine_id,) = uuid_list({name: [value]}, name)
+    return wine_id

@@ -1,0 +1,1 @@
+"""The HTTP edge: the webhook app behind API Gateway (secret check, duplicate filter, enqueue)."""

@@ -1,0 +1,794 @@
+"""A rule-based reading of a customer's message (docs/architecture.md, the offline responder).
+
+`read_query(text, previous)` turns a Russian (or English / transliterated) message into a
+`QueryIntent`: what kind of message it is, the `search_wines` filters it states, the mood
+words for `semantic_search`, a glossary topic for informational questions, and how a short
+follow-up ("а подешевле?", "а белое?", "ещё") changes the previous request.
+
+The rules, in order:
+
+1. Greetings, thanks and help requests with nothing else in them are answered as such.
+2. A definitional question ("что такое танины", "при какой температуре подавать") is
+   informational, even when it mentions wine styles.
+3. Type, sweetness, grape and wine words are strong wine cues; price, country, region,
+   food and mood are weak ones. A message about something else ("погода", "код",
+   "телефон") is off-topic unless it has a strong wine cue; a message without any cue and
+   without a request verb is off-topic too.
+4. A follow-up (it starts with "а"/"и"/"тогда", asks for "ещё", "другие", "подешевле",
+   "подороже", and a previous recommendation exists) keeps the previous filters and mood
+   and overrides what it names.
+
+Filter values are the catalogue's words: wine_type/sweetness enums, canonical Russian grape
+and country names, Russian region names, a short dish word ("стейк", "рыба").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sommelier import language
+from sommelier.offline import glossary
+
+Kind = Literal["recommendation", "greeting", "thanks", "informational", "off_topic", "help"]
+PriceDirection = Literal["cheaper", "pricier"]
+
+FILTER_KEYS = ("wine_type", "sweetness", "grape_variety", "price_min", "price_max", "country", "region", "food_pairing")
+
+# The prices the level words mean (budget.json `levels`; the structure words of a wine use the same ones).
+_LEVELS = language.data("budget.json")["levels"]
+CHEAP_PRICE_MAX = _LEVELS["cheap"]["max"]
+SOLID_PRICE_MIN = _LEVELS["solid"]["min"]
+PREMIUM_PRICE_MIN = _LEVELS["premium"]["min"]
+APPROX_LOW, APPROX_HIGH = 0.75, 1.25  # "около 3к" → 2250..3750
+MAX_READ_CHARS = 2000  # a request longer than this is read from its beginning
+
+
+@dataclass
+class QueryIntent:
+    kind: Kind
+    filters: dict[str, Any] = field(default_factory=dict)  # search_wines arguments
+    mood: str | None = None  # words for semantic_search (mood, occasion, taste)
+    topic: str | None = None  # glossary key for informational questions
+    follow_up: bool = False
+    more: bool = False  # "ещё", "другие варианты": the same request, other wines
+    price_direction: PriceDirection | None = None  # "подешевле" / "подороже"
+    shown_prices: list[float] = field(default_factory=list)  # set by the responder on `previous`
+    stated: tuple[str, ...] = ()  # filter keys this very message stated (the rest were inherited)
+    wine_name: str | None = None  # a wine asked for by name («Есть у вас Petrus 2010?»), as written
+    wine_vintage: int | None = None  # the vintage named with it
+    known_wine: language.NamedWine | None = None  # what the language layer knows about that name
+
+    @property
+    def is_recommendation(self) -> bool:
+        return self.kind == "recommendation"
+
+
+# --------------------------------------------------------------------------- text preparation
+
+_ZERO_WIDTH = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
+_WS = re.compile(r"\s+")
+_WORD = re.compile(r"[a-zа-я0-9]+")
+
+
+def _prepare(text: str) -> tuple[str, str]:
+    """(raw, t): lower case, ё→е, single spaces. `t` also turns hyphens into spaces (same length)."""
+    raw = _ZERO_WIDTH.sub("", text or "").lower().replace("ё", "е")
+    raw = _WS.sub(" ", raw).strip()
+    t = language.correct_spelling(raw.replace("-", " ").replace("_", " "))
+    return raw, t
+
+
+class _Spans:
+    """Character ranges of `t` already explained by a filter (they don't count as mood words)."""
+
+    def __init__(self) -> None:
+        self.ranges: list[tuple[int, int]] = []
+
+    def add(self, start: int, end: int) -> None:
+        self.ranges.append((start, end))
+
+    def covers(self, start: int, end: int) -> bool:
+        return any(s < end and start < e for s, e in self.ranges)
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![a-zа-я0-9])(?:" + pattern + r")(?![a-zа-я0-9])")
+
+
+_DIALOGUE = language.data("dialogue.json")
+_NEGATION = _DIALOGUE["negation"]
+_NEGATION_BEFORE = re.compile(
+    r"(?:^|\s)"
+    + language.alternation(_NEGATION["before"])
+    + r"\s+(?:"
+    + language.alternation(_NEGATION["softeners"])
+    + r"\s+)?$"
+)
+_NEGATION_AFTER = re.compile(r"^\w*\s+" + language.alternation(_NEGATION["after"]))
+
+
+def _negated(t: str, start: int, end: int | None = None) -> bool:
+    """A negation before the word ("не красное", "забудь про красное", "вместо красного") or after it
+    ("красное не хочу") rejects it (the negation words: dialogue.json)."""
+    if _NEGATION_BEFORE.search(t[max(0, start - 30) : start]):
+        return True
+    return end is not None and bool(_NEGATION_AFTER.search(t[start : end + 30]))
+
+
+_AROMA_MARKERS = language.cues("occasions.json", "aroma_markers")
+_AROMA_CHAIN_BREAK = re.compile(
+    r"[,.;:!?]|" + language.alternation(language.data("occasions.json")["aroma_markers"]["breaks"])
+)
+AROMA_CHAIN_WORDS = 4  # «с нотками тёмного шоколада или какао»: the words between the marker and the food
+
+
+def _names_an_aroma(t: str, start: int) -> bool:
+    """Is the food word at `start` part of an aroma after «нотки», «аромат», «привкус»…? Not when a comma
+    or a pairing word comes between («с нотами ванили к стейку»)."""
+    for marker in _AROMA_MARKERS.find(t[:start]):
+        gap = t[marker.end_char : start]
+        if len(language.words(gap)) <= AROMA_CHAIN_WORDS and not _AROMA_CHAIN_BREAK.search(gap):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- wine type, sweetness
+
+# Every spelling (wine_words.json), matched on stems: «красного», «сухим», «игристым», «несладкое».
+_TYPE_CUES = language.style_cues("wine_types")
+_SWEETNESS_CUES = language.style_cues("sweetness")
+
+
+def _pick_enum(t: str, cues: language.Cues, spans: _Spans) -> str | None:
+    found: list[tuple[int, str]] = []
+    for m in cues.find(t):
+        if spans.covers(m.start_char, m.end_char):
+            continue
+        spans.add(m.start_char, m.end_char)
+        if not _negated(t, m.start_char, m.end_char):
+            found.append((m.start_char, m.value))
+    values = {v for _, v in found}
+    if not values:
+        return None
+    if len(values) == 1:
+        return values.pop()
+    if "sparkling" in values:  # "розовое игристое", "белое игристое брют"
+        return "sparkling"
+    return None  # "красное или белое": leave it open
+
+
+# --------------------------------------------------------------------------- price
+
+# The words (budget.json); the grammar of how they combine with numbers stays here.
+_BUDGET = language.data("budget.json")
+_NUMERALS = _BUDGET["numerals"]
+_UNITS = _BUDGET["units"]
+_RELATIONS = _BUDGET["relations"]
+_THOUSAND_WORDS: dict[str, float] = _NUMERALS["thousands"]
+_HUNDRED_WORDS: dict[str, float] = _NUMERALS["hundreds"]
+# Number words that alone, after "до"/"за"/"около"…, mean thousands ("до пяти", "около полутора").
+_BARE_THOUSANDS = {w: v for w, v in _THOUSAND_WORDS.items() if v >= 1.5 and w not in _NUMERALS["not_alone"]}
+# Slang for round sums: "в пределах пятёрки", "трёшка", "десятка" (stems).
+_SLANG_THOUSANDS: dict[str, float] = _NUMERALS["slang_thousands"]
+_THOUSAND_UNITS = {language.normalize(u) for u in (*_UNITS["thousand_words"], *_UNITS["thousand_short"])}
+_MONEY_UNITS = {language.normalize(u) for u in _UNITS["money"]}
+_THOUSAND_WORD = language.alternation(_UNITS["thousand_words"])
+_NUMBER_WORD = language.alternation(_THOUSAND_WORDS)
+_UNIT_FIRST = {language.normalize(p): rel for rel, phrases in _RELATIONS["unit_first"].items() for p in phrases}
+_AMOUNT = re.compile(
+    r"(?<![\w.,])(?:"
+    r"(?P<n>\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
+    r"(?:\s*(?P<u>" + language.alternation(_THOUSAND_UNITS | _MONEY_UNITS, word_start=False) + r"))?"
+    # "двух с половиной (тысяч)"
+    r"|(?P<half>"
+    + _NUMBER_WORD
+    + r")\s+"
+    + language.alternation([_NUMERALS["half"]])
+    + r"(?:\s+"
+    + _THOUSAND_WORD
+    + r")?"
+    # the unit first: "тысяч до пяти", "тысячи за три"
+    r"|" + _THOUSAND_WORD + r"\s+(?P<rel>" + language.alternation(_UNIT_FIRST) + r")\s+(?P<after>" + _NUMBER_WORD + r")"
+    r"|(?:(?P<w>" + _NUMBER_WORD + r")\s+)?(?P<th>" + _THOUSAND_WORD + r")"
+    r"|(?P<h>" + language.alternation(_HUNDRED_WORDS) + r")"
+    r"|(?P<slang>(?:" + "|".join(map(re.escape, _SLANG_THOUSANDS)) + r")[а-я]*)"
+    r"|(?P<bare>" + language.alternation(_BARE_THOUSANDS) + r")"
+    r")(?:\s*(?P<money>" + language.alternation(_MONEY_UNITS, word_start=False) + r"))?"
+)
+# What may not follow a number that is a price, and what says the number before is a year.
+_NOT_PRICE_AFTER = re.compile(r"^\s*" + language.alternation(_UNITS["not_price"]))
+_YEAR_BEFORE = re.compile(language.alternation(_UNITS["year_before"]) + r"\s*$")
+_THAN = r"\s*(?:" + language.alternation([_RELATIONS["than"]]) + r"\s*)?$"
+_BEFORE_RULES = [(name, re.compile(language.alternation(phrases) + _THAN)) for name, phrases in _RELATIONS["before"]]
+_AFTER_RULES = [(name, re.compile(r"^\s*" + language.alternation(phrases))) for name, phrases in _RELATIONS["after"]]
+_RANGE_DASH = re.compile(r"^\s*[-–—]\s*$")
+_RANGE_TO = re.compile(r"^\s*" + language.alternation([_RELATIONS["range_to"]]) + r"\s*$")
+_RANGE_FROM = re.compile(r"(?:^|\s)" + language.alternation([_RELATIONS["range_from"]]) + r"\s*$")
+
+_CHEAP = language.cues("budget.json", "cheap")
+_PREMIUM = language.cues("budget.json", "premium")
+_SOLID = language.cues("budget.json", "solid")
+_CHEAPER = language.cues("budget.json", "cheaper")
+_PRICIER = language.cues("budget.json", "pricier")
+
+
+@dataclass
+class _Amount:
+    start: int
+    end: int
+    value: float
+    thousand_unit: bool
+    money_unit: bool
+    relation: str | None = None  # said inside the amount: "тысяч до пяти"
+    bare: bool = False  # a number word alone ("до пяти"): a price only after a relation word
+
+
+def _amounts(raw: str) -> list[_Amount]:
+    found: list[_Amount] = []
+    for m in _AMOUNT.finditer(raw):
+        if m.group("n"):
+            number = float(re.sub(r"[ \u00a0\u202f]", "", m.group("n")).replace(",", "."))
+            unit = language.normalize(m.group("u") or "")
+            thousand = unit in _THOUSAND_UNITS
+            money = bool(unit) and not thousand or bool(m.group("money"))
+            if thousand and number < 1000:
+                number *= 1000
+        elif m.group("half"):
+            found.append(_Amount(m.start(), m.end(), 1000.0 * (_THOUSAND_WORDS[m.group("half")] + 0.5), True, True))
+            continue
+        elif m.group("after"):
+            relation = _UNIT_FIRST[language.normalize(m.group("rel"))]
+            value = 1000.0 * _THOUSAND_WORDS[m.group("after")]
+            found.append(_Amount(m.start(), m.end(), value, True, True, relation=relation))
+            continue
+        elif m.group("slang"):
+            stem_ = next(k for k in _SLANG_THOUSANDS if m.group("slang").startswith(k))
+            found.append(_Amount(m.start(), m.end(), 1000.0 * _SLANG_THOUSANDS[stem_], True, True))
+            continue
+        elif m.group("bare"):
+            found.append(_Amount(m.start(), m.end(), 1000.0 * _BARE_THOUSANDS[m.group("bare")], True, True, bare=True))
+            continue
+        elif m.group("th"):
+            number = 1000.0 * _THOUSAND_WORDS.get(m.group("w") or "", 1)
+            thousand, money = True, True
+        else:
+            number = float(_HUNDRED_WORDS[m.group("h")])
+            thousand, money = False, True
+        found.append(_Amount(m.start(), m.end(), number, thousand, money))
+    return found
+
+
+def _read_price(raw: str, spans: _Spans) -> tuple[float | None, float | None]:
+    amounts = _amounts(raw)
+    price_min: float | None = None
+    price_max: float | None = None
+    used: set[int] = set()
+    # Ranges: "1500-2000", "1-2 тысячи", "от 1 до 2 тысяч".
+    for i in range(len(amounts) - 1):
+        a, b = amounts[i], amounts[i + 1]
+        between = raw[a.end : b.start]
+        is_dash = bool(_RANGE_DASH.match(between))
+        is_from_to = bool(_RANGE_TO.match(between)) and bool(_RANGE_FROM.search(raw[max(0, a.start - 10) : a.start]))
+        if not (is_dash or is_from_to):
+            continue
+        low, high = a.value, b.value
+        if b.thousand_unit and not a.thousand_unit and low < 100:
+            low *= 1000
+        if high < 100 or (
+            not is_from_to and not (a.money_unit or b.money_unit or a.thousand_unit or b.thousand_unit) and high < 300
+        ):
+            continue
+        if low > high:
+            low, high = high, low
+        price_min, price_max = low, high
+        used.update((i, i + 1))
+        spans.add(a.start, b.end)
+    for i, amount in enumerate(amounts):
+        if i in used:
+            continue
+        before, after = raw[max(0, amount.start - 40) : amount.start], raw[amount.end : amount.end + 40]
+        if _NOT_PRICE_AFTER.match(after) and not amount.money_unit and not amount.thousand_unit:
+            continue
+        relation = amount.relation
+        for name, pattern in () if relation else _BEFORE_RULES:
+            if pattern.search(before):
+                relation = name
+                break
+        if relation is None:
+            for name, pattern in _AFTER_RULES:
+                if pattern.match(after):
+                    relation = name
+                    break
+        if amount.bare and relation is None:
+            continue  # "три бутылки", "на двух": a number, not a budget
+        value = amount.value
+        if not amount.money_unit and not amount.thousand_unit:
+            if value < 100:
+                continue  # "до 5", "18 градусов": not a price
+            if 1900 <= value <= 2035 and (relation is None or _YEAR_BEFORE.search(before)):
+                continue  # a vintage year, not a price
+            if relation is None and value < 300:
+                continue
+        if relation is None:
+            relation = "approx"
+        spans.add(amount.start, amount.end)
+        if relation == "max":
+            price_max = value if price_max is None else min(price_max, value)
+        elif relation == "min":
+            price_min = value if price_min is None else max(price_min, value)
+        else:
+            price_min, price_max = round(value * APPROX_LOW), round(value * APPROX_HIGH)
+    return price_min, price_max
+
+
+def _price_words(t: str, spans: _Spans) -> tuple[float | None, float | None]:
+    """Price bounds said in words: "бюджетное" → max, "премиальное"/"солидное" → min."""
+    m = _CHEAP.search(t)
+    if m:
+        spans.add(m.start_char, m.end_char)
+        return None, CHEAP_PRICE_MAX
+    m = _PREMIUM.search(t)
+    if m and not _negated(t, m.start_char):
+        spans.add(m.start_char, m.end_char)
+        return PREMIUM_PRICE_MIN, None
+    m = _SOLID.search(t)
+    if m and not _negated(t, m.start_char):
+        spans.add(m.start_char, m.end_char)
+        return SOLID_PRICE_MIN, None
+    return None, None
+
+
+# --------------------------------------------------------------------------- grapes, countries, regions, food
+
+
+def _region_values() -> tuple[dict[str, str], dict[str, str]]:
+    """Filter value → its country and its genitive: a region by any spelling is itself, a subregion is
+    searched as written («Болгери», «Шабли»)."""
+    countries = {c.code: c.name for c in language.countries()}
+    country_of: dict[str, str] = {}
+    genitive: dict[str, str] = {}
+    for item in language.data("regions.json")["regions"]:
+        country_of[item["name"]] = countries.get(item["country"], "")
+        genitive[item["name"]] = item["genitive"]
+        for phrase in item["subregions"]:
+            title = _subregion_title(phrase)
+            country_of[title] = countries.get(item["country"], "")
+            genitive[title] = title
+    return country_of, genitive
+
+
+def _subregion_title(phrase: str) -> str:
+    return " ".join(w[:1].upper() + w[1:] for w in phrase.split(" "))
+
+
+REGION_COUNTRY, REGION_GENITIVE = _region_values()
+
+
+def _food_names() -> dict[str, str]:
+    """Every dish, group and category name → the entry's first name, passed as food_pairing (the tools
+    map it to the same categories)."""
+    spec = language.data("dishes.json")
+    names: dict[str, str] = {}
+    for section in ("dishes", "groups"):
+        for entry in spec[section]:
+            first = entry.split("|")[0]
+            for name in entry.split("|"):
+                names.setdefault(language.normalize(name), first)
+    for key in spec["categories"]:
+        names.setdefault(language.normalize(key), key)
+    return names
+
+
+_FOOD_NAMES = _food_names()
+
+
+def _food_value(phrase: str) -> str:
+    return _FOOD_NAMES.get(language.normalize(phrase), phrase)
+
+
+# --------------------------------------------------------------------------- mood
+
+# A word that begins with a mood stem, a mood cue or a comparative (occasions.json) makes a mood request.
+_MOOD_CUES = language.mood_cue_pattern()
+_COMPARATIVES: dict[str, str] = language.data("occasions.json")["comparatives"]
+# Words left out of the mood search: as written, or (the ask and wine words) in any inflection.
+_FILLER = {
+    language.normalize(w)
+    for w in (
+        *language.data("occasions.json")["stopwords"],
+        *_DIALOGUE["request_words"],
+        *_DIALOGUE["ask"]["forms"],
+        *_UNITS["money"],
+        *_UNITS["thousand_words"],
+        *(p for _, phrases in _RELATIONS["before"] for p in phrases if " " not in p),
+    )
+}
+_WINE = language.data("wine_words.json")["wine"]
+_FILLER |= {language.normalize(w) for w in _WINE["forms"]}
+_FILLER_STEMS = {language.stem(language.normalize(w)) for w in (*_DIALOGUE["ask"]["words"], *_WINE["words"])}
+
+# --------------------------------------------------------------------------- kinds
+
+_GREETING = language.cues("dialogue.json", "greeting")
+_THANKS = language.cues("dialogue.json", "thanks")
+_HELP = language.cues("dialogue.json", "help")
+_ASK_VERB = language.cues("dialogue.json", "ask")
+_OFF_TOPIC = language.cues("dialogue.json", "off_topic")
+_MORE = language.cues("dialogue.json", "more")
+_WINE_WORD = language.cues("wine_words.json", "wine")
+_PARTICLES = frozenset(_DIALOGUE["particles"])
+_INFO = re.compile(r"(?:^|\s)(?:" + "|".join(_DIALOGUE["informational"]) + r")(?=\s|$|[?,.!])")
+_TELL_ABOUT = re.compile(r"(?:^|\s)(?:" + "|".join(_DIALOGUE["tell_about"]) + r")\s")
+_FOLLOW_START = re.compile(r"^" + language.alternation(_DIALOGUE["follow_up_openers"]) + r"(?=\s|$|[?,.!])")
+_PREVIOUS_REQUEST = _rx(_DIALOGUE["previous_request"])
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def _content_left(t: str, *cue_lists: language.Cues) -> list[str]:
+    rest = t
+    for cues in cue_lists:
+        rest = cues.remove(rest)
+    return [w for w in _words(rest) if w not in _PARTICLES]
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass
+class _Reading:
+    filters: dict[str, Any]
+    mood: str | None
+    strong: bool
+    weak: bool
+    direction: PriceDirection | None
+    more: bool
+
+
+def _read_filters(raw: str, t: str) -> _Reading:
+    spans = _Spans()
+    filters: dict[str, Any] = {}
+
+    # Grapes first: "Пино Нуар" must not be read as anything else, "Красностоп" is not "красное".
+    grape_hits: list[tuple[int, str]] = []
+    for m in language.grape_names_in(t):
+        if spans.covers(m.start_char, m.end_char):
+            continue
+        if not _TYPE_CUES.find(m.phrase):  # "просекко" also says "sparkling"
+            spans.add(m.start_char, m.end_char)
+        if not _negated(t, m.start_char):
+            grape_hits.append((m.start_char, m.value))
+    if grape_hits:
+        filters["grape_variety"] = min(grape_hits)[1]
+
+    regions: list[tuple[int, str]] = []
+    for m, region, subregion in language.regions_in(t):
+        if spans.covers(m.start_char, m.end_char) or _negated(t, m.start_char):
+            continue
+        spans.add(m.start_char, m.end_char)
+        regions.append((m.start_char, _subregion_title(m.phrase) if subregion else region.name))
+    if regions:
+        filters["region"] = min(regions)[1]
+
+    wine_type = _pick_enum(t, _TYPE_CUES, spans)
+    if wine_type:
+        filters["wine_type"] = wine_type
+    # "брют" is both sparkling and dry: let the sweetness words see it again.
+    sweet_spans = _Spans()
+    sweet_spans.ranges = [r for r in spans.ranges if not _SWEETNESS_CUES.find(t[r[0] : r[1]])]
+    sweetness = _pick_enum(t, _SWEETNESS_CUES, sweet_spans)
+    spans.ranges = sweet_spans.ranges + [r for r in spans.ranges if r not in sweet_spans.ranges]
+    if sweetness:
+        filters["sweetness"] = sweetness
+
+    countries: list[tuple[int, str]] = []
+    for m, country in language.countries_in(t):
+        if spans.covers(m.start_char, m.end_char):
+            continue
+        spans.add(m.start_char, m.end_char)
+        if not _negated(t, m.start_char):
+            countries.append((m.start_char, country.name))
+    if len({c for _, c in countries}) == 1:
+        filters["country"] = countries[0][1]
+    elif countries:  # "Франция или Италия": keep the first one named
+        filters["country"] = min(countries)[1]
+
+    foods: list[tuple[int, str]] = []
+    for m in language.dishes_in(t, fuzzy=True):
+        if spans.covers(m.start_char, m.end_char):
+            continue
+        if _names_an_aroma(t, m.start_char):
+            continue  # «с нотками шоколада»: a taste for the mood search, not a dish
+        spans.add(m.start_char, m.end_char)
+        if not _negated(t, m.start_char):
+            foods.append((m.start_char, _food_value(m.phrase)))
+    if foods:
+        filters["food_pairing"] = min(foods)[1]
+
+    price_min, price_max = _read_price(raw, spans)
+    direction: PriceDirection | None = None
+    if price_min is None and price_max is None:
+        cheaper, pricier = _CHEAPER.search(t), _PRICIER.search(t)
+        if cheaper and not spans.covers(cheaper.start_char, cheaper.end_char):
+            direction = "cheaper"
+            spans.add(cheaper.start_char, cheaper.end_char)
+        elif pricier and not spans.covers(pricier.start_char, pricier.end_char):
+            direction = "pricier"
+            spans.add(pricier.start_char, pricier.end_char)
+        else:
+            price_min, price_max = _price_words(t, spans)
+    if price_min is not None:
+        filters["price_min"] = _round_price(price_min)
+    if price_max is not None:
+        filters["price_max"] = _round_price(price_max)
+    if "price_min" in filters and "price_max" in filters and filters["price_min"] > filters["price_max"]:
+        del filters["price_min"]
+
+    more = bool(_MORE.search(t))
+    mood = _read_mood(t, spans)
+    strong = bool(
+        {"wine_type", "sweetness", "grape_variety"} & filters.keys() or _WINE_WORD.search(t) or _TYPE_CUES.search(t)
+    )
+    weak = bool(filters) or mood is not None or direction is not None
+    return _Reading(filters, mood, strong, weak, direction, more)
+
+
+def _round_price(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else round(float(value), 2)
+
+
+def _read_mood(t: str, spans: _Spans) -> str | None:
+    if not any(not spans.covers(m.start(), m.end()) for m in _MOOD_CUES.finditer(t)):
+        return None
+    kept: list[str] = []
+    for m in _WORD.finditer(t):
+        word = m.group(0)
+        if spans.covers(m.start(), m.end()) or word in _FILLER or word.isdigit():
+            continue
+        if len(word) < 2 or language.stem(word) in _FILLER_STEMS:
+            continue
+        kept.append(_COMPARATIVES.get(word, word))
+    mood = " ".join(kept).strip()
+    return mood or None
+
+
+def _kind_without_previous(raw: str, t: str, reading: _Reading) -> tuple[Kind, str | None]:
+    if not _words(t):
+        # "👍", "🙏", "🍷": a reaction; "", "?": the customer needs a hint
+        return ("help" if not t.strip(" ?!.,") else "thanks"), None
+    if not _content_left(t, _GREETING):
+        return "greeting", None
+    if not _content_left(t, _THANKS, _GREETING):  # "спасибо!", "ок, понятно", "отлично"
+        return "thanks", None
+    if _HELP.search(t) and not reading.strong and not reading.weak and not _ASK_VERB.search(t):
+        return "help", None
+    if _INFO.search(t):
+        hit = glossary.lookup(raw)
+        if hit:
+            return "informational", hit[0]
+        if _TELL_ABOUT.search(t) and (reading.filters or reading.mood):
+            return "recommendation", None
+        return "informational", None
+    hit = glossary.lookup(raw)
+    if hit and not reading.strong and not reading.weak and not _ASK_VERB.search(t):
+        return "informational", hit[0]
+    if reading.strong:
+        return "recommendation", None
+    if _OFF_TOPIC.search(t):
+        return "off_topic", None
+    if reading.weak or reading.more or _ASK_VERB.search(t):
+        return "recommendation", None
+    if hit:
+        return "informational", hit[0]
+    return "off_topic", None
+
+
+_AVAILABILITY = language.cues("dialogue.json", "availability")
+# A wine's name in a Russian message: a run of Latin words («Opus One», «Château Petrus»), or a quoted phrase.
+_LATIN_NAME = re.compile(r"[A-Za-zÀ-ÿ][\w'’.\-]*(?:[ \t]+(?:&[ \t]+)?[A-Za-zÀ-ÿ][\w'’.\-]*)*")
+_QUOTED = re.compile(r"[«\"“]([^»\"”]{2,60})[»\"”]")
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+_VINTAGE_AFTER = re.compile(r"^[ \t,]*((?:19|20)\d\d)(?!\d)")
+
+
+def _is_vocabulary(phrase: str) -> bool:
+    """Every word of the phrase is a grape, place, style, dish, glossary term or another word the layer knows
+    («Pinot Noir», «Chianti», «brut»): not a wine's own name."""
+    text = language.normalize(language.fold_accents(phrase))
+    if glossary.lookup(text):
+        return True
+    known = [*language.grape_names_in(text), *language.dishes_in(text)]
+    known += [m for m, _, _ in language.regions_in(text)]
+    known += [m for m, _ in language.countries_in(text)]
+    for cues in (_TYPE_CUES, _SWEETNESS_CUES, _WINE_WORD, _ASK_VERB, _OFF_TOPIC, _MORE, _GREETING, _THANKS):
+        known += cues.find(text)
+    text = language.blank_out(text, known)
+    return not [w for w in _WORD.findall(text) if len(w) >= 3 and not w.isdigit()]
+
+
+def _wine_named(text: str, t: str, reading: _Reading) -> tuple[str, int | None, language.NamedWine | None] | None:
+    """A wine the message asks for by name: a famous one the layer knows, or — in a question about
+    availability or a request that states nothing else — a Latin or quoted name that is no known word."""
+    source = (text or "")[:MAX_READ_CHARS]
+    known = language.named_wines_in(source)
+    if known:
+        match, wine = known[0]
+        start, end = match.start_char, match.end_char
+    else:
+        if not _CYRILLIC.search(source) or _OFF_TOPIC.search(t):
+            return None
+        if reading.filters or reading.mood or not (_AVAILABILITY.search(t) or _ASK_VERB.search(t)):
+            return None
+        spans = [(m.start(1), m.end(1)) for m in _QUOTED.finditer(source)]
+        spans += [(m.start(), m.end()) for m in _LATIN_NAME.finditer(source)]
+        found = next(((a, b) for a, b in spans if not _is_vocabulary(source[a:b])), None)
+        if found is None:
+            return None
+        (start, end), wine = found, None
+    name = source[start:end].strip(" .,!?:;")
+    vintage = _VINTAGE_AFTER.match(source[end:])
+    return (f"{name} {vintage.group(1)}" if vintage else name), (int(vintage.group(1)) if vintage else None), wine
+
+
+def _known_wine_filters(wine: language.NamedWine | None) -> dict[str, Any]:
+    """What a famous wine's name tells, as filters for the nearest wines: «Petrus» → dry red Merlot, Bordeaux."""
+    if wine is None:
+        return {}
+    country = language.country_by_code(wine.country)
+    found = {
+        "wine_type": wine.wine_type,
+        "sweetness": wine.sweetness,
+        "grape_variety": wine.grape,
+        "region": wine.region,
+        "country": country.name if country else None,
+    }
+    return {k: v for k, v in found.items() if v}
+
+
+def _is_follow_up(t: str, reading: _Reading, previous: QueryIntent | None) -> bool:
+    if previous is None or previous.kind != "recommendation":
+        return False
+    if _FOLLOW_START.search(t) or reading.direction is not None:
+        return True
+    words = _words(t)
+    if reading.more and (len(words) <= 6 or not reading.filters or _PREVIOUS_REQUEST.search(t)):
+        return True
+    # A bare change of one parameter: "белое", "до 1500", "из Италии?" (not "мальбек из Аргентины").
+    keys = {"price" if k.startswith("price") else k for k in reading.filters}
+    return len(words) <= 2 and len(keys) == 1 and reading.mood is None and not _WINE_WORD.search(t)
+
+
+def _resolve_direction(filters: dict[str, Any], direction: PriceDirection, previous: QueryIntent | None) -> None:
+    shown = [float(p) for p in (previous.shown_prices if previous else []) if p]
+    if direction == "cheaper":
+        if shown:
+            new_max = max(1.0, math.ceil(min(shown)) - 1)
+        elif previous and previous.filters.get("price_max"):
+            new_max = round(float(previous.filters["price_max"]) * 0.7)
+        else:
+            new_max = CHEAP_PRICE_MAX
+        filters["price_max"] = _round_price(new_max)
+        filters.pop("price_min", None)  # "подешевле" lifts the old floor
+    else:
+        if shown:
+            new_min = math.floor(max(shown)) + 1
+        elif previous and previous.filters.get("price_min"):
+            new_min = round(float(previous.filters["price_min"]) * 1.4)
+        elif previous and previous.filters.get("price_max"):
+            new_min = math.floor(float(previous.filters["price_max"])) + 1
+        else:
+            new_min = SOLID_PRICE_MIN
+        filters["price_min"] = _round_price(new_min)
+        filters.pop("price_max", None)  # "подороже" lifts the old budget
+
+
+def _merge(previous: QueryIntent, reading: _Reading) -> dict[str, Any]:
+    merged = {k: v for k, v in previous.filters.items() if k in FILTER_KEYS}
+    new = reading.filters
+    if "wine_type" in new and new["wine_type"] != merged.get("wine_type"):
+        merged.pop("grape_variety", None)  # grapes belong to a colour
+        if new["wine_type"] == "sparkling" or merged.get("wine_type") == "sparkling":
+            merged.pop("sweetness", None)
+    if "country" in new and new["country"] != merged.get("country"):
+        merged.pop("region", None)  # the old region belongs to the old country
+        merged.pop("grape_variety", None)
+    if "region" in new and "country" not in new:
+        if merged.get("country") and REGION_COUNTRY.get(new["region"]) != merged["country"]:
+            merged.pop("country", None)
+    if "price_min" in new or "price_max" in new:
+        merged.pop("price_min", None)
+        merged.pop("price_max", None)
+    merged.update(new)
+    return merged
+
+
+def read_query(text: str, previous: QueryIntent | None = None) -> QueryIntent:
+    """Read one customer message; `previous` is the intent of the customer's previous request."""
+    raw, t = _prepare((text or "")[:MAX_READ_CHARS])
+    reading = _read_filters(raw, t)
+    kind, topic = _kind_without_previous(raw, t, reading)
+
+    follow_up = False
+    if kind in ("recommendation", "off_topic", "thanks") and _is_follow_up(t, reading, previous):
+        rest = _content_left(t, _THANKS, _GREETING)
+        if kind != "thanks" or rest:
+            kind, follow_up = "recommendation", True
+    named = _wine_named(text, t, reading) if kind in ("recommendation", "off_topic") else None
+    if named is not None:
+        name, vintage, known = named
+        return QueryIntent(
+            kind="recommendation",
+            filters={**_known_wine_filters(known), **reading.filters},  # what the customer said wins
+            stated=tuple(k for k in FILTER_KEYS if k in reading.filters),
+            wine_name=name,
+            wine_vintage=vintage,
+            known_wine=known,
+        )
+    if kind != "recommendation":
+        return QueryIntent(kind=kind, filters={}, mood=None, topic=topic)
+
+    stated = tuple(k for k in FILTER_KEYS if k in reading.filters)
+    if follow_up and previous is not None:
+        filters = _merge(previous, reading)
+        mood = reading.mood or previous.mood
+    else:
+        filters = dict(reading.filters)
+        mood = reading.mood
+    direction = reading.direction
+    if direction is not None:
+        _resolve_direction(filters, direction, previous if follow_up else None)
+        stated = tuple(dict.fromkeys((*stated, "price_max" if direction == "cheaper" else "price_min")))
+    more = reading.more and (follow_up or not reading.filters)
+    # «ещё» after a wine asked for by name: more wines near it (the responder loosens as it did for the first).
+    named = previous if more and follow_up and previous is not None and not reading.filters else None
+    return QueryIntent(
+        kind="recommendation",
+        filters=filters,
+        mood=mood,
+        topic=None,
+        follow_up=follow_up,
+        more=more,
+        price_direction=direction,
+        stated=stated,
+        wine_name=named.wine_name if named else None,
+        known_wine=named.known_wine if named else None,
+    )
+
+
+def describe_filters(filters: dict[str, Any]) -> dict[str, Any]:
+    """The filters as search_wines arguments (no extra keys)."""
+    return {k: filters[k] for k in FILTER_KEYS if filters.get(k) is not None}
+
+
+def offered(
+    previous: QueryIntent,
+    *,
+    filters: dict[str, Any] | None = None,
+    direction: PriceDirection | None = None,
+    more: bool = False,
+) -> QueryIntent:
+    """The previous request changed the way an offer the customer said yes to says («Показать для сравнения
+    что-нибудь белое?» → «да»): the same merge rules as a typed follow-up («а белое?», «подешевле», «ещё»)."""
+    change = dict(filters or {})
+    reading = _Reading(filters=change, mood=None, strong=True, weak=True, direction=direction, more=more)
+    merged = _merge(previous, reading)
+    stated = tuple(k for k in FILTER_KEYS if k in change)
+    if direction is not None:
+        _resolve_direction(merged, direction, previous)
+        stated = (*stated, "price_max" if direction == "cheaper" else "price_min")
+    return QueryIntent(
+        kind="recommendation",
+        filters=merged,
+        mood=previous.mood,
+        follow_up=True,
+        more=more,
+        price_direction=direction,
+        stated=stated,
+        wine_name=previous.wine_name if more and not change else None,  # more wines near a wine asked for
+        known_wine=previous.known_wine if more and not change else None,
+    )

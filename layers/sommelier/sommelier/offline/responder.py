@@ -1,0 +1,541 @@
+"""The offline responder: rules instead of an LLM, the same tools, a valid answer.
+
+One turn:
+
+1. `guards.precheck` — an obvious attack gets the guard answer, no tool calls.
+2. The history's user messages are replayed through `read_query`, so a follow-up
+   ("а подешевле?", "а белое?", "ещё") builds on the whole chain of the request. Shown
+   prices (for "подешевле"/"подороже") are fetched with `get_wines` only when needed.
+3. Greetings, thanks, help, informational and off-topic messages are answered without tools.
+4. A recommendation runs `search_wines` with the structured filters and/or
+   `semantic_search` with the mood words and the same filters (same tool contract as the LLM
+   agent). The SQL decides which wines meet the filters; nothing here re-checks them. With
+   both, wines found by both come first, ranked by similarity.
+5. Nothing found → one relaxation of the softest constraint (food → region → grape →
+   country), said in the intro. Type, sweetness and price are never relaxed, and a grape
+   or country the customer named in this very message is not relaxed either (only one
+   inherited from an earlier turn of the chain). Still nothing → an honest "nothing fits"
+   answer naming a constraint to relax.
+6. Tool errors → an apology, never an exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sommelier import language
+from sommelier.agent import guards
+from sommelier.domain.answer import SommelierResponse
+from sommelier.domain.errors import PortError
+from sommelier.embeddings.port import EmbeddingProvider, embed_one
+from sommelier.offline import writer
+from sommelier.offline.reader import REGION_COUNTRY, QueryIntent, describe_filters, offered, read_query
+from sommelier.store.ports import CatalogRepository, wines_with_photos
+
+logger = logging.getLogger(__name__)
+
+CANDIDATE_LIMIT = 10
+# A bare yes to the bot's own offer: «да», «покажи», «давайте посмотрим» (dialogue.json).
+_AFFIRMATIVE = language.cues("dialogue.json", "affirmative")
+MAX_PICKS = 3
+MAX_EXCLUDED = 200
+RELAX_ORDER = ("food_pairing", "region", "grape_variety", "country")
+SEARCH_TOOLS = ("search_wines", "semantic_search")
+
+
+@dataclass
+class OfflineAnswer:
+    """One answered turn.
+
+    `found_wines` holds the search results (search_wines, semantic_search), not the wines that
+    get_wines returned to look up the prices of earlier picks. `intent` is the request as
+    answered: after a relaxation its filters no longer contain the relaxed one.
+    """
+
+    response: SommelierResponse
+    found_wines: list[dict]  # every wine the search tools returned this turn, each with "source_tool"
+    tool_calls: list[dict]  # [{"name": ..., "arguments": {... without the embedding vector}}]
+    intent: QueryIntent
+    relaxed: str | None = None  # the filter dropped to find wines, if any
+    guard: guards.GuardVerdict | None = None
+    error: str | None = None  # the tool error that produced an apology
+
+
+class _ToolFailure(Exception):
+    pass
+
+
+@dataclass
+class _Turn:
+    calls: list[dict] = field(default_factory=list)
+    found: dict[str, dict] = field(default_factory=dict)
+    prices: dict[str, float] = field(default_factory=dict)
+    vectors: dict[str, list[float]] = field(default_factory=dict)  # the mood embedded once per turn
+
+
+# --------------------------------------------------------------------------- the responder
+
+
+class OfflineResponder:
+    def __init__(self, catalog: CatalogRepository, embedder: EmbeddingProvider):
+        self.catalog = catalog
+        self.embedder = embedder
+
+    # ----------------------------------------------------------------- entry point
+
+    def respond(
+        self, text: str, history: list[dict] | None = None, exclude_ids: list[str] | None = None
+    ) -> OfflineAnswer:
+        turn = _Turn()
+        text = text or ""
+        try:
+            return self._respond(turn, text, history or [], _valid_ids(exclude_ids or []))
+        except _ToolFailure as exc:
+            return self._apology(turn, text, str(exc))
+        except Exception as exc:  # the contract: an answer, never an exception
+            logger.exception("offline responder failed")
+            return self._apology(turn, text, f"{type(exc).__name__}")
+
+    def _apology(self, turn: _Turn, text: str, error: str) -> OfflineAnswer:
+        return OfflineAnswer(
+            response=writer.tool_error(text),
+            found_wines=list(turn.found.values()),
+            tool_calls=turn.calls,
+            intent=QueryIntent(kind="recommendation"),
+            error=error,
+        )
+
+    def _respond(self, turn: _Turn, text: str, history: list[dict], exclude_ids: list[str]) -> OfflineAnswer:
+        verdict = guards.precheck(text)
+        if verdict is not None:
+            return OfflineAnswer(
+                response=guards.guard_response(verdict, seed=text),
+                found_wines=[],
+                tool_calls=[],
+                intent=QueryIntent(kind="off_topic"),
+                guard=verdict,
+            )
+
+        pairs = _pairs(history)
+        if _AFFIRMATIVE.covers(text):
+            previous, shown, chain = self._replay(turn, pairs, resolve=True)
+            accepted = self._accepted_offer(turn, text, pairs[-1].answer if pairs else "", previous, shown)
+            if accepted is not None:
+                intent, offer = accepted
+                exclude = _excluded(exclude_ids, chain, intent)
+                if intent.wine_name:
+                    return self._named(turn, text, intent, exclude)
+                return self._recommend(turn, text, intent, exclude, ask=offer.ask)
+            asked = _yes_to_info_offer(text, pairs[-1].answer if pairs else "")
+            if asked is not None:
+                return self._recommend(turn, text, asked, list(exclude_ids))
+            if pairs and pairs[-1].answer.rstrip().endswith("?"):
+                # a yes to a question that offered nothing concrete («…изменим условия?»): ask what to change
+                return OfflineAnswer(writer.clarify(text), [], [], QueryIntent(kind="informational"))
+        previous, _, _ = self._replay(turn, pairs, resolve=False)
+        intent = read_query(text, previous)
+        chain = []
+        if intent.kind == "recommendation" and intent.follow_up:
+            previous, shown, chain = self._replay(turn, pairs, resolve=True)
+            intent = read_query(text, previous)
+            if intent.price_direction and shown and previous is not None:
+                previous = replace(previous, shown_prices=self._prices(turn, shown))
+                intent = read_query(text, previous)
+
+        if intent.kind == "greeting":
+            return OfflineAnswer(writer.greeting(text), [], [], intent)
+        if intent.kind == "thanks":
+            return OfflineAnswer(writer.thanks(text), [], [], intent)
+        if intent.kind == "help":
+            return OfflineAnswer(writer.help_answer(text), [], [], intent)
+        if intent.kind == "informational":
+            return OfflineAnswer(writer.informational(intent.topic, text), [], [], intent)
+        if intent.kind == "off_topic":
+            return OfflineAnswer(writer.off_topic(text), [], [], intent)
+
+        if intent.wine_name:
+            return self._named(turn, text, intent, _excluded(exclude_ids, chain, intent))
+        return self._recommend(turn, text, intent, _excluded(exclude_ids, chain, intent))
+
+    # ----------------------------------------------------------------- history
+
+    def _accepted_offer(
+        self, turn: _Turn, text: str, answer: str, previous: QueryIntent | None, shown: list[str]
+    ) -> tuple[QueryIntent, writer.Offer] | None:
+        """«да», «покажи», «давай» to the offer in the closing question of the bot's previous answer: the
+        previous request changed the way the offer says (writer.Offer). The offer is read back from the saved
+        answer text, so it survives between turns with nothing stored beside the message."""
+        if previous is None or not _AFFIRMATIVE.covers(text):
+            return None
+        offer = writer.pending_offer(answer)
+        if offer is None:
+            return None
+        if offer.action == "set" and offer.key:
+            return offered(previous, filters={offer.key: offer.value}), offer
+        if offer.action in ("cheaper", "pricier"):
+            if shown:
+                previous = replace(previous, shown_prices=self._prices(turn, shown))
+            return offered(previous, direction="cheaper" if offer.action == "cheaper" else "pricier"), offer
+        if offer.action == "more":
+            return offered(previous, more=True), offer
+        filters = dict(previous.filters)
+        if offer.key == "price_max" and offer.price:
+            filters["price_max"] = offer.price
+        elif offer.key == "price_min" and offer.price:
+            filters.pop("price_min", None)
+            filters["price_max"] = offer.price
+        elif offer.key == "price":
+            filters.pop("price_min", None)
+            filters.pop("price_max", None)
+        elif offer.key:
+            filters.pop(offer.key, None)
+        return replace(previous, filters=filters, follow_up=True, more=False, price_direction=None), offer
+
+    def _replay(
+        self, turn: _Turn, pairs: list[_Exchange], *, resolve: bool
+    ) -> tuple[QueryIntent | None, list[str], list[str]]:
+        """The intent of the latest request in the history, the wines shown for it, and all shown in its chain.
+        A yes to an offer counts as the request the offer made («да» after «…что-нибудь белое?» is «а белое?»)."""
+        previous: QueryIntent | None = None
+        shown: list[str] = []
+        chain: list[str] = []
+        answer_before = ""
+        for exchange in pairs:
+            before, answer_before = answer_before, exchange.answer
+            if guards.precheck(exchange.user) is not None:
+                continue
+            accepted = self._accepted_offer(turn, exchange.user, before, previous, shown if resolve else [])
+            intent = accepted[0] if accepted else _yes_to_info_offer(exchange.user, before)
+            intent = intent or read_query(exchange.user, previous)
+            if intent.kind != "recommendation":
+                continue
+            if (
+                accepted is None
+                and resolve
+                and intent.follow_up
+                and intent.price_direction
+                and shown
+                and previous is not None
+            ):
+                intent = read_query(exchange.user, replace(previous, shown_prices=self._prices(turn, shown)))
+            chain = [*chain, *exchange.wine_ids] if intent.follow_up else list(exchange.wine_ids)
+            previous, shown = intent, list(exchange.wine_ids)
+        return previous, shown, chain
+
+    def _prices(self, turn: _Turn, ids: list[str]) -> list[float]:
+        missing = [i for i in ids if i not in turn.prices]
+        if missing:
+            try:
+                result = self._call(turn, "get_wines", {"ids": missing})
+            except _ToolFailure:
+                return []  # the reader then lowers the previous budget instead
+            for wine in result.get("wines", []):
+                if wine.get("id") and wine.get("price_rub") is not None:
+                    turn.prices[str(wine["id"])] = float(wine["price_rub"])
+        return [turn.prices[i] for i in ids if i in turn.prices]
+
+    # ----------------------------------------------------------------- tools
+
+    def _call(self, turn: _Turn, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        record: dict[str, Any] = {"name": name, "arguments": {k: v for k, v in arguments.items() if k != "embedding"}}
+        turn.calls.append(record)
+        operations = {
+            "search_wines": self.catalog.search_wines,
+            "semantic_search": self.catalog.semantic_search,
+            "get_wines": lambda args: self.catalog.get_wines(args["ids"]),
+        }
+        try:
+            result = operations[name](arguments)
+        except PortError as exc:
+            result = {"error": str(exc)}
+        except Exception as exc:  # a misbehaving adapter: treat as a tool error
+            result = {"error": f"{name} failed: {type(exc).__name__}"}
+        if not isinstance(result, dict):
+            result = {"error": f"{name} answered something that is not an object"}
+        if "error" in result:
+            record["error"] = str(result["error"])
+            raise _ToolFailure(str(result["error"]))
+        if name in SEARCH_TOOLS:
+            wines = [w for w in wines_with_photos(result) if isinstance(w, dict) and w.get("id") and w.get("name")]
+            record["found"] = len(wines)
+            for wine in wines:
+                known = turn.found.get(str(wine["id"]))
+                if known is None:
+                    turn.found[str(wine["id"])] = {**wine, "source_tool": name}
+                elif wine.get("similarity_score") is not None and known.get("similarity_score") is None:
+                    known["similarity_score"] = wine["similarity_score"]
+            result = {**result, "wines": [turn.found[str(w["id"])] for w in wines]}
+        return result
+
+    def _structured(self, turn: _Turn, filters: dict[str, Any], exclude: list[str]) -> list[dict]:
+        arguments: dict[str, Any] = {**filters, "limit": CANDIDATE_LIMIT}
+        if exclude:
+            arguments["exclude_ids"] = exclude
+        return list(self._call(turn, "search_wines", arguments).get("wines", []))
+
+    def _semantic(self, turn: _Turn, mood: str, filters: dict[str, Any], exclude: list[str]) -> list[dict] | None:
+        vector = turn.vectors.get(mood)
+        if vector is None:
+            try:
+                vector = turn.vectors[mood] = embed_one(self.embedder, mood)
+            except Exception as exc:  # no embeddings: structured search still works
+                logger.warning("offline responder could not embed the query: %s", exc)
+                return None
+        arguments: dict[str, Any] = {
+            "query": mood,
+            "embedding": vector,
+            "embedding_model": self.embedder.model,
+            "limit": CANDIDATE_LIMIT,
+        }
+        arguments.update(filters)
+        if exclude:
+            arguments["exclude_ids"] = exclude
+        try:
+            return list(self._call(turn, "semantic_search", arguments).get("wines", []))
+        except _ToolFailure:
+            # e.g. the catalogue is embedded with another model: structured search still answers
+            return None
+
+    def _probe(self, turn: _Turn, filters: dict[str, Any], exclude: list[str]) -> tuple[str | None, float | None]:
+        """Which single constraint keeps the request empty? Up to MAX_PROBES one-wine searches, price first.
+
+        Without price_max, a positive price_min makes search_wines list the cheapest first, so the
+        probe also finds the nearest price; with only price_max it lists the most expensive first.
+        """
+        probes = 0
+        for key in PROBE_ORDER:
+            if probes >= MAX_PROBES:
+                break
+            if key == "price":
+                if filters.get("price_max") is not None:
+                    loose = {k: v for k, v in filters.items() if k not in ("price_max", "price_min")}
+                    loose["price_min"] = max(float(filters["price_max"]), 1.0)
+                    blocker = "price_max"
+                elif filters.get("price_min") is not None:
+                    loose = {k: v for k, v in filters.items() if k != "price_min"}
+                    loose["price_max"] = float(filters["price_min"])
+                    blocker = "price_min"
+                else:
+                    continue
+            elif filters.get(key):
+                loose = {k: v for k, v in filters.items() if k != key}
+                blocker = key
+            else:
+                continue
+            probes += 1
+            arguments: dict[str, Any] = {**loose, "limit": 1}
+            if exclude:
+                arguments["exclude_ids"] = exclude
+            wines = self._call(turn, "search_wines", arguments).get("wines", [])
+            if wines:
+                nearest = float(wines[0]["price_rub"]) if key == "price" else None
+                return blocker, nearest
+        return None, None
+
+    # ----------------------------------------------------------------- a wine asked for by name
+
+    def _named(self, turn: _Turn, text: str, intent: QueryIntent, exclude: list[str]) -> OfflineAnswer:
+        """«Есть у вас Petrus 2010?»: the wine itself when the catalogue has it; else say it is not there and
+        offer the nearest wines by what its name tells (the reader's filters: type, sweetness, grape, region,
+        country), loosening grape, then region, then country, never what the customer stated; a name that
+        tells nothing gets a question back."""
+        name = str(intent.wine_name)
+        # A famous wine is looked up by its own name too («Сассикайю» → Sassicaia, as a shop writes it).
+        names = [name, *([intent.known_wine.name] if intent.known_wine else [])]
+        lookup = [] if intent.more else (self._semantic(turn, names[-1], {}, []) or [])
+        hits = [w for w in lookup if any(_bears_name(w, n) for n in names)]
+        stated = describe_filters({k: intent.filters[k] for k in intent.stated if k in intent.filters})
+        if hits and stated:  # «Есть Sassicaia до 5000?»: the SQL says whether it also meets the rest
+            fitting = self._semantic(turn, names[-1], stated, []) or []
+            fitting = [w for w in fitting if any(_bears_name(w, n) for n in names)]
+            unmet = None if fitting else replace(intent, filters=stated)
+            hits = fitting or hits
+        else:
+            unmet = None
+        if hits:
+            response = writer.named_found(intent, hits, query=text, unmet=unmet)
+            return OfflineAnswer(response, list(turn.found.values()), turn.calls, intent)
+        wanted = describe_filters(intent.filters)  # what the name tells (reader), and what the customer said
+        if not wanted:
+            return OfflineAnswer(writer.named_unknown(name, query=text), [], turn.calls, intent)
+        # A famous name is mostly a place (a Bordeaux château, a Champagne house, a Super Tuscan): its region
+        # is kept longer than its grape.
+        for loosen in (
+            (),
+            ("grape_variety",),
+            ("region",),
+            ("region", "grape_variety"),
+            ("region", "grape_variety", "country"),
+        ):
+            filters = {k: v for k, v in wanted.items() if k not in loosen or k in intent.stated}
+            wines = self._structured(turn, filters, exclude)
+            if wines:
+                near = replace(intent, filters=filters)
+                picks = _select(wines, diversify=False)
+                if intent.more:  # «ещё»: the name was answered already
+                    response = writer.recommendation(near, picks, query=text)
+                else:
+                    response = writer.named_absent(near, picks, query=text, name=name)
+                return OfflineAnswer(response, list(turn.found.values()), turn.calls, near)
+        return OfflineAnswer(writer.named_unknown(name, query=text), list(turn.found.values()), turn.calls, intent)
+
+    # ----------------------------------------------------------------- recommendation
+
+    def _recommend(
+        self, turn: _Turn, text: str, intent: QueryIntent, exclude: list[str], ask: str | None = None
+    ) -> OfflineAnswer:
+        filters = describe_filters(intent.filters)
+        semantic: list[dict] = []
+        structured: list[dict] = []
+        ran_structured = False
+        if intent.mood:
+            hits = self._semantic(turn, intent.mood, filters, exclude)
+            if hits is not None:
+                semantic = hits
+        if filters or not intent.mood or not semantic:
+            structured = self._structured(turn, filters, exclude)
+            ran_structured = True
+
+        candidates = _rank(structured, semantic, ran_structured)
+        relaxed: tuple[str, Any] | None = None
+        if not candidates and filters:
+            key = next((k for k in RELAX_ORDER if filters.get(k) and _relaxable(k, intent)), None)
+            if key is not None:
+                loose = {k: v for k, v in filters.items() if k != key}
+                if key == "region" and not loose.get("country") and REGION_COUNTRY.get(str(filters["region"])):
+                    loose["country"] = REGION_COUNTRY[str(filters["region"])]
+                structured = self._structured(turn, loose, exclude)
+                semantic = (self._semantic(turn, intent.mood, loose, exclude) or []) if intent.mood else []
+                candidates = _rank(structured, semantic, True)
+                if candidates:
+                    relaxed = (key, filters[key])
+                    filters = loose
+
+        wording_intent = replace(intent, filters=filters)
+        found = list(turn.found.values())
+        if not candidates:
+            blocker, nearest = (None, None) if intent.more else self._probe(turn, filters, exclude)
+            response = writer.nothing_found(intent, query=text, blocker=blocker, nearest_price=nearest)
+            return OfflineAnswer(response, list(turn.found.values()), turn.calls, intent)
+        picks = _select(candidates, diversify=not filters.get("wine_type") and not intent.mood)
+        response = writer.recommendation(wording_intent, picks, query=text, relaxed=relaxed, ask=ask)
+        return OfflineAnswer(response, found, turn.calls, wording_intent, relaxed=relaxed[0] if relaxed else None)
+
+
+PROBE_ORDER = ("price", "sweetness", "grape_variety", "country", "region", "food_pairing", "wine_type")
+MAX_PROBES = 3
+
+
+def _valid_ids(values: Any) -> list[str]:
+    """Wine ids as canonical UUID strings; anything else is dropped (the tools would reject the whole call)."""
+    ids: list[str] = []
+    for value in values if isinstance(values, (list, tuple)) else []:
+        try:
+            ids.append(str(uuid.UUID(str(value))))
+        except ValueError:
+            continue
+    return list(dict.fromkeys(ids))
+
+
+def _excluded(exclude_ids: list[str], chain: list[str], intent: QueryIntent) -> list[str]:
+    """The wines a search leaves out. Only "ещё"/"другие варианты" hides what the chain showed; a narrowing
+    follow-up ("а сухое белое?") may well land on a wine from the previous answer."""
+    return list(dict.fromkeys([*exclude_ids, *(chain if intent.more else [])]))[-MAX_EXCLUDED:]
+
+
+def _relaxable(key: str, intent: QueryIntent) -> bool:
+    """Food and region are soft; a grape or country is relaxed only when inherited, never when just stated."""
+    if key in ("food_pairing", "region"):
+        return True
+    return key not in intent.stated
+
+
+@dataclass
+class _Exchange:
+    user: str
+    wine_ids: list[str] = field(default_factory=list)
+    answer: str = ""  # the bot's answer to it, as saved
+
+
+def _pairs(history: list[dict]) -> list[_Exchange]:
+    pairs: list[_Exchange] = []
+    for message in history:
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "user":
+            pairs.append(_Exchange(str(message.get("content") or "")))
+        elif role == "assistant" and pairs:
+            pairs[-1].wine_ids = [*pairs[-1].wine_ids, *_valid_ids(message.get("wine_ids") or [])]
+            pairs[-1].answer = str(message.get("content") or "")
+    return pairs
+
+
+def _yes_to_info_offer(text: str, answer: str) -> QueryIntent | None:
+    """«да» to a glossary answer's closing question («Показать Пино Нуар из каталога?»): the question is
+    phrased as the request it offers, so it is read as the customer's own words."""
+    if not _AFFIRMATIVE.covers(text):
+        return None
+    question = writer.info_offer(answer)
+    intent = read_query(question) if question else None
+    return intent if intent is not None and intent.kind == "recommendation" else None
+
+
+def _name_words(text: str) -> set[str]:
+    return {w for w in language.words(language.fold_accents(text)) if len(w) >= 2 and not w.isdigit()}
+
+
+def _bears_name(wine: dict, name: str) -> bool:
+    """Every word of the asked name is in the wine's name or producer («Opus One» → Opus One, Opus One Winery;
+    «Petrus» → Château Petrus): the catalogue row, not a guess, decides that the wine is there."""
+    asked = _name_words(name)
+    return bool(asked) and asked <= _name_words(f"{wine.get('name') or ''} {wine.get('producer') or ''}")
+
+
+def _rank(structured: list[dict], semantic: list[dict], ran_structured: bool) -> list[dict]:
+    """Merge the two tools' hits (both already met every filter in SQL): wines found by both first, by
+    similarity, then semantic-only hits, then the other structured hits in the tool's order."""
+    if not semantic:
+        return list(structured)
+    if not ran_structured:
+        return sorted(semantic, key=lambda w: -(w.get("similarity_score") or 0.0))
+    structured_ids = {w["id"] for w in structured}
+    semantic_ids = {w["id"] for w in semantic}
+    both = [w for w in structured if w["id"] in semantic_ids]
+    both += [w for w in semantic if w["id"] not in structured_ids]
+    both.sort(key=lambda w: -(w.get("similarity_score") or 0.0))
+    rest = [w for w in structured if w["id"] not in semantic_ids]
+    return both + rest
+
+
+def _select(candidates: list[dict], *, diversify: bool, count: int = MAX_PICKS) -> list[dict]:
+    """Up to `count` wines: distinct names, preferably distinct producers (and types, for open requests)."""
+    picked: list[dict] = []
+    names: set[str] = set()
+
+    def take(predicate, pool) -> None:
+        for wine in pool:
+            if len(picked) >= count:
+                return
+            name = str(wine.get("name", "")).strip().casefold()
+            if name in names or not predicate(wine):
+                continue
+            picked.append(wine)
+            names.add(name)
+
+    head = candidates[:8]
+    if diversify:
+        take(
+            lambda w: (
+                w.get("wine_type") not in {p.get("wine_type") for p in picked}
+                and w.get("producer") not in {p.get("producer") for p in picked}
+            ),
+            head,
+        )
+    take(lambda w: w.get("producer") not in {p.get("producer") for p in picked}, head)
+    take(lambda w: True, candidates)
+    order = {id(w): i for i, w in enumerate(candidates)}
+    return sorted(picked, key=lambda w: order[id(w)])

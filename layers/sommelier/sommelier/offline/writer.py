@@ -1,0 +1,988 @@
+"""Russian wording for the offline responder: a valid `SommelierResponse` from an intent and wines.
+
+The text is specific (each description explains the pick from the wine's own data: grape,
+region, style, price, pairings, tasting note) and varied (several templates per part,
+chosen deterministically from a hash of the query and the wine id, so tests are stable).
+No markdown or HTML: the Telegram renderer escapes the text.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sommelier import language
+from sommelier.domain.answer import MAX_CLOSING, MAX_DESCRIPTION, MAX_INTRO, SommelierResponse, WineRecommendation
+from sommelier.domain.wine import SWEETNESS_PLURAL_RU, SWEETNESS_RU, WINE_TYPE_RU
+from sommelier.embeddings.local import CONCEPTS
+from sommelier.language import matching, normalize, stem, words
+from sommelier.language.structure import structure_words
+from sommelier.offline import glossary
+from sommelier.offline.reader import CHEAP_PRICE_MAX, REGION_GENITIVE, SOLID_PRICE_MIN, QueryIntent
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _seed(*parts: Any) -> int:
+    return zlib.crc32("\x1f".join(str(p) for p in parts).encode("utf-8"))
+
+
+def _pick(options: Sequence[str], *parts: Any) -> str:
+    return options[_seed(*parts) % len(options)]
+
+
+def format_price(value: Any) -> str:
+    number = float(value)
+    if number.is_integer():
+        text = f"{int(number):,}".replace(",", " ")
+    else:
+        text = f"{number:,.2f}".replace(",", " ").replace(".", ",")
+    return f"{text} ₽"
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:] if text else text
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    end = max(cut.rfind(". "), cut.rfind("! "), cut.rfind("? "))
+    if end > limit // 2:
+        return cut[: end + 1]
+    return cut.rsplit(" ", 1)[0].rstrip(",;:—-") + "…"
+
+
+_MARKUP = re.compile(r"[*_`<>#\[\]]")
+
+
+def _plain(text: str) -> str:
+    """Catalogue text without characters a renderer could take for markup."""
+    return _MARKUP.sub("", text or "").strip()
+
+
+def country_genitive(name: str) -> str:
+    """«из Франции»: the genitive from the language layer; an unknown country as written."""
+    known = language.country(name, fuzzy=False)
+    return known.genitive if known else name
+
+
+def food_dative(food: str) -> str:
+    """«к стейку»: the phrase from the language layer, else the dish inflected (pymorphy3), else quoted."""
+    phrase = language.data("dishes.json")["dative"].get(food)
+    if phrase:
+        return phrase
+    inflected = language.inflect(food, "datv")
+    return f"к {inflected}" if inflected else f"к блюду «{food}»"
+
+
+_BODY = {1: "очень лёгкое", 2: "лёгкое", 3: "средней полноты", 4: "насыщенное", 5: "мощное, полнотелое"}
+_TANNINS = {
+    2: "с мягкими танинами",
+    3: "с умеренными танинами",
+    4: "с заметными, крепкими танинами",
+    5: "с мощными танинами",
+}
+_ACIDITY = {
+    1: "с мягкой кислотностью",
+    2: "с невысокой кислотностью",
+    3: "со сбалансированной кислотностью",
+    4: "со свежей кислотностью",
+    5: "с яркой, высокой кислотностью",
+}
+grape_genitive = language.grape_genitive
+
+
+def _count_phrase(n: int) -> str:
+    return {1: "одно вино", 2: "два вина", 3: "три вина"}.get(n, f"{n} вина")
+
+
+def style_phrase(wine_type: str | None, sweetness: str | None) -> str:
+    """ "сухое красное", "игристое брют", "полусладкое игристое"."""
+    type_ru = WINE_TYPE_RU.get(wine_type or "", "")
+    sweet_ru = SWEETNESS_RU.get(sweetness or "", "")
+    if wine_type == "sparkling":
+        if sweetness == "dry":
+            return "игристое брют"
+        return f"{sweet_ru} игристое".strip()
+    return f"{sweet_ru} {type_ru}".strip()
+
+
+def price_phrase(filters: dict[str, Any]) -> str:
+    low, high = filters.get("price_min"), filters.get("price_max")
+    if low is not None and high is not None:
+        return f"от {format_price(low)} до {format_price(high)}"
+    if high is not None:
+        return f"до {format_price(high)}"
+    if low is not None:
+        return f"от {format_price(low)}"
+    return ""
+
+
+# --------------------------------------------------------------------------- mood
+
+# Occasions the customer named → how to say it ("для летнего вечера"), most specific first; taste words →
+# the adjective for the summary; which concept explains a pick best. All from the language layer.
+_OCCASIONS: tuple[tuple[re.Pattern[str], str, frozenset[str]], ...] = tuple(
+    (re.compile(o["pattern"]), o["phrase"], frozenset(o["groups"])) for o in language.occasions()
+)
+_ADJECTIVES: tuple[tuple[str, str], ...] = tuple(
+    (a["start"], a["adjective"]) for a in language.data("occasions.json")["taste_adjectives"]
+)
+_CONCEPT_PRIORITY = tuple(language.data("occasions.json")["concept_priority"])
+
+
+def mood_concepts(mood: str | None) -> list[str]:
+    """The local embedding's concepts evoked by the mood words, occasions first."""
+    if not mood:
+        return []
+    found = _concepts_in(mood)
+    return [c for c in _CONCEPT_PRIORITY if c in found]
+
+
+def mood_occasions(mood: str | None) -> list[str]:
+    if not mood:
+        return []
+    text = normalize(mood)
+    phrases: list[str] = []
+    covered: set[str] = set()
+    for pattern, phrase, groups in _OCCASIONS:
+        if pattern.search(text) and not groups & covered:
+            phrases.append(phrase)
+            covered |= groups
+    return phrases[:2]
+
+
+def mood_adjectives(mood: str | None) -> list[str]:
+    if not mood:
+        return []
+    found: list[str] = []
+    for word in words(mood):
+        for prefix, adjective in _ADJECTIVES:
+            if word.startswith(prefix) and adjective not in found:
+                found.append(adjective)
+                break
+    return found[:2]
+
+
+def mood_phrase(mood: str | None) -> str:
+    parts = [*mood_adjectives(mood)[:1], *mood_occasions(mood)]
+    if not parts:
+        return "по вашему описанию" if mood else ""
+    return " ".join(parts)
+
+
+_MOOD_REASONS = language.data("mood_reasons.json")
+
+
+def _wordings(key: str, occasion: str | None = None) -> list[str]:
+    when = occasion or _MOOD_REASONS["default_when"].get(key.split("_")[0], "")
+    return [w.format(when=when) for w in _MOOD_REASONS["wordings"][key]]
+
+
+def _mood_reasons(concept: str, wine: dict[str, Any], occasion: str | None = None) -> list[str]:
+    """Why the wine fits the mood, in a few wordings (mood_reasons.json; each said at most once per answer);
+    empty when the wine's rated attributes don't bear the concept out."""
+    # An ungraded wine counts as medium here, and no reason below claims a medium grade.
+    body, acidity = _grade(wine.get("body")) or 3, _grade(wine.get("acidity")) or 3
+    wtype, price = wine.get("wine_type"), float(wine.get("price_rub") or 0)
+    key: str | None = None
+    if concept == "light" and body <= 2:
+        key = "light"
+    elif concept == "summer" and (wtype in ("white", "rose", "sparkling") or body <= 2 or acidity >= 4):
+        key = "summer"
+    elif concept == "winter" and body >= 4:
+        key = "winter"
+    elif concept == "romance" and wtype in ("sparkling", "rose"):
+        key = "romance_bright"
+    elif concept == "romance" and (
+        wine.get("sweetness") in ("semi_sweet", "sweet") or (_grade(wine.get("tannins")) or 3) <= 2
+    ):
+        key = "romance_soft"
+    elif concept == "celebration":
+        key = "celebration_sparkling" if wtype == "sparkling" else "celebration"
+    elif concept == "gift":
+        key = "gift_solid" if price >= SOLID_PRICE_MIN else "gift_modest"
+    elif concept == "picnic" and _grade(wine.get("body")) in (1, 2, 3):
+        key = "picnic"
+    elif concept == "everyday" and price <= CHEAP_PRICE_MAX:
+        key = "everyday"
+    elif concept == "bubbles" and wtype == "sparkling":
+        key = "bubbles"
+    elif concept == "sweet" and wine.get("sweetness") in ("semi_sweet", "sweet"):
+        key = "sweet"
+    # Taste concepts are stated only through the attributes the catalogue rates; a word picked out of the
+    # description («…есть то, что вы ищете: «танины»») proved random on real shop texts, so none is quoted.
+    elif concept == "rich" and body >= 4:
+        key = "rich"
+    elif concept == "elegant" and body <= 3 and acidity >= 3:
+        key = "elegant"
+    elif concept == "soft" and "soft" in _concepts_in(", ".join(structure_words(wine))):
+        key = "soft"  # the same rules as the wine's embedded text (structure.json): tannins of 3 or less
+    return _wordings(key, occasion) if key else []
+
+
+def _say_once(options: list[str], used: set[str]) -> str | None:
+    """The first wording not yet said in this answer (remembered among its used sentences), or None."""
+    for option in options:
+        said = "reason: " + option
+        if said not in used:
+            used.add(said)
+            return option
+    return None
+
+
+def _concepts_in(text: str) -> set[str]:
+    found: set[str] = set()
+    for word in words(text):
+        token = stem(word)
+        found |= {
+            name for name, prefixes in CONCEPTS.items() if token.startswith(prefixes) or word.startswith(prefixes)
+        }
+    return found
+
+
+# --------------------------------------------------------------------------- request summary
+
+
+def request_summary(intent: QueryIntent, *, with_price: bool = True, with_mood: bool = True) -> str:
+    """The request in words: "лёгкое сухое красное вино из Италии к пасте для летнего вечера до 2 000 ₽"."""
+    f = intent.filters
+    adjectives = mood_adjectives(intent.mood)[:1] if with_mood else []
+    purposes = mood_occasions(intent.mood) if with_mood else []
+    style = style_phrase(f.get("wine_type"), f.get("sweetness"))
+    head = " ".join([*adjectives, style]).strip()
+    if f.get("grape_variety") and not head:
+        parts: list[str] = [str(f["grape_variety"])]  # "Мальбек из Аргентины"
+    else:
+        parts = [head if f.get("wine_type") == "sparkling" else f"{head} вино".strip()]  # «игристое», not «… вино»
+        if f.get("grape_variety"):
+            parts.append(f"из {grape_genitive(str(f['grape_variety']))}")
+    if f.get("region"):
+        parts.append(f"из {REGION_GENITIVE.get(f['region'], f['region'])}")
+    elif f.get("country"):
+        country = matching.canonical_country(str(f["country"]))
+        parts.append(f"из {country_genitive(country)}")
+    if f.get("food_pairing"):
+        parts.append(food_dative(f["food_pairing"]))
+    if purposes:
+        parts.append(" и ".join(purposes))
+    if with_price:
+        price = price_phrase(f)
+        if price:
+            parts.append(price)
+    return " ".join(p for p in parts if p)
+
+
+# --------------------------------------------------------------------------- wine descriptions
+
+
+def _grapes_phrase(grapes: list[str], seed: int) -> str:
+    if not grapes:
+        return ""
+    if len(grapes) == 1:
+        return ("сорт " if seed % 2 else "моносорт ") + grapes[0]
+    listed = ", ".join(grapes[:-1]) + " и " + grapes[-1]
+    return ("купаж: " if seed % 2 else "купаж из сортов ") + listed
+
+
+def _grade(value: Any) -> int | None:
+    """A 1–5 grade, or None when the shop did not grade it."""
+    try:
+        grade = int(value)
+    except (TypeError, ValueError):
+        return None
+    return grade if 1 <= grade <= 5 else None
+
+
+def _style_words(wine: dict[str, Any]) -> str:
+    """Body, tannins and acidity in words, only those the catalogue grades (empty when none is graded)."""
+    parts: list[str] = []
+    body, tannins, acidity = (_grade(wine.get(k)) for k in ("body", "tannins", "acidity"))
+    if body:
+        parts.append(_BODY[body])
+    if tannins in _TANNINS and (wine.get("wine_type") == "red" or (tannins or 0) >= 2):
+        parts.append(_TANNINS[tannins])
+    if acidity:
+        parts.append(_ACIDITY[acidity])
+    if len(parts) == 3:
+        return f"{parts[0]}, {parts[1]} и {parts[2]}"
+    return ", ".join(parts)
+
+
+def matching_pairings(wine: dict[str, Any], food: str) -> list[str]:
+    """The wine's pairings whose food categories meet the request's (the rule the SQL applies)."""
+    wanted = language.food_categories(food, fuzzy=True)
+    return [p for p in wine.get("food_pairings") or [] if wanted & language.food_categories(p)]
+
+
+def _vintage(wine: dict[str, Any]) -> str:
+    year = wine.get("vintage_year")
+    return f"урожая {year} года" if year else "без года урожая (NV)"
+
+
+def _note(wine: dict[str, Any], used: set[str], limit: int = 320) -> str:
+    """A sentence from the tasting notes (else the description) that is not about the colour and is
+    not already in another card of the same answer."""
+    for text in (wine.get("tasting_notes") or "", wine.get("description") or ""):
+        for sentence in language.sentences(_plain(text)):
+            if len(sentence) > limit or language.is_colour_sentence(sentence):
+                continue
+            sentence = sentence if sentence.endswith((".", "!", "?", "…")) else sentence + "."
+            if sentence not in used:
+                used.add(sentence)
+                return sentence
+    return ""
+
+
+def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str, used: set[str] | None = None) -> str:
+    wid = wine.get("id") or wine.get("name")
+    seed = _seed(query, wid)
+    style = style_phrase(wine.get("wine_type"), wine.get("sweetness")) or "вино"
+    grapes = _grapes_phrase(list(wine.get("grape_varieties") or []), seed)
+    region = wine.get("region") or ""
+    producer = _plain(wine.get("producer") or "")
+    body_words = _style_words(wine)
+
+    identity_templates = [
+        "{Style} из региона {region}, {grapes}: {body}.",
+        "{Producer}, {region} — {style} {vintage}; {grapes}, по стилю {body}.",
+        "Это {style} {vintage} из региона {region} ({grapes}): {body}.",
+        "{Grapes} из региона {region}: {style}, {body}.",
+    ]
+    if not body_words:  # the shop grades neither body, tannins nor acidity: say nothing about them
+        identity_templates = [
+            "{Style} из региона {region}, {grapes}.",
+            "{Producer}, {region} — {style} {vintage}; {grapes}.",
+            "Это {style} {vintage} из региона {region} ({grapes}).",
+            "{Grapes} из региона {region}: {style}.",
+        ]
+    identity = _pick(identity_templates, query, wid, "identity").format(
+        Style=_cap(style),
+        style=style,
+        region=region,
+        grapes=grapes,
+        Grapes=_cap(grapes),
+        body=body_words,
+        Producer=producer or _cap(style),
+        vintage=_vintage(wine),
+    )
+
+    f = intent.filters
+    price = wine.get("price_rub")
+    reasons: list[str] = []
+    if f.get("food_pairing"):
+        hits = matching_pairings(wine, str(f["food_pairing"]))
+        dative = food_dative(f["food_pairing"])
+        if hits:
+            reasons.append(
+                _pick(
+                    [
+                        f"подходит {dative}: в списке сочетаний — {', '.join(hits[:2])}",
+                        f"хорошо ляжет {dative} (рекомендуемые сочетания: {', '.join(hits[:2])})",
+                        f"{dative} — то, что нужно: среди сочетаний есть {hits[0]}",
+                    ],
+                    query,
+                    wid,
+                    "food",
+                )
+            )
+    used = used if used is not None else set()
+    occasions = mood_occasions(intent.mood)
+    occasion = occasions[0] if occasions else None
+    mood_reason = False
+    for concept in mood_concepts(intent.mood):
+        options = _mood_reasons(concept, wine, occasion)
+        if options:
+            # No reason twice in one answer: the next wording, or none (the intro has said it).
+            said = _say_once(options, used)
+            if said:
+                reasons.append(said)
+            mood_reason = True
+            break
+    if intent.mood and not mood_reason and wine.get("similarity_score") is not None:
+        said = _say_once(_wordings("similar"), used)
+        if said:
+            reasons.append(said)
+    if price is not None:
+        if f.get("price_max") is not None and f.get("price_min") is not None:
+            reasons.append(
+                _pick(
+                    [
+                        f"цена {format_price(price)} — в вашем диапазоне",
+                        f"стоит {format_price(price)}, ровно в заданных рамках",
+                    ],
+                    query,
+                    wid,
+                    "range",
+                )
+            )
+        elif f.get("price_max") is not None:
+            reasons.append(
+                _pick(
+                    [
+                        f"укладывается в бюджет: {format_price(price)}",
+                        f"стоит {format_price(price)} — в рамках бюджета {price_phrase(f)}",
+                        f"цена {format_price(price)}, бюджет соблюдён",
+                    ],
+                    query,
+                    wid,
+                    "budget",
+                )
+            )
+        elif f.get("price_min") is not None:
+            reasons.append(
+                _pick(
+                    [
+                        f"достойный уровень: {format_price(price)}",
+                        f"цена {format_price(price)} — вино серьёзного уровня",
+                    ],
+                    query,
+                    wid,
+                    "premium",
+                )
+            )
+        else:
+            reasons.append(_pick([f"цена {format_price(price)}", f"стоит {format_price(price)}"], query, wid, "price"))
+    why = _cap("; ".join(reasons[:3])) + "." if reasons else ""
+
+    if why in used:  # two wines with the same price and pairing: say it once per answer
+        why = ""
+    used.update(p for p in (identity, why) if p)
+    note = _note(wine, used)
+    text = " ".join(p for p in (identity, why, note) if p)
+    if len(text) > MAX_DESCRIPTION:
+        text = " ".join(p for p in (identity, why) if p)
+    return _clip(text, MAX_DESCRIPTION)
+
+
+# --------------------------------------------------------------------------- whole answers
+
+_RELAX_TEMPLATES = {
+    "food_pairing": [
+        "Вин с прямой рекомендацией {food} с такими условиями в каталоге нет, поэтому я смотрю шире, без привязки к блюду.",
+        "Среди вин с такими условиями нет прямых сочетаний {food}, так что показываю близкие варианты без учёта блюда.",
+    ],
+    "region": [
+        "Из {region} подходящих вин сейчас нет, поэтому поиск расширен до соседних регионов.",
+        "Вин из {region} с такими условиями не нашлось — показываю близкие варианты из других регионов.",
+    ],
+    "grape_variety": [
+        "Вин из {grape} с такими условиями нет, поэтому показываю другие сорта в том же стиле.",
+        "Из {grape} подходящего вина не нашлось — вот близкие по стилю варианты из других сортов.",
+    ],
+    "country": [
+        "Вин из {country} с такими условиями сейчас нет, поэтому показываю другие страны.",
+        "Из {country} ничего подходящего не нашлось — вот варианты из других стран.",
+    ],
+}
+
+
+def _relax_sentence(key: str, intent: QueryIntent, relaxed_value: Any, query: str) -> str:
+    country = matching.canonical_country(str(relaxed_value)) if key == "country" else ""
+    return _pick(_RELAX_TEMPLATES[key], query, key).format(
+        food=food_dative(str(relaxed_value)),
+        region=REGION_GENITIVE.get(str(relaxed_value), str(relaxed_value)),
+        grape=grape_genitive(str(relaxed_value)),
+        country=country_genitive(country),
+    )
+
+
+def _intro(intent: QueryIntent, n: int, query: str) -> str:
+    f = intent.filters
+    summary = request_summary(intent)
+    count = _count_phrase(n)
+    if intent.price_direction == "cheaper" and f.get("price_max") is not None:
+        return _pick(
+            [
+                f"Вот варианты подешевле — все не дороже {format_price(f['price_max'])}.",
+                f"Нашлись и более доступные вина: {count} до {format_price(f['price_max'])}.",
+            ],
+            query,
+            "cheaper",
+        )
+    if intent.price_direction == "pricier" and f.get("price_min") is not None:
+        return _pick(
+            [
+                f"Если хочется чего-то посерьёзнее, вот {count} от {format_price(f['price_min'])}.",
+                f"Поднимаемся по цене: {count} дороже {format_price(f['price_min'])}.",
+            ],
+            query,
+            "pricier",
+        )
+    if intent.more:
+        return _pick(
+            [
+                f"Вот ещё {count} по тому же запросу — {summary}.",
+                f"Другие варианты ({summary}): {count}, которые вы ещё не видели.",
+                f"Держите ещё {count}: {summary}.",
+            ],
+            query,
+            "more",
+        )
+    if summary == "вино" or (intent.mood and summary == request_summary(replace(intent, mood=None))):
+        if intent.mood:
+            return _pick(
+                [
+                    f"По вашему описанию лучше всего подходят эти {count}.",
+                    f"Под такое настроение я бы предложил {count} — вот они.",
+                ],
+                query,
+                "mood",
+            )
+        return _pick(
+            [
+                f"Вот {count} из нашего каталога, с которых приятно начать знакомство.",
+                f"Для начала предлагаю {count} разных стилей — от них легко оттолкнуться.",
+            ],
+            query,
+            "generic",
+        )
+    prefix = "Тогда " if intent.follow_up else ""
+    lead = (lambda word: prefix + word[:1].lower() + word[1:]) if prefix else (lambda word: word)
+    if n == 1:
+        templates = [
+            f"{lead('По')} запросу «{summary}» в каталоге нашлось одно подходящее вино — вот оно.",
+            f"{lead(_cap(summary))}: подходящее вино в каталоге одно, и оно того стоит.",
+            f"{lead('Под')} ваш запрос ({summary}) подходит это вино.",
+        ]
+    else:
+        templates = [
+            f"{lead(_cap(summary))} — есть из чего выбрать. Вот {count}, которые стоит попробовать.",
+            f"{lead('Вот')} {count} по вашему запросу: {summary}.",
+            f"{lead('По')} запросу «{summary}» в каталоге нашлись хорошие варианты — показываю {count}.",
+            f"{lead('Под')} ваш запрос ({summary}) подходят эти {count}.",
+        ]
+    return _pick(templates, query, "intro")
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What a bare yes («да», «покажи», «давай») to an answer's closing question does.
+
+    `action`: "drop" — the request without the filter `key` (for a budget: up to `price`); "set" — the request
+    with `key` = `value` (the same merge rules as a follow-up such as «а белое?»); "cheaper" / "pricier" — the
+    price moves past the wines shown; "more" — other wines for the same request. A question that asks rather
+    than offers («Есть ли бюджет…?») is answered with more of the same, and `ask` says what to ask again.
+    """
+
+    action: str
+    key: str | None = None
+    value: str | None = None
+    price: float | None = None
+    ask: str | None = None
+
+
+# The closing questions of a recommendation and what a yes to each does. The responder reads the offer back
+# from the saved answer text (the messages table keeps the text, and a turn needs nothing else to carry it),
+# so each sentence is written here once and is its own marker.
+CLOSING_OFFERS: tuple[tuple[str, Offer], ...] = (
+    ("Показать для сравнения что-нибудь белое?", Offer("set", "wine_type", "white")),
+    ("Может, для сравнения посмотрим красное?", Offer("set", "wine_type", "red")),
+    ("Хотите, покажу игристое для того же повода?", Offer("set", "wine_type", "sparkling")),
+    ("Показать для сравнения полусладкое игристое?", Offer("set", "sweetness", "semi_sweet")),
+    ("Показать для сравнения игристое брют?", Offer("set", "sweetness", "dry")),
+    ("Поискать варианты подешевле?", Offer("cheaper")),
+    ("Показать что-нибудь посолиднее?", Offer("pricier")),
+    ("Есть ли бюджет, в который нужно уложиться?", Offer("more", ask="budget")),
+    ("К какому блюду будете подавать? Подберу точнее.", Offer("more", ask="food")),
+    ("Показать ещё варианты к этому блюду?", Offer("more")),
+    ("Какое из них вам ближе — или показать ещё варианты?", Offer("more")),
+)
+_CLOSING = dict(CLOSING_OFFERS)
+# After a yes to a question that asked rather than offered: more wines, and the question once more, plainly.
+_ASK_AGAIN = {
+    "budget": "Назовите сумму — подберу вина в её пределах.",
+    "food": "Напишите блюдо — подберу вино именно к нему.",
+}
+
+
+def _closing(intent: QueryIntent, query: str, ask: str | None = None) -> str:
+    if ask in _ASK_AGAIN:
+        return _ASK_AGAIN[ask]
+    f = intent.filters
+    offers: list[str] = []
+    wine_type = f.get("wine_type")
+    if wine_type == "red":
+        offers.append("Показать для сравнения что-нибудь белое?")
+    elif wine_type == "white":
+        offers.append("Может, для сравнения посмотрим красное?")
+    elif wine_type == "rose":
+        offers.append("Хотите, покажу игристое для того же повода?")
+    elif wine_type == "sparkling":
+        if f.get("sweetness") in ("semi_sweet", "sweet"):
+            offers.append("Показать для сравнения игристое брют?")
+        else:
+            offers.append("Показать для сравнения полусладкое игристое?")
+    if f.get("price_max") is not None:
+        offers.append(_pick(["Поискать варианты подешевле?", "Показать что-нибудь посолиднее?"], query, "price"))
+    elif f.get("price_min") is None:
+        offers.append("Есть ли бюджет, в который нужно уложиться?")
+    if not f.get("food_pairing"):
+        offers.append("К какому блюду будете подавать? Подберу точнее.")
+    else:
+        offers.append("Показать ещё варианты к этому блюду?")
+    offers.append("Какое из них вам ближе — или показать ещё варианты?")
+    return _pick(offers, query, "closing")
+
+
+def recommendation(
+    intent: QueryIntent,
+    wines: list[dict[str, Any]],
+    *,
+    query: str,
+    relaxed: tuple[str, Any] | None = None,
+    ask: str | None = None,
+) -> SommelierResponse:
+    """`ask`: the question the customer said yes to without answering it (Offer.ask), asked once more."""
+    first = wines[:3]
+    names = [str(w["name"]).strip().casefold() for w in first]
+    items = _cards([w for i, w in enumerate(first) if names[i] not in names[:i]], intent, query)
+    intro = _intro(intent, len(items), query)
+    if relaxed is not None:
+        intro = _relax_sentence(relaxed[0], intent, relaxed[1], query) + " " + intro
+    return SommelierResponse(
+        response_type="recommendation",
+        intro=_clip(intro, MAX_INTRO),
+        wines=items,
+        closing=_clip(_closing(intent, query, ask), MAX_CLOSING),
+    )
+
+
+# The offers nothing_found makes, each recognisable in the saved answer by its fixed words: a yes to it takes
+# the previous request without that filter (for a budget: up to the price named).
+OFFER_MARKERS: tuple[tuple[str, str], ...] = (
+    ("Поднимем бюджет?", "price_max"),
+    ("Посмотрим их?", "price_min"),
+    ("Попробуем другой бюджет?", "price"),
+    ("Если рассмотреть не только", "sweetness"),
+    ("Без условия по сорту", "grape_variety"),
+    ("Если рассмотреть вина не только из", "country"),
+    ("Если не ограничиваться этим регионом", "region"),
+    ("Без привязки к блюду", "food_pairing"),
+    ("Вина другого цвета", "wine_type"),
+)
+_PRICE = re.compile(r"(\d[\d\u00a0\u202f ]*\d|\d)\s*₽")
+
+
+def pending_offer(answer_text: str) -> Offer | None:
+    """The offer an earlier answer made in its closing question, if it made one."""
+    for marker, key in OFFER_MARKERS:
+        if marker in answer_text:
+            prices = _PRICE.findall(answer_text)
+            return Offer("drop", key, price=float(re.sub(r"\D", "", prices[-1])) if prices else None)
+    # The closing question is the answer's last sentence: a sentence quoted from a card earlier does not count.
+    tail = answer_text.rstrip()
+    for sentence, offer in CLOSING_OFFERS:
+        if tail.endswith(sentence):
+            return offer
+    return None
+
+
+def nothing_found(
+    intent: QueryIntent, *, query: str, blocker: str | None = None, nearest_price: float | None = None
+) -> SommelierResponse:
+    """Honest "nothing fits". `blocker` is a filter whose removal does find wines (the responder probes for it)."""
+    f = intent.filters
+    summary = request_summary(intent)
+    if intent.more:
+        intro = _pick(
+            [
+                f"Больше вин по этому запросу ({summary}) в каталоге нет — вы уже видели всё, что подходит.",
+                f"Похоже, по запросу «{summary}» вы уже видели всё, что есть в каталоге.",
+            ],
+            query,
+            "none-more",
+        )
+    else:
+        intro = _pick(
+            [
+                f"Честно скажу: {summary} в нашем каталоге сейчас нет.",
+                f"К сожалению, по запросу «{summary}» в каталоге сейчас ничего не нашлось.",
+                f"Такого сочетания условий — {summary} — в каталоге пока нет, а придумывать я не буду.",
+            ],
+            query,
+            "none",
+        )
+    country = matching.canonical_country(str(f.get("country") or ""))
+    if blocker == "price_max" and nearest_price is not None:
+        suggestion = f"Ближайшие подходящие вина стоят от {format_price(nearest_price)}. Поднимем бюджет?"
+    elif blocker == "price_min" and nearest_price is not None:
+        suggestion = f"Подходящие вина есть подешевле, до {format_price(nearest_price)}. Посмотрим их?"
+    elif blocker in ("price_max", "price_min"):
+        suggestion = "Если изменить ценовые рамки, варианты найдутся. Попробуем другой бюджет?"
+    elif blocker == "sweetness":
+        suggestion = (
+            f"Если рассмотреть не только {SWEETNESS_PLURAL_RU.get(str(f.get('sweetness')), 'такие')} вина, "
+            "варианты найдутся. Показать?"
+        )
+    elif blocker == "grape_variety":
+        suggestion = f"Без условия по сорту ({f.get('grape_variety')}) подходящие вина есть. Показать близкие по стилю?"
+    elif blocker == "country":
+        suggestion = f"Если рассмотреть вина не только из {country_genitive(country)}, варианты найдутся. Показать?"
+    elif blocker == "region":
+        suggestion = "Если не ограничиваться этим регионом, варианты найдутся. Расширим поиск?"
+    elif blocker == "food_pairing":
+        suggestion = "Без привязки к блюду подходящие вина есть. Показать их?"
+    elif blocker == "wine_type":
+        suggestion = "Вина другого цвета с такими условиями есть. Посмотрим?"
+    elif intent.more:
+        suggestion = "Хотите, изменим условия — например, цвет, бюджет или страну?"
+    elif f.get("price_max") is not None:
+        suggestion = "Попробуем поднять бюджет или изменить другие условия?"
+    else:
+        suggestion = "Расскажите чуть иначе, что ищете, — попробую ещё раз?"
+    return SommelierResponse(
+        response_type="informational", intro=_clip(intro, MAX_INTRO), closing=_clip(suggestion, MAX_CLOSING)
+    )
+
+
+def _cards(wines: list[dict[str, Any]], intent: QueryIntent, query: str) -> list[WineRecommendation]:
+    used: set[str] = set()  # no sentence repeats across the cards of one answer
+    return [
+        WineRecommendation(
+            wine_name=str(w["name"]).strip(), wine_id=w.get("id"), description=describe_wine(w, intent, query, used)
+        )
+        for w in wines[:3]
+    ]
+
+
+def _wine_label(wine: dict[str, Any]) -> str:
+    year = wine.get("vintage_year")
+    return f"{_plain(str(wine['name']))} ({_plain(str(wine.get('producer') or ''))}{f', {year}' if year else ''})"
+
+
+def _wines_answer(intro: str, wines: list[dict[str, Any]], intent: QueryIntent, query: str) -> SommelierResponse:
+    """An answer about a wine asked for by name: the intro, the wines' cards and the usual closing offer."""
+    return SommelierResponse(
+        response_type="recommendation",
+        intro=_clip(intro, MAX_INTRO),
+        wines=_cards(wines, intent, query),
+        closing=_clip(_closing(intent, query), MAX_CLOSING),
+    )
+
+
+def named_found(
+    intent: QueryIntent, wines: list[dict[str, Any]], *, query: str, unmet: QueryIntent | None = None
+) -> SommelierResponse:
+    """The wine the customer named is in the catalogue: it, and only the wines that bear its name.
+    `unmet`: the conditions the customer stated with the name that it does not meet («до 5000»)."""
+    name = intent.wine_name or ""
+    years = sorted({int(w["vintage_year"]) for w in wines if w.get("vintage_year")})
+    if unmet is not None:
+        price = f", {format_price(wines[0]['price_rub'])}" if wines[0].get("price_rub") is not None else ""
+        intro = (
+            f"{_plain(name)} в нашем каталоге есть, но не под ваши условия ({request_summary(unmet)}): "
+            f"{_wine_label(wines[0])}{price}."
+        )
+    elif intent.wine_vintage and intent.wine_vintage not in years and years:
+        other = ", ".join(str(y) for y in years)
+        intro = f"{_plain(name)} урожая {intent.wine_vintage} года в каталоге нет, но есть другой урожай — {other}."
+    elif len(wines) == 1:
+        intro = f"Да, {_plain(name)} в нашем каталоге есть: {_wine_label(wines[0])}."
+    else:
+        intro = f"Да, по названию «{_plain(name)}» в каталоге есть {_count_phrase(len(wines[:3]))} — вот они."
+    return _wines_answer(intro, wines, intent, query)
+
+
+def named_absent(intent: QueryIntent, wines: list[dict[str, Any]], *, query: str, name: str) -> SommelierResponse:
+    """The named wine is not in the catalogue: say so, then the nearest wines by what its name tells
+    (`intent.filters` are the attributes that found them)."""
+    summary = request_summary(intent)
+    lead = _pick(
+        [
+            f"{_plain(name)} в нашем каталоге нет, и выдавать за него другое вино я не стану.",
+            f"Честно скажу: {_plain(name)} у нас в каталоге нет.",
+        ],
+        query,
+        "absent",
+    )
+    intro = f"{lead} Ближе всего по стилю — {summary}: {_count_phrase(len(wines[:3]))} из того, что есть."
+    return _wines_answer(intro, wines, intent, query)
+
+
+def named_unknown(name: str, *, query: str) -> SommelierResponse:
+    """A wine named that the catalogue lacks and whose name tells nothing: say so and ask what to look for."""
+    intro = _pick(
+        [
+            f"{_plain(name)} в нашем каталоге нет — придумывать его я не буду.",
+            f"Вина «{_plain(name)}» в нашем каталоге не нашлось.",
+        ],
+        query,
+        "unknown-name",
+    )
+    closing = (
+        "Расскажите, что вам в нём нравится — цвет, сорт, страна или бюджет, — и я предложу похожие вина из каталога."
+    )
+    return SommelierResponse(response_type="informational", intro=_clip(intro, MAX_INTRO), closing=closing)
+
+
+def clarify(query: str) -> SommelierResponse:
+    """A yes to a question that offered nothing concrete: ask what to look for instead of guessing."""
+    intro = _pick(
+        [
+            "С удовольствием! Подскажите только, что поменять или уточнить — и я сразу подберу.",
+            "Хорошо! Уточните, пожалуйста, что именно поискать.",
+        ],
+        query,
+        "clarify",
+    )
+    closing = "Например: цвет и сладость, бюджет («до 2000»), страну или сорт, блюдо («к утке») или повод."
+    return SommelierResponse(response_type="informational", intro=intro, closing=closing)
+
+
+def greeting(query: str) -> SommelierResponse:
+    intro = _pick(
+        [
+            "Здравствуйте! Я винный сомелье нашего магазина и помогу выбрать вино к ужину, на подарок или под настроение.",
+            "Добрый день! Подберу вино из нашего каталога: по цвету и сладости, к блюду, по поводу или в рамках бюджета.",
+            "Привет! Я помогаю выбрать вино — расскажите, что за повод, и я предложу пару-тройку бутылок из каталога.",
+        ],
+        query,
+        "greeting",
+    )
+    closing = _pick(
+        [
+            "Что будем искать: вино к ужину, на праздник или просто на вечер?",
+            "Какой повод и на какой бюджет ориентируемся?",
+            "Красное, белое, розовое или игристое — с чего начнём?",
+        ],
+        query,
+        "greeting-closing",
+    )
+    return SommelierResponse(response_type="informational", intro=intro, closing=closing)
+
+
+def thanks(query: str) -> SommelierResponse:
+    intro = _pick(
+        [
+            "Пожалуйста! Приятного вечера и хорошего вина.",
+            "Всегда пожалуйста, обращайтесь!",
+            "Рады помочь! Надеюсь, вино понравится.",
+        ],
+        query,
+        "thanks",
+    )
+    closing = _pick(
+        [
+            "Если захочется подобрать что-то ещё — просто напишите.",
+            "Понадобится вино к другому случаю — я здесь.",
+        ],
+        query,
+        "thanks-closing",
+    )
+    return SommelierResponse(response_type="informational", intro=intro, closing=closing)
+
+
+def help_answer(query: str) -> SommelierResponse:
+    intro = (
+        "Я помогаю выбрать вино из каталога нашего магазина. Напишите, что ищете: цвет и сладость, бюджет "
+        "(«до 2000»), страну или сорт, блюдо («к стейку») или повод («на летний вечер», «в подарок»), "
+        "а после ответа можно попросить «подешевле», «а белое?» или «ещё»."
+    )
+    closing = _pick(
+        [
+            "Ещё могу объяснить винные термины — например, что такое танины или терруар. С чего начнём?",
+            "Могу и просто рассказать о вине: что такое декантация, как хранить бутылки. Что вам интересно?",
+        ],
+        query,
+        "help",
+    )
+    return SommelierResponse(response_type="informational", intro=intro, closing=closing)
+
+
+_INFO_CLOSINGS = {
+    "tannins": "Показать красные вина с мягкими танинами?",
+    "acidity": "Подобрать свежее вино с яркой кислотностью?",
+    "body": "Подобрать для примера пару лёгких вин?",
+    "brut": "Подобрать хороший брют?",
+    "sweetness": "Показать для сравнения пару полусладких вин?",
+    "serving_temperature": "Подобрать вино к ближайшему ужину?",
+    "oak": "Показать вина с выдержкой в дубе?",
+    "traditional_method": "Показать игристые, сделанные классическим методом?",
+    "champagne": "Подобрать игристое к празднику?",
+    "rose": "Показать пару сухих розовых вин?",
+    "pinot_noir": "Показать Пино Нуар из каталога?",
+    "cabernet_sauvignon": "Подобрать Каберне Совиньон к ужину?",
+    "malbec": "Показать мальбек из каталога?",
+    "chardonnay": "Показать шардоне в разных стилях?",
+    "riesling": "Показать рислинги из каталога?",
+    "saperavi": "Показать грузинские вина из Саперави?",
+}
+
+
+_INFO_DEFAULT_CLOSINGS = (
+    "Хотите, подберу вино, на котором это хорошо чувствуется?",
+    "Подобрать вино к ближайшему ужину?",
+    "Если интересно, расскажу ещё о чём-нибудь или подберу вино.",
+)
+
+
+def info_offer(answer_text: str) -> str | None:
+    """The closing question of a glossary answer, when the answer ends with one. Each is phrased as the
+    request it offers («Показать Пино Нуар из каталога?»), so a yes to it is read as that request."""
+    tail = answer_text.rstrip()
+    questions = [q for q in (*_INFO_CLOSINGS.values(), *_INFO_DEFAULT_CLOSINGS) if q.endswith("?")]
+    return next((q for q in questions if tail.endswith(q)), None)
+
+
+def informational(topic: str | None, query: str) -> SommelierResponse:
+    entry = glossary.get(topic) if topic else None
+    if entry is None:
+        intro = _pick(
+            [
+                "На этот вопрос у меня нет короткой справки: в офлайн-режиме я знаю основные винные термины — танины, "
+                "кислотность, терруар, декантацию, выдержку в дубе и другие.",
+                "Подробно ответить на это сейчас не смогу, но объясню базовые понятия: танины, тело вина, аппелласьоны, "
+                "температуру подачи, хранение.",
+            ],
+            query,
+            "info-unknown",
+        )
+        closing = "Спросите о термине или расскажите, к какому случаю подобрать вино."
+        return SommelierResponse(response_type="informational", intro=intro, closing=closing)
+    closing = _INFO_CLOSINGS.get(entry.key) or _pick(_INFO_DEFAULT_CLOSINGS, query, "info-closing")
+    return SommelierResponse(response_type="informational", intro=_clip(entry.answer, MAX_INTRO), closing=closing)
+
+
+def off_topic(query: str) -> SommelierResponse:
+    intro = _pick(
+        [
+            "Я винный сомелье и разбираюсь только в вине, так что с этим вопросом помочь не смогу.",
+            "С этим, увы, не помогу: я здесь, чтобы подбирать вино и рассказывать о нём.",
+            "Это немного не по моей части — я специализируюсь на вине из нашего каталога.",
+        ],
+        query,
+        "off",
+    )
+    closing = _pick(
+        [
+            "Зато могу подобрать вино к ужину, на подарок или под настроение — что ищете?",
+            "Давайте лучше подберём вино: какой повод?",
+            "Если нужно вино к столу или в подарок — расскажите, подберу.",
+        ],
+        query,
+        "off-closing",
+    )
+    return SommelierResponse(response_type="off_topic", guard_type="off_topic", intro=intro, closing=closing)
+
+
+def tool_error(query: str) -> SommelierResponse:
+    intro = _pick(
+        [
+            "Простите, сейчас не получается заглянуть в каталог: поиск вин временно недоступен.",
+            "Извините, каталог вин сейчас не отвечает, и я не хочу советовать наугад.",
+        ],
+        query,
+        "error",
+    )
+    return SommelierResponse(
+        response_type="informational",
+        intro=intro,
+        closing="Попробуйте, пожалуйста, повторить запрос через минуту.",
+    )

@@ -1,0 +1,1 @@
+"""The data ports (catalogue, conversation store, shop) and their two adapters: in process and Lambda invoke."""

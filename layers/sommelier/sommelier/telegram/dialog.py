@@ -1,0 +1,272 @@
+"""What the bot says to each kind of input, independent of transport.
+
+The Telegram consumer and the terminal chat both call this, so the terminal shows exactly
+what Telegram would: the same parts, captions and buttons.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sommelier.agent.context import moment_context
+from sommelier.agent.loop import SommelierAgent, TurnRequest, TurnResult
+from sommelier.agent.streaming import AnswerListener
+from sommelier.domain.errors import PortError
+from sommelier.shop.health import health_warning
+from sommelier.store.adapters import Repositories
+from sommelier.store.ports import UserInfo
+from sommelier.telegram.render import Outgoing, parse_callback_data, render_answer, render_text
+
+logger = logging.getLogger(__name__)
+
+WELCOME = (
+    "Здравствуйте! Я сомелье нашего магазина 🍷\n"
+    "Напишите, к какому блюду или поводу нужно вино, какой бюджет и что вы любите, — "
+    "и я подберу до трёх бутылок из нашего каталога. Например: «красное сухое к стейку до 2000 ₽» "
+    "или «что-нибудь лёгкое на летний вечер»."
+)
+HELP = (
+    "Как со мной говорить:\n"
+    "• опишите блюдо, повод или настроение: «к утке», «на день рождения», «лёгкое белое»;\n"
+    "• добавьте бюджет: «до 1500», «около 3 тысяч»;\n"
+    "• уточняйте: «а подешевле?», «а белое?», «ещё варианты»;\n"
+    "• спрашивайте о вине: «что такое танины?».\n\n"
+    "Команды: /start — начать заново, /help — эта подсказка, /reset — забыть наш разговор, "
+    "/privacy — что я о вас храню, /forget — удалить всё это.\n"
+    "Под подборкой есть кнопки 👍 / 👎 и «Ещё варианты»."
+)
+RESET_DONE = "Готово, я забыл наш разговор. С чего начнём?"
+FEEDBACK_THANKS = {1: "Спасибо! Рад, что понравилось 🍷", -1: "Спасибо за честность — учту и подберу лучше."}
+MORE_REQUEST = "Покажи другие варианты по моему предыдущему запросу"
+FEEDBACK_CHANGED = {1: "Оценка изменена на 👍 — спасибо!", -1: "Оценка изменена на 👎 — учту."}
+FEEDBACK_SAME = {1: "Вы уже поставили 👍", -1: "Вы уже поставили 👎"}
+OLD_ANSWER = "Этот ответ уже устарел — напишите, что ищете, и я подберу заново 🙂"
+NOTHING_MORE = (
+    "Больше вариантов по этому запросу у меня нет — я показал всё подходящее из каталога. "
+    "Давайте изменим условия: другой бюджет, цвет, страна или повод?"
+)
+NOTHING_MORE_TOAST = "Больше вариантов нет — попробуйте изменить условия"
+HISTORY_FOR_BUTTONS = 50  # the answers a button may refer to (load_history's maximum)
+
+# /start picks: a query for the season, read by the offline responder (no LLM spend on a welcome), within
+# an everyday budget so a welcome never suggests the dearest bottle of the shelf.
+START_BUDGET_RUB = 3000
+SEASON_QUERIES = {
+    season: f"{query}, до {START_BUDGET_RUB} рублей"
+    for season, query in {
+        "зима": "насыщенное согревающее вино для зимнего вечера у камина",
+        "весна": "свежее фруктовое вино для весеннего ужина",
+        "лето": "лёгкое освежающее вино на летний вечер",
+        "осень": "бархатное вино для осеннего ужина",
+    }.items()
+}
+
+
+@dataclass
+class Reply:
+    parts: list[Outgoing] = field(default_factory=list)
+    turn: TurnResult | None = None
+    callback_text: str | None = None  # the toast for answerCallbackQuery
+    vote: int | None = None  # a 👍 (1) / 👎 (-1) press: the vote now stored for the pressed answer
+    exhausted: bool = False  # «Ещё варианты» found nothing more: its button goes away
+
+
+@dataclass
+class Author:
+    """Who wrote: enough to keep the users table current."""
+
+    user_id: int
+    chat_id: int
+    username: str | None = None
+    first_name: str | None = None
+    last_name: str | None = None
+    language_code: str | None = None
+
+    def as_user(self) -> UserInfo:
+        return UserInfo(
+            telegram_user_id=self.user_id,
+            chat_id=self.chat_id,
+            username=self.username,
+            first_name=self.first_name,
+            last_name=self.last_name,
+            language_code=self.language_code,
+        )
+
+
+class Dialog:
+    def __init__(self, agent: SommelierAgent, repositories: Repositories):
+        self.agent = agent
+        self.repositories = repositories
+        self.chat = repositories.chat
+        self.catalog = repositories.catalog
+
+    # -- commands -------------------------------------------------------------
+    def start(self, sender: Author) -> Reply:
+        try:
+            self.chat.upsert_user(sender.as_user())
+        except PortError as exc:
+            logger.warning("user not saved: %s", exc)
+        season = moment_context().season
+        answer = self.agent.offline.respond(SEASON_QUERIES[season], [])
+        parts = render_text(WELCOME)
+        if answer.response.wines:
+            parts += self._render(answer.response, answer_ref="start")
+        return Reply(parts=parts)
+
+    def help(self) -> Reply:
+        return Reply(parts=render_text(HELP))
+
+    def reset(self, sender: Author) -> Reply:
+        try:
+            self.chat.reset_history(sender.chat_id)
+        except PortError:
+            return Reply(parts=render_text("Не получилось очистить историю, попробуйте чуть позже."))
+        return Reply(parts=render_text(RESET_DONE))
+
+    # -- messages -------------------------------------------------------------
+    def message(
+        self,
+        sender: Author,
+        text: str,
+        *,
+        update_id: int | None = None,
+        exclude_ids: list[str] | None = None,
+        listener: AnswerListener | None = None,
+    ) -> Reply:
+        """One recommendation turn: begin_turn, the model's tool calls, end_turn (three invocations).
+        ``listener`` (Telegram's progressive reply) gets the answer's pieces while it streams."""
+        invocations_at_start = self.repositories.counter.count
+        profile, history = self._begin(sender)
+        turn = self.agent.run(
+            TurnRequest(
+                text=text,
+                chat_id=sender.chat_id,
+                user_id=sender.user_id,
+                update_id=update_id,
+                profile=profile,
+                exclude_ids=exclude_ids or [],
+                listener=listener,
+                shown=getattr(listener, "shown", None),
+                history=history,
+                invocations_at_start=invocations_at_start,
+            )
+        )
+        ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
+        parts = self._render(turn.response, answer_ref=ref, found=turn.found_wines, wines=turn.wines)
+        return Reply(parts=parts, turn=turn)
+
+    def callback(
+        self,
+        sender: Author,
+        data: str,
+        *,
+        update_id: int | None = None,
+        before_search: Callable[[], None] | None = None,
+    ) -> Reply:
+        """A pressed button. ``before_search`` runs just before «Ещё варианты» asks the agent (the toast)."""
+        pressed = parse_callback_data(data)
+        if pressed is None:
+            return Reply(callback_text="Эта кнопка устарела")
+        if pressed.action == "feedback":
+            ref = pressed.answer_ref
+            message_id = int(ref) if ref.isdigit() and int(ref) > 0 else None
+            try:
+                saved = self.chat.save_feedback(
+                    chat_id=sender.chat_id, user_id=sender.user_id, message_id=message_id, rating=pressed.rating
+                )
+            except PortError as exc:
+                logger.warning("feedback not saved: %s", exc)
+                saved = {}
+            rating = pressed.rating
+            if saved.get("changed"):
+                return Reply(callback_text=FEEDBACK_CHANGED[rating], vote=rating)
+            if saved.get("previous_rating") == rating:
+                return Reply(callback_text=FEEDBACK_SAME[rating], vote=rating)
+            return Reply(callback_text=FEEDBACK_THANKS[rating], vote=rating)
+        return self._more(sender, pressed.answer_ref, update_id, before_search)
+
+    def _more(self, sender: Author, ref: str, update_id: int | None, before_search: Callable[[], None] | None) -> Reply:
+        """«Ещё варианты»: the same request again, without any wine already shown in this chat.
+
+        A button of an answer the chat no longer has (after /reset) is old: a polite toast, no agent call.
+        When nothing is left, that is said once (as a message, and the button goes away); a later press
+        of the same button gets a toast.
+        """
+        try:
+            messages = self.chat.history(sender.chat_id, HISTORY_FOR_BUTTONS)
+            history_read = True
+        except PortError:
+            messages, history_read = [], False
+        position = None
+        if ref.isdigit():
+            position = next(
+                (i for i, m in enumerate(messages) if m["role"] == "assistant" and str(m["id"]) == ref), None
+            )
+            if position is None and history_read:
+                return Reply(callback_text=OLD_ANSWER)
+        before = messages[:position] if position is not None else messages
+        query = next(
+            (m["content"] for m in reversed(before) if m["role"] == "user" and m["content"] != MORE_REQUEST), None
+        )
+        if position is not None and _exhausted(messages[position + 1 :], query):
+            return Reply(callback_text=NOTHING_MORE_TOAST)
+        shown = [wid for m in messages if m["role"] == "assistant" for wid in m.get("wine_ids", [])]
+        if before_search is not None:
+            before_search()
+        reply = self.message(sender, query or MORE_REQUEST, update_id=update_id, exclude_ids=shown)
+        reply.callback_text = "Ищу другие варианты…"
+        if reply.turn is not None and not reply.turn.response.wine_ids():
+            reply.parts = render_text(NOTHING_MORE)
+            reply.exhausted = True
+        return reply
+
+    # -- helpers --------------------------------------------------------------
+    def _render(
+        self,
+        response,
+        answer_ref: str,
+        found: dict[str, dict[str, Any]] | None = None,
+        wines: dict[str, dict[str, Any]] | None = None,
+    ) -> list[Outgoing]:
+        ids = response.wine_ids()
+        if ids and wines is None:  # end_turn did not load them (it failed, or this is /start)
+            try:
+                wines = {w["id"]: w for w in self.catalog.get_wines(ids)["wines"]}
+            except PortError as exc:
+                # The catalogue can't be read right now: show the wines as the tools returned them this
+                # turn (with the photo keys they came with) rather than an answer with its wines missing.
+                logger.warning("wines not loaded for rendering (%s); using this turn's tool results", exc)
+                wines = {wid: found[wid] for wid in ids if wid in (found or {})}
+        return render_answer(response, wines or {}, answer_ref, footer=health_warning())
+
+    def _begin(self, sender: Author) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """Upsert the user and load the history in one call; the profile the prompt greets by."""
+        fallback = {"name": sender.first_name} if sender.first_name else None
+        try:
+            begun = self.chat.begin_turn(
+                sender.chat_id, user=sender.as_user(), history_limit=self.agent.history_messages
+            )
+        except PortError as exc:
+            logger.warning("turn not begun (user not saved, no history): %s", exc)
+            return fallback, []
+        user = begun.user
+        if not user:
+            return fallback, begun.history
+        profile = dict(user.get("profile") or {})
+        if user.get("first_name"):
+            profile.setdefault("имя", user["first_name"])
+        return profile, begun.history
+
+
+def _exhausted(later: list[dict[str, Any]], query: str | None) -> bool:
+    """Did a later «Ещё варианты» for the same request already come back empty?"""
+    for i, message in enumerate(later):
+        if message["role"] != "assistant" or message.get("wine_ids"):
+            continue
+        asked = later[i - 1] if i > 0 and later[i - 1]["role"] == "user" else None
+        if asked is not None and query is not None and asked["content"] == query:
+            return True
+    return False

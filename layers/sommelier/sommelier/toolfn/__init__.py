@@ -1,0 +1,1 @@
+"""The tool function: its handler beside its SQL. The only code with database credentials."""

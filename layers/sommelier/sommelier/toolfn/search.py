@@ -1,0 +1,250 @@
+"""The two LLM tools, `search_wines` and `semantic_search`, as parameterised SQL."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import psycopg
+from pgvector import Vector
+from psycopg.rows import dict_row
+
+from sommelier import language
+from sommelier.domain.search import SearchFilters, SemanticRequest
+from sommelier.embeddings.port import ModelMismatchError
+from sommelier.language import matching
+
+# Normalise a column the way sommelier.language.normalize normalises the customer's words.
+_NORM = "lower(translate({col}, 'Ёё-', 'Ее '))"
+
+# The words of a wine's region and appellation, stemmed by PostgreSQL's `russian` text search: the region
+# filter matches whole words («Асти» is in «Asti DOCG», not in «Кастилия»). Migration 0007 indexes exactly
+# this expression (GIN, available wines), so keep the two identical.
+PLACE_WORDS = (
+    "to_tsvector('russian'::regconfig, " + _NORM.format(col="w.region || ' ' || coalesce(w.appellation, '')") + ")"
+)
+
+# Without a price filter, list wines nearest a typical shop price (2000 ₽) first, so a default
+# list is neither the cheapest nor the most expensive shelf. Migration 0003 indexes exactly this
+# expression (with `id` as the tie-break), so keep the two identical.
+TYPICAL_PRICE_ORDER = "abs(ln(w.price_rub) - ln(2000))"
+
+WINE_COLUMNS = (
+    "w.id, w.name, w.producer, w.country, w.region, w.appellation, w.vintage_year, w.grape_varieties, "
+    "w.wine_type, w.sweetness, w.body, w.tannins, w.acidity, w.price_rub, w.description, "
+    "w.tasting_notes, w.food_pairings, w.image_key, w.telegram_file_id, w.available"
+)
+# Tool results carry a shortened description: full ones run to 20,000 characters.
+TOOL_DESCRIPTION_CHARS = 600
+TOOL_NOTES_CHARS = 400
+# "matched" counts up to this many wines; more is reported as this number with "matched_more": true.
+MATCH_COUNT_CAP = 200
+# At most this many matches are fetched and sorted; more are read in order from the price-order index.
+FEW_MATCHES = 100
+
+
+def money(value: Decimal | float | int) -> int | float:
+    number = float(value)
+    return int(number) if number.is_integer() else round(number, 2)
+
+
+def wine_for_tool(row: dict[str, Any]) -> dict[str, Any]:
+    """A wine as the two search tools answer it, plus its id. The country is given by its usual name
+    («Соединенные Штаты Америки» → США), as a customer reads it in a caption."""
+    known = language.country(row["country"], fuzzy=False) if row["country"] else None
+    region = ", ".join(part for part in (row["region"], known.name if known else row["country"]) if part)
+    return {
+        "id": str(row["id"]),
+        "name": row["name"],
+        "producer": row["producer"],
+        "region": region,
+        "vintage_year": row["vintage_year"],
+        "grape_varieties": list(row["grape_varieties"]),
+        "wine_type": row["wine_type"],
+        "sweetness": row["sweetness"],
+        "body": row["body"],
+        "tannins": row["tannins"],
+        "acidity": row["acidity"],
+        "price_rub": money(row["price_rub"]),
+        "description": language.brief(row["description"], TOOL_DESCRIPTION_CHARS),
+        "tasting_notes": language.brief(row["tasting_notes"], TOOL_NOTES_CHARS, skip_colour=True),
+        "food_pairings": list(row["food_pairings"]),
+    }
+
+
+def photos_of(rows: list[dict[str, Any]]) -> dict[str, dict[str, str | None]]:
+    """The photo keys of the wines found (those with a photo), by id, beside the model's view of them: the
+    agent keeps them for the wine cards it sends while the answer streams and never shows them to the model."""
+    return {
+        str(row["id"]): {"image_key": row["image_key"], "telegram_file_id": row["telegram_file_id"]}
+        for row in rows
+        if row["image_key"] or row["telegram_file_id"]
+    }
+
+
+def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+    """SQL conditions, their parameters, and the filters_applied report. Grapes, countries and food
+    compare the normalised columns written at import (indexed), never the free text."""
+    conditions: list[str] = ["w.available"]
+    params: dict[str, Any] = {}
+    applied: dict[str, Any] = {}
+
+    if filters.wine_type:
+        conditions.append("w.wine_type = %(wine_type)s")
+        params["wine_type"] = applied["wine_type"] = filters.wine_type
+    if filters.sweetness:
+        conditions.append("w.sweetness = %(sweetness)s")
+        params["sweetness"] = applied["sweetness"] = filters.sweetness
+    if filters.price_min is not None:
+        conditions.append("w.price_rub >= %(price_min)s::numeric")
+        params["price_min"] = filters.price_min
+        applied["price_min"] = money(filters.price_min)
+    if filters.price_max is not None:
+        conditions.append("w.price_rub <= %(price_max)s::numeric")
+        params["price_max"] = filters.price_max
+        applied["price_max"] = money(filters.price_max)
+    if filters.grape_variety:
+        conditions.append("w.grape_keys && %(grape_keys)s::text[]")
+        params["grape_keys"] = matching.grape_keys(filters.grape_variety)
+        applied["grape_variety"] = filters.grape_variety
+    if filters.country:
+        code = matching.country_code(filters.country)
+        if code:
+            conditions.append("w.country_code = %(country_code)s")
+            params["country_code"] = code
+        else:  # a country the vocabulary does not know: as the catalogue writes it
+            conditions.append(f"{_NORM.format(col='w.country')} = %(country_name)s")
+            params["country_name"] = language.normalize(filters.country)
+        applied["country"] = matching.canonical_country(filters.country)
+    phrases = matching.region_phrases(filters.region) if filters.region else []
+    if phrases:
+        names = [f"region_{i}" for i in range(len(phrases))]
+        wanted = " || ".join(f"phraseto_tsquery('russian'::regconfig, %({name})s)" for name in names)
+        conditions.append(f"{PLACE_WORDS} @@ ({wanted})")
+        params.update(zip(names, phrases, strict=True))
+        applied["region"] = filters.region
+    if filters.food_pairing and language.words(filters.food_pairing):
+        categories = matching.food_categories(filters.food_pairing)
+        if categories:
+            conditions.append("w.food_categories && %(food_categories)s::text[]")
+            params["food_categories"] = categories
+        else:  # a dish the vocabulary does not know: the same words among the pairings
+            conditions.append(
+                "to_tsvector('russian'::regconfig, array_to_string(w.food_pairings, ' '))"
+                " @@ plainto_tsquery('russian'::regconfig, %(food_words)s)"
+            )
+            params["food_words"] = filters.food_pairing
+        applied["food_pairing"] = filters.food_pairing
+    if filters.exclude_ids:
+        conditions.append("NOT (w.id = ANY(%(exclude_ids)s::uuid[]))")
+        params["exclude_ids"] = filters.exclude_ids
+    return conditions, params, applied
+
+
+def _matched(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> int:
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM wines w WHERE {where} LIMIT {MATCH_COUNT_CAP}) matched"  # nosec B608 - constant fragments; values are bound
+    return conn.execute(sql, params).fetchone()[0]
+
+
+def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> dict[str, Any]:
+    conditions, params, applied = _where(filters)
+    if filters.price_max is not None:
+        order = "w.price_rub DESC"  # the best the budget buys
+    elif filters.price_min is not None:
+        order = "w.price_rub ASC"
+    else:
+        order = TYPICAL_PRICE_ORDER
+    where = " AND ".join(conditions) or "TRUE"
+    params["limit"] = filters.limit
+    # Count first (bounded): nothing matched → no ordered scan at all; few matched → fetch those rows
+    # first and sort them (walking an ordered index would visit every wine to find a handful); many →
+    # the ordered index stops at the limit.
+    matched = _matched(conn, where, params)
+    if matched == 0:
+        rows: list[dict[str, Any]] = []
+    else:
+        if matched <= FEW_MATCHES:
+            sql = (
+                f"WITH m AS MATERIALIZED (SELECT {WINE_COLUMNS} FROM wines w WHERE {where}) "  # nosec B608 - built from constant fragments; every value is a bound parameter
+                f"SELECT * FROM m w ORDER BY {order}, w.id LIMIT %(limit)s"
+            )
+        else:
+            sql = f"SELECT {WINE_COLUMNS} FROM wines w WHERE {where} ORDER BY {order}, w.id LIMIT %(limit)s"  # nosec B608 - built from constant fragments; every value is a bound parameter
+        with conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(sql, params).fetchall()
+    wines = [wine_for_tool(row) for row in rows]
+    result = {"found": len(wines), "matched": matched, "wines": wines, "filters_applied": applied}
+    photos = photos_of(rows)
+    if photos:
+        result["photos"] = photos
+    if matched >= MATCH_COUNT_CAP:
+        result["matched_more"] = True
+    return result
+
+
+# Session settings for the nearest-neighbour query when many wines match, local to its transaction.
+SEMANTIC_SEARCH_SETTINGS = (
+    # Keep scanning the HNSW graph until enough rows pass the filters (pgvector >= 0.8).
+    "SET LOCAL hnsw.iterative_scan = 'relaxed_order'",
+    # The planner does not count reading the TOASTed 6 KB vectors, so on a wide table it prices "scan
+    # every match, then sort by distance" below the HNSW graph (44 ms instead of a few at 10k wines).
+    "SET LOCAL enable_seqscan = off",
+    "SET LOCAL enable_sort = off",
+)
+
+
+def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> dict[str, Any]:
+    conditions, params, applied = _where(request.filters)
+    conditions.append("w.embedding_model = %(model)s")
+    params["model"] = request.embedding_model
+    params["query_vector"] = Vector(request.embedding)
+    params["limit"] = request.filters.limit
+    where = " AND ".join(conditions)
+    sql = (
+        f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance "  # nosec B608 - built from constant fragments; every value is a bound parameter
+        # ORDER BY the output column: the same expression (the HNSW index serves it), and the 6 KB
+        # query vector is sent once instead of twice.
+        f"FROM wines w WHERE {where} ORDER BY distance LIMIT %(limit)s"
+    )
+    # Count first (bounded): a few matches are read and sorted exactly (only their vectors are read);
+    # many go through the HNSW graph.
+    matched = _matched(conn, where, params)
+    with conn.transaction():
+        if matched >= MATCH_COUNT_CAP:
+            for setting in SEMANTIC_SEARCH_SETTINGS:
+                conn.execute(setting)
+        with conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(sql, params).fetchall() if matched else []
+    if not rows:
+        _refuse_model_mismatch(conn, request.embedding_model)
+    rows.sort(key=lambda row: row["distance"])  # relaxed order may be slightly off
+    wines = []
+    for row in rows:
+        wine = wine_for_tool(row)
+        wine["similarity_score"] = round(max(0.0, min(1.0, 1.0 - float(row["distance"]))), 4)
+        wines.append(wine)
+    result = {"found": len(wines), "matched": matched, "wines": wines, "filters_applied": applied}
+    if matched >= MATCH_COUNT_CAP:
+        result["matched_more"] = True
+    photos = photos_of(rows)
+    if photos:
+        result["photos"] = photos
+    return result
+
+
+def _refuse_model_mismatch(conn: psycopg.Connection, model: str) -> None:
+    """No row matched: if the catalogue is embedded with other models only, say so. Usually some wine has
+    the query's model and the first query stops at it; only a mismatch reads every row's model (listing
+    them all up front cost a scan of the table for each filter that matched nothing: 124 ms at 100k)."""
+    if conn.execute("SELECT EXISTS (SELECT 1 FROM wines WHERE embedding_model = %s)", (model,)).fetchone()[0]:
+        return
+    models = [
+        r[0]
+        for r in conn.execute("SELECT DISTINCT embedding_model FROM wines WHERE embedding_model IS NOT NULL").fetchall()
+    ]
+    if models and model not in models:
+        raise ModelMismatchError(
+            f"the query was embedded with '{model}' but the catalogue is embedded with "
+            f"{', '.join(repr(m) for m in sorted(models))}; vectors of different models are not comparable. "
+            "Re-embed the catalogue (sommelier catalog reembed) or use the same EMBEDDING_PROVIDER/EMBEDDING_MODEL."
+        )
