@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 
 LOCK := layers/sommelier/requirements.lock
 
-.PHONY: install chat dev-up dev-down test lint bench eval clean lock sam-test
+.PHONY: install chat dev-up dev-down test test-fast lint bench eval clean lock sam-test
 
 $(STAMP): pyproject.toml layers/sommelier/requirements.txt $(LOCK) scripts/bootstrap.sh
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/bootstrap.sh
@@ -29,6 +29,10 @@ dev-down: $(STAMP)
 # The full test suite; .ci/run calls exactly this.
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Every test that needs no database and no container (well under a minute): the loop while you work.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not database" -q
 
 lint: $(STAMP)
 	$(BIN)/cfn-lint template.yaml

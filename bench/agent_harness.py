@@ -114,12 +114,13 @@ class CompleteTimer:
     def attach(self, llm: Any) -> CompleteTimer:
         original = llm.complete
 
-        def complete(messages, *, tools=None, response_format=None):
+        def complete(messages, **options: Any):  # tools, final, response_format, deadline, ledger: passed on
+            tools = options.get("tools")
             self.json_chars.append(len(json.dumps(messages)))
             self.tools_json_chars.append(len(json.dumps(tools)) if tools else 0)
             started = time.perf_counter_ns()
             try:
-                answer = original(messages, tools=tools, response_format=response_format)
+                answer = original(messages, **options)
             finally:
                 self.ns += time.perf_counter_ns() - started
                 self.calls += 1
@@ -174,17 +175,15 @@ class OurAgentTurns:
 
     def __init__(self, database: Any, base_url: str, *, chat_id: int = 880001):
         from sommelier.agent.llm.client import OpenAIChat
-        from sommelier.agent.loop import SommelierAgent
+        from sommelier.app import build_agent
         from sommelier.embeddings.local import LocalHashingEmbeddings
-        from sommelier.observability.metrics import metrics
+        from sommelier.observability.telemetry import metrics
         from sommelier.store.adapters import in_process_repositories
 
         self.llm = OpenAIChat(api_key="test", base_url=base_url, model="test-model", timeout=5, max_retries=0)
         self.http = HttpTimer().attach(self.llm._client._client)
         self.complete = CompleteTimer().attach(self.llm)
-        self.agent = SommelierAgent(
-            repositories=in_process_repositories(database), embedder=LocalHashingEmbeddings(), llm=self.llm
-        )
+        self.agent = build_agent(in_process_repositories(database), LocalHashingEmbeddings(), self.llm)
         self.metrics = metrics
         self.chat_id = chat_id
         self.update_id = 0

@@ -390,10 +390,6 @@ class Postgres:
         }
 
     def close(self) -> None:
-        from sommelier.db.pool import close_pools, reset_default_database
-
-        close_pools()
-        reset_default_database()
         if self.admin_url is None:
             return
         if self.external_url:
@@ -426,12 +422,18 @@ class WineDatabase:
 
     @property
     def database(self):
-        """The sommelier.db.pool.Database (a psycopg pool with pgvector registered)."""
+        """The sommelier.db.pool.Database (a psycopg pool with pgvector registered), opened on first use with
+        the default DatabaseSettings (pool of 4, 5 s statement timeout); `close()` closes it."""
         if self._database is None:
             from sommelier.db.pool import Database
 
             self._database = Database(self.url)
         return self._database
+
+    def close(self) -> None:
+        if self._database is not None:
+            self._database.close()
+            self._database = None
 
 
 def size_label(rows: int) -> str:
@@ -452,6 +454,7 @@ class Databases:
         self.workdir = workdir
         self.seed = seed
         self._cache: dict[str, WineDatabase] = {}
+        self._copies: list[WineDatabase] = []
         self.photos_dir = workdir / "state" / "photos"
 
     # -- the shipped catalogue ------------------------------------------------------------
@@ -496,7 +499,9 @@ class Databases:
         """A private writable copy of the shipped catalogue (agent turns save history)."""
         template = self.shipped_template()
         name, url = self.postgres.create_database("bench_turns", template=template.name)
-        return WineDatabase(template.label, template.rows, name, url, 0.0)
+        copy = WineDatabase(template.label, template.rows, name, url, 0.0)
+        self._copies.append(copy)
+        return copy
 
     # -- synthetic catalogues -------------------------------------------------------------
     def synthetic(self, rows: int) -> WineDatabase:
@@ -504,6 +509,13 @@ class Databases:
         if key not in self._cache:
             self._cache[key] = build_synthetic(self.postgres, rows, seed=self.seed)
         return self._cache[key]
+
+    def close(self) -> None:
+        """Close the pools of the cached databases (whoever opens a `Database` closes it: no pool outlives
+        the run). A private copy (shipped_copy) is closed by the benchmark that asked for it, and here again in
+        case that benchmark failed first."""
+        for wdb in [*self._cache.values(), *self._copies]:
+            wdb.close()
 
 
 def _connect(url: str):
@@ -755,6 +767,8 @@ class Context:
         return [10_000] if self.quick else [10_000, 100_000]
 
     def close(self) -> None:
+        if self.databases is not None:
+            self.databases.close()
         if self.postgres is not None:
             self.postgres.close()
         shutil.rmtree(self.workdir, ignore_errors=True)

@@ -1,10 +1,11 @@
 """`e2e_local`: one text update end to end through the `sommelier serve` machinery.
 
-`build_local_server()` (cli/serve_cmd.py) gives the local HTTP API with the template's webhook route
-and the per-chat ordered workers that stand in for SQS FIFO; the bot behind them is the real one
-built from the environment (consumer.bot_from_environment): the agent with the zero-latency fake LLM
-(FakeOpenAI over loopback), the tools in-process on a copy of the shipped catalogue, the Telegram
-client talking to FakeTelegram over loopback, photos from the local photo store.
+`build_local_server(settings, ...)` (sommelier_dev/cli/serve_cmd.py) gives the local HTTP API with the
+template's webhook route and the per-chat ordered workers that stand in for SQS FIFO; the bot behind them
+is the real one the composition root builds from the settings (sommelier.app.build_bot, the settings read
+from a dict as an entry point reads its environment): the agent with the zero-latency fake LLM (FakeOpenAI
+over loopback), the tools in-process on a copy of the shipped catalogue (one `Database`, opened and closed
+here), the Telegram client talking to FakeTelegram over loopback, photos from the local photo store.
 
 One sample: POST the update over HTTP with the secret header → … → the closing message (the one
 with the 👍 / 👎 / «Ещё варианты» buttons) arrives at the fake Telegram. The end time is the
@@ -18,7 +19,7 @@ import time
 from typing import Any
 
 from bench.agent_harness import TURN_TEXT, start_fake_llm
-from bench.common import Context, Figure, TemporaryEnvironment, figure, log, median, p50s, p95s
+from bench.common import Context, Figure, figure, log, median, p50s, p95s
 
 NAME = "e2e_local"
 SECRET = "bench-e2e-secret"
@@ -44,6 +45,25 @@ def settings(ctx: Context) -> dict[str, int]:
     return {"turns": 8, "warmup": 4} if ctx.quick else {"turns": 25, "warmup": 5}
 
 
+def bot_environment(telegram: Any, llm_base_url: str, database_url: str, state_dir: str) -> dict[str, str]:
+    """What `sommelier serve` would read from its environment here: the fakes, the database, the local embedder."""
+    return {
+        "TELEGRAM_BOT_TOKEN": telegram.token,
+        "TELEGRAM_API_BASE_URL": telegram.base_url,
+        "TELEGRAM_WEBHOOK_SECRET": SECRET,
+        "TELEGRAM_BOT_USERNAME": BOT,
+        "DATABASE_URL": database_url,
+        "EMBEDDING_PROVIDER": "local",
+        "OPENAI_API_KEY": "test",
+        "OPENAI_BASE_URL": llm_base_url,
+        "LLM_MODEL": "test-model",
+        "LLM_MAX_RETRIES": "0",
+        "RATE_LIMIT_PER_MINUTE": "1000000",
+        "SOMMELIER_STATE_DIR": state_dir,
+        "SOMMELIER_AGE_GATE": "0",  # the turn itself is measured, not the age question
+    }
+
+
 def is_closing(call: Any) -> bool:
     markup = call.params.get("reply_markup") or {}
     return (
@@ -56,8 +76,9 @@ def is_closing(call: Any) -> bool:
 
 def run(ctx: Context) -> list[Figure]:
     import httpx2
-    from sommelier.db.pool import reset_default_database
-    from sommelier.observability.metrics import metrics
+    from sommelier.observability.telemetry import metrics
+    from sommelier.settings import load_settings
+    from sommelier.store.adapters import in_process_repositories
     from sommelier_dev.cli.serve_cmd import build_local_server, webhook_path
 
     from tests.fakes.telegram_server import FakeTelegram
@@ -67,32 +88,16 @@ def run(ctx: Context) -> list[Figure]:
     wdb = databases.shipped_copy()
     fake_llm = start_fake_llm()
     telegram = FakeTelegram(bot_username=BOT).start()
-    environment = TemporaryEnvironment(
-        TELEGRAM_BOT_TOKEN=telegram.token,
-        TELEGRAM_API_BASE_URL=telegram.base_url,
-        TELEGRAM_WEBHOOK_SECRET=SECRET,
-        TELEGRAM_BOT_USERNAME=BOT,
-        DATABASE_URL=wdb.url,
-        EMBEDDING_PROVIDER="local",
-        OPENAI_API_KEY="test",
-        OPENAI_BASE_URL=fake_llm.base_url,
-        LLM_MODEL="test-model",
-        LLM_MAX_RETRIES="0",
-        RATE_LIMIT_PER_MINUTE="1000000",
-        SOMMELIER_STATE_DIR=str(databases.photos_dir.parent),
-        QUEUE_URL=None,
-        IDEMPOTENCY_TABLE=None,
-        SOMMELIER_OFFLINE=None,
-        SOMMELIER_AGE_GATE="0",  # the turn itself is measured, not the age question
+    bot_settings = load_settings(
+        bot_environment(telegram, fake_llm.base_url, wdb.url, str(databases.photos_dir.parent))
     )
     samples: list[list[float]] = []
     acks: list[float] = []
     ack_runs: list[list[float]] = []
     telegram_calls: list[int] = []
     update_ids = iter(range(700_000, 800_000))
-    with environment:
-        reset_default_database()
-        api, workers = build_local_server(workers=4)
+    try:
+        api, workers = build_local_server(bot_settings, workers=4, repositories=in_process_repositories(wdb.database))
         api.start()
         url = f"{api.url}{webhook_path()}"
         try:
@@ -132,11 +137,11 @@ def run(ctx: Context) -> list[Figure]:
         finally:
             api.stop()
             workers.shutdown()
-            reset_default_database()
-            telegram.stop()
-            fake_llm.stop()
-            wdb.database.close()
-            databases.postgres.drop_database(wdb.name)
+    finally:
+        telegram.stop()
+        fake_llm.stop()
+        wdb.close()
+        databases.postgres.drop_database(wdb.name)
     photos = sum(1 for c in telegram.calls if c.method == "sendPhoto")
     details = {"turns_per_run": cfg["turns"], "telegram_calls_per_turn": median(telegram_calls), "photos_sent": photos}
     p50, p95 = p50s(samples), p95s(samples)

@@ -4,7 +4,7 @@ A tool-calling agent from the installed LangChain (`langchain.agents.create_agen
 the 0.x `create_tool_calling_agent` + `AgentExecutor` pair now lives in langchain-classic) on
 `ChatOpenAI`, with two `@tool` functions that call our same tool function `handle()`:
 
-- the same system prompt, the same two tool JSON schemas (tools/registry.py, passed as args_schema),
+- the same system prompt, the same two tool JSON schemas (sommelier/agent/tools.py, passed as args_schema),
 - the same structured answer: `response_format` json_schema (ProviderStrategy) with our
   SommelierResponse schema, parsed by LangChain,
 - semantic_search embeds the query with our local embedder, as our agent does.

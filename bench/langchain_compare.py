@@ -351,7 +351,7 @@ def compare_turns(ctx: Context) -> list[Figure]:
                     samples[name].append([theirs.turn(TURN_TEXT) for _ in range(turns)])
     finally:
         fake.stop()
-        wdb.database.close()
+        wdb.close()
         databases.postgres.drop_database(wdb.name)
 
     def p50_of(name: str, value) -> list[float]:

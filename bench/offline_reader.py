@@ -6,6 +6,9 @@
 - Cold import of `sommelier.offline.reader` (with the language layer's word lists) in a fresh
   interpreter, timed with perf_counter around the import.
 
+A revision from before the layout change has the reader at `sommelier.agent.offline.reader`: each tree's
+reader is imported from where that tree has it.
+
 With `BENCH_READER_BASELINE=<git revision>` the same measurements run on that revision too (unpacked
 with `git archive` into the work folder), alternating baseline and working tree sample by sample so both
 see the same machine load, and the ratios working tree / baseline are reported.
@@ -23,10 +26,11 @@ from bench.common import ROOT, Context, Figure, figure, log
 
 NAME = "offline_reader"
 
-_IMPORT = "import time; t = time.perf_counter(); import sommelier.offline.reader; print(time.perf_counter() - t)"
+READER_MODULES = ("sommelier.offline.reader", "sommelier.agent.offline.reader")  # now, and before the move
+_IMPORT = "import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
 _READ = """
 import json, sys, time
-from sommelier.offline.reader import read_query
+from {module} import read_query
 messages = json.load(open(sys.argv[1], encoding="utf-8"))
 for m in messages:
     read_query(m)
@@ -59,8 +63,17 @@ def _messages() -> list[str]:
     return messages
 
 
+def reader_module(tree: Path) -> str:
+    """The reader's module in this tree (the working tree or an unpacked baseline revision)."""
+    for module in READER_MODULES:
+        if (tree / "layers" / "sommelier" / (module.replace(".", "/") + ".py")).is_file():
+            return module
+    raise RuntimeError(f"no offline reader in {tree} (looked for {', '.join(READER_MODULES)})")
+
+
 def _sample(tree: Path, code: str, *args: str) -> float:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": f"{tree / 'layers' / 'sommelier'}"}
+    code = code.replace("{module}", reader_module(tree))
     done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=True)
     return float(done.stdout.strip())
 

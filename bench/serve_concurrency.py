@@ -1,6 +1,6 @@
 """`serve_concurrency`: Telegram's 40 webhook connections at once against `sommelier serve`'s server.
 
-The deployed Starlette app under uvicorn (cli/serve_cmd.build_local_server) on loopback, with the
+The deployed Starlette app under uvicorn (sommelier_dev.cli.serve_cmd.build_local_server) on loopback, with the
 per-chat ordered workers. Each run opens 40 connections, releases them together (a barrier) and
 POSTs one real-shaped text update on each: 10 chats x 4 updates. The turns themselves are recorded,
 not run (this measures the edge, not the LLM), and are held until every acknowledgement is back, so
@@ -15,7 +15,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from bench.common import Context, Figure, TemporaryEnvironment, figure, log, percentile
+from bench.common import Context, Figure, figure, log, percentile
 
 NAME = "serve_concurrency"
 CONNECTIONS = 40
@@ -36,7 +36,15 @@ def _update(update_id: int, chat_id: int) -> dict:
     }
 
 
-def one_run(first_id: int) -> dict:
+def server_settings():
+    """`sommelier serve`'s settings for this benchmark: the secret and the bot's username (no token, no
+    queue, no idempotency table: the turns are recorded, not run)."""
+    from sommelier.settings import load_settings
+
+    return load_settings({"TELEGRAM_WEBHOOK_SECRET": SECRET, "TELEGRAM_BOT_USERNAME": "sommelier_test_bot"})
+
+
+def one_run(first_id: int, settings) -> dict:
     import httpx2
     from sommelier_dev.cli.serve_cmd import build_local_server
 
@@ -50,7 +58,7 @@ def one_run(first_id: int) -> dict:
         with lock:
             processed.setdefault(update["message"]["chat"]["id"], []).append(update["update_id"])
 
-    server, workers = build_local_server(process=process, workers=4)
+    server, workers = build_local_server(settings, process=process, workers=4)
     original = workers.enqueue
 
     def recording(update: dict, chat_id: int) -> None:
@@ -100,20 +108,14 @@ def one_run(first_id: int) -> dict:
 
 def run(ctx: Context) -> list[Figure]:
     results = []
-    with TemporaryEnvironment(
-        TELEGRAM_WEBHOOK_SECRET=SECRET,
-        TELEGRAM_BOT_USERNAME="sommelier_test_bot",
-        QUEUE_URL=None,
-        IDEMPOTENCY_TABLE=None,
-        SOMMELIER_SECRETS_ARN=None,
-    ):
-        for n in range(ctx.runs):
-            result = one_run(first_id=1_000_000 + n * 1000)
-            results.append(result)
-            log(
-                f"serve_concurrency: run {n + 1}: {result['ok']}/{CONNECTIONS} x 200, {result['failed']} reset, "
-                f"order kept {result['order_kept']}, ack p50 {result['p50_ms']:.1f} ms, max {result['max_ms']:.1f} ms"
-            )
+    settings = server_settings()
+    for n in range(ctx.runs):
+        result = one_run(first_id=1_000_000 + n * 1000, settings=settings)
+        results.append(result)
+        log(
+            f"serve_concurrency: run {n + 1}: {result['ok']}/{CONNECTIONS} x 200, {result['failed']} reset, "
+            f"order kept {result['order_kept']}, ack p50 {result['p50_ms']:.1f} ms, max {result['max_ms']:.1f} ms"
+        )
     details = {
         "connections": CONNECTIONS,
         "chats": CHATS,

@@ -1,7 +1,8 @@
 """`streaming`: when the customer sees what, with a latency model, for three ways of answering.
 
 The same update goes end to end through the `sommelier serve` machinery (local HTTP API, per-chat
-ordered workers, the real bot built from the environment) to the fake Bot API, in one run for:
+ordered workers, the real bot the composition root builds from each mode's settings) to the fake Bot API,
+in one run for:
 
 - streaming: the model streams (LLM_STREAM on) and the reply is delivered progressively (a draft,
   the intro, each wine card as it is complete, the closing);
@@ -29,8 +30,8 @@ import time
 from typing import Any
 
 from bench.agent_harness import TOOL_CALL, TURN_TEXT, found_wines, tool_results
-from bench.common import Context, Figure, TemporaryEnvironment, figure, log, median
-from bench.e2e_local import BOT, SECRET, text_update
+from bench.common import Context, Figure, figure, log, median
+from bench.e2e_local import BOT, SECRET, bot_environment, text_update
 
 NAME = "streaming"
 FIRST_TOKEN_S = 1.0
@@ -99,7 +100,7 @@ class LangChainDialog:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._dialog, name)
 
-    def message(self, sender, text, *, update_id=None, exclude_ids=None, listener=None):
+    def message(self, sender, text, *, update_id=None, exclude_ids=None, deadline=None, invocations_at_start=None):
         from sommelier.domain.answer import SommelierResponse
         from sommelier.telegram.dialog import Reply
 
@@ -107,6 +108,11 @@ class LangChainDialog:
 
         answer = SommelierResponse.model_validate(run_turn(self._agent, text))
         return Reply(parts=self._dialog._render(answer, answer_ref=str(update_id or 0)))
+
+    def message_stream(self, sender, text, *, update_id=None, shown=None, **_options):
+        """The LangChain agent shows nothing while it thinks: no pieces, then the whole reply."""
+        yield from ()
+        return self.message(sender, text, update_id=update_id)
 
 
 def _langchain_agent(base_url: str, database: Any) -> Any:
@@ -158,12 +164,6 @@ def moments(calls: list, started: float) -> dict[str, float | None]:
 
 
 def run(ctx: Context) -> list[Figure]:
-    import httpx2
-    from sommelier.db.pool import reset_default_database
-    from sommelier.observability.metrics import metrics
-    from sommelier.telegram import consumer
-    from sommelier_dev.cli.serve_cmd import build_local_server, webhook_path
-
     from tests.fakes.openai_server import FakeOpenAI
     from tests.fakes.telegram_server import FakeTelegram
 
@@ -177,106 +177,117 @@ def run(ctx: Context) -> list[Figure]:
     fake_llm = FakeOpenAI().start()
     fake_llm.default = paced
     telegram = FakeTelegram(bot_username=BOT).start()
-    results: dict[str, dict[str, list[list[float]]]] = {m: {} for m in modes}
+    results: dict[str, dict[str, list[float]]] = {m: {} for m in modes}
     details: dict[str, Any] = {m: {"drafts_per_turn": [], "telegram_calls_per_turn": []} for m in modes}
-    update_ids = iter(range(900_000, 1_000_000))
-    base_env = dict(
-        TELEGRAM_BOT_TOKEN=telegram.token,
-        TELEGRAM_API_BASE_URL=telegram.base_url,
-        TELEGRAM_WEBHOOK_SECRET=SECRET,
-        TELEGRAM_BOT_USERNAME=BOT,
-        DATABASE_URL=wdb.url,
-        EMBEDDING_PROVIDER="local",
-        OPENAI_API_KEY="test",
-        OPENAI_BASE_URL=fake_llm.base_url,
-        LLM_MODEL="test-model",
-        LLM_MAX_RETRIES="0",
-        LLM_TIMEOUT_S="60",
-        RATE_LIMIT_PER_MINUTE="1000000",
-        SOMMELIER_AGE_GATE="0",
-        SOMMELIER_STATE_DIR=str(databases.photos_dir.parent),
-        QUEUE_URL=None,
-        IDEMPOTENCY_TABLE=None,
-        SOMMELIER_OFFLINE=None,
+    rig = Rig(
+        environ={
+            **bot_environment(telegram, fake_llm.base_url, wdb.url, str(databases.photos_dir.parent)),
+            "LLM_TIMEOUT_S": "60",
+        },
+        database=wdb.database,
+        paced=paced,
+        telegram=telegram,
+        llm_base_url=fake_llm.base_url,
+        details=details,
     )
     try:
         for _ in range(ctx.runs):
             for mode in modes:  # the modes alternate within each run
-                per_run = _run_mode(
-                    mode, turns, base_env, paced, telegram, fake_llm, update_ids, details, build_local_server,
-                    webhook_path, httpx2, metrics, consumer, reset_default_database,
-                )  # fmt: skip
-                for metric, values in per_run.items():
-                    results[mode].setdefault(metric, []).append(values)
+                for metric, value in rig.run_mode(mode, turns).items():
+                    results[mode].setdefault(metric, []).append(value)
     finally:
         telegram.stop()
         fake_llm.stop()
-        wdb.database.close()
+        wdb.close()
         databases.postgres.drop_database(wdb.name)
     return _figures(results, details)
 
 
-def _run_mode(
-    mode, turns, base_env, paced, telegram, fake_llm, update_ids, details, build_local_server, webhook_path, httpx2,
-    metrics, consumer, reset_default_database,
-) -> dict[str, float]:  # fmt: skip
-    environment = TemporaryEnvironment(**base_env, LLM_STREAM="on" if mode == "streaming" else "off")
-    samples: dict[str, list[float]] = {}
-    with environment:
-        reset_default_database()
-        container = consumer.AgentContainer()  # this mode's bot, built from its environment
-        bot = container.bot()
+class Rig:
+    """What every mode shares: the fakes, the database (one pool, as one `sommelier serve` process has) and the
+    settings' environment; each mode builds its own bot and server from it (LLM_STREAM on or off)."""
+
+    def __init__(
+        self,
+        *,
+        environ: dict[str, str],
+        database: Any,
+        paced: PacedLLM,
+        telegram: Any,
+        llm_base_url: str,
+        details: dict[str, Any],
+    ):
+        self.environ = environ
+        self.database = database
+        self.paced = paced
+        self.telegram = telegram
+        self.llm_base_url = llm_base_url
+        self.details = details
+        self.update_ids = iter(range(900_000, 1_000_000))
+
+    def run_mode(self, mode: str, turns: int) -> dict[str, float]:
+        """One run of a mode: a warm-up turn, then `turns` timed ones; the median of each moment."""
+        import httpx2
+        from sommelier.app import build_bot, build_runtime
+        from sommelier.settings import load_settings
+        from sommelier.store.adapters import in_process_repositories
+        from sommelier.telegram.state import ledger_from_settings
+        from sommelier_dev.cli.serve_cmd import build_local_server, webhook_path
+
+        settings = load_settings({**self.environ, "LLM_STREAM": "on" if mode == "streaming" else "off"})
+        runtime = build_runtime(settings, repositories=in_process_repositories(self.database))
+        ledger = ledger_from_settings(settings)
+        bot = build_bot(settings, runtime=runtime, ledger=ledger)  # this mode's bot, built from its settings
         if mode == "langchain":
-            bot.dialog = LangChainDialog(
-                bot.dialog, _langchain_agent(fake_llm.base_url, bot.runtime.repositories.chat.database)
-            )
-        server, workers = build_local_server(workers=2, process=container.process_update)
+            bot.dialog = LangChainDialog(bot.dialog, _langchain_agent(self.llm_base_url, self.database))
+        server, workers = build_local_server(settings, workers=2, process=bot.process, ledger=ledger)
         server.start()
         url = f"{server.url}{webhook_path()}"
+        samples: dict[str, list[float]] = {}
         try:
             with httpx2.Client(timeout=90) as http:
-
-                def turn(timed: bool) -> dict[str, float | None]:
-                    paced.on = timed
-                    telegram.network_latency = TELEGRAM_ROUND_TRIP_S if timed else 0.0
-                    before = len(telegram.calls)
-                    started = time.monotonic()
-                    response = http.post(
-                        url,
-                        json=text_update(next(update_ids), TURN_TEXT),
-                        headers={"X-Telegram-Bot-Api-Secret-Token": SECRET},
-                    )
-                    if response.status_code != 200:
-                        raise RuntimeError(f"the webhook answered {response.status_code}: {response.text[:200]}")
-                    if not workers.wait_idle(timeout=90):
-                        raise RuntimeError("the turn did not finish within 90 s")
-                    if workers.dead_letters:
-                        raise RuntimeError(f"a turn failed: {workers.dead_letters[-1]}")
-                    new = telegram.calls[before:]
-                    seen = moments(new, started)
-                    if seen["last message"] is None or seen["first wine card"] is None:
-                        raise RuntimeError(f"{mode}: no wine card or closing; calls: {[c.method for c in new]}")
-                    if timed:
-                        details[mode]["drafts_per_turn"].append(sum(c.method == "sendMessageDraft" for c in new))
-                        details[mode]["telegram_calls_per_turn"].append(len(new))
-                        details[mode]["timeline_ms"] = [
-                            (c.method, round((c.time - started) * 1000)) for c in new if c.delivered
-                        ]
-                    metrics.clear_metrics()
-                    return seen
-
-                turn(False)  # warm-up: imports, connections, the photos' file_ids
+                self.turn(mode, http, url, workers, timed=False)  # warm-up: imports, connections, file_ids
                 for _ in range(turns):
-                    for metric, value in turn(True).items():
+                    for metric, value in self.turn(mode, http, url, workers, timed=True).items():
                         if value is not None:
                             samples.setdefault(metric, []).append(value)
         finally:
             server.stop()
             workers.shutdown()
-            reset_default_database()
-    figures = {metric: median(values) for metric, values in samples.items()}
-    log(f"streaming: {mode}: " + ", ".join(f"{k} {v / 1000:.2f} s" for k, v in figures.items()))
-    return figures
+        figures = {metric: median(values) for metric, values in samples.items()}
+        log(f"streaming: {mode}: " + ", ".join(f"{k} {v / 1000:.2f} s" for k, v in figures.items()))
+        return figures
+
+    def turn(self, mode: str, http: Any, url: str, workers: Any, *, timed: bool) -> dict[str, float | None]:
+        from sommelier.observability.telemetry import metrics
+
+        telegram = self.telegram
+        self.paced.on = timed
+        telegram.network_latency = TELEGRAM_ROUND_TRIP_S if timed else 0.0
+        before = len(telegram.calls)
+        started = time.monotonic()
+        response = http.post(
+            url,
+            json=text_update(next(self.update_ids), TURN_TEXT),
+            headers={"X-Telegram-Bot-Api-Secret-Token": SECRET},
+        )
+        if response.status_code != 200:
+            raise RuntimeError(f"the webhook answered {response.status_code}: {response.text[:200]}")
+        if not workers.wait_idle(timeout=90):
+            raise RuntimeError("the turn did not finish within 90 s")
+        if workers.dead_letters:
+            raise RuntimeError(f"a turn failed: {workers.dead_letters[-1]}")
+        new = telegram.calls[before:]
+        seen = moments(new, started)
+        if seen["last message"] is None or seen["first wine card"] is None:
+            raise RuntimeError(f"{mode}: no wine card or closing; calls: {[c.method for c in new]}")
+        if timed:
+            details = self.details[mode]
+            details["drafts_per_turn"].append(sum(c.method == "sendMessageDraft" for c in new))
+            details["telegram_calls_per_turn"].append(len(new))
+            details["timeline_ms"] = [(c.method, round((c.time - started) * 1000)) for c in new if c.delivered]
+        metrics.clear_metrics()
+        return seen
 
 
 def _figures(results: dict[str, dict[str, list[float]]], details: dict[str, Any]) -> list[Figure]:

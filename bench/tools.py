@@ -210,7 +210,6 @@ def run(ctx: Context) -> list[Figure]:
     targets = [databases.shipped()] + [databases.synthetic(rows) for rows in ctx.sizes()]
     shared: dict[str, Any] = {}
     for wdb in targets:
-        label = wdb.label
         cfg = settings(ctx, wdb.rows)
         check_no_match(wdb)
         series = (
@@ -219,57 +218,81 @@ def run(ctx: Context) -> list[Figure]:
             ("semantic_search with search_wines' filters", semantic_events(wdb, search_filters=True)),
         )
         for tool, events in series:
-            samples, found, errors = measure(wdb, events, runs=ctx.runs, **cfg)
-            if errors:
-                raise RuntimeError(f"{tool} at {label} answered errors: {errors[:3]}")
-            details = {
-                "wines": wdb.rows,
-                "calls_per_run": cfg["calls"],
-                "mean_found": round(sum(found) / len(found), 2),
-                "empty_answers": sum(1 for f in found if f == 0),
-            }
-            if tool == "search_wines":
-                details["p50_by_filter_ms"] = dict(
-                    zip(
-                        [str(a) for a in SEARCH_MIX],
-                        per_event_p50(samples, len(events), warmup=cfg["warmup"], calls=cfg["calls"]),
-                        strict=True,
-                    )
-                )
-            if tool.startswith("semantic_search with"):
-                by_filter = {}
-                for k, arguments in enumerate(SEMANTIC_FILTERS):
-                    chosen = {i for i in range(len(events)) if i % len(SEMANTIC_FILTERS) == k}
-                    split = split_runs(samples, len(events), chosen, warmup=cfg["warmup"], calls=cfg["calls"])
-                    by_filter[str(arguments)] = {
-                        "p50": round(median(p50s(split)), 3),
-                        "p95": round(median(p95s(split)), 3),
-                    }
-                details["by_filter_ms"] = by_filter
-            if wdb.build_detail:
-                details["build"] = wdb.build_detail
-            p50 = p50s(samples)
-            p95 = p95s(samples)
-            p50_target = SEARCH_P50_TARGET_MS if (tool == "search_wines" and wdb.rows == 10_000) else None
-            p95_target = SEMANTIC_P95_TARGET_MS if (tool == "semantic_search" and wdb.rows == 100_000) else None
-            figures.append(figure(NAME, f"{tool} p50 @{label}", "ms", p50, at_most=p50_target, details=details))
-            figures.append(figure(NAME, f"{tool} p95 @{label}", "ms", p95, at_most=p95_target))
-            if tool == "search_wines":
-                no_match = set(range(len(SEARCH_MATCHING), len(SEARCH_MIX)))
-                for part, chosen in (
-                    ("filters that match wines", set(range(len(SEARCH_MATCHING)))),
-                    ("filters that match nothing", no_match),
-                ):
-                    split = split_runs(samples, len(events), chosen, warmup=cfg["warmup"], calls=cfg["calls"])
-                    figures.append(figure(NAME, f"{tool} p50 @{label}, {part}", "ms", p50s(split)))
-                    figures.append(figure(NAME, f"{tool} p95 @{label}, {part}", "ms", p95s(split)))
-                    shared[f"{tool}@{label}, {part}"] = {"p50": median(p50s(split)), "p95": median(p95s(split))}
-            shared[f"{tool}@{label}"] = {"p50": median(p50), "p95": median(p95)}
-            log(
-                f"tools: {tool} @{label}: p50 {median(p50):.2f} ms, p95 {median(p95):.2f} ms, "
-                f"mean found {details['mean_found']}"
-            )
+            figures.extend(series_figures(ctx, wdb, tool, events, cfg, shared))
         if wdb.rows >= 10_000:
             figures.extend(region_match_figures(wdb, ctx, cfg))
     ctx.shared[NAME] = shared
     return figures
+
+
+def series_figures(
+    ctx: Context, wdb: WineDatabase, tool: str, events: list[dict[str, Any]], cfg: dict[str, int], shared: dict
+) -> list[Figure]:
+    """One tool's series at one catalogue size: its p50/p95 (and, for search_wines, split by matching)."""
+    label = wdb.label
+    samples, found, errors = measure(wdb, events, runs=ctx.runs, **cfg)
+    if errors:
+        raise RuntimeError(f"{tool} at {label} answered errors: {errors[:3]}")
+    details = series_details(wdb, tool, events, cfg, samples, found)
+    p50 = p50s(samples)
+    p95 = p95s(samples)
+    p50_target = SEARCH_P50_TARGET_MS if (tool == "search_wines" and wdb.rows == 10_000) else None
+    p95_target = SEMANTIC_P95_TARGET_MS if (tool == "semantic_search" and wdb.rows == 100_000) else None
+    figures = [
+        figure(NAME, f"{tool} p50 @{label}", "ms", p50, at_most=p50_target, details=details),
+        figure(NAME, f"{tool} p95 @{label}", "ms", p95, at_most=p95_target),
+    ]
+    if tool == "search_wines":
+        no_match = set(range(len(SEARCH_MATCHING), len(SEARCH_MIX)))
+        for part, chosen in (
+            ("filters that match wines", set(range(len(SEARCH_MATCHING)))),
+            ("filters that match nothing", no_match),
+        ):
+            split = split_runs(samples, len(events), chosen, warmup=cfg["warmup"], calls=cfg["calls"])
+            figures.append(figure(NAME, f"{tool} p50 @{label}, {part}", "ms", p50s(split)))
+            figures.append(figure(NAME, f"{tool} p95 @{label}, {part}", "ms", p95s(split)))
+            shared[f"{tool}@{label}, {part}"] = {"p50": median(p50s(split)), "p95": median(p95s(split))}
+    shared[f"{tool}@{label}"] = {"p50": median(p50), "p95": median(p95)}
+    log(
+        f"tools: {tool} @{label}: p50 {median(p50):.2f} ms, p95 {median(p95):.2f} ms, "
+        f"mean found {details['mean_found']}"
+    )
+    return figures
+
+
+def series_details(
+    wdb: WineDatabase,
+    tool: str,
+    events: list[dict[str, Any]],
+    cfg: dict[str, int],
+    samples: list[list[float]],
+    found: list[int],
+) -> dict[str, Any]:
+    """The JSON details of a series: counts, the p50 per filter, the synthetic catalogue's build times."""
+    details: dict[str, Any] = {
+        "wines": wdb.rows,
+        "calls_per_run": cfg["calls"],
+        "mean_found": round(sum(found) / len(found), 2),
+        "empty_answers": sum(1 for f in found if f == 0),
+    }
+    if tool == "search_wines":
+        details["p50_by_filter_ms"] = dict(
+            zip(
+                [str(a) for a in SEARCH_MIX],
+                per_event_p50(samples, len(events), warmup=cfg["warmup"], calls=cfg["calls"]),
+                strict=True,
+            )
+        )
+    if tool.startswith("semantic_search with"):
+        by_filter = {}
+        for k, arguments in enumerate(SEMANTIC_FILTERS):
+            chosen = {i for i in range(len(events)) if i % len(SEMANTIC_FILTERS) == k}
+            split = split_runs(samples, len(events), chosen, warmup=cfg["warmup"], calls=cfg["calls"])
+            by_filter[str(arguments)] = {
+                "p50": round(median(p50s(split)), 3),
+                "p95": round(median(p95s(split)), 3),
+            }
+        details["by_filter_ms"] = by_filter
+    if wdb.build_detail:
+        details["build"] = wdb.build_detail
+    return details

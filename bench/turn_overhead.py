@@ -30,21 +30,7 @@ def settings(ctx: Context) -> dict[str, int]:
 
 def run(ctx: Context) -> list[Figure]:
     cfg = settings(ctx)
-    wdb = ctx.db().shipped_copy()
-    fake = start_fake_llm()
-    try:
-        turns = OurAgentTurns(wdb.database, fake.base_url)
-        for _ in range(cfg["warmup"]):
-            turns.turn()
-        runs: list[list[TurnSample]] = [[turns.turn() for _ in range(cfg["turns"])] for _ in range(ctx.runs)]
-    finally:
-        fake.stop()
-        wdb.database.close()
-        ctx.db().postgres.drop_database(wdb.name)
-
-    def per_run(fn, q=50):
-        return [percentile([fn(s) for s in samples], q) for samples in runs]
-
+    runs, catalogue_rows = _measure(ctx, cfg)
     every = [s for samples in runs for s in samples]
     stages = sorted({k for s in every for k in s.stages_ms if k != "total"})
     details = {
@@ -52,25 +38,65 @@ def run(ctx: Context) -> list[Figure]:
         "stages_p50_ms": {k: round(median([s.stages_ms.get(k, 0.0) for s in every]), 3) for k in stages},
         "sdk_overhead_per_turn_p50_ms": round(median([(s.complete_ms or 0) - s.http_ms for s in every]), 3),
         "wines_recommended": round(mean(s.recommended for s in every), 2),
-        "wines_in_catalogue": wdb.rows,
+        "wines_in_catalogue": catalogue_rows,
     }
-    figures = [
+    figures = _overhead_figures(runs, details) + _token_figures(runs)
+    ctx.shared[NAME] = {
+        "overhead_complete_p50_ms": median(figures[0].runs),
+        "overhead_http_p50_ms": median(figures[2].runs),
+        "stages_p50_ms": details["stages_p50_ms"],
+    }
+    log(
+        f"turn_overhead: p50 {figures[0].median:.1f} ms (complete boundary), {figures[2].median:.1f} ms "
+        f"(HTTP boundary); stages {details['stages_p50_ms']}"
+    )
+    return figures
+
+
+def _measure(ctx: Context, cfg: dict[str, int]) -> tuple[list[list[TurnSample]], int]:
+    """ctx.runs runs of cfg["turns"] turns each (after a warm-up) on a copy of the shipped catalogue."""
+    wdb = ctx.db().shipped_copy()
+    fake = start_fake_llm()
+    try:
+        turns = OurAgentTurns(wdb.database, fake.base_url)
+        for _ in range(cfg["warmup"]):
+            turns.turn()
+        return [[turns.turn() for _ in range(cfg["turns"])] for _ in range(ctx.runs)], wdb.rows
+    finally:
+        fake.stop()
+        wdb.close()
+        ctx.db().postgres.drop_database(wdb.name)
+
+
+def _per_run(runs: list[list[TurnSample]], value, q: int = 50) -> list[float]:
+    return [percentile([value(s) for s in samples], q) for samples in runs]
+
+
+def _overhead_figures(runs: list[list[TurnSample]], details: dict) -> list[Figure]:
+    return [
         figure(
             NAME,
             "turn overhead p50 (wall − LLM complete)",
             "ms",
-            per_run(lambda s: s.overhead_complete_ms),
+            _per_run(runs, lambda s: s.overhead_complete_ms),
             at_most=OVERHEAD_TARGET_MS,
             details=details,
         ),
-        figure(NAME, "turn overhead p95 (wall − LLM complete)", "ms", per_run(lambda s: s.overhead_complete_ms, 95)),
-        figure(NAME, "turn overhead p50 (wall − LLM HTTP)", "ms", per_run(lambda s: s.overhead_ms)),
-        figure(NAME, "turn overhead p95 (wall − LLM HTTP)", "ms", per_run(lambda s: s.overhead_ms, 95)),
-        figure(NAME, "turn wall time p50 (zero-latency LLM)", "ms", per_run(lambda s: s.wall_ms)),
+        figure(
+            NAME, "turn overhead p95 (wall − LLM complete)", "ms", _per_run(runs, lambda s: s.overhead_complete_ms, 95)
+        ),
+        figure(NAME, "turn overhead p50 (wall − LLM HTTP)", "ms", _per_run(runs, lambda s: s.overhead_ms)),
+        figure(NAME, "turn overhead p95 (wall − LLM HTTP)", "ms", _per_run(runs, lambda s: s.overhead_ms, 95)),
+        figure(NAME, "turn wall time p50 (zero-latency LLM)", "ms", _per_run(runs, lambda s: s.wall_ms)),
         figure(NAME, "LLM calls per recommendation turn", "calls", [mean(s.llm_calls for s in r) for r in runs]),
     ]
-    calls = max(len(s.prompt_tokens) for s in every)
-    for index in range(calls):
+
+
+def _token_figures(runs: list[list[TurnSample]]) -> list[Figure]:
+    """The prompt's size per LLM call, as the fake counts it and as the JSON sent measures it."""
+    every = [s for samples in runs for s in samples]
+    figures = []
+    for index in range(max(len(s.prompt_tokens) for s in every)):
         figures.append(
             figure(
                 NAME,
@@ -99,14 +125,5 @@ def run(ctx: Context) -> list[Figure]:
             "tokens",
             [median([sum(s.prompt_tokens) for s in r]) for r in runs],
         )
-    )
-    ctx.shared[NAME] = {
-        "overhead_complete_p50_ms": median(figures[0].runs),
-        "overhead_http_p50_ms": median(figures[2].runs),
-        "stages_p50_ms": details["stages_p50_ms"],
-    }
-    log(
-        f"turn_overhead: p50 {figures[0].median:.1f} ms (complete boundary), {figures[2].median:.1f} ms "
-        f"(HTTP boundary); stages {details['stages_p50_ms']}"
     )
     return figures

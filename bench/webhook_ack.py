@@ -10,6 +10,11 @@ Sinks:
   so a real queue adds its network round trip, typically a few ms inside a region);
 - SQS FIFO + the DynamoDB idempotency table through Powertools idempotency (both under moto),
   which is what the deployed function does (IDEMPOTENCY_TABLE set).
+
+The function is put together as functions/webhook/ingress.py does it: a `SettingsSource` over the
+function's environment (here a dict: the webhook secret, and the idempotency table in the last series)
+asked for the settings at every invocation, and `LambdaWebhook` building the app (an `Ingress` on the
+series' sink) from them. Outside it, as before: the HandlerShell (logging, metrics, correlation id).
 """
 
 from __future__ import annotations
@@ -123,6 +128,11 @@ class MotoTimer:
         BotocoreStubber.__call__ = self._original
 
 
+def function_environment(**more: str) -> dict[str, str]:
+    """The webhook function's configuration: the secret (no bot token, no queue URL: the sink is given)."""
+    return {"TELEGRAM_WEBHOOK_SECRET": SECRET, **more}
+
+
 def settings(ctx: Context) -> dict[str, int]:
     return {"calls": 100, "warmup": 20} if ctx.quick else {"calls": 300, "warmup": 50}
 
@@ -135,15 +145,13 @@ def run(ctx: Context) -> list[Figure]:
     import sommelier.edge.ingress as ingress
     from moto import mock_aws
     from sommelier.edge.app import LambdaWebhook, create_app
+    from sommelier.secrets import SettingsSource
 
     cfg = settings(ctx)
     figures: list[Figure] = []
     counter = iter(range(10_000_000, 99_000_000))
     context = LambdaContext()
-    environment = TemporaryEnvironment(
-        TELEGRAM_WEBHOOK_SECRET=SECRET,
-        IDEMPOTENCY_TABLE=None,
-        QUEUE_URL=None,
+    environment = TemporaryEnvironment(  # for boto3 and moto only: the function reads its own environment dict
         AWS_ACCESS_KEY_ID="testing",
         AWS_SECRET_ACCESS_KEY="testing",
         AWS_SESSION_TOKEN="testing",
@@ -151,9 +159,18 @@ def run(ctx: Context) -> list[Figure]:
     )
 
     def measure(
-        sink: Any, label: str, *, drain=None, moto: MotoTimer | None = None, note: str = "", judged: bool = True
+        sink: Any,
+        label: str,
+        *,
+        environ: dict[str, str],
+        drain=None,
+        moto: MotoTimer | None = None,
+        note: str = "",
+        judged: bool = True,
     ) -> None:
-        webhook = LambdaWebhook(create_app(ingress.Ingress(sink=sink)))  # a fresh container per series
+        # a fresh container per series: its settings source, and the app built on the first invocation
+        source = SettingsSource(environ)
+        webhook = LambdaWebhook(lambda settings: create_app(ingress.Ingress(settings, sink)), source.current)
         totals: list[list[float]] = []
         own: list[list[float]] = []
         statuses: list[int] = []
@@ -203,7 +220,7 @@ def run(ctx: Context) -> list[Figure]:
         )
 
     with environment:
-        measure(NoopSink(), "no-op sink")
+        measure(NoopSink(), "no-op sink", environ=function_environment())
         with mock_aws(), MotoTimer() as moto:
             sqs = boto3.client("sqs", region_name="eu-central-1")
             sink = ingress.SqsSink("", client=sqs)
@@ -217,7 +234,7 @@ def run(ctx: Context) -> list[Figure]:
                 )["QueueUrl"]
                 queues.append(sink.queue_url)
 
-            measure(sink, "SQS FIFO sink (moto)", drain=drain, moto=moto)
+            measure(sink, "SQS FIFO sink (moto)", environ=function_environment(), drain=drain, moto=moto)
             enqueued = sum(
                 int(
                     sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])[
@@ -239,13 +256,13 @@ def run(ctx: Context) -> list[Figure]:
                 KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
                 AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
             )
-            with TemporaryEnvironment(IDEMPOTENCY_TABLE="bench-idempotency"):
-                measure(
-                    sink,
-                    "SQS FIFO + DynamoDB idempotency (moto)",
-                    drain=drain,
-                    moto=moto,
-                    judged=False,
-                    note="the deployed configuration; moto's DynamoDB emulation dominates, so no verdict",
-                )
+            measure(
+                sink,
+                "SQS FIFO + DynamoDB idempotency (moto)",
+                environ=function_environment(IDEMPOTENCY_TABLE="bench-idempotency"),
+                drain=drain,
+                moto=moto,
+                judged=False,
+                note="the deployed configuration; moto's DynamoDB emulation dominates, so no verdict",
+            )
     return figures

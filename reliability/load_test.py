@@ -50,24 +50,6 @@ def _percentile(values: list[float], q: float) -> float | None:
     return round(ordered[index], 1)
 
 
-@contextmanager
-def _environment(values: dict[str, str | None]):
-    saved = {name: os.environ.get(name) for name in values}
-    try:
-        for name, value in values.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 class ConnectionMonitor(threading.Thread):
     """Polls the number of server connections to the test database (its own connection excluded)."""
 
@@ -107,27 +89,51 @@ def run_load(
     paced: bool = False,
 ) -> dict[str, Any]:
     """Run the load test against a migrated database; returns the figures (see the module doc)."""
-    import httpx2
-    from sommelier.db.pool import reset_default_database
-    from sommelier_dev.cli.serve_cmd import build_local_server, webhook_path
+    from sommelier.db.pool import Database
+    from sommelier.settings import load_settings
+    from sommelier.store.adapters import in_process_repositories
+    from sommelier_dev.cli.serve_cmd import build_local_server
 
-    from tests.fakes.openai_server import FakeOpenAI, delayed, reply
+    from tests.fakes.openai_server import FakeOpenAI
     from tests.fakes.telegram_server import FakeTelegram
 
     if chats < 1 or updates < chats:
         raise ValueError("need at least one update per chat")
-    started_wall = time.monotonic()
-    deadline = started_wall + time_cap
-    rng = random.Random(seed)
-    rng_lock = threading.Lock()
-    per_chat = [updates // chats + (1 if i < updates % chats else 0) for i in range(chats)]
-    chat_ids = [9_100_000 + i for i in range(chats)]
+    load = LoadRun(updates, chats, deadline=time.monotonic() + time_cap, paced=paced)
+    with FakeTelegram(token="424242:LOAD-TEST-TOKEN", bot_username=BOT) as telegram, FakeOpenAI() as llm:
+        llm.default = echo_after_a_random_wait(random.Random(seed), max_llm_delay)
+        settings = load_settings(_environment(telegram, llm, database_url))  # only these: nothing of the shell's
+        database = Database.from_settings(settings)
+        try:
+            api, queue = build_local_server(settings, workers=workers, repositories=in_process_repositories(database))
+            load.run(api, queue, llm, senders, ConnectionMonitor(database_url))
+        finally:
+            database.close()
+        figures = load.figures(telegram, llm, queue)
+    return {
+        "updates": updates,
+        "chats": chats,
+        "senders": senders,
+        "workers": workers,
+        "paced": paced,
+        "llm_delay_s": [0.0, max_llm_delay],
+        "db_pool_size": settings.database.pool_size,
+        **figures,
+        "time_cap_s": time_cap,
+    }
+
+
+def echo_after_a_random_wait(rng: random.Random, max_delay: float):
+    """The fake LLM's answer: "Ответ на: <the customer's message>" after 0..max_delay s, so order is checkable."""
+    from tests.fakes.openai_server import delayed, reply
+
+    lock = threading.Lock()
 
     def echo(body: dict):
         prompt = body["messages"][1]["content"]
         said = prompt.rsplit("<<<\n", 1)[1].split("\n>>>", 1)[0]
-        with rng_lock:
-            wait = rng.uniform(0.0, max_llm_delay)
+        with lock:
+            wait = rng.uniform(0.0, max_delay)
         answer = {
             "response_type": "informational",
             "intro": f"Ответ на: {said}",
@@ -137,146 +143,154 @@ def run_load(
         }
         return delayed(reply(json.dumps(answer, ensure_ascii=False)), wait)
 
-    with FakeTelegram(token="424242:LOAD-TEST-TOKEN", bot_username=BOT) as telegram, FakeOpenAI() as llm:
-        llm.default = echo
-        env = {
-            "TELEGRAM_BOT_TOKEN": telegram.token,
-            "TELEGRAM_API_BASE_URL": telegram.base_url,
-            "TELEGRAM_WEBHOOK_SECRET": SECRET,
-            "TELEGRAM_BOT_USERNAME": BOT,
-            "DATABASE_URL": database_url,
-            "OPENAI_API_KEY": "load-test-key",
-            "OPENAI_BASE_URL": llm.base_url,
-            "LLM_MODEL": "load-test-model",
-            "LLM_MAX_RETRIES": "0",
-            "LLM_TIMEOUT_S": "10",
-            "EMBEDDING_PROVIDER": "local",
-            "RATE_LIMIT_PER_MINUTE": "1000000",
-            "SOMMELIER_OFFLINE": None,
-            "SOMMELIER_AGE_GATE": "0",  # load on the turns, not on the age question
-            "QUEUE_URL": None,
-            "IDEMPOTENCY_TABLE": None,
-            "TOOL_FUNCTION_NAME": None,
-            "IMAGES_BUCKET": None,
-            "SOMMELIER_SECRETS_ARN": None,
-        }
-        with _environment(env):
-            reset_default_database()
-            api, queue = build_local_server(workers=workers)
-            process = queue._process
-            timings: dict[int, dict[str, float]] = {}
-            timing_lock = threading.Lock()
+    return echo
 
-            def timed(update: dict, attempt: int) -> None:
-                begin = time.monotonic()
-                try:
-                    process(update, attempt)
-                finally:
-                    with timing_lock:
-                        entry = timings.setdefault(update["update_id"], {})
-                        entry.setdefault("start", begin)
-                        entry["end"] = time.monotonic()
-                        entry["attempts"] = attempt
 
-            queue._process = timed
-            monitor = ConnectionMonitor(database_url)
-            monitor.start()
-            api.start()
-            sent_at: dict[int, float] = {}
-            statuses: dict[int, int] = {}
-            capped = False
-            url = f"{api.url}{webhook_path()}"
+def _environment(telegram, llm, database_url: str) -> dict[str, str]:
+    env = {
+        "TELEGRAM_BOT_TOKEN": telegram.token,
+        "TELEGRAM_API_BASE_URL": telegram.base_url,
+        "TELEGRAM_WEBHOOK_SECRET": SECRET,
+        "TELEGRAM_BOT_USERNAME": BOT,
+        "DATABASE_URL": database_url,
+        "OPENAI_API_KEY": "load-test-key",
+        "OPENAI_BASE_URL": llm.base_url,
+        "LLM_MODEL": "load-test-model",
+        "LLM_MAX_RETRIES": "0",
+        "LLM_TIMEOUT_S": "10",
+        "EMBEDDING_PROVIDER": "local",
+        "RATE_LIMIT_PER_MINUTE": "1000000",
+        "SOMMELIER_AGE_GATE": "0",  # load on the turns, not on the age question
+    }
+    if os.environ.get("DATABASE_POOL_SIZE"):
+        env["DATABASE_POOL_SIZE"] = os.environ["DATABASE_POOL_SIZE"]
+    return env
 
-            def send_chat(index: int) -> None:
-                chat_id = chat_ids[index]
-                with httpx2.Client(timeout=30) as http:
-                    for n in range(per_chat[index]):
-                        if time.monotonic() > deadline:
-                            return
-                        update_id = chat_id * 1000 + n
-                        update = {
-                            "update_id": update_id,
-                            "message": {
-                                "message_id": n + 1,
-                                "date": 1763800000,
-                                "text": f"чат {chat_id} сообщение {n}",
-                                "chat": {"id": chat_id, "type": "private", "first_name": "Гость"},
-                                "from": {"id": chat_id, "is_bot": False, "first_name": "Гость", "language_code": "ru"},
-                            },
-                        }
-                        sent_at[update_id] = time.monotonic()
-                        response = http.post(url, json=update, headers={"X-Telegram-Bot-Api-Secret-Token": SECRET})
-                        statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
-                        while paced and "end" not in timings.get(update_id, {}) and time.monotonic() < deadline:
-                            time.sleep(0.005)  # like a person: the next message after the answer
 
-            first_send = time.monotonic()
+class LoadRun:
+    """One run: each chat's updates posted in order by bounded senders, every turn timed."""
+
+    def __init__(self, updates: int, chats: int, *, deadline: float, paced: bool):
+        self.per_chat = [updates // chats + (1 if i < updates % chats else 0) for i in range(chats)]
+        self.chat_ids = [9_100_000 + i for i in range(chats)]
+        self.deadline = deadline
+        self.paced = paced
+        self.timings: dict[int, dict[str, float]] = {}
+        self.sent_at: dict[int, float] = {}
+        self.statuses: dict[int, int] = {}
+        self.capped = False
+        self.first_send = self.finished = 0.0
+        self.connections: list[int] = []
+        self._lock = threading.Lock()
+
+    def run(self, api, queue, llm, senders: int, monitor: ConnectionMonitor) -> None:
+        from sommelier_dev.cli.serve_cmd import webhook_path
+
+        process = queue._process
+
+        def timed(update: dict, attempt: int) -> None:
+            begin = time.monotonic()
             try:
-                with ThreadPoolExecutor(max_workers=senders, thread_name_prefix="sender") as pool:
-                    list(pool.map(send_chat, range(chats)))
-                if not queue.wait_idle(timeout=max(0.0, deadline - time.monotonic())):
-                    capped = True
+                process(update, attempt)
             finally:
-                finished = time.monotonic()
-                api.stop()
-                if capped:  # stop now: drop the turns still queued, cut the fake LLM's sleeps short
-                    with queue._lock:
-                        queue._queues.clear()
-                    llm.stop()
-                queue.shutdown()
-                monitor.stop()
-                reset_default_database()
+                with self._lock:
+                    entry = self.timings.setdefault(update["update_id"], {})
+                    entry.setdefault("start", begin)
+                    entry["end"] = time.monotonic()
+                    entry["attempts"] = attempt
 
-        # ---------------------------------------------------------------- the figures
-        seen: dict[int, list[int]] = {chat: [] for chat in chat_ids}
+        queue._process = timed
+        monitor.start()
+        api.start()
+        url = f"{api.url}{webhook_path()}"
+        self.first_send = time.monotonic()
+        try:
+            with ThreadPoolExecutor(max_workers=senders, thread_name_prefix="sender") as pool:
+                list(pool.map(lambda index: self.send_chat(url, index), range(len(self.chat_ids))))
+            self.capped = not queue.wait_idle(timeout=max(0.0, self.deadline - time.monotonic()))
+        finally:
+            self.finished = time.monotonic()
+            api.stop()
+            if self.capped:  # stop now: drop the turns still queued, cut the fake LLM's sleeps short
+                with queue._lock:
+                    queue._queues.clear()
+                llm.stop()
+            queue.shutdown()
+            monitor.stop()
+            self.connections = monitor.samples
+
+    def send_chat(self, url: str, index: int) -> None:
+        import httpx2
+
+        chat_id = self.chat_ids[index]
+        with httpx2.Client(timeout=30) as http:
+            for n in range(self.per_chat[index]):
+                if time.monotonic() > self.deadline:
+                    return
+                update_id = chat_id * 1000 + n
+                self.sent_at[update_id] = time.monotonic()
+                response = http.post(
+                    url, json=_update(chat_id, update_id, n), headers={"X-Telegram-Bot-Api-Secret-Token": SECRET}
+                )
+                with self._lock:
+                    self.statuses[response.status_code] = self.statuses.get(response.status_code, 0) + 1
+                while self.paced and "end" not in self.timings.get(update_id, {}) and time.monotonic() < self.deadline:
+                    time.sleep(0.005)  # like a person: the next message after the answer
+
+    def figures(self, telegram, llm, queue) -> dict[str, Any]:
+        seen: dict[int, list[int]] = {chat: [] for chat in self.chat_ids}
         for call in telegram.sent_messages():
             match = MARKER.match((call.response.get("result") or {}).get("text") or "")
             if match:
                 seen.setdefault(int(match.group(1)), []).append(int(match.group(2)))
-        expected = {chat: list(range(count)) for chat, count in zip(chat_ids, per_chat, strict=True)}
-        duplicates = sum(len(got) - len(set(got)) for got in seen.values())
-        lost = sum(len(set(expected[chat]) - set(got)) for chat, got in seen.items())
-        out_of_order = [chat for chat, got in seen.items() if got != sorted(got)]
-        done = [t for t in timings.values() if "end" in t]
-        turn_ms = [(t["end"] - sent_at[uid]) * 1000 for uid, t in timings.items() if "end" in t and uid in sent_at]
-        processing_ms = [(t["end"] - t["start"]) * 1000 for t in done]
-        wall = finished - first_send
-        samples = monitor.samples
+        expected = {chat: list(range(count)) for chat, count in zip(self.chat_ids, self.per_chat, strict=True)}
+        done = [t for t in self.timings.values() if "end" in t]
+        turn_ms = [
+            (t["end"] - self.sent_at[u]) * 1000 for u, t in self.timings.items() if "end" in t and u in self.sent_at
+        ]
+        wall = self.finished - self.first_send
         return {
-            "updates": updates,
-            "chats": chats,
-            "senders": senders,
-            "workers": workers,
-            "paced": paced,
-            "llm_delay_s": [0.0, max_llm_delay],
-            "db_pool_size": int(os.environ.get("DATABASE_POOL_SIZE", "4")),
-            "webhook_statuses": {str(k): v for k, v in sorted(statuses.items())},
+            "webhook_statuses": {str(k): v for k, v in sorted(self.statuses.items())},
             "turns_done": len(done),
             "answers_seen": sum(len(v) for v in seen.values()),
-            "duplicates": duplicates,
-            "lost": lost,
-            "chats_out_of_order": len(out_of_order),
+            "duplicates": sum(len(got) - len(set(got)) for got in seen.values()),
+            "lost": sum(len(set(expected[chat]) - set(got)) for chat, got in seen.items()),
+            "chats_out_of_order": sum(1 for got in seen.values() if got != sorted(got)),
             "retried_turns": sum(1 for t in done if t.get("attempts", 1) > 1),
             "dead_letters": len(queue.dead_letters),
             "wall_seconds": round(wall, 2),
             "throughput_turns_per_s": round(len(done) / wall, 2) if wall > 0 else None,
-            "turn_ms": {
-                "p50": _percentile(turn_ms, 50),
-                "p95": _percentile(turn_ms, 95),
-                "max": round(max(turn_ms), 1) if turn_ms else None,
-            },
+            "turn_ms": _spread(turn_ms),
             "processing_ms": {
-                "p50": _percentile(processing_ms, 50),
-                "p95": _percentile(processing_ms, 95),
-                "max": round(max(processing_ms), 1) if processing_ms else None,
-                "mean": round(statistics.fmean(processing_ms), 1) if processing_ms else None,
+                **_spread(processing := [(t["end"] - t["start"]) * 1000 for t in done]),
+                "mean": round(statistics.fmean(processing), 1) if processing else None,
             },
-            "db_connections": {"peak": max(samples) if samples else None, "samples": len(samples)},
+            "db_connections": {"peak": max(self.connections, default=None), "samples": len(self.connections)},
             "llm_calls": len(llm.chat_requests),
             "telegram_calls": len(telegram.calls),
-            "capped": capped,
-            "time_cap_s": time_cap,
+            "capped": self.capped,
         }
+
+
+def _spread(values: list[float]) -> dict[str, float | None]:
+    return {
+        "p50": _percentile(values, 50),
+        "p95": _percentile(values, 95),
+        "max": round(max(values), 1) if values else None,
+    }
+
+
+def _update(chat_id: int, update_id: int, n: int) -> dict[str, Any]:
+    return {
+        "update_id": update_id,
+        "message": {
+            "message_id": n + 1,
+            "date": 1763800000,
+            "text": f"чат {chat_id} сообщение {n}",
+            "chat": {"id": chat_id, "type": "private", "first_name": "Гость"},
+            "from": {"id": chat_id, "is_bot": False, "first_name": "Гость", "language_code": "ru"},
+        },
+    }
 
 
 @contextmanager
@@ -298,9 +312,6 @@ def fresh_embedded_database():
         apply_migrations(url)
         yield url
     finally:
-        from sommelier.db.pool import close_pools
-
-        close_pools()
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # nosec B608 - generated name
 

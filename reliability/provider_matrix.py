@@ -81,19 +81,33 @@ def visible_problems(text: str, wine_names: list[str]) -> list[str]:
 
 
 class ShownPieces:
-    """A listener that keeps every piece shown while the answer streams (drafts included)."""
+    """Keeps every piece a streamed answer yields (drafts included), as a chat would show them."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
 
-    def draft(self, text: str) -> None:
-        self.texts.append(text)
+    def take(self, piece) -> None:
+        from sommelier.agent.streaming import WinePiece
 
-    def intro(self, text: str) -> None:
-        self.texts.append(text)
+        if isinstance(piece, WinePiece):
+            self.texts.append(f"{piece.recommendation.wine_name}: {piece.recommendation.description}")
+        else:
+            self.texts.append(piece.text)
 
-    def wine(self, recommendation, wine) -> None:
-        self.texts.append(f"{recommendation.wine_name}: {recommendation.description}")
+
+def run_turn(agent, request, shown: ShownPieces, streaming: bool):
+    """One turn: streamed (each piece shown, as Telegram's progressive reply would) or whole."""
+    if not streaming:
+        return agent.run(request)
+    from sommelier.agent.streaming import Shown
+
+    request.shown = Shown()
+    turn = agent.stream_turn(request)
+    while True:
+        try:
+            shown.take(next(turn))
+        except StopIteration as done:
+            return done.value
 
 
 def catalogue_rows(database, ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -124,7 +138,8 @@ def run_behaviour(
     import inspect
 
     from sommelier.agent.llm.client import OpenAIChat
-    from sommelier.agent.loop import SommelierAgent, TurnRequest
+    from sommelier.agent.loop import TurnRequest
+    from sommelier.app import build_agent
     from sommelier.embeddings.local import LocalHashingEmbeddings
     from sommelier.store.adapters import in_process_repositories
 
@@ -147,23 +162,19 @@ def run_behaviour(
             **{k: v for k, v in options.items() if k in accepted},
         )
         has_deadline = "deadline" in {f.name for f in dataclasses.fields(TurnRequest)}
-        agent = SommelierAgent(
-            repositories=in_process_repositories(database), embedder=LocalHashingEmbeddings(), llm=llm
-        )
+        agent = build_agent(in_process_repositories(database), LocalHashingEmbeddings(), llm)
         for index, (query, wine_type) in enumerate(queries):
             before = len(fake.chat_requests)
             budget = behaviour.budget_s * scale
             started = time.monotonic()
             request = TurnRequest(text=query, chat_id=chat_base + index, save=save)
             shown = ShownPieces()
-            if streaming:
-                request.listener = shown  # what Telegram's progressive reply would show while it streams
             if has_deadline:
-                from sommelier.agent.deadline import Deadline
+                from sommelier.domain.conversation import Deadline
 
                 request.deadline = Deadline.after(budget)
             try:
-                result = agent.run(request)
+                result = run_turn(agent, request, shown, streaming)
             except Exception as exc:  # an older agent could crash; the matrix records it
                 figures.append(
                     TurnFigures(

@@ -626,6 +626,20 @@ def sqs_event(message: dict, queue_arn: str) -> dict:
 def invoke_every_function(env, env_file, sqs, queue_url, telegram, recorder, s3) -> None:
     """Each function on its events/ sample, each answer checked."""
     # One sample per outcome: each `sam local invoke` rebuilds the layer into the image (~30-60 s here).
+    check_webhook(env, env_file, sqs, queue_url)
+    check_wine_tools(env, env_file)
+    check_custom_resource("MigrateFunction", "migrate_create.json", "/migrate", env, env_file, recorder)
+    say("MigrateFunction: SUCCESS to CloudFormation (migrations current)")
+    check_custom_resource("SetWebhookFunction", "set_webhook_create.json", "/set-webhook", env, env_file, recorder)
+    registered = [c for c in telegram.calls if c.method == "setWebhook"]
+    check(registered and registered[-1].ok, "SetWebhookFunction did not call setWebhook at the fake Bot API")
+    say("SetWebhookFunction: setWebhook at the fake Bot API, SUCCESS to CloudFormation")
+    check_weekly_report(env, env_file, telegram)
+    check_catalog_drop(env, env_file, telegram, s3)
+    check_agent(env, env_file, telegram)
+
+
+def check_webhook(env, env_file, sqs, queue_url) -> None:
     webhook_ok = ["webhook_text.json"]
     for sample in webhook_ok:
         answer = invoke("WebhookFunction", EVENTS / sample, env=env, env_file=env_file)
@@ -638,34 +652,33 @@ def invoke_every_function(env, env_file, sqs, queue_url, telegram, recorder, s3)
     check(not receive_all(sqs, queue_url), "a request with a wrong secret must enqueue nothing")
     say("WebhookFunction: 200 and enqueued on the local SQS; 401 for a wrong secret")
 
+
+def check_wine_tools(env, env_file) -> None:
     for sample, tool in (("tool_search_wines.json", "search_wines"),):
         answer = invoke("WineToolsFunction", EVENTS / sample, env=env, env_file=env_file)
         wines = answer.get("wines") or answer.get("results") or []
         check(isinstance(wines, list) and wines, f"WineToolsFunction {tool}: expected wines, got {str(answer)[:500]}")
     say("WineToolsFunction: search_wines answered from PostgreSQL")
 
-    event = json.loads((EVENTS / "migrate_create.json").read_text(encoding="utf-8"))
-    event["ResponseURL"] = f"http://{GATEWAY}:{recorder.server_address[1]}/migrate"
-    invoke("MigrateFunction", event, env=env, env_file=env_file)
-    answers = [r for r in recorder.responses if r["path"] == "/migrate"]
-    check(answers and answers[-1]["body"]["Status"] == "SUCCESS", f"MigrateFunction answered {answers}")
-    say("MigrateFunction: SUCCESS to CloudFormation (migrations current)")
 
-    event = json.loads((EVENTS / "set_webhook_create.json").read_text(encoding="utf-8"))
-    event["ResponseURL"] = f"http://{GATEWAY}:{recorder.server_address[1]}/set-webhook"
-    invoke("SetWebhookFunction", event, env=env, env_file=env_file)
-    answers = [r for r in recorder.responses if r["path"] == "/set-webhook"]
-    check(answers and answers[-1]["body"]["Status"] == "SUCCESS", f"SetWebhookFunction answered {answers}")
-    registered = [c for c in telegram.calls if c.method == "setWebhook"]
-    check(registered and registered[-1].ok, "SetWebhookFunction did not call setWebhook at the fake Bot API")
-    say("SetWebhookFunction: setWebhook at the fake Bot API, SUCCESS to CloudFormation")
+def check_custom_resource(function: str, sample: str, path: str, env, env_file, recorder) -> None:
+    """A custom resource on its sample, answering SUCCESS at the recorder's pre-signed URL."""
+    event = json.loads((EVENTS / sample).read_text(encoding="utf-8"))
+    event["ResponseURL"] = f"http://{GATEWAY}:{recorder.server_address[1]}{path}"
+    invoke(function, event, env=env, env_file=env_file)
+    answers = [r for r in recorder.responses if r["path"] == path]
+    check(answers and answers[-1]["body"]["Status"] == "SUCCESS", f"{function} answered {answers}")
 
+
+def check_weekly_report(env, env_file, telegram) -> None:
     answer = invoke("WeeklyReportFunction", EVENTS / "weekly_report.json", env=env, env_file=env_file)
     check(answer.get("sent") is True, f"WeeklyReportFunction on weekly_report.json: {answer}")
     to_admin = [c for c in telegram.calls if c.chat_id in (ADMIN_CHAT, str(ADMIN_CHAT)) and c.ok]
     check(to_admin, "WeeklyReportFunction sent nothing to the admin chat at the fake Bot API")
     say(f"WeeklyReportFunction: the report went to the admin chat ({', '.join(c.method for c in to_admin)})")
 
+
+def check_catalog_drop(env, env_file, telegram, s3) -> None:
     drop = json.loads((EVENTS / "catalog_drop.json").read_text(encoding="utf-8"))
     bucket, key = drop["detail"]["bucket"]["name"], drop["detail"]["object"]["key"]
     shipped = json.loads((ROOT / "data" / "catalog" / "shop-export-example.json").read_text(encoding="utf-8"))
@@ -684,6 +697,8 @@ def invoke_every_function(env, env_file, sqs, queue_url, telegram, recorder, s3)
     check(len(telegram.calls) > before, "CatalogDropFunction told the admin chat nothing")
     say(f"CatalogDropFunction: 2 wines imported through the tool function, report {reports[0]}")
 
+
+def check_agent(env, env_file, telegram) -> None:
     answer = invoke("AgentFunction", EVENTS / "sqs_text.json", env=env, env_file=env_file)
     check(answer.get("batchItemFailures") == [], f"AgentFunction on sqs_text.json: {answer}")
     chat = json.loads(json.loads((EVENTS / "sqs_text.json").read_text(encoding="utf-8"))["Records"][0]["body"])

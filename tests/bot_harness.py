@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sommelier.app import build_runtime
+from sommelier.app import build_router, build_runtime
+from sommelier.settings import load_settings
 from sommelier.store.adapters import in_process_repositories
 from sommelier.telegram.client import TelegramClient
 from sommelier.telegram.consumer import TelegramBot
@@ -35,14 +36,19 @@ def make_bot(
     """In-memory delivery log, plans and rate limiter; `bot.sleeps` records the waits it asked for."""
     if llm is not None:
         configure_llm(monkeypatch, llm)
-    runtime = build_runtime(repositories=repositories or in_process_repositories(database))
+    settings = load_settings()  # the test's environment, as an entry point reads it
+    runtime = build_runtime(settings, repositories=repositories or in_process_repositories(database))
     if photos is not None:
         runtime.photos = photos
     client = TelegramClient(telegram.token, telegram.base_url, read_timeout=5)
     sleeps: list[float] = []
     bot = TelegramBot(
-        runtime,
+        settings,
         client,
+        dialog=runtime.dialog,
+        repositories=runtime.repositories,
+        photos=runtime.photos,
+        router=build_router(runtime),
         delivery_log=InMemoryDeliveryLog(),
         plans=InMemoryTurnPlans(),
         limiter=InMemoryRateLimiter(rate),
@@ -51,10 +57,11 @@ def make_bot(
         max_receives=max_receives,
     )
     bot.sleeps = sleeps
+    bot.runtime = runtime  # what the test built the bot from
     bot.inbox = ListSink()  # what the webhook enqueued for this bot
     # One webhook per bot: duplicates are caught across deliveries; it shares the bot's message ledger
     # (edits recorded at the webhook are seen by the consumer, as through DynamoDB when deployed).
-    bot.webhook = webhook_function(bot.inbox, ledger=bot.ledger)
+    bot.webhook = webhook_function(bot.inbox, settings, ledger=bot.ledger)
     return bot
 
 
@@ -65,3 +72,10 @@ def deliver(bot: TelegramBot, update: dict, attempt: int = 1) -> dict:
     for item, _ in items:
         bot.process(item, attempt)
     return response
+
+
+def restart(bot: TelegramBot) -> TelegramBot:
+    """The same bot as a process started now would run it: the settings read again from the environment
+    (what a test changed with monkeypatch.setenv after the bot was made)."""
+    bot.settings = load_settings()
+    return bot

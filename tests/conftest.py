@@ -37,6 +37,14 @@ for _name in (
     os.environ.pop(_name, None)
 
 
+def pytest_collection_modifyitems(items):
+    """Every test that reaches the database server (a fixture of `admin_url`'s, however indirectly) is marked
+    `database`: `make test-fast` runs the others (`-m "not database"`)."""
+    for item in items:
+        if "admin_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.database)
+
+
 @pytest.fixture(autouse=True)
 def _age_gate_off_unless_tested(monkeypatch):
     """The customer age gate is on by default; tests about other things talk to the bot as a confirmed
@@ -62,9 +70,6 @@ def admin_url(state_dir):
 
     url = ensure_embedded_database(state_dir / "pgdata", database="postgres")
     yield url
-    from sommelier.db.pool import close_pools
-
-    close_pools()
     stop_embedded_database(state_dir / "pgdata")
 
 

@@ -19,6 +19,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from tests.wines import message, rows
+
 HOLDOUT = Path(__file__).resolve().parent / "data" / "holdout"
 CATALOGUE = HOLDOUT / "catalogue.csv"
 QUERIES = HOLDOUT / "queries.json"
@@ -261,7 +263,7 @@ def play(
             response = answer.response
             text = answer_text(response)
             result.answer = text
-            found = {w["id"]: w for w in answer.found_wines}
+            found = {w["id"]: w for w in rows(answer.found_wines)}
             cards: list[tuple[ShopWine, str]] = []
             for rec in response.wines:
                 shown = found.get(rec.wine_id)
@@ -274,7 +276,7 @@ def play(
                     result.failures.append(("outside_file", f"{rec.wine_name} ({rec.wine_id})"))
                     continue
                 cards.append((wine, rec.description))
-            for shown in answer.found_wines:
+            for shown in rows(answer.found_wines):
                 if (shown["name"], shown["producer"], shown.get("vintage_year")) not in by_key:
                     result.failures.append(("outside_file", f"found {shown['name']} / {shown['producer']}"))
             result.skus = [w.sku for w, _ in cards]
@@ -284,8 +286,8 @@ def play(
                 _dish_checks(result, cards, turn["dish_named_as"])
             results.append(result)
             history += [
-                {"role": "user", "content": turn["text"]},
-                {"role": "assistant", "content": text, "wine_ids": response.wine_ids()},
+                message("user", turn["text"]),
+                message("assistant", text, response.wine_ids()),
             ]
             previous = (turn, [w for w, _ in cards], text)
     return HoldoutRun(results)

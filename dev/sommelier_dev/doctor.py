@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sommelier.db.pool import first_row
 from sommelier.settings import Settings
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
@@ -37,23 +38,23 @@ def _deployed_catalogue(settings: Settings) -> Check:
     from sommelier.store.adapters import lambda_repositories
 
     try:
-        stats = lambda_repositories(settings.tool_function_name).catalog.stats()
+        stats = lambda_repositories(settings.aws.tool_function_name or "").catalog.stats()
     except PortError as exc:
         return Check(
             "tool function",
             FAIL,
-            f"{settings.tool_function_name}: {exc}",
+            f"{settings.aws.tool_function_name}: {exc}",
             "check AWS credentials/region, the function name (WineToolsFunctionName output) and its logs",
         )
-    models = stats["embedding_models"]
-    detail = f"{settings.tool_function_name}: {stats['wines']} wines; embeddings {models}"
-    if stats["wines"] == 0:
+    models = stats.embedding_models
+    detail = f"{settings.aws.tool_function_name}: {stats.wines} wines; embeddings {models}"
+    if stats.wines == 0:
         return Check("tool function", FAIL, detail, "import the catalogue: `sommelier catalog import FILE`")
-    if settings.embedding_model not in models:
+    if settings.embeddings.model not in models:
         return Check(
             "tool function",
             FAIL,
-            detail + f"; queries use {settings.embedding_model}",
+            detail + f"; queries use {settings.embeddings.model}",
             "set EMBEDDING_PROVIDER/EMBEDDING_MODEL like the agent's, or `sommelier catalog reembed`",
         )
     return Check("tool function", OK, detail)
@@ -62,12 +63,10 @@ def _deployed_catalogue(settings: Settings) -> Check:
 def _database_url_without_starting(settings: Settings) -> str | None:
     """DATABASE_URL or the database secret; else the embedded server only if it already runs. A doctor
     only looks: it never initialises or starts the embedded PostgreSQL."""
-    from sommelier.settings import env
-
-    if env("DATABASE_URL") or env("DATABASE_SECRET_ARN"):
+    if settings.database.url or settings.database.secret_arn:
         from sommelier.db.url import resolve_database_url
 
-        return resolve_database_url()
+        return resolve_database_url(settings)
     from sommelier.db.embedded import running_embedded_database_url
 
     return running_embedded_database_url(settings.state_dir / "pgdata")
@@ -76,13 +75,13 @@ def _database_url_without_starting(settings: Settings) -> str | None:
 def run_checks(settings: Settings) -> list[Check]:
     checks: list[Check] = []
     state: dict = {}
-    if settings.tool_function_name:
+    if settings.aws.tool_function_name:
         return (
             [_safe("tool function", True, lambda: _deployed_catalogue(settings))]
             + _llm_checks(settings)
             + [_bucket_check(settings)]
             + _telegram_checks(settings)
-            + [shop_check()]
+            + [shop_check(settings)]
         )
 
     def database() -> Check:
@@ -96,16 +95,21 @@ def run_checks(settings: Settings) -> list[Check]:
         import psycopg
 
         with psycopg.connect(url, connect_timeout=5) as conn:
-            version = conn.execute("SHOW server_version").fetchone()[0]
+            version = first_row(conn.execute("SHOW server_version"))[0]
         state["url"] = url
-        where = "DATABASE_URL" if settings.database_url else f"embedded server in {settings.state_dir / 'pgdata'}"
+        where = "DATABASE_URL" if settings.database.url else f"embedded server in {settings.state_dir / 'pgdata'}"
         return Check("database", OK, f"PostgreSQL {version} reachable ({where})")
 
     checks.append(_safe("database", True, database))
     if "url" not in state:
         if "embedded_not_running" not in state:  # that check already says how to start it
             checks[-1].fix = "set DATABASE_URL, or unset it to use the embedded server (`sommelier dev up`)"
-        return checks + _llm_checks(settings) + _telegram_checks(settings) + [_bucket_check(settings), shop_check()]
+        return (
+            checks
+            + _llm_checks(settings)
+            + _telegram_checks(settings)
+            + [_bucket_check(settings), shop_check(settings)]
+        )
 
     def pgvector() -> Check:
         import psycopg
@@ -146,11 +150,11 @@ def run_checks(settings: Settings) -> list[Check]:
             return Check("catalogue", FAIL, "no wines", "run `sommelier dev up` or `sommelier catalog import FILE`")
         models = {model or "none": count for model, count in rows}
         detail = f"{total} wines; embeddings: " + ", ".join(f"{m} ({c})" for m, c in models.items())
-        if settings.embedding_model not in models:
+        if settings.embeddings.model not in models:
             return Check(
                 "catalogue",
                 FAIL,
-                detail + f"; queries use {settings.embedding_model}",
+                detail + f"; queries use {settings.embeddings.model}",
                 "run `sommelier catalog reembed`, or set EMBEDDING_PROVIDER/EMBEDDING_MODEL to the catalogue's model",
             )
         if len(models) > 1:
@@ -165,7 +169,9 @@ def run_checks(settings: Settings) -> list[Check]:
         checks.append(_safe("catalogue", True, catalogue))
     else:
         checks.append(Check("catalogue", SKIP, "not checked until the migrations are applied", required=False))
-    return checks + _llm_checks(settings) + [_bucket_check(settings)] + _telegram_checks(settings) + [shop_check()]
+    return (
+        checks + _llm_checks(settings) + [_bucket_check(settings)] + _telegram_checks(settings) + [shop_check(settings)]
+    )
 
 
 def _llm_checks(settings: Settings) -> list[Check]:
@@ -179,7 +185,7 @@ def _llm_checks(settings: Settings) -> list[Check]:
                 required=False,
             )
         ]
-    if not settings.openai_api_key:
+    if not settings.llm.api_key:
         return [
             Check(
                 "llm",
@@ -193,14 +199,12 @@ def _llm_checks(settings: Settings) -> list[Check]:
     def endpoint() -> Check:
         import openai
 
-        client = openai.OpenAI(
-            api_key=settings.openai_api_key, base_url=settings.openai_base_url, timeout=5, max_retries=0
-        )
+        client = openai.OpenAI(api_key=settings.llm.api_key, base_url=settings.llm.base_url, timeout=5, max_retries=0)
         client.models.list()
         return Check(
             "llm",
             OK,
-            f"key set; {settings.openai_base_url or 'api.openai.com'} answers; model {settings.llm_model}",
+            f"key set; {settings.llm.base_url or 'api.openai.com'} answers; model {settings.llm.model}",
             required=False,
         )
 
@@ -213,7 +217,7 @@ def _llm_checks(settings: Settings) -> list[Check]:
 
 
 def _bucket_check(settings: Settings) -> Check:
-    if not settings.images_bucket:
+    if not settings.aws.images_bucket:
         return Check(
             "photos", OK, f"local photo folder {settings.state_dir / 'photos'} (IMAGES_BUCKET unset)", required=False
         )
@@ -221,8 +225,8 @@ def _bucket_check(settings: Settings) -> Check:
     def bucket() -> Check:
         import boto3
 
-        boto3.client("s3").head_bucket(Bucket=settings.images_bucket)
-        return Check("photos", OK, f"bucket {settings.images_bucket} reachable", required=False)
+        boto3.client("s3").head_bucket(Bucket=settings.aws.images_bucket)
+        return Check("photos", OK, f"bucket {settings.aws.images_bucket} reachable", required=False)
 
     check = _safe("photos", False, bucket)
     if check.status == FAIL:
@@ -231,7 +235,7 @@ def _bucket_check(settings: Settings) -> Check:
 
 
 def _telegram_checks(settings: Settings) -> list[Check]:
-    if not settings.telegram_bot_token:
+    if not settings.telegram.bot_token:
         return [
             Check(
                 "telegram",
@@ -245,7 +249,7 @@ def _telegram_checks(settings: Settings) -> list[Check]:
     def bot() -> Check:
         from sommelier.telegram.client import TelegramClient
 
-        with TelegramClient.from_settings(settings) as client:
+        with TelegramClient.from_settings(settings.telegram) as client:
             me = client.get_me()
             info = client.get_webhook_info()
         webhook = info.url or "none (use `sommelier poll`, or `sommelier webhook set URL`)"
@@ -263,23 +267,22 @@ def _telegram_checks(settings: Settings) -> list[Check]:
     return [check]
 
 
-def shop_check() -> Check:
+def shop_check(settings: Settings) -> Check:
     """The shop's duties: the age gate, the health warning, retention, the admin chat, drops, LLM prices."""
-    from sommelier.shop.admin import admin_chat_id
-    from sommelier.shop.age_gate import gate_enabled
+    from sommelier.settings import SettingError
     from sommelier.shop.catalog_drop import DropError, replace_mode
-    from sommelier.shop.health import health_warning
-    from sommelier.shop.privacy import retention_days
     from sommelier.shop.report import ReportError, llm_prices
 
+    shop = settings.shop
     problems: list[str] = []
     values: dict[str, object] = {}
-    for name, read, errors in (
-        ("admin", admin_chat_id, ValueError),
-        ("days", retention_days, ValueError),
-        ("replace", replace_mode, DropError),
-        ("prices", llm_prices, ReportError),
-    ):
+    reads: tuple[tuple[str, Callable[[], object], type[Exception]], ...] = (
+        ("admin", shop.admin_chat_id, SettingError),
+        ("days", shop.retention_days, SettingError),
+        ("replace", lambda: replace_mode(shop.catalog_drop_mode), DropError),
+        ("prices", lambda: llm_prices(settings.llm), ReportError),
+    )
+    for name, read, errors in reads:
         try:
             values[name] = read()
         except errors as exc:
@@ -287,7 +290,7 @@ def shop_check() -> Check:
     if problems:
         return Check("shop", FAIL, "; ".join(problems), "correct the setting named above", required=False)
     detail = (
-        f"age gate {'on' if gate_enabled() else 'OFF'}; health warning {'on' if health_warning() else 'OFF'}; "
+        f"age gate {'on' if shop.age_gate else 'OFF'}; health warning {'on' if shop.health_warning else 'OFF'}; "
         f"messages kept {values['days']} days; catalogue drops {'replace' if values['replace'] else 'merge'}"
     )
     if values["admin"] is None:

@@ -6,10 +6,10 @@ through the in-VPC tool function, as with `sommelier catalog import`."""
 import boto3
 from sommelier.embeddings import provider_from_settings
 from sommelier.observability.shell import HandlerShell
-from sommelier.secrets import load_secrets_into_environment
-from sommelier.settings import load_settings
+from sommelier.secrets import SettingsSource
+from sommelier.settings import SettingError
 from sommelier.shop.admin import notify_admin
-from sommelier.shop.catalog_drop import dropped_objects, handle_drop_event
+from sommelier.shop.catalog_drop import dropped_objects, handle_drop_event, refuse_drop_event
 from sommelier.storage.photos import S3PhotoStore
 from sommelier.store.adapters import repositories_from_settings
 
@@ -22,21 +22,26 @@ def dropped_keys(event) -> str | None:
         return None
 
 
-shell = HandlerShell("sommelier-catalog-drop", correlation=dropped_keys)
+source = SettingsSource()
+shell = HandlerShell("sommelier-catalog-drop", source.environment, correlation=dropped_keys)
 logger = shell.logger
 
 
 @shell
 def handler(event, context):
-    load_secrets_into_environment()
-    settings = load_settings()
     s3 = boto3.client("s3")
+    try:
+        settings, _ = source.current()
+    except SettingError as exc:  # the files stay in the bucket, each with a report naming the setting
+        logger.error("no catalogue import: %s", exc)
+        return {"files": [{"key": r.key, "imported": False} for r in refuse_drop_event(event, s3=s3, reason=exc)]}
     results = handle_drop_event(
         event,
         s3=s3,
         catalog=repositories_from_settings(settings).catalog,
         embedder=provider_from_settings(settings),
         photos_for=lambda bucket: S3PhotoStore(bucket, s3),
-        notify=notify_admin,
+        notify=lambda text: notify_admin(settings, text),
+        mode=settings.shop.catalog_drop_mode,
     )
     return {"files": [{"key": r.key, "imported": r.ok} for r in results]}

@@ -1,6 +1,6 @@
 """CloudFormation custom resource: apply the database schema migrations on deploy.
 
-Create/Update -> `apply_migrations(resolve_database_url())` (CREATE EXTENSION vector + the
+Create/Update -> `apply_migrations(resolve_database_url(settings))` (CREATE EXTENSION vector + the
 versioned SQL files shipped in the layer), then, when APP_DATABASE_SECRET_ARN is set, create or
 update the tool function's own LOGIN user (the secret's username/password) as a member of the
 data-only role `sommelier_app` (migration 0002). Delete -> nothing (the data outlives the resource).
@@ -12,7 +12,6 @@ time: the connect and the migration lock get timeouts out of the budget, and eve
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from sommelier.deploy.custom_resource import FAILED, SUCCESS, Budget, Outcome, respond  # standard library only
@@ -48,8 +47,10 @@ def _work(event: dict[str, Any], budget: Budget) -> Outcome:
 def _migrate(budget: Budget) -> list[str]:
     from sommelier.db.migrations import apply_migrations
     from sommelier.db.url import resolve_database_url
+    from sommelier.settings import load_settings
 
-    url = resolve_database_url()
+    settings = load_settings()  # this entry point's settings (the database secret's ARN, TLS)
+    url = resolve_database_url(settings)
     left = budget.timeout(budget.remaining())
     # The server gives up first (a lock, then any statement), so the answer carries its reason;
     # the watchdog in `respond` stays the backstop.
@@ -61,9 +62,8 @@ def _migrate(budget: Budget) -> list[str]:
             statement_timeout_s=left * STATEMENT_SHARE,
         )
     )
-    app_secret_arn = os.environ.get("APP_DATABASE_SECRET_ARN", "").strip()
-    if app_secret_arn:
-        _ensure_app_user(url, app_secret_arn, budget)
+    if settings.database.app_secret_arn:
+        _ensure_app_user(url, settings.database.app_secret_arn, budget)
     return applied
 
 

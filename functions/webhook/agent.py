@@ -2,8 +2,9 @@
 
 import json
 
+from sommelier.app import build_bot
 from sommelier.observability.shell import HandlerShell
-from sommelier.secrets import load_secrets_into_environment
+from sommelier.secrets import SettingsSource
 from sommelier.telegram.consumer import AgentContainer
 
 
@@ -18,13 +19,12 @@ def update_ids(event) -> str | None:
     return ",".join(ids) or None
 
 
-shell = HandlerShell("sommelier-agent", correlation=update_ids)
+source = SettingsSource()
+shell = HandlerShell("sommelier-agent", source.environment, correlation=update_ids)
 logger = shell.logger
-container = AgentContainer()  # this process's bot, built on the first update
+container = AgentContainer(source.current, build=build_bot)  # this process's bot, built on the first update
 
 
 @shell
 def handler(event, context):
-    if load_secrets_into_environment():  # a key or the token was rotated: rebuild the bot with it
-        container.reset()
     return container.handle_sqs(event, context)

@@ -1,19 +1,53 @@
 """Webhook function: HTTP API -> Mangum -> the Starlette webhook app (check, dedupe, enqueue). No LLM code."""
 
 from sommelier.edge.app import LambdaWebhook, create_app
+from sommelier.edge.ingress import Ingress, InlineSink, SqsSink, TurnSink
 from sommelier.observability.shell import HandlerShell
-from sommelier.secrets import load_secrets_into_environment
+from sommelier.secrets import SettingsSource
+from sommelier.settings import Settings
+from sommelier.telegram.updates import BotUsername
 
-webhook = LambdaWebhook(create_app())  # the container's state: duplicate filter, idempotency, bot username
-
-
+source = SettingsSource()
 # No Tracer here: aws_xray_sdk would triple the cold start; Lambda's own segment covers the ack.
 # The update id becomes the correlation id once the body is parsed (Ingress.handle).
-shell = HandlerShell("sommelier-webhook", trace=False)
+shell = HandlerShell("sommelier-webhook", source.environment, trace=False)
 logger = shell.logger
+
+
+def inline_turns(settings: Settings):
+    """No queue (a local run of this function): the turn runs here; the LLM stack loads only then."""
+    from sommelier.app import build_bot
+
+    return build_bot(settings).process
+
+
+def sink(settings: Settings) -> TurnSink:
+    if settings.aws.queue_url:
+        return SqsSink(settings.aws.queue_url)
+    return InlineSink(lambda: inline_turns(settings))
+
+
+def bot_username(settings: Settings) -> BotUsername:
+    """TELEGRAM_BOT_USERNAME; else, with a token (a local run of this function), one getMe."""
+    if not settings.telegram.bot_token:
+        return BotUsername(settings.telegram)  # deployed: the webhook has no token
+
+    def get_me() -> str | None:
+        from sommelier.telegram.client import get_me_username
+
+        return get_me_username(settings.telegram)
+
+    return BotUsername(settings.telegram, get_me)
+
+
+def app(settings: Settings):
+    return create_app(Ingress(settings, sink(settings), bot_username=bot_username(settings), correlate=shell.correlate))
+
+
+# The container's state (duplicate filter, idempotency, bot username), rebuilt when a secret changed.
+webhook = LambdaWebhook(app, source.current)
 
 
 @shell
 def handler(event, context):
-    load_secrets_into_environment()
     return webhook(event, context)

@@ -2,16 +2,21 @@
 ADMIN_CHAT_ID. It carries matplotlib itself (requirements.txt), keeping the shared layer small."""
 
 from sommelier.observability.shell import HandlerShell
-from sommelier.secrets import load_secrets_into_environment
-from sommelier.settings import load_settings
+from sommelier.secrets import SettingsSource
+from sommelier.settings import SettingError
 from sommelier.shop.report_delivery import scheduled_report
 from sommelier.store.adapters import repositories_from_settings
 
-shell = HandlerShell("sommelier-weekly-report")
+source = SettingsSource()
+shell = HandlerShell("sommelier-weekly-report", source.environment)
 logger = shell.logger
 
 
 @shell
 def handler(event, context):
-    load_secrets_into_environment()
-    return scheduled_report(event, repositories_from_settings(load_settings()).shop)
+    try:
+        settings, _ = source.current()
+    except SettingError as exc:
+        logger.error("%s: no weekly report", exc)
+        return {"sent": False, "reason": str(exc)}
+    return scheduled_report(settings, event, repositories_from_settings(settings).shop)

@@ -1,7 +1,8 @@
 """Tool function: the only code with database credentials (docs/architecture.md)."""
 
 from sommelier.observability.shell import HandlerShell
-from sommelier.toolfn.handler import handle
+from sommelier.secrets import SettingsSource
+from sommelier.toolfn.handler import ToolFunction
 
 
 def tool_name(event) -> str | None:
@@ -9,10 +10,12 @@ def tool_name(event) -> str | None:
     return tool if isinstance(tool, str) else None
 
 
-shell = HandlerShell("sommelier-tools", correlation=tool_name)  # database passwords never reach a log line
+source = SettingsSource()
+shell = HandlerShell("sommelier-tools", source.environment, correlation=tool_name)  # passwords never reach a log
 logger = shell.logger
+tools = ToolFunction(lambda: source.current()[0])  # the database pool, opened on the first call
 
 
 @shell
 def handler(event, context):
-    return handle(event)
+    return tools(event)

@@ -7,10 +7,10 @@ The webhook and the consumer decide "addressed to the bot" with the same rules a
 from __future__ import annotations
 
 import pytest
-from sommelier.db.pool import reset_default_database
+from sommelier.settings import Settings
 from sommelier.telegram.dialog import Reply
 from sommelier.telegram.render import render_text
-from sommelier.telegram.router import ROUTER, Router, Turn
+from sommelier.telegram.router import Router, Turn, customer_router
 from sommelier.telegram.updates import parse_update, route
 
 from tests.bot_harness import deliver, make_bot
@@ -29,9 +29,7 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     monkeypatch.delenv("QUEUE_URL", raising=False)
     monkeypatch.delenv("IDEMPOTENCY_TABLE", raising=False)
-    reset_default_database()
     yield
-    reset_default_database()
 
 
 def group_command(update_id: int, text: str, chat: dict = GROUP, **extra) -> dict:
@@ -106,7 +104,7 @@ def test_edge_and_consumer_agree_on_every_shape_of_command():
         routed = route(parse_update(group_command(1, text)), TEST_BOT)
         assert (routed.kind != "ignored") is addressed, text
         if addressed and text.startswith("/"):
-            assert ROUTER.route_for(routed) is not None and routed.command in ("/start", "/help")
+            assert customer_router().route_for(routed) is not None and routed.command in ("/start", "/help")
 
 
 class RecordingChannel:
@@ -123,7 +121,7 @@ class RecordingChannel:
     def typing(self):
         self.calls.append("typing")
 
-    def listener(self):
+    def shown(self):
         return None
 
     def answer_callback(self, text):
@@ -155,9 +153,7 @@ def test_a_new_command_a_guard_and_the_rate_limit_extend_the_table():
 
     def turn_for(text: str, channel: RecordingChannel) -> Turn:
         routed = route(parse_update(group_command(5, text)), TEST_BOT)
-        return Turn(
-            routed=routed, dialog=None, repositories=None, channel=channel, age_gate=None
-        )  # these routes need none
+        return Turn(routed=routed, dialog=None, repositories=None, channel=channel, settings=Settings())  # none needed
 
     channel = RecordingChannel()
     reply = router.dispatch(turn_for(f"/stats@{TEST_BOT} week", channel))
@@ -181,7 +177,7 @@ def test_group_start_and_topic_help_are_answered_by_serve(environment, fresh_db,
 
     monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
     bot = make_bot(fresh_db, telegram)
-    server, workers = build_local_server(process=bot.process, workers=2)
+    server, workers = build_local_server(bot.settings, process=bot.process, workers=2)
     server.start()
     try:
         with httpx2.Client(timeout=30) as http:

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
 import pytest
+from sommelier.settings import load_settings
 from sommelier_dev.cli.serve_cmd import build_local_server
 
 from tests.fakes.telegram_updates import TEST_WEBHOOK_SECRET, text_update
@@ -46,7 +47,7 @@ class RecordingTurns:
 
 def test_40_simultaneous_updates_all_200_no_reset_order_kept_and_acks_never_wait(environment):
     turns = RecordingTurns()
-    server, workers = build_local_server(process=turns.process, workers=4)
+    server, workers = build_local_server(load_settings(), process=turns.process, workers=4)
 
     original_enqueue = workers.enqueue
 
@@ -91,7 +92,7 @@ def test_40_simultaneous_updates_all_200_no_reset_order_kept_and_acks_never_wait
 def test_health_reveals_configuration_but_no_secret(environment, monkeypatch):
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456:health-check-token-0123456789abcdefgh")
     monkeypatch.setenv("SOMMELIER_GIT_REVISION", "abc1234")
-    server, workers = build_local_server(process=lambda update, attempt: None)
+    server, workers = build_local_server(load_settings(), process=lambda update, attempt: None)
     server.start()
     try:
         response = httpx2.get(f"{server.url}/health", timeout=30)

@@ -8,13 +8,12 @@ import itertools
 
 import psycopg
 import pytest
-from sommelier.db.pool import reset_default_database
+from sommelier.settings import DEFAULT_HEALTH_WARNING
 from sommelier.shop import age_gate, privacy
 from sommelier.shop.cards import NOT_FOUND, SIMILAR_HEADER, SOLD_OUT
 from sommelier.shop.deeplinks import wine_payload
-from sommelier.shop.health import DEFAULT_HEALTH_WARNING
 
-from tests.bot_harness import deliver, make_bot
+from tests.bot_harness import deliver, make_bot, restart
 from tests.fakes.telegram_updates import TEST_BOT, TEST_CHAT, TEST_WEBHOOK_SECRET, text_update, user
 from tests.integration.test_shop_ops import rows_mentioning
 
@@ -32,9 +31,7 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
     monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     monkeypatch.delenv("SOMMELIER_AGE_GATE")  # the default: on
-    reset_default_database()
     yield
-    reset_default_database()
 
 
 @pytest.fixture
@@ -141,7 +138,7 @@ def test_the_age_question_counts_against_the_rate_limit(environment, fresh_db, t
 
 def test_the_gate_can_be_switched_off(bot, telegram, monkeypatch):
     monkeypatch.setenv("SOMMELIER_AGE_GATE", "0")
-    calls = say(bot, telegram, "красное сухое к стейку до 2000")
+    calls = say(restart(bot), telegram, "красное сухое к стейку до 2000")
     assert age_gate.QUESTION not in texts(calls) and [c for c in calls if c.method == "sendPhoto"]
 
 
@@ -192,7 +189,7 @@ def test_forget_asks_then_leaves_no_row_with_the_users_id(bot, telegram, fresh_d
 
 def test_privacy_says_what_is_kept_and_for_how_long(bot, telegram, monkeypatch):
     monkeypatch.setenv("MESSAGE_RETENTION_DAYS", "90")
-    text = texts(say(bot, telegram, "/privacy"))[0]
+    text = texts(say(restart(bot), telegram, "/privacy"))[0]
     assert "90 дней" in text and "/forget" in text and "возраст" in text
 
 
@@ -236,6 +233,7 @@ def test_a_shelf_code_with_a_sku_and_a_sold_out_wine(bot, telegram, fresh_db):
 
 def test_admin_commands_answer_only_in_the_admin_chat(bot, telegram, monkeypatch, fresh_db):
     monkeypatch.setenv("ADMIN_CHAT_ID", str(ADMIN_CHAT))
+    restart(bot)
     admin_group = {"id": ADMIN_CHAT, "type": "group", "title": "Магазин"}
     assert texts(say(bot, telegram, "/stats")) == [], "a customer's /stats answers nothing"
     assert texts(say(bot, telegram, "/report")) == []
@@ -251,12 +249,12 @@ def test_admin_commands_answer_only_in_the_admin_chat(bot, telegram, monkeypatch
 def test_the_terminal_chat_skips_the_gate(environment, fresh_db):
     from rich.console import Console
     from sommelier.app import build_runtime
+    from sommelier.settings import load_settings
     from sommelier.store.adapters import in_process_repositories
     from sommelier_dev.cli.chat_cmd import TerminalChat, terminal_update
 
-    chat = TerminalChat(
-        build_runtime(repositories=in_process_repositories(fresh_db)), 1, Console(file=open("/dev/null", "w"))
-    )
+    runtime = build_runtime(load_settings(), repositories=in_process_repositories(fresh_db))
+    chat = TerminalChat(runtime, 1, Console(file=open("/dev/null", "w")))
     reply = chat.reply_to(terminal_update(1, 1, "красное сухое к стейку до 2000"))
     assert any(p.kind == "photo" for p in reply.parts)
 

@@ -7,7 +7,6 @@ nothing is left; old buttons (after /reset, inaccessible messages, inline messag
 from __future__ import annotations
 
 import pytest
-from sommelier.db.pool import reset_default_database
 from sommelier.telegram.dialog import NOTHING_MORE, NOTHING_MORE_TOAST, OLD_ANSWER
 from sommelier.telegram.router import OLD_BUTTON
 
@@ -25,9 +24,7 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    reset_default_database()
     yield
-    reset_default_database()
 
 
 class Chat:

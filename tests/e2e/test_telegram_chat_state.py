@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from sommelier.db.pool import reset_default_database
 from sommelier.store.adapters import in_process_repositories
 
 from tests.bot_harness import deliver, make_bot
@@ -23,9 +22,7 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    reset_default_database()
     yield
-    reset_default_database()
 
 
 def group_mention(update_id: int, text: str) -> dict:
@@ -61,7 +58,7 @@ def member_update(update_id: int, chat: dict, old: str, new: str) -> dict:
 
 def chats(db) -> dict[int, bool]:
     state = in_process_repositories(db).chat.chat_state(ANNA)
-    return {c["chat_id"]: c["is_active"] for c in state}
+    return {c.chat_id: c.is_active for c in state}
 
 
 def test_a_private_block_a_group_kick_and_an_unblock_each_change_only_their_chat(environment, fresh_db, telegram):

@@ -13,7 +13,6 @@ import boto3
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from moto import mock_aws
-from sommelier.db.pool import reset_default_database
 from sommelier.telegram.consumer import FloodWait, retry_delay
 
 from tests.bot_harness import deliver, make_bot
@@ -33,9 +32,7 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    reset_default_database()
     yield
-    reset_default_database()
 
 
 def shown(telegram, chat_id=TEST_CHAT) -> list[tuple[str, str]]:

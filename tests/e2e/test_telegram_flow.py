@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
 import pytest
-from sommelier.db.pool import reset_default_database
+from sommelier.domain.search import SearchFilters
 from sommelier.store.adapters import in_process_repositories
 from sommelier_dev.cli.serve_cmd import build_local_server
 
@@ -63,9 +63,7 @@ def environment(monkeypatch, telegram, llm, fresh_db, state_dir):
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     monkeypatch.delenv("QUEUE_URL", raising=False)
     monkeypatch.delenv("IDEMPOTENCY_TABLE", raising=False)
-    reset_default_database()
     yield
-    reset_default_database()
 
 
 def texts(telegram: FakeTelegram, chat_id: int = PRIVATE_CHAT) -> list[str]:
@@ -164,9 +162,9 @@ def test_text_turn_renders_intro_photos_and_buttons(environment, fresh_db, teleg
     assert telegram.calls_of("sendChatAction")[0].params["action"] == "typing"
     # the file_ids Telegram returned are cached for the next time
     catalog = in_process_repositories(fresh_db).catalog
-    ids = [w["id"] for w in catalog.search_wines({"limit": 20})["wines"]]
-    cached = catalog.get_wines(ids)["wines"]
-    assert sum(1 for w in cached if w["telegram_file_id"]) >= len(photos)
+    ids = [w.id for w in catalog.search_wines(SearchFilters(limit=20)).wines]
+    cached = catalog.get_wines(ids).wines
+    assert sum(1 for w in cached if w.telegram_file_id) >= len(photos)
 
 
 def test_second_turn_reuses_cached_file_ids(environment, fresh_db, telegram):
@@ -414,7 +412,7 @@ def test_crash_mid_send_then_redelivery_sends_no_duplicate_photos(environment, f
     assert len(captions) == len(set(captions)) and 1 <= len(photos) <= 3
     assert texts(telegram)[-1], "the closing message was delivered"
     history = in_process_repositories(fresh_db).chat.history(PRIVATE_CHAT)
-    assert [m["role"] for m in history] == ["user", "assistant"], "the turn is saved once"
+    assert [m.role for m in history] == ["user", "assistant"], "the turn is saved once"
 
 
 def test_last_attempt_failure_apologises_once(environment, fresh_db, telegram):
@@ -484,7 +482,7 @@ def test_sqs_batch_handler_reports_partial_failures(environment, fresh_db, teleg
 def test_per_chat_order_under_concurrency(environment, fresh_db, telegram, llm, monkeypatch):
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, rate=100)
     llm.default = echo_answer
-    api, workers = build_local_server(process=bot.process, workers=6)
+    api, workers = build_local_server(bot.settings, process=bot.process, workers=6)
     api.start()
     chats = [7000 + i for i in range(5)]
     try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from sommelier.db.pool import reset_default_database
 from sommelier.telegram.router import NON_TEXT_REPLY, RATE_NOTICE
 
 from tests.bot_harness import deliver, make_bot
@@ -27,9 +26,7 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    reset_default_database()
     yield
-    reset_default_database()
 
 
 def echo(body: dict):

@@ -8,7 +8,7 @@ import re
 import pytest
 from rich.console import Console
 from sommelier.app import build_runtime
-from sommelier.db.pool import reset_default_database
+from sommelier.settings import load_settings
 from sommelier.store.adapters import in_process_repositories
 from sommelier.telegram.dialog import OLD_ANSWER
 from sommelier_dev.cli.chat_cmd import TerminalChat, wrap_for_terminal
@@ -22,15 +22,13 @@ def terminal(monkeypatch, fresh_db, state_dir):
     monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    reset_default_database()
     out = io.StringIO()
     chat = TerminalChat(
-        build_runtime(repositories=in_process_repositories(fresh_db)),
+        build_runtime(load_settings(), repositories=in_process_repositories(fresh_db)),
         CHAT_ID,
         Console(file=out, width=38, highlight=False),
     )
     yield chat, out
-    reset_default_database()
 
 
 def history(chat) -> list[dict]:

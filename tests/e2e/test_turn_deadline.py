@@ -10,7 +10,6 @@ from types import SimpleNamespace
 import pytest
 import sommelier.agent.loop as loop_module
 import sommelier.telegram.consumer as consumer
-from sommelier.db.pool import reset_default_database
 
 from tests.bot_harness import make_bot
 from tests.fakes.openai_server import delayed, reply
@@ -30,9 +29,7 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
     monkeypatch.delenv("QUEUE_URL", raising=False)
     monkeypatch.delenv("IDEMPOTENCY_TABLE", raising=False)
     monkeypatch.delenv("LLM_TURN_BUDGET_S", raising=False)
-    reset_default_database()
     yield
-    reset_default_database()
 
 
 def sqs_event(update: dict) -> dict:
@@ -62,9 +59,9 @@ def sqs_event(update: dict) -> dict:
 def test_the_invocations_remaining_time_bounds_the_turn(environment, fresh_db, telegram, llm, monkeypatch):
     turns: list[dict] = []
     monkeypatch.setattr(loop_module, "record_turn", turns.append)
+    monkeypatch.setenv("DELIVERY_RESERVE_S", "1")
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
     agent = consumer.AgentContainer(bot=bot)
-    monkeypatch.setenv("DELIVERY_RESERVE_S", "1")
     llm.default = lambda body: delayed(reply("{}"), 60)  # a model that would answer in a minute
     ends_at = time.monotonic() + 4.0
     context = SimpleNamespace(get_remaining_time_in_millis=lambda: int((ends_at - time.monotonic()) * 1000))

@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-from sommelier.db.pool import reset_default_database
 
 from tests.bot_harness import make_bot
 from tests.fakes.telegram_updates import TEST_BOT, TEST_WEBHOOK_SECRET, webhook_event
@@ -58,9 +57,7 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    reset_default_database()
     yield
-    reset_default_database()
 
 
 def _chat_of(update: dict) -> int | None:

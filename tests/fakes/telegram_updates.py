@@ -58,11 +58,32 @@ class ListSink:
         self.items.append((update, chat_id))
 
 
-def webhook_function(sink=None, **ingress_options):
-    """The webhook Lambda handler's core: Mangum around a fresh webhook app (with its own duplicate filter).
+def webhook_function(sink=None, settings=None, **ingress_options):
+    """The webhook Lambda handler's core: Mangum around a fresh webhook app (with its own duplicate filter),
+    on ``settings`` (default: the test's environment, read now).
 
     `sink=None` is the deployed default (SQS when QUEUE_URL is set, else the turn runs inline)."""
     from sommelier.edge.app import LambdaWebhook, create_app
-    from sommelier.edge.ingress import Ingress
+    from sommelier.edge.ingress import Ingress, InlineSink, SqsSink
+    from sommelier.settings import load_settings
 
-    return LambdaWebhook(create_app(Ingress(sink=sink, **ingress_options)))
+    settings = settings or load_settings()
+    if sink is None:
+        if settings.aws.queue_url:
+            sink = SqsSink(settings.aws.queue_url)
+        else:
+
+            def inline_turns():
+                from sommelier.app import build_bot
+
+                return build_bot(settings).process
+
+            sink = InlineSink(inline_turns)
+    if "bot_username" not in ingress_options and settings.telegram.bot_token:
+        # As functions/webhook/ingress.py: with a token (a local run), one getMe names the bot.
+        from sommelier.telegram.client import get_me_username
+        from sommelier.telegram.updates import BotUsername
+
+        ingress_options["bot_username"] = BotUsername(settings.telegram, lambda: get_me_username(settings.telegram))
+    webhook = LambdaWebhook(lambda s: create_app(Ingress(s, sink, **ingress_options)), lambda: (settings, False))
+    return webhook

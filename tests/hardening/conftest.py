@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from sommelier.db.pool import reset_default_database
 
 from tests.hardening.support import BOT, SECRET
 
@@ -26,6 +25,4 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
         "SOMMELIER_SECRETS_ARN",
     ):
         monkeypatch.delenv(name, raising=False)
-    reset_default_database()
     yield
-    reset_default_database()

@@ -474,9 +474,7 @@ def test_hand_written_events(catalog_db, event):
 def test_lambda_handler_of_the_tool_function(catalog_db, monkeypatch):
     """The deployed entry point: functions/wine_tools/app.py, with its Powertools logger."""
     monkeypatch.setenv("DATABASE_URL", catalog_db.conninfo)
-    from sommelier.db.pool import reset_default_database
 
-    reset_default_database()
     spec = importlib.util.spec_from_file_location("wine_tools_app_hardening", ROOT / "functions/wine_tools/app.py")
     app = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(app)
@@ -495,4 +493,3 @@ def test_lambda_handler_of_the_tool_function(catalog_db, monkeypatch):
         {"tool": "search_wines", "arguments": {}},
     ):
         assert_json_object(app.handler(event, Context()))
-    reset_default_database()

@@ -22,6 +22,7 @@ import sommelier.telegram.consumer as consumer
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from sommelier.db.pool import Database
 from sommelier.domain.errors import Unavailable
+from sommelier.settings import load_settings
 from sommelier.store.adapters import (
     InProcessCatalog,
     InProcessChat,
@@ -30,7 +31,7 @@ from sommelier.store.adapters import (
     in_process_repositories,
 )
 from sommelier.store.ports import InvocationCounter
-from sommelier.toolfn.operations import run_operation
+from sommelier.toolfn.handler import run_operation
 
 from tests.fakes.openai_server import (
     FakeOpenAI,
@@ -100,7 +101,8 @@ class FaultyOperations:
     failing: set[str]
     failed_calls: Counter[str]
 
-    def _operation(self, name, arguments):
+    def _operation(self, operation, arguments):
+        name = operation.name
         broken = "*" in self.failing or name in self.failing
         try:
             return run_operation(self.faulty if broken else self.live, name, arguments)
@@ -191,7 +193,7 @@ def summarise(telegram, bot, *, chat: int = CHAT) -> dict:
         "apologies": sum(1 for t in shown if t.startswith(APOLOGY_MARKERS)),
         "answered": any("Подобрать ещё?" in t or "Рассказать подробнее" in t or "?" in t for t in shown[-1:]),
         "keyboard": bool((sent[-1].params.get("reply_markup") or {}).get("inline_keyboard")) if sent else False,
-        "saved_roles": [m["role"] for m in history.get("messages", [])],
+        "saved_roles": [m.role for m in history.get("messages", [])],
     }
 
 
@@ -225,7 +227,9 @@ def test_database_fault_at_each_step(kind, steps, environment, fresh_db, telegra
         faulty = DeadDatabase(closed_port_url())
     else:
         monkeypatch.setenv("DATABASE_STATEMENT_TIMEOUT_MS", "200")
-        faulty = SlowDatabase(Database(fresh_db.conninfo + " application_name=hardening_slow"))
+        faulty = SlowDatabase(
+            Database(fresh_db.conninfo + " application_name=hardening_slow", load_settings().database)
+        )
     repositories = faulty_repositories(fresh_db, faulty, set(steps.split("+")))
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, repositories=repositories)
     llm.default = smart_llm
@@ -284,7 +288,7 @@ def test_database_url_at_a_closed_port_end_to_end(environment, monkeypatch, tele
 def test_database_lock_times_out_the_save(environment, fresh_db, telegram, llm, monkeypatch, turns):
     """A real slow step: another session holds a lock on messages; save_turn gives up at statement_timeout."""
     monkeypatch.setenv("DATABASE_STATEMENT_TIMEOUT_MS", "300")
-    slow = Database(fresh_db.conninfo + " application_name=hardening_lock")
+    slow = Database(fresh_db.conninfo + " application_name=hardening_lock", load_settings().database)
     bot = make_bot(slow, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = smart_llm
     with psycopg.connect(fresh_db.conninfo) as locker:

@@ -5,7 +5,7 @@
    all pass it (0 false positives).
 2. Every attempt then goes through the bot with a fake LLM scripted to COMPLY: its answers quote the
    system prompt (verbatim, reflowed, with zero-width characters, inside a wine description) and say
-   "Я теперь DAN". No prompt text may reach the user: the output-side guard (agent/output_guard.py)
+   "Я теперь DAN". No prompt text may reach the user: the output-side guard (agent/guards.py)
    refuses such answers, and when retries run out the user gets the standard refusal.
 3. The output guard has no false positives on honest answers (the offline responder's, for the
    shipped golden set and mood queries).
@@ -154,7 +154,7 @@ def test_complying_llm_never_leaks_the_prompt(environment, fresh_db, telegram, l
     assert persona_shown == 0, "an injected persona reached the user"
     history = bot.chat.history(CHAT, 50)
     for message in history:
-        assert not leaked_windows(message["content"]), "a leak was saved into the history"
+        assert not leaked_windows(message.content), "a leak was saved into the history"
     record_figure(
         "injections.complying_llm",
         {"attempts": len(ATTEMPTS), "prompt_text_shown": 0, "persona_shown": persona_shown, "outcomes": dict(outcomes)},

@@ -106,7 +106,7 @@ def test_llm_output(case, environment, fresh_db, telegram, llm, monkeypatch):
         assert metadata["response_type"] == "off_topic" and metadata["guard_type"] == "prompt_injection"
     history = bot.chat.history(CHAT)
     if outcome == "answer":
-        assert [m["role"] for m in history] == ["user", "assistant"], "an accepted answer is saved once"
+        assert [m.role for m in history] == ["user", "assistant"], "an accepted answer is saved once"
     else:
         assert history == [], "only successful turns are saved"
 

@@ -2,7 +2,7 @@
 
 * The secret token is compared in constant time (hmac.compare_digest) and a request without it, or
   with a wrong one, does no work at all: no enqueue, no database, no Telegram.
-* No secret reaches a log line (sommelier/logging_redaction.py): turns run end to end through the
+* No secret reaches a log line (sommelier/observability/redaction.py): turns run end to end through the
   Lambda handlers with known secret values, every log record and everything written to stdout/stderr
   is scanned for them.
 * Input size limits hold at and past each limit.
@@ -32,8 +32,9 @@ from pathlib import Path
 import psycopg
 import pytest
 import sommelier.edge.ingress as ingress
-from sommelier.db.pool import Database, reset_default_database
+from sommelier.db.pool import Database
 from sommelier.edge.ingress import MAX_BODY_BYTES
+from sommelier.settings import load_settings
 from sommelier.toolfn.handler import MAX_EVENT_BYTES, OPERATIONS, handle
 
 from tests.fakes.openai_server import FakeOpenAI, error, reply, tool_calls
@@ -171,7 +172,6 @@ def test_no_secret_appears_in_any_log(fresh_db, state_dir, monkeypatch, caplog, 
         root.addHandler(runtime_handler)
         monkeypatch.setattr(root, "level", logging.DEBUG)
         caplog.set_level(logging.DEBUG)
-        reset_default_database()
         try:
             webhook = _load("functions/webhook/ingress.py", "hardening_webhook_app")
             agent = _load("functions/webhook/agent.py", "hardening_agent_app")
@@ -242,7 +242,6 @@ def test_no_secret_appears_in_any_log(fresh_db, state_dir, monkeypatch, caplog, 
                 logging.getLogger("sommelier.hardening").exception("stdlib crash with secrets")
         finally:
             root.removeHandler(runtime_handler)
-            reset_default_database()
 
     captured = capfd.readouterr()
     records = caplog.records
@@ -302,7 +301,7 @@ def test_ingress_body_limit_1_mb(environment):
 
 
 def test_update_text_limit(environment):
-    from sommelier.telegram.updates import MAX_TEXT
+    from sommelier.telegram.models import MAX_TEXT
 
     sink = ListSink()
     limit = MAX_TEXT * 2
@@ -313,7 +312,7 @@ def test_update_text_limit(environment):
 
 
 def test_longest_text_gets_an_answer_and_a_bounded_history(environment, fresh_db, telegram, llm, monkeypatch):
-    from sommelier.telegram.updates import MAX_TEXT
+    from sommelier.telegram.models import MAX_TEXT
 
     bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = lambda body: reply(
@@ -334,8 +333,8 @@ def test_longest_text_gets_an_answer_and_a_bounded_history(environment, fresh_db
     prompt = llm.chat_requests[0]["messages"][1]["content"]
     assert len(prompt.rsplit("<<<\n", 1)[1].split("\n>>>", 1)[0]) <= 4000, "the model sees at most 4000 characters"
     history = bot.chat.history(CHAT)
-    assert [m["role"] for m in history] == ["user", "assistant"]
-    assert all(len(m["content"]) <= 2000 for m in history)
+    assert [m.role for m in history] == ["user", "assistant"]
+    assert all(len(m.content) <= 2000 for m in history)
 
 
 @pytest.mark.parametrize(
@@ -427,7 +426,7 @@ def test_serve_body_limit(environment):
     from sommelier_dev.cli.serve_cmd import build_local_server
 
     sink = ListSink()
-    api, workers = build_local_server(process=lambda update, attempt: sink.enqueue(update, 0))
+    api, workers = build_local_server(load_settings(), process=lambda update, attempt: sink.enqueue(update, 0))
     api.start()
     try:
         response = httpx2.post(

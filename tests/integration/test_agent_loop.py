@@ -7,11 +7,13 @@ import json
 import pytest
 from sommelier.agent.llm.client import OpenAIChat
 from sommelier.agent.loop import SommelierAgent, TurnRequest
+from sommelier.app import build_agent
 from sommelier.domain.answer import SommelierResponse
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.store.adapters import in_process_repositories
 
 from tests.fakes.openai_server import FakeOpenAI, delayed, error, reply, tool_calls
+from tests.wines import rows
 
 
 @pytest.fixture
@@ -30,9 +32,7 @@ def make_agent(fake_llm, fresh_db):
             timeout=kwargs.pop("timeout", 5),
             max_retries=0,
         )
-        return SommelierAgent(
-            repositories=in_process_repositories(fresh_db), embedder=LocalHashingEmbeddings(), llm=llm, **kwargs
-        )
+        return build_agent(in_process_repositories(fresh_db), LocalHashingEmbeddings(), llm, **kwargs)
 
     return build
 
@@ -104,12 +104,12 @@ def test_one_tool_round_grounded_recommendation(make_agent, fake_llm, shipped_wi
     response = result.response
     assert response.response_type == "recommendation" and len(response.wines) == 2
     for rec in response.wines:
-        wine = result.found_wines[rec.wine_id]
+        wine = rows(result.found_wines)[rec.wine_id]
         assert wine["wine_type"] == "red" and wine["price_rub"] <= 3000
         assert wine["source_tool"] == "search_wines"
     assert result.metadata["iterations"] == 1 and result.metadata["llm_calls"] == 2
     assert result.metadata["recommendations"][0]["source_tool"] == "search_wines"
-    assert result.saved and result.saved["assistant_message_id"]
+    assert result.saved and result.saved.assistant_message_id
     # the tool result went back to the model with the right call id
     second = fake_llm.chat_requests[1]
     tool_message = [m for m in second["messages"] if m["role"] == "tool"][0]
@@ -128,14 +128,14 @@ def test_two_rounds_then_final_without_tools(make_agent, fake_llm):
     assert "tools" not in fake_llm.chat_requests[2], "the final call carries no tools by default"
     assert fake_llm.chat_requests[2]["response_format"]["type"] == "json_schema", "the answer schema goes there"
     assert result.metadata["tools_used"] == ["search_wines", "semantic_search"]
-    sources = {w["source_tool"] for w in result.found_wines.values()}
+    sources = {w["source_tool"] for w in rows(result.found_wines).values()}
     assert sources == {"search_wines", "semantic_search"}, "found_wines accumulates across rounds"
 
 
 def test_semantic_search_is_embedded_by_the_agent(make_agent, fake_llm):
     fake_llm.script(tool_calls(("semantic_search", {"query": "вино для романтического ужина"})), answer_with(1))
     result = make_agent().run(TurnRequest(text="романтический ужин", chat_id=4))
-    semantic = [w for w in result.found_wines.values() if w["source_tool"] == "semantic_search"]
+    semantic = [w for w in rows(result.found_wines).values() if w["source_tool"] == "semantic_search"]
     assert semantic and all(0 <= w["similarity_score"] <= 1 for w in semantic)
     # the vector never goes back to the model
     assert "embedding" not in json.dumps(fake_llm.chat_requests[1]["messages"][-1])
@@ -179,7 +179,7 @@ def test_invented_wine_then_valid(make_agent, fake_llm):
     fake_llm.script(tool_calls(RED_STEAK), reply(invented), answer_with(1, by_name=True))
     result = make_agent().run(TurnRequest(text="красное к стейку", chat_id=7))
     assert "Château Imaginaire" in fake_llm.chat_requests[2]["messages"][-1]["content"]
-    assert result.response.wines[0].wine_id in result.found_wines, "grounded by normalised name"
+    assert result.response.wines[0].wine_id in rows(result.found_wines), "grounded by normalised name"
     assert result.metadata["structured_output_retries"] == 1
 
 
@@ -190,7 +190,7 @@ def test_retries_exhausted_degrade_gracefully_and_do_not_save(make_agent, fake_l
     assert result.metadata["structured_output_retries"] == 2
     assert len(result.metadata["structured_output_errors"]) == 3
     assert result.response.response_type == "recommendation"
-    assert all(rec.wine_id in result.found_wines for rec in result.response.wines)
+    assert all(rec.wine_id in rows(result.found_wines) for rec in result.response.wines)
     assert "{" not in result.text, "never raw JSON"
     assert result.saved is None
     history = {"messages": in_process_repositories(fresh_db).chat.history(8)}
@@ -236,7 +236,7 @@ def test_llm_failure_falls_back_to_offline(make_agent, fake_llm, failure):
     assert result.metadata["offline"] is True
     assert result.response.response_type == "recommendation"
     for rec in result.response.wines:
-        wine = result.found_wines[rec.wine_id]
+        wine = rows(result.found_wines)[rec.wine_id]
         assert wine["wine_type"] == "red" and wine["price_rub"] <= 2000
 
 
@@ -262,7 +262,7 @@ def test_tools_rejected_falls_back_to_catalogue_in_prompt(make_agent, fake_llm):
     assert "tools" not in second
     assert "## Каталог" in second["messages"][1]["content"]
     # the catalogue in the prompt is this query's search (red wines), not a slice of the whole catalogue
-    assert all(result.found_wines[r.wine_id]["wine_type"] == "red" for r in result.response.wines)
+    assert all(rows(result.found_wines)[r.wine_id]["wine_type"] == "red" for r in result.response.wines)
     assert "offline_retrieval" in result.metadata["tools_used"]
 
 
@@ -396,11 +396,11 @@ def test_more_excludes_wines_already_shown(make_agent, fake_llm):
     shown = first.response.wine_ids()
     fake_llm.script(tool_calls(RED_STEAK), answer_with(3))
     second = agent.run(TurnRequest(text="ещё варианты", chat_id=22, exclude_ids=shown))
-    assert not set(shown) & set(second.found_wines)
+    assert not set(shown) & set(rows(second.found_wines))
 
 
 def test_offline_mode_without_a_key(fresh_db):
-    agent = SommelierAgent(repositories=in_process_repositories(fresh_db), embedder=LocalHashingEmbeddings(), llm=None)
+    agent = build_agent(in_process_repositories(fresh_db), LocalHashingEmbeddings(), None)
     result = agent.run(TurnRequest(text="белое сухое к рыбе", chat_id=23))
     assert result.metadata["mode"] == "offline" and result.metadata["llm_calls"] == 0
     SommelierResponse.model_validate(result.response.model_dump())

@@ -14,7 +14,6 @@ import boto3
 import psycopg
 import pytest
 from moto import mock_aws
-from sommelier.db.pool import reset_default_database
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_PATH = ROOT / "functions" / "catalog_drop" / "app.py"
@@ -44,15 +43,22 @@ def drop(monkeypatch, fresh_db, telegram):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    reset_default_database()
     with mock_aws():
         s3 = boto3.client("s3")
         s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": "eu-central-1"})
-        spec = importlib.util.spec_from_file_location("catalog_drop_app_under_test", APP_PATH)
-        app = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(app)
+        loaded = []
+
+        def cold_start():
+            """The function's module, loaded at the first upload: a test's environment is set by then, as
+            a Lambda's is before its container starts (the module reads it once)."""
+            if not loaded:
+                spec = importlib.util.spec_from_file_location("catalog_drop_app_under_test", APP_PATH)
+                loaded.append(importlib.util.module_from_spec(spec))
+                spec.loader.exec_module(loaded[0])
+            return loaded[0]
 
         def upload(key: str, body: bytes) -> dict:
+            app = cold_start()
             s3.put_object(Bucket=BUCKET, Key=key, Body=body)
             event = {
                 "version": "0",
@@ -68,7 +74,6 @@ def drop(monkeypatch, fresh_db, telegram):
             return s3.get_object(Bucket=BUCKET, Key=key + ".report.txt")["Body"].read().decode("utf-8")
 
         yield upload, report, s3
-    reset_default_database()
 
 
 def wines_table(db) -> tuple:
@@ -185,3 +190,15 @@ def test_an_unknown_drop_mode_is_refused(drop, fresh_db, monkeypatch):
     before = wines_table(fresh_db)
     upload("catalog/incoming/x.json", json.dumps(EXAMPLE, ensure_ascii=False).encode("utf-8"))
     assert "CATALOG_DROP_MODE" in report("catalog/incoming/x.json") and wines_table(fresh_db) == before
+
+
+def test_a_bad_setting_leaves_the_file_with_a_report_naming_it(drop, fresh_db, monkeypatch):
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "word2vec")  # unreadable: the function cannot import at all
+    upload, report, _ = drop
+    before = wines_table(fresh_db)
+    key = "catalog/incoming/spring.json"
+    assert upload(key, json.dumps(EXAMPLE, ensure_ascii=False).encode("utf-8"))["files"] == [
+        {"key": key, "imported": False}
+    ]
+    assert report(key).startswith("❌") and "EMBEDDING_PROVIDER" in report(key)
+    assert wines_table(fresh_db) == before

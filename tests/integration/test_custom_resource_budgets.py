@@ -15,7 +15,6 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from sommelier.db.pool import reset_default_database
 from sommelier.deploy.custom_resource import ANSWER_RESERVE_S, ANSWER_RESERVE_SHARE, FAILED, SUCCESS, Budget, respond
 
 from tests.fakes.cloudformation import BudgetedContext, CloudFormationResponses, SilentServer
@@ -95,9 +94,7 @@ def test_work_that_ignores_every_timeout_still_gets_an_answer(cloudformation, re
 def migrate(monkeypatch):
     monkeypatch.delenv("DATABASE_SECRET_ARN", raising=False)
     monkeypatch.delenv("APP_DATABASE_SECRET_ARN", raising=False)
-    reset_default_database()
     yield _load("functions/migrate/app.py", "migrate_budget_under_test")
-    reset_default_database()
 
 
 def test_a_database_that_accepts_tcp_but_never_answers_fails_the_migration_in_time(

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from sommelier.db.pool import reset_default_database
+from sommelier.settings import load_settings
+from sommelier_dev.cli.context import CliContext
 from sommelier_dev.cli.dev_cmd import ensure_ready
 
 from tests.conftest import CATALOG_FILE
 
 
-@pytest.fixture(autouse=True)
-def _own_default_pool():
-    """Each test points DATABASE_URL at its own database: the process-wide pool must follow it."""
-    reset_default_database()
-    yield
-    reset_default_database()
+def ready():
+    """`dev up` as a command started now runs it: the settings of this environment, its own database."""
+    context = CliContext(load_settings())
+    try:
+        return ensure_ready(context, quiet=True)
+    finally:
+        context.close()
 
 
 def test_dev_up_seeds_an_empty_database_with_the_shipped_catalogue(empty_db, monkeypatch, tmp_path):
@@ -25,13 +26,13 @@ def test_dev_up_seeds_an_empty_database_with_the_shipped_catalogue(empty_db, mon
     monkeypatch.setenv("SOMMELIER_STATE_DIR", str(tmp_path))
     shipped = json.loads(CATALOG_FILE.read_text("utf-8"))["wines"]
 
-    stats = ensure_ready(quiet=True)
+    stats = ready()
 
-    assert stats["wines"] == len(shipped)
+    assert stats.wines == len(shipped)
     with empty_db.connection() as conn:
         names = {row[0] for row in conn.execute("SELECT name FROM wines").fetchall()}
     assert names == {wine["name"] for wine in shipped}
-    assert ensure_ready(quiet=True)["wines"] == len(shipped), "a second run seeds nothing more"
+    assert ready().wines == len(shipped), "a second run seeds nothing more"
 
 
 def test_dev_up_re_embeds_a_catalogue_of_an_older_local_embedder(fresh_db, monkeypatch, tmp_path):
@@ -52,9 +53,9 @@ def test_dev_up_re_embeds_a_catalogue_of_an_older_local_embedder(fresh_db, monke
         conn.commit()
     assert 0 < len(before) < total
 
-    stats = ensure_ready(quiet=True)
+    stats = ready()
 
-    assert stats["embedding_models"] == {LOCAL_MODEL_NAME: total}
+    assert stats.embedding_models == {LOCAL_MODEL_NAME: total}
     with fresh_db.connection() as conn:
         after = dict(conn.execute("SELECT id, embedding::text FROM wines WHERE name LIKE 'C%'").fetchall())
     assert after.keys() == before.keys()
@@ -74,6 +75,6 @@ def test_dev_up_leaves_another_providers_rows_alone(fresh_db, monkeypatch, tmp_p
         ).fetchall()
         conn.commit()
 
-    stats = ensure_ready(quiet=True)
+    stats = ready()
 
-    assert stats["embedding_models"]["text-embedding-3-small"] == len(moved) > 0
+    assert stats.embedding_models["text-embedding-3-small"] == len(moved) > 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from sommelier.db.pool import reset_default_database
 from sommelier_dev.cli.main import main
 
 from tests.fakes.openai_server import FakeOpenAI
@@ -15,12 +14,10 @@ def doctor(monkeypatch, capsys):
     def run(**env) -> tuple[int, str]:
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        reset_default_database()
         code = main(["doctor"])
         return code, capsys.readouterr().out
 
     yield run
-    reset_default_database()
 
 
 def test_all_required_checks_pass_offline(doctor, catalog_db):

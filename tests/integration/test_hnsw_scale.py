@@ -16,6 +16,7 @@ import psycopg
 import pytest
 from pgvector.psycopg import register_vector
 from sommelier.domain.search import semantic_request
+from sommelier.domain.wire import to_wire
 from sommelier.embeddings.local import LOCAL_MODEL_NAME
 from sommelier.toolfn import search
 from sommelier.toolfn.handler import handle
@@ -165,7 +166,7 @@ def _recorded_semantic_sql(url: str, arguments: dict) -> tuple[str, object, dict
     RecordingCursor.statements.clear()
     with psycopg.connect(url, cursor_factory=RecordingCursor) as conn:
         register_vector(conn)
-        answer = search.semantic_search(conn, semantic_request(arguments))
+        answer = to_wire(search.semantic_search(conn, semantic_request(arguments)))  # the tool function's JSON
     selects = [(q, p) for q, p in RecordingCursor.statements if "ORDER BY" in str(q) and "<=>" in str(q)]
     assert len(selects) == 1, RecordingCursor.statements
     return selects[0][0], selects[0][1], answer

@@ -14,6 +14,7 @@ from sommelier.offline import OfflineResponder
 from sommelier.store.adapters import in_process_repositories
 
 from tests.conftest import SHOP_EXPORT
+from tests.wines import message, rows
 
 SHOP = json.loads(SHOP_EXPORT.read_text("utf-8"))["wines"]
 BY_SKU_KEY = {(w["name"], w["producer"], w["vintage_year"]): w for w in SHOP}
@@ -77,7 +78,7 @@ def test_every_explicit_constraint_is_met(responder, query, expected):
     answer = responder.respond(query)
     assert answer.response.response_type == "recommendation", (query, answer.response.message)
     assert answer.relaxed is None, (query, answer.relaxed)
-    found = {w["id"]: w for w in answer.found_wines}
+    found = {w["id"]: w for w in rows(answer.found_wines)}
     assert answer.response.wines
     for recommendation in answer.response.wines:
         shown = found[recommendation.wine_id]
@@ -89,7 +90,7 @@ def test_only_the_shop_wines_are_ever_recommended(responder):
     skus = {(w["name"], w["producer"], w["vintage_year"]) for w in SHOP}
     for query in ("посоветуй красное", "что-нибудь к рыбе", "игристое на праздник", "вино до 1000 рублей"):
         answer = responder.respond(query)
-        for wine in answer.found_wines:
+        for wine in rows(answer.found_wines):
             assert (wine["name"], wine["producer"], wine["vintage_year"]) in skus, (query, wine["name"])
 
 
@@ -118,13 +119,13 @@ def test_yes_to_the_bots_own_offer_shows_the_offered_wines(responder, request_te
     assert not first.response.wines and first.response.closing.endswith("?"), first.response
     saved = first.response.closing or ""
     history = [
-        {"role": "user", "content": request_text},
-        {"role": "assistant", "content": first.response.intro + " " + saved},
+        message("user", request_text),
+        message("assistant", first.response.intro + " " + saved),
     ]
     prices = [int("".join(ch for ch in part if ch.isdigit())) for part in re.findall(r"\d[\d\s\u00a0\u202f]*₽", saved)]
     answer = responder.respond(reply, history)
     assert answer.response.response_type == "recommendation" and answer.response.wines, answer.response
-    found = {w["id"]: w for w in answer.found_wines}
+    found = {w["id"]: w for w in rows(answer.found_wines)}
     for recommendation in answer.response.wines:
         shown = found[recommendation.wine_id]
         wine = BY_SKU_KEY[(shown["name"], shown["producer"], shown["vintage_year"])]
@@ -132,9 +133,7 @@ def test_yes_to_the_bots_own_offer_shows_the_offered_wines(responder, request_te
 
 
 def test_a_bare_yes_without_an_offer_is_not_a_search(responder):
-    answer = responder.respond(
-        "да", [{"role": "user", "content": "привет"}, {"role": "assistant", "content": "Здравствуйте!"}]
-    )
+    answer = responder.respond("да", [message("user", "привет"), message("assistant", "Здравствуйте!")])
     assert not answer.response.wines
 
 
@@ -144,7 +143,7 @@ def test_a_wine_only_the_other_catalogue_has_is_not_claimed(responder):
     response = answer.response
     assert response.response_type == "recommendation" and response.wines
     assert "нет" in response.intro.lower()
-    found = {w["id"]: w for w in answer.found_wines}
+    found = {w["id"]: w for w in rows(answer.found_wines)}
     for rec in response.wines:
         shown = found[rec.wine_id]
         wine = BY_SKU_KEY[(shown["name"], shown["producer"], shown["vintage_year"])]  # the row in the shop's file

@@ -4,11 +4,10 @@ replaced before use instead of failing the next tool call."""
 from __future__ import annotations
 
 import psycopg
-from sommelier.db.pool import get_pool
 
 
 def test_a_connection_closed_by_the_server_is_replaced_before_use(catalog_db):
-    pool = get_pool(catalog_db.conninfo)
+    pool = catalog_db.pool
     with pool.connection() as conn:
         victim = conn.info.backend_pid
     with psycopg.connect(catalog_db.conninfo, autocommit=True) as admin:

@@ -9,7 +9,6 @@ import psycopg
 import pytest
 import zxingcpp
 from PIL import Image
-from sommelier.db.pool import reset_default_database
 from sommelier.shop.deeplinks import wine_ref_from_start
 from sommelier_dev.cli.main import main
 
@@ -20,9 +19,7 @@ from tests.fakes.telegram_updates import TEST_BOT
 def catalog_env(monkeypatch, catalog_db, tmp_path):
     monkeypatch.setenv("DATABASE_URL", catalog_db.conninfo)
     monkeypatch.setenv("SOMMELIER_STATE_DIR", str(tmp_path / "state"))
-    reset_default_database()
     yield catalog_db
-    reset_default_database()
 
 
 def wines(db, count):

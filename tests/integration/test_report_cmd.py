@@ -8,7 +8,8 @@ import io
 import psycopg
 import pytest
 from PIL import Image
-from sommelier.db.pool import reset_default_database
+from sommelier.domain.shop import ReportData
+from sommelier.domain.wire import from_wire
 from sommelier.shop.report import ReportError, build_report, parse_since
 from sommelier.toolfn.handler import handle
 from sommelier_dev.cli.main import main
@@ -21,7 +22,6 @@ def week(monkeypatch, fresh_db, tmp_path):
     """Seven days of questions from three customers, with votes, one LLM fallback and two unmet requests."""
     monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
     monkeypatch.setenv("SOMMELIER_STATE_DIR", str(tmp_path / "state"))
-    reset_default_database()
 
     def call(tool, **arguments):
         result = handle({"tool": tool, "arguments": arguments}, fresh_db)
@@ -69,7 +69,6 @@ def week(monkeypatch, fresh_db, tmp_path):
     call("save_feedback", chat_id=BORIS, user_id=BORIS, message_id=answers[2], rating=-1)  # the white 👎
     call("save_feedback", chat_id=VERA, user_id=VERA, message_id=answers[5], rating=1)  # the second red 👍
     yield {"reds": reds, "white": white}
-    reset_default_database()
 
 
 def test_report_writes_a_png_chart_and_a_text_summary(week, tmp_path, capsys):
@@ -104,8 +103,8 @@ def test_report_counts_votes_per_wine(week, fresh_db):
         },
         fresh_db,
     )
-    report = build_report(data, prices=(3.0, 15.0))
-    votes = {v["wine_id"]: (v["up"], v["down"]) for v in report.votes}
+    report = build_report(from_wire(ReportData, data), prices=(3.0, 15.0))
+    votes = {v.wine_id: (v.up, v.down) for v in report.votes}
     assert votes == {week["reds"][0]: (1, 0), week["reds"][1]: (2, 0), week["white"]: (0, 1)}
     assert report.fallback_turns == 1 and report.llm_turns == 6
 

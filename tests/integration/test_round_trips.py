@@ -8,6 +8,7 @@ import json
 import re
 
 from sommelier.app import build_runtime
+from sommelier.settings import load_settings
 from sommelier.store.adapters import lambda_repositories
 from sommelier.telegram.dialog import Author
 from sommelier.toolfn.handler import handle
@@ -40,7 +41,7 @@ def two_searches_then_answer(body: dict):
 
 
 def lambda_runtime(local: LocalLambda):
-    return build_runtime(repositories=lambda_repositories(local.function_name, client=local.client()))
+    return build_runtime(load_settings(), repositories=lambda_repositories(local.function_name, client=local.client()))
 
 
 def test_a_recommendation_turn_makes_three_invocations(fresh_db, llm, monkeypatch):
@@ -78,7 +79,7 @@ def test_an_unreachable_tool_function_is_a_retryable_failure_and_the_turn_still_
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     llm.default = two_searches_then_answer
     with LocalLambda("another-function", lambda event: {}) as local:  # every call: function not found
-        runtime = build_runtime(repositories=lambda_repositories("wine-tools", client=local.client()))
+        runtime = build_runtime(load_settings(), repositories=lambda_repositories("wine-tools", client=local.client()))
         turn = runtime.dialog.message(ANNA, "красное сухое к стейку", update_id=1).turn
     assert turn is not None and turn.saved is None
     assert turn.metadata["mode"] in ("offline_fallback", "unavailable", "catalog_fallback"), turn.metadata

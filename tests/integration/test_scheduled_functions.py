@@ -13,7 +13,6 @@ import cfnlint.decode as cfnlint_decode
 import psycopg
 import pytest
 from PIL import Image
-from sommelier.db.pool import reset_default_database
 from sommelier.toolfn.handler import handle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,9 +51,7 @@ def database(monkeypatch, fresh_db, telegram):
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
     monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
-    reset_default_database()
     yield fresh_db
-    reset_default_database()
 
 
 def seed_turn(db, user: int, update_id: int, text: str) -> None:
@@ -111,11 +108,12 @@ def test_the_nightly_retention_job_deletes_old_messages(database):
         assert [r[0] for r in conn.execute("SELECT content FROM messages WHERE role = 'user'")] == ["новое"]
 
 
-def test_a_bad_setting_is_a_reason_not_a_crash(database, telegram, monkeypatch):
-    app = load(ROOT / "functions" / "weekly_report" / "app.py", "weekly_report_bad_settings")
-    monkeypatch.setenv("ADMIN_CHAT_ID", "shop")
-    assert "ADMIN_CHAT_ID" in app.handler({}, Context())["reason"]
+@pytest.mark.parametrize(
+    ("variable", "bad"), [("ADMIN_CHAT_ID", "shop"), ("LLM_PRICE_PER_MTOK", "cheap"), ("DATABASE_POOL_SIZE", "many")]
+)
+def test_a_bad_setting_is_a_reason_not_a_crash(database, telegram, monkeypatch, variable, bad):
     monkeypatch.setenv("ADMIN_CHAT_ID", str(ADMIN_CHAT))
-    monkeypatch.setenv("LLM_PRICE_PER_MTOK", "cheap")
-    assert "LLM_PRICE_PER_MTOK" in app.handler({}, Context())["reason"]
+    monkeypatch.setenv(variable, bad)  # set before the container starts, as Lambda's environment is
+    app = load(ROOT / "functions" / "weekly_report" / "app.py", f"weekly_report_bad_{variable.lower()}")
+    assert variable in app.handler({}, Context())["reason"]
     assert telegram.sent_messages() == []

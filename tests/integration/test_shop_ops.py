@@ -126,7 +126,7 @@ def test_unknown_wine_card_offers_the_closest_alternatives(catalog_db):
 def test_find_wines_lists_missing_refs(catalog_db):
     ids = wine_ids(catalog_db, 2)
     result = ok(catalog_db, "find_wines", refs=[ids[1], "no-such-sku", ids[0]])
-    assert [w["id"] for w in result["wines"]] == [ids[1], ids[0]]
+    assert [(w["ref"], w["wine"]["id"]) for w in result["wines"]] == [(ids[1], ids[1]), (ids[0], ids[0])]
     assert result["missing"] == ["no-such-sku"]
 
 
@@ -157,7 +157,7 @@ def test_wine_card_by_sku_and_a_sold_out_wine(fresh_db):
         wine_id, name = conn.execute("SELECT id::text, name FROM wines ORDER BY name LIMIT 1").fetchone()
         conn.execute("UPDATE wines SET sku = 'AB-1234' WHERE id = %s", (wine_id,))
     assert ok(fresh_db, "wine_card", ref="AB-1234")["wine"]["id"] == wine_id
-    assert ok(fresh_db, "find_wines", refs=["AB-1234"])["wines"][0]["id"] == wine_id
+    assert ok(fresh_db, "find_wines", refs=["AB-1234"])["wines"][0]["wine"]["id"] == wine_id
     with psycopg.connect(fresh_db.conninfo) as conn:
         conn.execute("UPDATE wines SET available = false WHERE id = %s", (wine_id,))
     card = ok(fresh_db, "wine_card", ref="AB-1234")

@@ -11,10 +11,13 @@ import boto3
 import pytest
 from moto import mock_aws
 from sommelier.domain.answer import SommelierResponse, WineRecommendation
+from sommelier.domain.wine import Wine
 from sommelier.storage.photos import S3PhotoStore
 from sommelier.telegram.client import Forbidden, NetworkError, RetryAfter, ServerError, TelegramClient
 from sommelier.telegram.delivery import DynamoDeliveryLog, InMemoryDeliveryLog, Sender
 from sommelier.telegram.render import Outgoing, render_answer, render_text
+
+from tests.wines import as_wine
 
 CHAT = 4242
 BUCKET = "sommelier-photos"
@@ -105,7 +108,7 @@ def known_file_id(client) -> str:
     return client.send_photo(1, PNG).largest_file_id
 
 
-def wine(name: str, **extra) -> dict:
+def wine(name: str, **extra) -> Wine:
     data = {
         "id": str(uuid.uuid4()),
         "name": name,
@@ -117,7 +120,7 @@ def wine(name: str, **extra) -> dict:
         "telegram_file_id": None,
     }
     data.update(extra)
-    return data
+    return as_wine(data)
 
 
 def turn(client) -> tuple[list[Outgoing], dict[str, dict]]:
@@ -130,13 +133,10 @@ def turn(client) -> tuple[list[Outgoing], dict[str, dict]]:
     resp = SommelierResponse(
         response_type="recommendation",
         intro="Вот три вина <для> вас & ваших гостей:",
-        wines=[
-            WineRecommendation(wine_name=w["name"], wine_id=w["id"], description=f"Описание {w['name']}.")
-            for w in wines
-        ],
+        wines=[WineRecommendation(wine_name=w.name, wine_id=w.id, description=f"Описание {w.name}.") for w in wines],
         closing="Что-нибудь ещё?",
     )
-    return render_answer(resp, {w["id"]: w for w in wines}, REF), {w["name"]: w for w in wines}
+    return render_answer(resp, {w.id: w for w in wines}, REF), {w.name: w for w in wines}
 
 
 def chat_log(fake, chat=CHAT) -> list[tuple[str, str]]:
@@ -175,8 +175,8 @@ def test_full_turn_in_order(fake, client, store, log, rec):
     assert all("reply_markup" not in c.result for c in sent[:-1])
     # The cached file_id is unchanged; the other two are new and reported.
     assert rec.file_ids == [
-        (wines["ByUrl"]["id"], sent[2].result["photo"][-1]["file_id"]),
-        (wines["ByUpload"]["id"], sent[3].result["photo"][-1]["file_id"]),
+        (wines["ByUrl"].id, sent[2].result["photo"][-1]["file_id"]),
+        (wines["ByUpload"].id, sent[3].result["photo"][-1]["file_id"]),
     ]
     assert store.asked.count(("url", "wines/url.png")) == 1  # the cached wine never touched the store
     # Every part is logged with its message id.
@@ -297,9 +297,9 @@ def test_bad_cached_file_id_falls_back_to_url_and_reports_new_file_id(fake, clie
             response_type="recommendation",
             intro="Вот:",
             closing="Ещё?",
-            wines=[WineRecommendation(wine_name="Stale", wine_id=w["id"], description="Свежее.")],
+            wines=[WineRecommendation(wine_name="Stale", wine_id=w.id, description="Свежее.")],
         ),
-        {w["id"]: w},
+        {w.id: w},
         REF,
     )
     result = make_sender(client, store, log, rec).deliver(CHAT, "upd-stale", part)
@@ -307,7 +307,7 @@ def test_bad_cached_file_id_falls_back_to_url_and_reports_new_file_id(fake, clie
     assert [c.delivered for c in photo_calls] == [False, True]
     assert photo_calls[1].meta["photo_source"] == "url"
     new_id = photo_calls[1].result["photo"][-1]["file_id"]
-    assert rec.file_ids == [(w["id"], new_id)] and result.new_file_ids == {w["id"]: new_id}
+    assert rec.file_ids == [(w.id, new_id)] and result.new_file_ids == {w.id: new_id}
     assert chat_log(fake) == expected_log(part)
 
 
@@ -318,9 +318,9 @@ def test_bad_file_id_and_bad_url_fall_back_to_upload(fake, client, store, log, r
             kind="photo",
             html="<b>Broken</b>",
             plain="Broken",
-            wine_id=w["id"],
-            image_key=w["image_key"],
-            file_id=w["telegram_file_id"],
+            wine_id=w.id,
+            image_key=w.image_key,
+            file_id=w.telegram_file_id,
         )
     ]
     result = make_sender(client, store, log, rec).deliver(CHAT, "upd-upload", parts)
@@ -387,9 +387,9 @@ def test_plain_mode_sticks_across_photo_sources(fake, client, store, log, rec):
             kind="photo",
             html="<b>Stale</b>",
             plain="Stale",
-            wine_id=w["id"],
-            image_key=w["image_key"],
-            file_id=w["telegram_file_id"],
+            wine_id=w.id,
+            image_key=w.image_key,
+            file_id=w.telegram_file_id,
         )
     ]
     fake.fail_next("sendPhoto", status=400, description=PARSE_ERROR)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from sommelier.telegram.router import ALLOWED_UPDATES, MENU, ROUTER, menu_commands
+from sommelier.shop import routes as shop_routes
+from sommelier.shop.age_gate import AgeGate
+from sommelier.telegram.registration import ALLOWED_UPDATES, MENU, menu_commands
+from sommelier.telegram.router import customer_router
 from sommelier_dev.cli.main import main
 
 from tests.fakes.telegram_server import FakeTelegram
@@ -27,11 +30,12 @@ def test_webhook_set_registers_the_update_kinds_and_the_menu(monkeypatch):
 
 
 def test_every_menu_command_has_a_route():
-    assert {f"/{name}" for name in MENU} <= set(ROUTER.command_names())
+    router = shop_routes.register(customer_router(), AgeGate(shop=None))  # the table sommelier.app builds
+    assert {f"/{name}" for name in MENU} <= set(router.command_names())
 
 
 def test_the_update_kinds_registered_are_the_ones_routed():
-    from sommelier.telegram.updates import Update
+    from sommelier.telegram.models import Update
 
     handled = {name for name in Update.model_fields if name != "update_id"}
     assert set(ALLOWED_UPDATES) == handled

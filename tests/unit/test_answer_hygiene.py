@@ -7,16 +7,18 @@ import json
 import pytest
 from sommelier.agent.answer import LANGUAGE_ERROR, parse_final_response, plain_draft, plain_text, russian_share
 
+from tests.wines import by_id
+
 WINE_ID = "6f1c2a4e-8d3b-4c1a-9e2f-1a2b3c4d5e6f"
-FOUND = {
-    WINE_ID: {
+FOUND = by_id(
+    {
         "id": WINE_ID,
         "name": "Château Lafleur Pomerol",
         "producer": "Château Lafleur",
         "region": "Bordeaux",
         "grape_varieties": ["Merlot", "Cabernet Franc"],
     }
-}
+)
 
 
 @pytest.mark.parametrize(

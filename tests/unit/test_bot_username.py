@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from sommelier.telegram.client import RETRY_AFTER_FAILURE_S, BotUsername, NoToken
+from sommelier.settings import TelegramSettings
+from sommelier.telegram.updates import RETRY_AFTER_FAILURE_S, BotUsername, NoToken
+
+UNNAMED = TelegramSettings()  # no TELEGRAM_BOT_USERNAME
 
 
 class Clock:
@@ -15,23 +18,23 @@ class Clock:
         return self.now
 
 
-def test_the_variable_wins_and_nothing_is_asked(monkeypatch):
-    monkeypatch.setenv("TELEGRAM_BOT_USERNAME", "@Sommelier_Bot")
+def test_the_variable_wins_and_nothing_is_asked():
+    from sommelier.settings import load_settings
+
+    named = load_settings({"TELEGRAM_BOT_USERNAME": "@Sommelier_Bot"}).telegram
     asked = []
-    assert BotUsername(lambda: asked.append(1) or "other").get() == "Sommelier_Bot"
+    assert BotUsername(named, lambda: asked.append(1) or "other").get() == "Sommelier_Bot"
     assert asked == []
 
 
-def test_get_me_is_asked_once_and_cached(monkeypatch):
-    monkeypatch.delenv("TELEGRAM_BOT_USERNAME", raising=False)
+def test_get_me_is_asked_once_and_cached():
     asked = []
-    username = BotUsername(lambda: asked.append(1) or "sommelier_test_bot")
+    username = BotUsername(UNNAMED, lambda: asked.append(1) or "sommelier_test_bot")
     assert [username.get() for _ in range(5)] == ["sommelier_test_bot"] * 5
     assert asked == [1]
 
 
-def test_a_failure_means_loose_matching_for_a_minute_then_a_retry(monkeypatch, caplog):
-    monkeypatch.delenv("TELEGRAM_BOT_USERNAME", raising=False)
+def test_a_failure_means_loose_matching_for_a_minute_then_a_retry(caplog):
     answers = [RuntimeError("Telegram is down"), "sommelier_test_bot"]
 
     def lookup():
@@ -41,7 +44,7 @@ def test_a_failure_means_loose_matching_for_a_minute_then_a_retry(monkeypatch, c
         return answer
 
     clock = Clock()
-    username = BotUsername(lookup, clock=clock)
+    username = BotUsername(UNNAMED, lookup, clock=clock)
     assert username.get() is None
     clock.now += RETRY_AFTER_FAILURE_S - 1
     assert username.get() is None and len(answers) == 1, "not asked again within the minute"
@@ -50,12 +53,11 @@ def test_a_failure_means_loose_matching_for_a_minute_then_a_retry(monkeypatch, c
     assert any(r.levelno == logging.WARNING and "loosely" in r.getMessage() for r in caplog.records)
 
 
-def test_without_a_token_there_is_no_warning(monkeypatch, caplog):
-    monkeypatch.delenv("TELEGRAM_BOT_USERNAME", raising=False)
+def test_without_a_token_there_is_no_warning(caplog):
 
     def no_token():
         raise NoToken("no bot token to ask getMe with; set TELEGRAM_BOT_USERNAME")
 
     caplog.set_level(logging.INFO)
-    assert BotUsername(no_token).get() is None
+    assert BotUsername(UNNAMED, no_token).get() is None
     assert [r.levelno for r in caplog.records if "loosely" in r.getMessage()] == [logging.INFO]

@@ -9,9 +9,14 @@ import boto3
 import pytest
 from aws_lambda_powertools.utilities import parameters
 from moto import mock_aws
-from sommelier.db import pool
-from sommelier.db.url import resolve_database_url
+from sommelier.db.pool import Database
+from sommelier.db.url import resolve_database_url as resolve_for
+from sommelier.settings import load_settings
 from sommelier.toolfn.handler import handle
+
+
+def resolve_database_url(**options):
+    return resolve_for(load_settings(), **options)  # the settings of an entry point started now
 
 
 @pytest.fixture
@@ -27,7 +32,6 @@ def secret(monkeypatch):
     monkeypatch.setenv("DATABASE_CONNECT_TIMEOUT_S", "1")
     monkeypatch.setenv("DATABASE_SSLMODE", "require")  # no RDS CA bundle outside a built layer
     parameters.clear_caches()
-    pool.reset_default_database()
     with mock_aws():
         client = boto3.client("secretsmanager")
         arn = client.create_secret(
@@ -35,10 +39,6 @@ def secret(monkeypatch):
         )["ARN"]
         monkeypatch.setenv("DATABASE_SECRET_ARN", arn)
         yield client, arn
-        current = pool._default
-        pool.reset_default_database()
-        if current is not None:
-            current.close()
     parameters.clear_caches()
 
 
@@ -77,27 +77,32 @@ def test_verify_full_without_the_bundle_is_a_clear_error(secret, monkeypatch, tm
 
 def test_a_changed_password_is_picked_up_after_a_connection_failure(secret):
     client, arn = secret
-    first = pool.default_database()
-    assert "first-password" in first.conninfo
+    database = Database.from_settings(load_settings())
+    first_pool = database.pool
+    assert "first-password" in database.conninfo
     client.put_secret_value(
         SecretId=arn, SecretString=json.dumps({"username": "sommelier_app_user", "password": "second-password"})
     )
 
     # Still cached: the URL is not re-read on every call.
     assert "first-password" in resolve_database_url()
-    answer = handle({"tool": "catalog_stats", "arguments": {}})
+    answer = handle({"tool": "catalog_stats", "arguments": {}}, database)
     assert answer["retryable"] is True  # this call fails (nothing listens) ...
-    assert "second-password" in pool.default_database().conninfo  # ... the next one uses the new password
-    assert first.pool.closed
+    assert "second-password" in database.conninfo  # ... the next one uses the new password
+    assert first_pool.closed and not database.pool.closed
+    database.close()
 
 
 def test_an_unchanged_secret_keeps_the_pool(secret):
-    first = pool.default_database()
-    assert pool.refresh_default_database() is False
-    assert pool.default_database() is first
+    database = Database.from_settings(load_settings())
+    first_pool = database.pool
+    assert database.refresh() is False
+    assert database.pool is first_pool
+    database.close()
 
 
 def test_a_database_url_is_never_refreshed(secret, monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgresql://u:p@127.0.0.1:9/x")
-    pool.default_database()
-    assert pool.refresh_default_database() is False
+    database = Database.from_settings(load_settings())
+    assert database.refresh() is False
+    database.close()

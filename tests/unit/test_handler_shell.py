@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
-from sommelier.observability import tracing
-from sommelier.observability.shell import HandlerShell, RedactingFormatter, shell_logger, tracing_active
+from sommelier.observability import telemetry as tracing
+from sommelier.observability.shell import HandlerShell, RedactingFormatter, shell_logger
+from sommelier.settings import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "7654321098:AAH-shell-test-token-0123456789abcdefXYZ"
@@ -52,7 +53,7 @@ def test_the_formatter_is_a_powertools_formatter_subclass_and_handlers_are_not_p
 
 
 def test_every_line_is_masked_and_carries_the_correlation_id(lines):
-    shell = HandlerShell("sommelier-shell-test", correlation=lambda event: event["update_id"], trace=False)
+    shell = HandlerShell("sommelier-shell-test", Settings(), correlation=lambda event: event["update_id"], trace=False)
 
     @shell
     def handler(event, context):
@@ -68,23 +69,23 @@ def test_every_line_is_masked_and_carries_the_correlation_id(lines):
 
 
 def test_a_malformed_event_still_reaches_the_handler(lines):
-    @HandlerShell("sommelier-shell-test", correlation=lambda event: event["update_id"], trace=False)
+    @HandlerShell("sommelier-shell-test", Settings(), correlation=lambda event: event["update_id"], trace=False)
     def handler(event, context):
         return event
 
     assert handler("not a dict", _Context()) == "not a dict"
 
 
-def test_tracing_only_with_x_ray_in_lambda(monkeypatch):
-    for name in ("AWS_XRAY_DAEMON_ADDRESS", "LAMBDA_TASK_ROOT", "AWS_SAM_LOCAL", "POWERTOOLS_TRACE_DISABLED"):
-        monkeypatch.delenv(name, raising=False)
+def test_tracing_only_with_x_ray_in_lambda():
+    def tracing_active(**environ: str) -> bool:
+        return load_settings(environ).tracing_active
+
     assert not tracing_active()
-    monkeypatch.setenv("AWS_XRAY_DAEMON_ADDRESS", "169.254.79.129:2000")
-    assert not tracing_active(), "outside Lambda (no task root) there is no daemon to talk to"
-    monkeypatch.setenv("LAMBDA_TASK_ROOT", "/var/task")
-    assert tracing_active()
-    monkeypatch.setenv("AWS_SAM_LOCAL", "true")
-    assert not tracing_active()
+    daemon = {"AWS_XRAY_DAEMON_ADDRESS": "169.254.79.129:2000"}
+    assert not tracing_active(**daemon), "outside Lambda (no task root) there is no daemon to talk to"
+    assert tracing_active(**daemon, LAMBDA_TASK_ROOT="/var/task")
+    assert not tracing_active(**daemon, LAMBDA_TASK_ROOT="/var/task", AWS_SAM_LOCAL="true")
+    assert not tracing_active(**daemon, LAMBDA_TASK_ROOT="/var/task", POWERTOOLS_TRACE_DISABLED="true")
     assert tracing.active_tracer() is None
     with tracing.subsegment("llm", model="m"):  # a no-op without a Tracer
         pass
@@ -98,13 +99,14 @@ def test_one_telegram_token_pattern_in_the_code_base():
         for path in (ROOT / folder).rglob("*.py")
         if shapes.search(path.read_text("utf-8"))
     ]
-    assert owners == ["layers/sommelier/sommelier/logging_redaction.py"]
+    assert owners == ["layers/sommelier/sommelier/observability/redaction.py"]
 
 
 _TRACED_FUNCTION = r"""
 import json, sys
 from sommelier.observability.shell import HandlerShell
-from sommelier.observability.tracing import subsegment
+from sommelier.observability.telemetry import subsegment
+from sommelier.settings import load_settings
 
 class Context:
     function_name = "sommelier-Trace-test"
@@ -117,7 +119,7 @@ class Context:
     def get_remaining_time_in_millis(self):
         return 10_000
 
-shell = HandlerShell("sommelier-trace-test", correlation=lambda event: event["update_id"])
+shell = HandlerShell("sommelier-trace-test", load_settings(), correlation=lambda event: event["update_id"])
 assert shell.tracer is not None
 
 @shell

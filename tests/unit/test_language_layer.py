@@ -20,10 +20,10 @@ CONSUMERS = [
     "sommelier.language.matching",
     "sommelier.toolfn.search",
     "sommelier.domain.search",
-    "sommelier.language.matching",
     "sommelier.catalog.importer",
     "sommelier.offline.reader",
     "sommelier.offline.writer",
+    "sommelier.offline.mood",
     "sommelier.offline.responder",
     "sommelier.embeddings.local",
     "sommelier_dev.evaluation.metrics",
@@ -36,13 +36,15 @@ ALLOWED = {
     ("agent/context.py", "_MONTHS"): "calendar names for dates",
     ("agent/context.py", "_WEEKDAYS"): "calendar names for dates",
     ("agent/context.py", "_FIXED_HOLIDAYS"): "the holiday calendar",
-    ("bot/dialog.py", "SEASON_QUERIES"): "the four seasons (calendar) and the /start greeting's own search sentences",
-    ("agent/offline/writer.py", "OFFER_MARKERS"): "the writer's own offer sentences, read back from its saved answers",
+    (
+        "telegram/dialog.py",
+        "SEASON_QUERIES",
+    ): "the four seasons (calendar) and the /start greeting's own search sentences",
+    ("offline/writer.py", "OFFER_MARKERS"): "the writer's own offer sentences, read back from its saved answers",
     ("shop/report.py", "report_chart"): "the titles of the shop report's charts",
     # The guards, whole modules: homoglyph tables and phrases of attacks on the bot (role play, secrets,
     # free orders), a security rule set with its own tests (tests/hardening), not wine or request words.
-    ("agent/guards.py", "*"): "the injection guard's homoglyphs and attack phrases",
-    ("agent/output_guard.py", "*"): "attack phrases the output guard looks for in a model's answer",
+    ("agent/guards.py", "*"): "the injection guards' homoglyphs and the attack phrases they look for, in and out",
 }
 _CYRILLIC = re.compile("[а-яё]", re.IGNORECASE)
 
@@ -377,3 +379,35 @@ def test_everyday_russian_dishes_are_food(dish):
 def test_a_colour_sentence_is_told_with_or_without_the_word_colour(sentence, about_colour):
     assert language.is_colour_sentence(sentence) is about_colour
     assert language.brief(f"{sentence} Вкус сочный.", 600, skip_colour=True).startswith("Вкус") is about_colour
+
+
+def test_stems_are_right_when_threads_stem_at_once():
+    """A Snowball stemmer keeps its word in the instance: turns stemming concurrently must not share one."""
+    import random
+    import threading
+
+    import snowballstemmer
+
+    bases = ["красн", "сух", "белоснежн", "полусладк", "игрист", "выдержанн", "тосканск", "говяжь", "азиатск"]
+    endings = ["ами", "ого", "ему", "ыми", "ая", "ое", "ий", "ов", "ей", "ям", "иями", "ейшего"]
+    # Words no test has stemmed before (the cache would answer them without the stemmer).
+    fresh = [f"{base}{ending}{tail}" for base in bases for ending in endings for tail in ("", "ов", "ями")]
+    oracle = snowballstemmer.stemmer("russian")
+    expected = {word: oracle.stemWord(word) for word in fresh}
+    problems: list[tuple[str, str]] = []
+
+    def stem_all(order: list[str]) -> None:
+        for word in order:
+            try:
+                if language.stem(word) != expected[word]:
+                    problems.append((word, "wrong stem"))
+            except Exception as exc:  # noqa: BLE001 - any failure is the finding
+                problems.append((word, repr(exc)))
+
+    rng = random.Random(23)
+    threads = [threading.Thread(target=stem_all, args=(rng.sample(fresh, len(fresh)),)) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert problems == []

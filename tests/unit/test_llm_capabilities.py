@@ -6,7 +6,6 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from sommelier.agent.deadline import Deadline, current_turn_deadline, lambda_turn_deadline, turn_deadline
 from sommelier.agent.llm.capabilities import (
     CapabilityRegistry,
     ModelCapabilities,
@@ -15,6 +14,9 @@ from sommelier.agent.llm.capabilities import (
     provider_error_text,
 )
 from sommelier.agent.llm.reply import calls_from_text, normalise_message, strip_reasoning
+from sommelier.domain.conversation import Deadline
+from sommelier.settings import load_settings
+from sommelier.telegram.consumer import lambda_turn_deadline
 
 TOOL_ROUND = {"model": "m", "messages": [], "tools": [{}], "parallel_tool_calls": False, "max_tokens": 1500}
 FINAL = {"model": "m", "messages": [], "max_tokens": 1500, "temperature": 0.6}
@@ -114,19 +116,15 @@ def test_stated_capabilities_reject_typos(bad):
         parse_capabilities(bad)
 
 
-def test_deadline_from_lambda_context(monkeypatch):
-    monkeypatch.setenv("DELIVERY_RESERVE_S", "10")
-    monkeypatch.delenv("LLM_TURN_BUDGET_S", raising=False)
-    deadline = lambda_turn_deadline(SimpleNamespace(get_remaining_time_in_millis=lambda: 120_000))
+def test_deadline_from_lambda_context():
+    llm = load_settings({"DELIVERY_RESERVE_S": "10"}).llm
+    deadline = lambda_turn_deadline(SimpleNamespace(get_remaining_time_in_millis=lambda: 120_000), llm)
     assert deadline.budget_s == pytest.approx(110)
     assert deadline.remaining_for_llm() < deadline.remaining() <= 110
-    monkeypatch.setenv("LLM_TURN_BUDGET_S", "45")
-    capped = lambda_turn_deadline(SimpleNamespace(get_remaining_time_in_millis=lambda: 120_000))
+    capped_llm = load_settings({"DELIVERY_RESERVE_S": "10", "LLM_TURN_BUDGET_S": "45"}).llm
+    capped = lambda_turn_deadline(SimpleNamespace(get_remaining_time_in_millis=lambda: 120_000), capped_llm)
     assert capped.budget_s == pytest.approx(45)
-    assert lambda_turn_deadline(object()) is None
-    with turn_deadline(capped):
-        assert current_turn_deadline() is capped
-    assert current_turn_deadline() is not capped
+    assert lambda_turn_deadline(object(), llm) is None
 
 
 def test_expired_deadline():

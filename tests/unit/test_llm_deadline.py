@@ -6,8 +6,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from sommelier.agent.deadline import Deadline
-from sommelier.agent.llm.client import LLMError, LLMLedger, OpenAIChat
+from sommelier.agent.llm.client import OpenAIChat
+from sommelier.agent.llm.port import LLMError, LLMLedger
+from sommelier.domain.conversation import Deadline
 
 from tests.fakes.openai_server import FakeOpenAI, delayed, drop_mid_body, error, json_response, reply, trickled
 from tests.fakes.provider_behaviours import completion

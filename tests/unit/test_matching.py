@@ -361,4 +361,4 @@ def test_tool_results_name_the_country_as_customers_say_it(catalogue_country, sh
         **{"description": "", "tasting_notes": "", "vintage_year": 2020, "price_rub": Decimal("990")},
         **{"grape_varieties": [], "food_pairings": [], "region": "Калифорния", "country": catalogue_country},
     }
-    assert wine_for_tool(row)["region"] == shown
+    assert wine_for_tool(row).region == shown

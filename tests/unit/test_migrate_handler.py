@@ -40,7 +40,7 @@ def app(monkeypatch):
     fake_migrations = types.ModuleType("sommelier.db.migrations")
     fake_migrations.apply_migrations = lambda conninfo, **timeouts: pytest.fail("apply_migrations not stubbed")
     fake_url = types.ModuleType("sommelier.db.url")
-    fake_url.resolve_database_url = lambda: pytest.fail("resolve_database_url not stubbed")
+    fake_url.resolve_database_url = lambda settings: pytest.fail("resolve_database_url not stubbed")
     monkeypatch.setitem(sys.modules, "sommelier.db.migrations", fake_migrations)
     monkeypatch.setitem(sys.modules, "sommelier.db.url", fake_url)
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "sommelier")
@@ -90,7 +90,9 @@ def _stub_migrations(monkeypatch, app, applied):
         assert 0 < connect_timeout_s <= 10 and 0 < lock_timeout_s < statement_timeout_s, "every wait is bounded"
         return applied
 
-    monkeypatch.setattr(app.fake_url, "resolve_database_url", lambda: "postgresql://u:p@db.internal:5432/sommelier")
+    monkeypatch.setattr(
+        app.fake_url, "resolve_database_url", lambda settings: "postgresql://u:p@db.internal:5432/sommelier"
+    )
     monkeypatch.setattr(app.fake_migrations, "apply_migrations", apply_migrations)
     return calls
 
@@ -153,7 +155,9 @@ def test_delete_does_nothing_and_reports_success(app, response_server, monkeypat
 
 
 def test_failure_reports_failed_with_a_one_line_reason(app, response_server, monkeypatch):
-    monkeypatch.setattr(app.fake_url, "resolve_database_url", lambda: "postgresql://u:p@db.internal:5432/sommelier")
+    monkeypatch.setattr(
+        app.fake_url, "resolve_database_url", lambda settings: "postgresql://u:p@db.internal:5432/sommelier"
+    )
 
     def broken(conninfo, **timeouts):
         raise RuntimeError('relation "wines" already exists\nDETAIL: a long multi-line\ndiagnostic')
@@ -173,7 +177,7 @@ def test_failure_reports_failed_with_a_one_line_reason(app, response_server, mon
 
 
 def test_secret_lookup_failure_is_reported_too(app, response_server, monkeypatch):
-    def no_secret():
+    def no_secret(settings):
         raise PermissionError("AccessDeniedException when calling GetSecretValue")
 
     monkeypatch.setattr(app.fake_url, "resolve_database_url", no_secret)
@@ -217,8 +221,10 @@ def test_real_layer_modules_match_the_contract(monkeypatch):
     timeouts = ("connect_timeout_s", "lock_timeout_s", "statement_timeout_s")
     assert list(parameters) == ["conninfo", *timeouts]
     assert all(parameters[name].kind is inspect.Parameter.KEYWORD_ONLY for name in timeouts)
-    # app.py calls resolve_database_url() with no arguments: every parameter must be optional.
-    assert all(
-        p.default is not inspect.Parameter.empty
+    # app.py calls resolve_database_url(settings): one positional parameter, the rest optional.
+    required = [
+        p.name
         for p in inspect.signature(url.resolve_database_url).parameters.values()
-    )
+        if p.default is inspect.Parameter.empty
+    ]
+    assert required == ["settings"]

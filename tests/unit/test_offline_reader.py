@@ -6,7 +6,7 @@ import re
 from dataclasses import replace
 
 import pytest
-from sommelier.offline import glossary
+from sommelier import language
 from sommelier.offline.reader import QueryIntent, read_query
 
 # (message, expected kind, expected filters (exactly), mood: None = no mood, str = a stem the mood contains)
@@ -297,7 +297,7 @@ def test_intent_is_a_plain_dataclass():
 
 
 def test_glossary_has_enough_entries():
-    assert len(glossary.topics()) >= 15
+    assert len(language.glossary_topics()) >= 15
     required = {
         "tannins",
         "acidity",
@@ -318,12 +318,12 @@ def test_glossary_has_enough_entries():
         "storage",
         "glasses",
     }
-    assert required <= set(glossary.topics())
+    assert required <= {t.key for t in language.glossary_topics()}
 
 
-@pytest.mark.parametrize("key", glossary.topics())
+@pytest.mark.parametrize("key", [t.key for t in language.glossary_topics()])
 def test_glossary_answers_are_short_plain_russian(key):
-    entry = glossary.get(key)
+    entry = language.glossary_topic(key)
     sentences = re.findall(r"[.!?…](?=\s|$)", entry.answer)
     assert 2 <= len(sentences) <= 4, entry.answer
     assert len(entry.answer) <= 1000
@@ -332,9 +332,9 @@ def test_glossary_answers_are_short_plain_russian(key):
 
 
 def test_glossary_lookup_prefers_the_subject():
-    assert glossary.lookup("чем брют отличается от сухого")[0] == "brut"
-    assert glossary.lookup("Чем сухое отличается от брюта?")[0] == "sweetness"
-    assert glossary.lookup("расскажи про погоду") is None
+    assert language.glossary_topic_asked("чем брют отличается от сухого").key == "brut"
+    assert language.glossary_topic_asked("Чем сухое отличается от брюта?").key == "sweetness"
+    assert language.glossary_topic_asked("расскажи про погоду") is None
 
 
 # --------------------------------------------------------------------------- robustness

@@ -5,18 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from sommelier.agent.answer import (
-    answer_as_text,
-    extract_json,
-    parse_final_response,
-    parse_legacy,
-    truncate_for_storage,
-    wine_key,
-)
-from sommelier.domain.answer import SommelierResponse
+from sommelier.agent.answer import extract_json, parse_final_response, parse_legacy, wine_key
+from sommelier.domain.answer import SommelierResponse, answer_as_text, truncate_for_storage
+
+from tests.wines import by_id
 
 WINE_ID = "6f1c1f7e-3f55-4d0e-9a8e-2b9b3c1d0a11"
-FOUND = {WINE_ID: {"id": WINE_ID, "name": "Malbec", "producer": "Luigi Bosca", "price_rub": 2490}}
+FOUND = by_id({"id": WINE_ID, "name": "Malbec", "producer": "Luigi Bosca", "price_rub": 2490})
 
 
 def answer(**overrides) -> str:

@@ -5,28 +5,32 @@ from __future__ import annotations
 import json
 import uuid
 
-from sommelier.agent.streaming import Shown, StreamedAnswer, merge_shown
+from sommelier.agent.streaming import DraftPiece, IntroPiece, Shown, StreamedAnswer, WinePiece, merge_shown
 from sommelier.domain.answer import SommelierResponse, WineRecommendation
 
+from tests.wines import by_id
+
 RIOJA, MALBEC, GHOST = (str(uuid.uuid4()) for _ in range(3))
-FOUND = {
-    RIOJA: {"id": RIOJA, "name": "Риоха Крианса", "producer": "Бодегас", "region": "Риоха"},
-    MALBEC: {"id": MALBEC, "name": "Мальбек Резерва", "producer": "Катена", "region": "Мендоса"},
-}
+FOUND = by_id(
+    {"id": RIOJA, "name": "Риоха Крианса", "producer": "Бодегас", "region": "Риоха"},
+    {"id": MALBEC, "name": "Мальбек Резерва", "producer": "Катена", "region": "Мендоса"},
+)
 
 
 class Recorder:
+    """The pieces a streamed answer hands out, as (kind, ...) tuples."""
+
     def __init__(self):
         self.events: list[tuple] = []
 
-    def draft(self, text):
-        self.events.append(("draft", text))
-
-    def intro(self, text):
-        self.events.append(("intro", text))
-
-    def wine(self, recommendation, wine):
-        self.events.append(("wine", recommendation.wine_id, wine["id"]))
+    def take(self, pieces):
+        for piece in pieces:
+            if isinstance(piece, DraftPiece):
+                self.events.append(("draft", piece.text))
+            elif isinstance(piece, IntroPiece):
+                self.events.append(("intro", piece.text))
+            elif isinstance(piece, WinePiece):
+                self.events.append(("wine", piece.recommendation.wine_id, piece.wine.id))
 
 
 def answer(wines, response_type="recommendation", intro="Вот что я нашёл к стейку."):
@@ -38,9 +42,9 @@ def answer(wines, response_type="recommendation", intro="Вот что я наш
 
 def stream(text: str, shown: Shown | None = None) -> tuple[Recorder, Shown]:
     recorder, shown = Recorder(), shown or Shown()
-    streamed = StreamedAnswer(recorder, FOUND, shown)
+    streamed = StreamedAnswer(FOUND, shown)
     for i in range(0, len(text), 7):
-        streamed.on_content(text[i : i + 7])
+        recorder.take(streamed.feed(text[i : i + 7]))
     return recorder, shown
 
 

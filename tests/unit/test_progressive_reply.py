@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from sommelier.domain.answer import WineRecommendation
 from sommelier.telegram.client import BadRequest, TelegramClient
@@ -13,9 +11,10 @@ from sommelier.telegram.render import render_answer
 from sommelier.telegram.state import InMemoryTurnPlans
 
 from tests.fakes.telegram_server import FakeTelegram
+from tests.wines import as_wine
 
 CHAT = 7001
-WINE = {"id": str(uuid.uuid4()), "name": "Риоха Крианса", "producer": "Бодегас", "region": "Риоха", "price_rub": 1990}
+WINE = as_wine(name="Риоха Крианса", producer="Бодегас", region="Риоха", price_rub=1990)
 
 
 class NoPhotos:
@@ -72,7 +71,7 @@ def test_drafts_are_throttled_then_the_intro_and_a_card_are_sent(client, telegra
         reply.draft(text)
     assert [c.params["text"] for c in telegram.drafts(CHAT)] == ["", "Вот что я"]  # at most one a second
     reply.intro("Вот что я нашёл.")
-    reply.wine(WineRecommendation(wine_id=WINE["id"], wine_name=WINE["name"], description="К стейку."), WINE)
+    reply.wine(WineRecommendation(wine_id=WINE.id, wine_name=WINE.name, description="К стейку."), WINE)
     sent = [c.params.get("text") for c in telegram.sent_messages(CHAT)]
     assert sent[0] == "Вот что я нашёл." and sent[1].startswith("<b>Риоха Крианса</b>")
 
@@ -96,17 +95,17 @@ def test_a_redelivered_update_knows_what_was_shown_and_sends_only_the_rest(clien
     log, plans = InMemoryDeliveryLog(), InMemoryTurnPlans()
     first = progressive(client, log=log, plans=plans)
     first.intro("Вот что я нашёл.")
-    recommendation = WineRecommendation(wine_id=WINE["id"], wine_name=WINE["name"], description="К стейку.")
+    recommendation = WineRecommendation(wine_id=WINE.id, wine_name=WINE.name, description="К стейку.")
     first.wine(recommendation, WINE)
     # the process dies here; SQS brings the update back
     again = progressive(client, log=log, plans=plans)
-    assert again.shown.intro == "Вот что я нашёл." and again.shown.wine_ids() == {WINE["id"]}
+    assert again.shown.intro == "Вот что я нашёл." and again.shown.wine_ids() == {WINE.id}
     from sommelier.domain.answer import SommelierResponse
 
     final = SommelierResponse(
         response_type="recommendation", intro="Вот что я нашёл.", wines=[recommendation], closing="Ещё?"
     )
-    plan = again.finish(render_answer(final, {WINE["id"]: WINE}, "42"), final.intro)
+    plan = again.finish(render_answer(final, {WINE.id: WINE}, "42"), final.intro)
     Sender(client, NoPhotos(), log, sleep=lambda _: None).deliver(CHAT, "42", plan)
     sent = [c.params.get("text") for c in telegram.sent_messages(CHAT)]
     assert len(sent) == 3 and sent[-1] == "Ещё?"

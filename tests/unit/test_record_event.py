@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sommelier.observability.metrics import metrics, record_event
+from sommelier.observability.telemetry import metrics, record_event
 
 
 def test_an_event_is_counted_in_the_emf_buffer(monkeypatch):

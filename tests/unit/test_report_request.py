@@ -8,6 +8,7 @@ import json
 import boto3
 import pytest
 from botocore.stub import Stubber
+from sommelier.settings import load_settings
 from sommelier.shop import report_delivery
 
 
@@ -30,11 +31,11 @@ def test_report_is_started_asynchronously(lambda_client):
             "Payload": json.dumps({"chat_id": -100777}).encode(),
         },
     )
-    assert report_delivery.request_report(-100777, shop=None) == report_delivery.STARTED
+    assert report_delivery.request_report(load_settings(), -100777, shop=None) == report_delivery.STARTED
     lambda_client.assert_no_pending_responses()
 
 
 def test_a_failed_start_is_told_in_one_line(lambda_client):
     lambda_client.add_client_error("invoke", service_error_code="ResourceNotFoundException", service_message="no fn")
-    answer = report_delivery.request_report(-100777, shop=None)
+    answer = report_delivery.request_report(load_settings(), -100777, shop=None)
     assert answer.startswith("Не получилось собрать отчёт") and "Traceback" not in answer and "\n" not in answer

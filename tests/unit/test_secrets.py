@@ -1,5 +1,5 @@
-"""sommelier.secrets against Secrets Manager (moto): two merged secrets, the operator's variables win,
-and a rotated value reaches the environment once the cache expires."""
+"""sommelier.secrets against Secrets Manager (moto): two merged secrets go into the settings (never into
+os.environ), the operator's variables win, and a rotated value is picked up once the cache expires."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ def aws(monkeypatch):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     for name in (*VARIABLES, *secrets.SECRET_ARN_VARIABLES):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(secrets, "_copied_from_secret", {})
     parameters.clear_caches()
     with mock_aws():
         client = boto3.client("secretsmanager")
@@ -39,8 +38,6 @@ def aws(monkeypatch):
         monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET_ARN", hook)
         yield client, bot, hook
     parameters.clear_caches()
-    for name in VARIABLES:  # values copied by the module bypass monkeypatch
-        os.environ.pop(name, None)
 
 
 def _rotate(client, arn, document):
@@ -48,52 +45,61 @@ def _rotate(client, arn, document):
     parameters.clear_caches()  # as if the five-minute cache had expired
 
 
-def test_both_secrets_are_merged_into_the_environment(aws):
-    assert secrets.load_secrets_into_environment() is False  # first load: nothing to rebuild
-    assert os.environ["TELEGRAM_BOT_TOKEN"] == "123:token-one"
-    assert os.environ["OPENAI_API_KEY"] == "sk-one"
-    assert os.environ["TELEGRAM_WEBHOOK_SECRET"] == "hook-one"
-    assert "EMBEDDING_API_KEY" not in os.environ  # an empty value is no value
+def test_both_secrets_are_merged_into_the_settings_not_the_environment(aws):
+    settings, changed = secrets.SettingsSource().current()
+    assert changed is False  # first read: nothing to rebuild
+    assert settings.telegram.bot_token == "123:token-one"
+    assert settings.llm.api_key == "sk-one"
+    assert settings.telegram.webhook_secret == "hook-one"
+    assert settings.embeddings.api_key == "sk-one", "an empty value is no value: the LLM key stands in"
+    assert not any(os.environ.get(name) for name in VARIABLES), "secrets never reach os.environ"
 
 
-def test_a_rotated_key_replaces_the_copied_value_and_reports_the_change(aws):
+def test_a_rotated_key_is_picked_up_and_reported_as_a_change(aws):
     client, bot, _ = aws
-    secrets.load_secrets_into_environment()
-    assert secrets.load_secrets_into_environment() is False
+    source = secrets.SettingsSource()
+    source.current()
+    assert source.current()[1] is False
     _rotate(client, bot, {"telegram_bot_token": "123:token-one", "openai_api_key": "sk-two"})
-    assert secrets.load_secrets_into_environment() is True
-    assert os.environ["OPENAI_API_KEY"] == "sk-two"
+    settings, changed = source.current()
+    assert changed is True and settings.llm.api_key == "sk-two"
 
 
-def test_the_webhook_check_sees_a_new_secret_token_without_a_cold_start(aws):
+def test_the_webhook_sees_a_new_secret_token_without_a_cold_start(aws):
     client, _, hook = aws
-    secrets.load_secrets_into_environment()
-    assert secrets.secret("TELEGRAM_WEBHOOK_SECRET") == "hook-one"
+    source = secrets.SettingsSource()
+    assert source.current()[0].telegram.webhook_secret == "hook-one"
     _rotate(client, hook, {"telegram_webhook_secret": "hook-two"})
-    assert secrets.secret("TELEGRAM_WEBHOOK_SECRET") == "hook-two"
+    assert source.current()[0].telegram.webhook_secret == "hook-two"
 
 
-def test_the_operators_own_variable_wins_and_is_never_overwritten(aws, monkeypatch):
+def test_the_operators_own_variable_wins(aws, monkeypatch):
     client, bot, _ = aws
     monkeypatch.setenv("OPENAI_API_KEY", "sk-operator")
-    secrets.load_secrets_into_environment()
+    source = secrets.SettingsSource()
+    source.current()
     _rotate(client, bot, {"telegram_bot_token": "123:token-one", "openai_api_key": "sk-two"})
-    assert secrets.load_secrets_into_environment() is False
-    assert os.environ["OPENAI_API_KEY"] == "sk-operator"
-    assert secrets.secret("OPENAI_API_KEY") == "sk-operator"
+    settings, changed = source.current()
+    assert changed is False and settings.llm.api_key == "sk-operator"
 
 
-def test_a_key_removed_from_the_secret_leaves_the_environment(aws):
+def test_a_key_removed_from_the_secret_is_gone_from_the_settings(aws):
     client, bot, _ = aws
-    secrets.load_secrets_into_environment()
+    source = secrets.SettingsSource()
+    source.current()
     _rotate(client, bot, {"telegram_bot_token": "123:token-one"})
-    assert secrets.load_secrets_into_environment() is True
-    assert "OPENAI_API_KEY" not in os.environ
+    settings, changed = source.current()
+    assert changed is True and settings.llm.api_key is None and settings.offline
 
 
-def test_without_secret_arns_only_the_environment_counts(monkeypatch):
-    for name in secrets.SECRET_ARN_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", "local")
-    assert secrets.load_secrets_into_environment() is False
-    assert secrets.secret("TELEGRAM_WEBHOOK_SECRET") == "local"
+def test_without_secret_arns_only_the_environment_counts():
+    settings, changed = secrets.SettingsSource({"TELEGRAM_WEBHOOK_SECRET": "local"}).current()
+    assert changed is False and settings.telegram.webhook_secret == "local"
+
+
+def test_a_secret_value_is_masked_in_log_lines(aws):
+    from sommelier.observability.redaction import redact
+
+    secrets.SettingsSource().current()
+    assert "hook-one" not in redact("the header was hook-one-but-longer") or len("hook-one") < 8
+    assert "123:token-one" not in redact("token 123:token-one in a line")

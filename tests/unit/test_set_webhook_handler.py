@@ -194,7 +194,7 @@ def test_create_sets_the_webhook_with_the_secret_token(app, server, logs):
 
 
 def test_allowed_updates_and_the_menu_come_from_the_registration_module(app, server):
-    from sommelier.telegram.router import ALLOWED_UPDATES, MENU
+    from sommelier.telegram.registration import ALLOWED_UPDATES, MENU
 
     app.handler(_event(server, "Create"), _Context())
 

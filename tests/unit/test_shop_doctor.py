@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from sommelier_dev.doctor import FAIL, OK, WARN, shop_check
+from sommelier.settings import load_settings
+from sommelier_dev.doctor import FAIL, OK, WARN
+from sommelier_dev.doctor import shop_check as check_shop
+
+
+def shop_check():
+    return check_shop(load_settings())  # the settings of `sommelier doctor` started now
 
 
 def test_defaults_warn_about_the_missing_admin_chat(monkeypatch):

@@ -38,10 +38,23 @@ def chat(fake, **kwargs) -> OpenAIChat:
 MESSAGES = [{"role": "user", "content": "к стейку"}]
 
 
+def stream_call(llm, messages, on_content=None, **options):
+    """One call through the LLM's `stream` generator, each delta handed to ``on_content`` as it arrives
+    (what the agent does with it); the joined reply."""
+    deltas = llm.stream(messages, **options)
+    while True:
+        try:
+            delta = next(deltas)
+        except StopIteration as done:
+            return done.value
+        if on_content is not None:
+            on_content(delta)
+
+
 def test_a_stream_with_comments_and_a_usage_chunk_is_joined(fake):
     fake.script(streamed(reply(TEXT, prompt_tokens=120, completion_tokens=80), comments=3, chars_per_token=5))
     pieces: list[str] = []
-    answer = chat(fake).complete(MESSAGES, on_content=pieces.append)
+    answer = stream_call(chat(fake), MESSAGES, on_content=pieces.append)
     assert answer.content == TEXT
     assert len(pieces) > 10 and "".join(pieces) == TEXT
     assert (answer.usage.prompt_tokens, answer.usage.completion_tokens) == (120, 80)
@@ -52,7 +65,7 @@ def test_a_stream_with_comments_and_a_usage_chunk_is_joined(fake):
 
 def test_tool_call_deltas_are_joined_into_calls(fake):
     fake.script(streamed(tool_calls(("search_wines", {"wine_type": "red", "price_max": 3000}))))
-    answer = chat(fake).complete(MESSAGES, tools=[], on_content=lambda _: None)
+    answer = stream_call(chat(fake), MESSAGES, tools=[], on_content=lambda _: None)
     assert answer.content is None
     assert [(c.name, json.loads(c.arguments)) for c in answer.tool_calls] == [
         ("search_wines", {"wine_type": "red", "price_max": 3000})
@@ -66,7 +79,7 @@ def test_a_stream_that_fails_midway_raises_with_what_arrived(fake, how):
     fake.script(streamed(reply(TEXT), chars_per_token=5, **how))
     pieces: list[str] = []
     with pytest.raises(StreamBroken) as caught:
-        chat(fake).complete(MESSAGES, on_content=pieces.append)
+        stream_call(chat(fake), MESSAGES, on_content=pieces.append)
     assert caught.value.partial == TEXT[:20] == "".join(pieces)
 
 
@@ -74,14 +87,14 @@ def test_a_stalled_stream_fails_after_the_stall_timeout(fake):
     fake.script(streamed(reply(TEXT), chars_per_token=5, stall_after=3, stall_s=30))
     started = time.monotonic()
     with pytest.raises(StreamBroken, match="stream broke"):
-        chat(fake, stall_timeout=0.3).complete(MESSAGES, on_content=lambda _: None)
+        stream_call(chat(fake, stall_timeout=0.3), MESSAGES, on_content=lambda _: None)
     assert time.monotonic() - started < 10
 
 
 def test_keepalive_comments_do_not_outlive_the_turn_deadline(fake):
     fake.script(streamed(reply(TEXT), chars_per_token=5, stall_after=3, stall_s=30, keepalive_s=0.05))
     with pytest.raises(StreamBroken, match="deadline"):
-        chat(fake, stall_timeout=5).complete(MESSAGES, on_content=lambda _: None, deadline=time.monotonic() + 0.5)
+        stream_call(chat(fake, stall_timeout=5), MESSAGES, on_content=lambda _: None, deadline=time.monotonic() + 0.5)
 
 
 def test_a_provider_that_rejects_stream_is_remembered(fake):
@@ -89,9 +102,9 @@ def test_a_provider_that_rejects_stream_is_remembered(fake):
     fake.script(reply(TEXT), reply(TEXT))
     llm = chat(fake)
     pieces: list[str] = []
-    assert llm.complete(MESSAGES, on_content=pieces.append).content == TEXT
+    assert stream_call(llm, MESSAGES, on_content=pieces.append).content == TEXT
     assert not llm.streams and pieces == []
-    assert llm.complete(MESSAGES, on_content=pieces.append).content == TEXT
+    assert stream_call(llm, MESSAGES, on_content=pieces.append).content == TEXT
     assert [bool(r.get("stream")) for r in fake.chat_requests] == [True, False, False]
     assert chat(fake).streams  # remembered per client, not for the whole process
 
@@ -99,13 +112,13 @@ def test_a_provider_that_rejects_stream_is_remembered(fake):
 def test_stream_options_rejected_streams_without_usage(fake):
     fake.script(error(400, "Unrecognized request argument: stream_options"), streamed(reply(TEXT)))
     llm = chat(fake)
-    assert llm.complete(MESSAGES, on_content=lambda _: None).content == TEXT
+    assert stream_call(llm, MESSAGES, on_content=lambda _: None).content == TEXT
     assert "stream_options" not in fake.last_chat_request() and llm.streams
 
 
 def test_streaming_switched_off_by_config(fake):
     fake.script(streamed(reply(TEXT)))
-    assert chat(fake, stream=False).complete(MESSAGES, on_content=lambda _: None).content == TEXT
+    assert stream_call(chat(fake, stream=False), MESSAGES, on_content=lambda _: None).content == TEXT
     assert "stream" not in fake.last_chat_request()
 
 

@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 from sommelier.domain.answer import SommelierResponse, WineRecommendation
+from sommelier.domain.wine import Wine
 from sommelier.telegram.client import TelegramClient
 from sommelier.telegram.render import (
     CALLBACK_DATA_LIMIT,
@@ -26,13 +27,14 @@ from sommelier.telegram.render import (
 )
 
 from tests.fakes.telegram_server import FakeTelegram, parse_html
+from tests.wines import as_wine
 
 CHAT = 5151
 REF = "a1b2c3d4e5f60718293a4b5c6d7e8f90"  # 32 chars, like a uuid hex
 NNBSP = "\u202f"
 
 
-def wine(name="Malbec", *, image_key="photos/malbec.png", file_id=None, **extra) -> dict:
+def wine(name="Malbec", *, image_key="photos/malbec.png", file_id=None, **extra) -> Wine:
     data = {
         "id": str(uuid.uuid4()),
         "name": name,
@@ -44,16 +46,16 @@ def wine(name="Malbec", *, image_key="photos/malbec.png", file_id=None, **extra)
         "telegram_file_id": file_id,
     }
     data.update(extra)
-    return data
+    return as_wine(data)
 
 
 def answer(
-    wines: list[tuple[dict, str]], intro="Вот что я нашёл:", closing="Подобрать что-то ещё?"
+    wines: list[tuple[Wine, str]], intro="Вот что я нашёл:", closing="Подобрать что-то ещё?"
 ) -> SommelierResponse:
     return SommelierResponse(
         response_type="recommendation" if wines else "informational",
         intro=intro,
-        wines=[WineRecommendation(wine_name=w["name"], wine_id=w["id"], description=d) for w, d in wines],
+        wines=[WineRecommendation(wine_name=w.name, wine_id=w.id, description=d) for w, d in wines],
         closing=closing,
     )
 
@@ -109,7 +111,7 @@ def test_full_answer_mapping(fake, client):
         wine("Rkatsiteli", image_key=None, vintage_year=None, price_rub=1799, region="Кахетия, Грузия"),
     )
     resp = answer([(w1, "Сочный и бархатистый."), (w2, "Минеральное."), (w3, "Без фото.")])
-    parts = render_answer(resp, {w["id"]: w for w in (w1, w2, w3)}, REF)
+    parts = render_answer(resp, {w.id: w for w in (w1, w2, w3)}, REF)
 
     assert [p.kind for p in parts] == ["text", "photo", "photo", "text", "text"]
     intro, p1, p2, p3, closing = parts
@@ -120,9 +122,9 @@ def test_full_answer_mapping(fake, client):
     assert p1.plain == (
         f"Malbec — Luigi Bosca, 2022\nМендоса, Аргентина · 2{NNBSP}490{NNBSP}₽\n\nСочный и бархатистый."
     )
-    assert (p1.wine_id, p1.image_key, p1.file_id) == (w1["id"], "photos/malbec.png", None)
+    assert (p1.wine_id, p1.image_key, p1.file_id) == (w1.id, "photos/malbec.png", None)
     assert (p2.file_id, p2.image_key) == ("AgACcached", None)
-    assert p3.wine_id == w3["id"] and "Rkatsiteli — Luigi Bosca, NV" in p3.plain
+    assert p3.wine_id == w3.id and "Rkatsiteli — Luigi Bosca, NV" in p3.plain
     assert f"Кахетия, Грузия · 1{NNBSP}799{NNBSP}₽" in p3.plain
     assert closing.plain == "Подобрать что-то ещё?"
     assert closing.reply_markup == {
@@ -150,12 +152,12 @@ def test_missing_wine_is_skipped_and_name_lookup_works():
         wines=[
             WineRecommendation(wine_name="Malbec", wine_id=None, description="По имени."),
             WineRecommendation(wine_name="Ghost", wine_id=str(uuid.uuid4()), description="Нет в каталоге."),
-            WineRecommendation(wine_name="Pinot Noir", wine_id=w2["id"], description="По id."),
+            WineRecommendation(wine_name="Pinot Noir", wine_id=w2.id, description="По id."),
         ],
         closing="Ещё?",
     )
-    parts = render_answer(resp, {w1["id"]: w1, w2["id"]: w2}, REF)
-    assert [p.wine_id for p in parts] == [None, w1["id"], w2["id"], None]
+    parts = render_answer(resp, {w1.id: w1, w2.id: w2}, REF)
+    assert [p.wine_id for p in parts] == [None, w1.id, w2.id, None]
     assert "Нет в каталоге" not in "".join(p.plain for p in parts)
 
 
@@ -170,9 +172,9 @@ def test_informational_answer_has_no_wines_and_no_buttons():
 def test_feedback_buttons_only_under_recommendations(response_type):
     w = wine("Кьянти")
     resp = answer([(w, "Вишня и табак.")])
-    assert render_answer(resp, {w["id"]: w}, REF)[-1].reply_markup == feedback_keyboard(REF)
+    assert render_answer(resp, {w.id: w}, REF)[-1].reply_markup == feedback_keyboard(REF)
     other = resp.model_copy(update={"response_type": response_type})
-    assert all(p.reply_markup is None for p in render_answer(other, {w["id"]: w}, REF))
+    assert all(p.reply_markup is None for p in render_answer(other, {w.id: w}, REF))
 
 
 def test_the_stored_vote_is_marked_and_more_can_be_left_out():
@@ -186,7 +188,7 @@ def test_hostile_model_text_is_escaped(fake, client):
     w = wine('Vin <b>"Rouge"</b> & Co', producer="Château <Margaux> & Fils", region="Бордо & Co, Франция")
     desc = 'Попробуйте <script>alert(1)</script> & **жирный** текст, <b>не тег</b>, 5 < 7 > 3, &amp; &lt; "кавычки".'
     resp = answer([(w, desc)], intro="<i>Привет</i> & **добро** пожаловать", closing="Ещё? <a href='x'>клик</a>")
-    parts = render_answer(resp, {w["id"]: w}, REF)
+    parts = render_answer(resp, {w.id: w}, REF)
     for p in parts:
         check_consistent(p)
     assert "<script>" not in parts[1].html and "&lt;script&gt;" in parts[1].html
@@ -219,7 +221,7 @@ def test_caption_limit_with_long_russian_text_and_emoji(fake, client):
     desc = long_russian(9, emoji=True)[:800].rstrip()
     w = wine("Очень длинное имя вина 🍷 " * 8, region="Регион " * 40 + ", Страна", producer="Производитель & сыновья")
     resp = answer([(w, desc)])
-    parts = render_answer(resp, {w["id"]: w}, REF)
+    parts = render_answer(resp, {w.id: w}, REF)
     photo = parts[1]
     assert photo.kind == "photo"
     check_consistent(photo)
@@ -235,7 +237,7 @@ def test_caption_shortened_at_sentence_boundary_and_exact_budget():
     sentence = "Бархатистое вино с нотами сливы. "
     desc = (sentence * 30).strip()[:800]
     w = wine("X" * 250, region="Y" * 290)
-    part = render_answer(answer([(w, desc)]), {w["id"]: w}, REF)[1]
+    part = render_answer(answer([(w, desc)]), {w.id: w}, REF)[1]
     assert utf16_len(part.plain) <= CAPTION_LIMIT
     body = part.plain.split("\n\n", 1)[1]
     assert body.endswith("сливы…")  # cut after a full sentence, the full stop replaced by "…"
@@ -300,8 +302,8 @@ def test_split_prefers_paragraphs():
 def test_no_photo_wine_is_text_with_full_description(fake, client):
     w = wine("Saperavi", image_key=None, file_id=None)
     desc = long_russian(7)[:800]
-    parts = render_answer(answer([(w, desc)]), {w["id"]: w}, REF)
-    assert parts[1].kind == "text" and parts[1].wine_id == w["id"]
+    parts = render_answer(answer([(w, desc)]), {w.id: w}, REF)
+    assert parts[1].kind == "text" and parts[1].wine_id == w.id
     assert parts[1].plain.endswith(desc.strip())
     check_consistent(parts[1])
     fake.reset()
@@ -321,7 +323,7 @@ def test_callback_data_limits():
         feedback_keyboard("")
     w = wine("Кьянти")
     with pytest.raises(ValueError):
-        render_answer(answer([(w, "Вишня.")]), {w["id"]: w}, "y" * 80)
+        render_answer(answer([(w, "Вишня.")]), {w.id: w}, "y" * 80)
 
 
 def test_parse_callback_data_roundtrip():

@@ -879,10 +879,14 @@ def test_dashboard_shows_the_first_week_figures(resources):
     assert stats["Turn time p95 (ms)"] == "p95"
     assert any("Fallback" in m[0].get("expression", "") for m in metrics if isinstance(m[0], dict))
     assert variables["DeadLetterQueueName"] == {"Fn::GetAtt": ["TurnDeadLetterQueue", "QueueName"]}
-    emitted = (ROOT / "layers" / "sommelier" / "sommelier" / "observability.py").read_text(encoding="utf-8")
+    emitted = (ROOT / "layers" / "sommelier" / "sommelier" / "observability" / "telemetry.py").read_text(
+        encoding="utf-8"
+    )
     for name in ("Turns", "TurnLatency", "PromptTokens", "CompletionTokens", "Fallback_"):
         assert f'"{name}' in emitted or f'f"{name}' in emitted, name
-    assert 'namespace=env("POWERTOOLS_METRICS_NAMESPACE", "Sommelier"), service="sommelier"' in emitted
+    from sommelier.settings import load_settings
+
+    assert load_settings({}).observability.metrics_namespace == "Sommelier"  # the dashboard's namespace
 
 
 # ------------------------------------------------------------------------------ the shop --

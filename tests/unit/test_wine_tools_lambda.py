@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sommelier.db import pool
 
 APP_PATH = Path(__file__).resolve().parents[2] / "functions" / "wine_tools" / "app.py"
 
@@ -25,12 +24,11 @@ class FakeLambdaContext:
 def app(monkeypatch, catalog_db):
     monkeypatch.setenv("DATABASE_URL", catalog_db.conninfo)
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "sommelier-tools")
-    pool.reset_default_database()
     spec = importlib.util.spec_from_file_location("wine_tools_app_under_test", APP_PATH)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     yield module
-    pool.reset_default_database()
+    module.tools.database.close()
 
 
 def invoke(app, event):
@@ -49,9 +47,9 @@ def test_search_wines_through_the_lambda_handler(app, catalog_db):
     assert result == handle(event, catalog_db)
 
 
-def test_the_default_database_comes_from_database_url(app, catalog_db):
+def test_the_database_comes_from_database_url(app, catalog_db):
     invoke(app, {"tool": "catalog_stats", "arguments": {}})
-    assert pool.default_database().conninfo == catalog_db.conninfo
+    assert app.tools.database.conninfo == catalog_db.conninfo
 
 
 def test_semantic_search_through_the_lambda_handler(app):
@@ -105,16 +103,12 @@ def test_a_json_string_event_is_accepted(app):
 def test_unreachable_database_is_a_retryable_error(monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgresql://nobody:secret@127.0.0.1:9/none?connect_timeout=1")
     monkeypatch.setenv("DATABASE_CONNECT_TIMEOUT_S", "1")
-    pool.reset_default_database()
     spec = importlib.util.spec_from_file_location("wine_tools_app_unreachable", APP_PATH)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     try:
         result = module.handler({"tool": "catalog_stats", "arguments": {}}, FakeLambdaContext())
     finally:
-        default = pool._default
-        pool.reset_default_database()
-        if default is not None:
-            default.close()
+        module.tools.database.close()
     assert result.get("retryable") is True and "error" in result
     assert "secret" not in json.dumps(result)  # credentials never leak into the answer

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from rich.markup import escape
+from sommelier.domain.wire import to_wire
 
 from sommelier_dev.cli.output import console, fail, print_json
 
@@ -36,21 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     reembed.set_defaults(run=run_reembed)
 
 
-def _context():
-    from sommelier.db.migrations import apply_migrations
+def _context(args: argparse.Namespace):
     from sommelier.embeddings import provider_from_settings
-    from sommelier.settings import load_settings
     from sommelier.storage.photos import photo_store_from_settings
-    from sommelier.store.adapters import repositories_from_settings
 
-    settings = load_settings()
-    if not settings.tool_function_name:
-        from sommelier.db.pool import default_database
-
-        apply_migrations(default_database().conninfo)  # a fresh local database works at once
+    settings = args.context.settings
     return (
         settings,
-        repositories_from_settings(settings).catalog,
+        args.context.repositories().catalog,  # a fresh local database is migrated first
         provider_from_settings(settings),
         photo_store_from_settings(settings),
     )
@@ -68,7 +62,7 @@ def run_import(args: argparse.Namespace) -> int:
     from sommelier.catalog.importer import CatalogImportError, import_catalog
 
     try:
-        _, catalog, embedder, photos = _context()
+        _, catalog, embedder, photos = _context(args)
         with _progress() as progress:
             tasks: dict[str, int] = {}
 
@@ -117,7 +111,7 @@ def run_export(args: argparse.Namespace) -> int:
     from sommelier.catalog.importer import CatalogImportError, export_catalog
 
     try:
-        _, catalog, _, _ = _context()
+        _, catalog, _, _ = _context(args)
         data = export_catalog(catalog, include_unavailable=args.all)
     except (CatalogImportError, Exception) as exc:
         return fail(str(exc))
@@ -133,7 +127,7 @@ def run_reembed(args: argparse.Namespace) -> int:
     from sommelier.catalog.importer import reembed_catalog
 
     try:
-        _, catalog, embedder, _ = _context()
+        _, catalog, embedder, _ = _context(args)
         count = reembed_catalog(catalog=catalog, embedder=embedder)
     except Exception as exc:
         return fail(f"re-embedding failed: {exc}")
@@ -143,37 +137,37 @@ def run_reembed(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     try:
-        _, catalog, _, _ = _context()
-        result = {"wines": catalog.list_wines(include_unavailable=args.all, limit=5000)}
+        _, catalog, _, _ = _context(args)
+        wines = catalog.list_wines(include_unavailable=args.all, limit=5000)
     except Exception as exc:  # a port error or an unreachable database: one clear line
         return fail(f"list failed: {exc}")
     if args.json:
-        print_json(result)
+        print_json({"wines": to_wire(wines)})
         return 0
     from rich.table import Table
 
     table = Table("id", "sku", "producer", "name", "vintage", "type", "price ₽", *(["available"] if args.all else []))
-    for wine in result["wines"]:
+    for wine in wines:
         table.add_row(
-            wine["id"][:8],
-            escape(wine["sku"] or ""),
-            escape(wine["producer"]),
-            escape(wine["name"]),
-            str(wine["vintage_year"] or "NV"),
-            f"{wine['wine_type']}/{wine['sweetness']}",
-            f"{wine['price_rub']:,}".replace(",", " "),
-            *(["yes" if wine["available"] else "no"] if args.all else []),
+            wine.id[:8],
+            escape(wine.sku or ""),
+            escape(wine.producer),
+            escape(wine.name),
+            str(wine.vintage_year or "NV"),
+            f"{wine.wine_type}/{wine.sweetness}",
+            f"{wine.price_rub:,}".replace(",", " "),
+            *(["yes" if wine.available else "no"] if args.all else []),
         )
     console.print(table)
-    console.print(f"{len(result['wines'])} wines")
+    console.print(f"{len(wines)} wines")
     return 0
 
 
 def run_stats(args: argparse.Namespace) -> int:
     try:
-        _, catalog, _, _ = _context()
+        _, catalog, _, _ = _context(args)
         result = catalog.stats()
     except Exception as exc:  # a port error or an unreachable database: one clear line
         return fail(f"stats failed: {exc}")
-    print_json(result)
+    print_json(to_wire(result))
     return 0

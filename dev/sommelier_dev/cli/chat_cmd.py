@@ -123,7 +123,7 @@ class TerminalChannel:
     def typing(self) -> None:
         return None  # the spinner of TerminalChat._busy shows it
 
-    def listener(self):
+    def shown(self):
         return None  # the terminal shows the whole answer at once
 
     def answer_callback(self, text: str | None) -> None:
@@ -139,7 +139,10 @@ class TerminalChannel:
 
 class TerminalChat:
     def __init__(self, runtime, chat_id: int, console: Console):
+        from sommelier.app import build_router
+
         self.runtime = runtime
+        self.router = build_router(runtime)
         self.console = console
         self.chat_id = chat_id
         self.buttons: list[tuple[str, str]] = []  # (label, callback data) of the last keyboard
@@ -150,7 +153,7 @@ class TerminalChat:
         if self.runtime.offline:
             mode = "офлайн-режим: правила без LLM (задайте OPENAI_API_KEY, чтобы подключить модель)"
         else:
-            mode = f"LLM {settings.llm_model}"
+            mode = f"LLM {settings.llm.model}"
         self.console.print(
             Panel(
                 Text(f"Сомелье · {mode}\nКоманды: /start /help /reset, цифра — нажать кнопку, /quit — выход"),
@@ -160,7 +163,7 @@ class TerminalChat:
 
     def reply_to(self, update: dict[str, Any]):
         """The reply the shared router gives this update (None: nothing to show)."""
-        from sommelier.telegram.router import ROUTER, Turn
+        from sommelier.telegram.router import Turn
         from sommelier.telegram.updates import parse_update, route
 
         routed = route(parse_update(update))
@@ -169,9 +172,9 @@ class TerminalChat:
             dialog=self.runtime.dialog,
             repositories=self.runtime.repositories,
             channel=TerminalChannel(self),
-            age_gate=self.runtime.age_gate,
+            settings=self.runtime.settings,
         )
-        return self._busy(lambda: ROUTER.dispatch(turn))
+        return self._busy(lambda: self.router.dispatch(turn))
 
     def handle(self, line: str) -> None:
         text = line.strip()
@@ -224,20 +227,19 @@ class TerminalChat:
         self.console.print()
 
 
-def _prepare():
+def _prepare(context):
     from sommelier.app import build_runtime
-    from sommelier.settings import load_settings
 
     from sommelier_dev.cli.dev_cmd import ensure_ready
 
-    if not load_settings().tool_function_name:
-        ensure_ready(quiet=True)
-    return build_runtime()
+    if not context.settings.aws.tool_function_name:
+        ensure_ready(context, quiet=True)
+    return build_runtime(context.settings, repositories=context.repositories())
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        runtime = _prepare()
+        runtime = _prepare(args.context)
     except Exception as exc:
         return fail(f"the sommelier could not start: {exc}")
     if args.once is not None:

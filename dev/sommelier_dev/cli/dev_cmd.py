@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from sommelier.settings import load_settings, project_root
+from sommelier.domain.shop import CatalogStats
+from sommelier.embeddings.port import EmbeddingProvider
+from sommelier.settings import project_root
 
+from sommelier_dev.cli.context import CliContext
 from sommelier_dev.cli.output import console, fail
 
 SHIPPED_CATALOG = "data/catalog/wines.json"
@@ -20,24 +23,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     down.set_defaults(run=run_down)
 
 
-def ensure_ready(quiet: bool = False) -> dict:
+def ensure_ready(context: CliContext, quiet: bool = False) -> CatalogStats:
     """Migrate and seed; returns catalogue stats. Idempotent, used by `dev up`, `chat` and tests."""
     from sommelier.catalog.importer import import_catalog
     from sommelier.db.migrations import apply_migrations
-    from sommelier.db.pool import default_database
     from sommelier.db.url import resolve_database_url
     from sommelier.embeddings import provider_from_settings
     from sommelier.storage.photos import photo_store_from_settings
     from sommelier.store.adapters import in_process_repositories
 
-    settings = load_settings()
-    applied = apply_migrations(resolve_database_url())  # before the pool: it needs the vector type
-    database = default_database()
+    settings = context.settings
+    applied = apply_migrations(resolve_database_url(settings))  # before the pool: it needs the vector type
     if applied and not quiet:
         console.print(f"migrations applied: {', '.join(applied)}")
-    catalog = in_process_repositories(database).catalog
+    catalog = in_process_repositories(context.database).catalog
     stats = catalog.stats()  # a PortError here is shown as one line by the caller
-    if stats["wines"] == 0:
+    if stats.wines == 0:
         if not quiet:
             console.print(f"seeding the shipped catalogue from {SHIPPED_CATALOG} …")
         report = import_catalog(
@@ -61,32 +62,32 @@ def ensure_ready(quiet: bool = False) -> dict:
     return stats
 
 
-def _stale_local_models(stats: dict, embedder) -> list[str]:
+def _stale_local_models(stats: CatalogStats, embedder: EmbeddingProvider) -> list[str]:
     """Models of the local embedder's family, other than the current one, that rows are embedded with."""
     from sommelier.settings import LOCAL_MODEL_NAME
 
     if embedder.model != LOCAL_MODEL_NAME:
         return []  # another provider: `doctor` reports a mismatch; re-embedding would cost API calls
     family = LOCAL_MODEL_NAME.rsplit("-", 1)[0] + "-"
-    return sorted(m for m in stats.get("embedding_models") or {} if m.startswith(family) and m != LOCAL_MODEL_NAME)
+    return sorted(m for m in stats.embedding_models if m.startswith(family) and m != LOCAL_MODEL_NAME)
 
 
 def run_up(args: argparse.Namespace) -> int:
     try:
-        stats = ensure_ready()
+        stats = ensure_ready(args.context)
     except Exception as exc:  # shown as one clear line, not a traceback
         return fail(f"dev up failed: {exc}")
-    settings = load_settings()
-    where = "DATABASE_URL" if settings.database_url else f"embedded PostgreSQL in {settings.state_dir / 'pgdata'}"
-    console.print(f"[green]ready[/]: {where}; {stats['wines']} wines; embeddings {stats['embedding_models']}")
+    settings = args.context.settings
+    where = "DATABASE_URL" if settings.database.url else f"embedded PostgreSQL in {settings.state_dir / 'pgdata'}"
+    console.print(f"[green]ready[/]: {where}; {stats.wines} wines; embeddings {stats.embedding_models}")
     return 0
 
 
 def run_down(args: argparse.Namespace) -> int:
     from sommelier.db.embedded import stop_embedded_database
 
-    settings = load_settings()
-    if settings.database_url:
+    settings = args.context.settings
+    if settings.database.url:
         console.print("DATABASE_URL is set: nothing embedded to stop")
         return 0
     stopped = stop_embedded_database(settings.state_dir / "pgdata")

@@ -12,24 +12,17 @@ MARKS = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red")
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("doctor", help="check configuration and connectivity")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, tolerates_bad_settings=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    from sommelier.settings import load_settings
-
     from sommelier_dev.doctor import run_checks
 
     console = Console(highlight=False, soft_wrap=True)
-    try:
-        from sommelier.secrets import load_secrets_into_environment
-
-        load_secrets_into_environment()  # SOMMELIER_SECRETS_ARN: check what the deployed bot uses
-        settings = load_settings()
-    except ValueError as exc:
-        console.print(Text(f"✗ configuration  {exc}", style="red"))
+    if args.context is None:  # main could not build the settings (SOMMELIER_SECRETS_ARN: the deployed bot's)
+        console.print(Text(f"✗ configuration  {args.settings_error}", style="red"))
         return 1
-    checks = run_checks(settings)
+    checks = run_checks(args.context.settings)
     for check in checks:
         mark, colour = MARKS[check.status]
         line = Text(f"{mark} {check.name:<11}", style=colour)

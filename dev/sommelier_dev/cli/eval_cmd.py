@@ -46,38 +46,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _repositories():
-    from sommelier.settings import load_settings
-    from sommelier.store.adapters import in_process_repositories, repositories_from_settings
-
-    settings = load_settings()
-    if settings.tool_function_name:
-        return repositories_from_settings(settings), f"tool function {settings.tool_function_name}"
-    if settings.database_url:
-        return in_process_repositories(), "DATABASE_URL"
+def _repositories(context):
+    settings = context.settings
+    if settings.aws.tool_function_name:
+        return context.repositories(), f"tool function {settings.aws.tool_function_name}"
+    if settings.database.url:
+        return context.repositories(), "DATABASE_URL"
     from sommelier_dev.cli.dev_cmd import ensure_ready
 
-    ensure_ready(quiet=True)
-    return in_process_repositories(), f"embedded PostgreSQL ({settings.state_dir / 'pgdata'})"
+    ensure_ready(context, quiet=True)
+    return context.repositories(), f"embedded PostgreSQL ({settings.state_dir / 'pgdata'})"
 
 
-def _embedder(choice: str, repositories):
+def _embedder(choice: str, repositories, settings):
     from sommelier.embeddings import provider_from_settings
     from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
-    from sommelier.settings import load_settings
 
     if choice == "local":
         return LocalHashingEmbeddings()
-    configured = provider_from_settings(load_settings(), strict=False)
+    configured = provider_from_settings(settings, strict=False)
     if choice == "configured":
         return configured
     from sommelier.domain.errors import PortError
 
     try:
-        stats = repositories.catalog.stats()
+        models = set(repositories.catalog.stats().embedding_models)
     except PortError:
-        stats = {}
-    models = set(stats.get("embedding_models") or {})
+        models = set()
     if configured.model not in models and LOCAL_MODEL_NAME in models:
         console.print(f"[yellow]the catalogue is embedded with {LOCAL_MODEL_NAME}; using local query embeddings[/]")
         return LocalHashingEmbeddings()
@@ -87,17 +82,17 @@ def _embedder(choice: str, repositories):
 def _llm(args: argparse.Namespace, settings):
     """The configured chat model, or None for the offline responder."""
     from sommelier.agent.llm.client import OpenAIChat
-    from sommelier.settings import env_int
 
-    if args.offline or not settings.openai_api_key:
+    llm = settings.llm
+    if args.offline or not llm.api_key:
         return None
     options = {"temperature": args.temperature} if args.temperature is not None else {}
     return OpenAIChat(
-        api_key=settings.openai_api_key,
-        base_url=args.base_url or settings.openai_base_url,
-        model=args.model or settings.llm_model,
-        timeout=float(env_int("LLM_TIMEOUT_S", 60)),
-        max_retries=env_int("LLM_MAX_RETRIES", 2),
+        api_key=llm.api_key,
+        base_url=args.base_url or llm.base_url,
+        model=args.model or llm.model,
+        timeout=llm.timeout_s or 60.0,  # an evaluation waits longer than a customer would
+        max_retries=llm.max_retries,
         **options,
     )
 
@@ -105,7 +100,7 @@ def _llm(args: argparse.Namespace, settings):
 def run(args: argparse.Namespace) -> int:
     import logging
 
-    from sommelier.settings import env_int, load_settings, project_root
+    from sommelier.settings import project_root
 
     from sommelier_dev.evaluation.golden import GoldenSetError, load_golden_set
     from sommelier_dev.evaluation.harness import EvalHarness
@@ -126,19 +121,19 @@ def run(args: argparse.Namespace) -> int:
             thresholds_for(threshold_data, mode, golden=golden.path)
     except (OSError, ValueError) as exc:
         return fail(f"cannot read the thresholds: {exc}", 2)
-    settings = load_settings()
-    if not args.offline and not settings.openai_api_key and (args.model or args.base_url):
+    settings = args.context.settings
+    if not args.offline and not settings.llm.api_key and (args.model or args.base_url):
         return fail("--model/--base-url need OPENAI_API_KEY (or use --offline)", 2)
 
     try:
-        repositories, database = _repositories()
+        repositories, database = _repositories(args.context)
         try:
             stats = repositories.catalog.stats()
         except Exception as exc:  # a port error or an unreachable database: one clear line
             return fail(f"cannot read the catalogue: {exc}", 2)
-        if not stats.get("wines"):
+        if not stats.wines:
             return fail("the catalogue is empty: run `sommelier dev up` or `sommelier catalog import FILE`", 2)
-        embedder = _embedder(args.embeddings, repositories)
+        embedder = _embedder(args.embeddings, repositories, settings)
         llm = _llm(args, settings)
     except Exception as exc:
         return fail(f"cannot start the evaluation: {exc}", 2)
@@ -147,8 +142,8 @@ def run(args: argparse.Namespace) -> int:
         repositories,
         embedder,
         llm,
-        max_tool_rounds=env_int("AGENT_MAX_TOOL_ROUNDS", 2),
-        max_retries=env_int("AGENT_MAX_RETRIES", 2),
+        max_tool_rounds=settings.agent.max_tool_rounds,
+        max_retries=settings.agent.max_retries,
     )
     thresholds = thresholds_for(threshold_data, harness.mode, golden=golden.path)
     console.print(
@@ -157,29 +152,10 @@ def run(args: argparse.Namespace) -> int:
     )
 
     def progress(index, case, run) -> None:
-        if args.quiet or run.turn is None:
-            return
-        response = run.turn.response or {}
-        wines = ", ".join(w.get("wine_name", "") for w in response.get("wines") or [])
-        console.print(
-            f"[dim]{index + 1:>3}/{len(cases)}[/] {escape(case.id):<12} "
-            f"{escape(str(response.get('response_type')))}"
-            f"{' / ' + escape(str(response.get('guard_type'))) if response.get('guard_type') else ''}"
-            f"{(' · ' + escape(wines)) if wines else ''} [dim]{run.turn.wall_ms:.0f} ms[/]"
-        )
+        if not args.quiet:
+            _print_progress(index, len(cases), case, run)
 
-    golden_path = golden.path or args.golden
-    try:
-        display_golden = str(Path(golden_path).resolve().relative_to(project_root()))
-    except (ValueError, TypeError):
-        display_golden = str(golden_path)
-    meta = {
-        "command": "sommelier " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        if sys.argv[1:2] == ["eval"]
-        else "sommelier eval",
-        "golden_set": display_golden,
-        "database": database,
-    }
+    meta = {"command": _command_line(), "golden_set": _display_path(golden.path or args.golden), "database": database}
     try:
         result = evaluate(harness, cases, thresholds=thresholds, meta=meta, progress=progress)
     except Exception as exc:
@@ -191,14 +167,48 @@ def run(args: argparse.Namespace) -> int:
     for kind, path in paths.items():
         console.print(f"{kind}: {escape(str(path))}")
     if not result.passed:
-        missed = ", ".join(
-            f"{r['metric']} {r['value']:.3f} (needs {'≥' if r['bound'] == 'min' else '≤'} {r['limit']:g})"
-            for r in result.missed()
-        )
+        missed = ", ".join(_missed_bound(r) for r in result.missed())
         console.print(f"[bold red]thresholds missed:[/] {escape(missed)}")
         return 1
     console.print("[green]all thresholds met[/]")
     return 0
+
+
+def _print_progress(index: int, total: int, case, run) -> None:
+    """One line per played case: its answer type, guard and wines, and how long the evaluated turn took."""
+    if run.turn is None:
+        return
+    response = run.turn.response or {}
+    wines = ", ".join(w.get("wine_name", "") for w in response.get("wines") or [])
+    console.print(
+        f"[dim]{index + 1:>3}/{total}[/] {escape(case.id):<12} "
+        f"{escape(str(response.get('response_type')))}"
+        f"{' / ' + escape(str(response.get('guard_type'))) if response.get('guard_type') else ''}"
+        f"{(' · ' + escape(wines)) if wines else ''} [dim]{run.turn.wall_ms:.0f} ms[/]"
+    )
+
+
+def _command_line() -> str:
+    """The command as typed, for the report (just `sommelier eval` when run another way, e.g. from a test)."""
+    if sys.argv[1:2] == ["eval"]:
+        return "sommelier " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    return "sommelier eval"
+
+
+def _display_path(golden_path) -> str:
+    """The golden set's path relative to the project when it is inside it, else as given."""
+    from sommelier.settings import project_root
+
+    try:
+        return str(Path(golden_path).resolve().relative_to(project_root()))
+    except (ValueError, TypeError):
+        return str(golden_path)
+
+
+def _missed_bound(row: dict) -> str:
+    """A missed threshold row as `metric value (needs ≥ limit)`."""
+    sign = "≥" if row["bound"] == "min" else "≤"
+    return f"{row['metric']} {row['value']:.3f} (needs {sign} {row['limit']:g})"
 
 
 def _print_summary(result, thresholds) -> None:

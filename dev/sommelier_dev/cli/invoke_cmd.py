@@ -229,6 +229,8 @@ def _load_handler(spec):
         raise InvokeError(f"{spec.logical_id}: the handler module {file} does not exist")
     module_name = f"sommelier_invoke_{spec.logical_id}_{spec.handler_module.replace('.', '_')}_{uuid.uuid4().hex[:8]}"
     module_spec = importlib.util.spec_from_file_location(module_name, file)
+    if module_spec is None or module_spec.loader is None:
+        raise InvokeError(f"{spec.logical_id}: the handler module {file} cannot be loaded")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[module_name] = module  # as an import would (dataclasses, pickling); dropped afterwards
     module_spec.loader.exec_module(module)  # may raise: reported like Runtime.ImportModuleError

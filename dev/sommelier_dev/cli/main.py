@@ -6,6 +6,8 @@ import argparse
 import os
 import sys
 
+from sommelier.secrets import SettingsSource
+
 from sommelier_dev.cli import (
     catalog_cmd,
     chat_cmd,
@@ -20,6 +22,8 @@ from sommelier_dev.cli import (
     telegram_cmd,
     tool_cmd,
 )
+from sommelier_dev.cli.context import CliContext
+from sommelier_dev.cli.output import fail
 
 COMMANDS = (
     dev_cmd,
@@ -52,9 +56,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        # The one settings object of this run (SOMMELIER_SECRETS_ARN: the deployed bot's secrets).
+        settings, _ = SettingsSource().current()
+        args.context = CliContext(settings)
+    except Exception as exc:  # an unreadable setting (SettingError) or secret: one clear line
+        if not getattr(args, "tolerates_bad_settings", False):
+            return fail(f"configuration: {exc}")
+        args.context, args.settings_error = None, exc
+    try:
         return int(args.run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    finally:
+        if args.context is not None:
+            args.context.close()
 
 
 if __name__ == "__main__":

@@ -16,13 +16,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sommelier.shop.privacy import retention_days
-
-    from sommelier_dev.cli.context import operator_repositories
-
     try:
-        days = args.retention_days if args.retention_days is not None else retention_days()
-        deleted = operator_repositories().shop.purge_old_messages(days)
+        days = args.retention_days if args.retention_days is not None else args.context.settings.shop.retention_days()
+        deleted = args.context.repositories().shop.purge_old_messages(days)
     except Exception as exc:  # a port error or an unreachable database: one clear line
         return fail(f"maintenance failed: {exc}")
     console.print(f"deleted {deleted} messages older than {days} days")

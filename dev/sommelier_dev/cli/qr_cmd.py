@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from rich.markup import escape
+from sommelier.settings import TelegramSettings
 
 from sommelier_dev.cli.output import console, fail
 
@@ -18,15 +19,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _bot_username(explicit: str | None) -> str:
-    from sommelier.settings import env, load_settings
+def _bot_username(explicit: str | None, settings: TelegramSettings) -> str:
     from sommelier.telegram.client import TelegramClient
 
-    name = explicit or env("TELEGRAM_BOT_USERNAME")
+    name = explicit or settings.bot_username
     if name:
         return name.lstrip("@")
-    settings = load_settings()
-    if not settings.telegram_bot_token:
+    if not settings.bot_token:
         raise ValueError("the bot's username is unknown: pass --bot @name or set TELEGRAM_BOT_USERNAME")
     with TelegramClient.from_settings(settings) as client:
         username = client.get_me().username
@@ -40,28 +39,27 @@ def run(args: argparse.Namespace) -> int:
     from sommelier.shop.deeplinks import DeepLinkError, wine_link
     from sommelier.shop.qr import label_filename, label_png
 
-    from sommelier_dev.cli.context import operator_repositories
-
     try:
-        bot = _bot_username(args.bot)
+        bot = _bot_username(args.bot, args.context.settings.telegram)
         links = {ref: wine_link(bot, ref) for ref in args.refs}  # bad refs fail before any file is written
-        result = operator_repositories().shop.find_wines(args.refs)
+        result = args.context.repositories().shop.find_wines(args.refs)
     except PortError as exc:
         return fail(f"the catalogue could not be read: {exc}")
     except (DeepLinkError, ValueError) as exc:
         return fail(str(exc))
     except Exception as exc:
         return fail(f"qr failed: {exc}")
-    if result["missing"]:
-        return fail("not in the catalogue: " + ", ".join(result["missing"]) + " (no files written)")
+    if result.missing:
+        return fail("not in the catalogue: " + ", ".join(result.missing) + " (no files written)")
     try:
         args.out.mkdir(parents=True, exist_ok=True)
-        for wine in result["wines"]:
-            vintage = f", {wine['vintage_year']}" if wine.get("vintage_year") else ""
-            caption = f"{wine['name']} — {wine['producer']}{vintage}"
-            target = args.out / label_filename(wine["ref"], wine["name"])
-            target.write_bytes(label_png(links[wine["ref"]], caption))
-            console.print(f"{escape(str(target))}  {escape(links[wine['ref']])}")
+        for found in result.wines:
+            wine = found.wine
+            vintage = f", {wine.vintage_year}" if wine.vintage_year else ""
+            caption = f"{wine.name} — {wine.producer}{vintage}"
+            target = args.out / label_filename(found.ref, wine.name)
+            target.write_bytes(label_png(links[found.ref], caption))
+            console.print(f"{escape(str(target))}  {escape(links[found.ref])}")
     except OSError as exc:
         return fail(f"could not write to {args.out}: {exc.strerror}")
     return 0

@@ -17,13 +17,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sommelier.shop.report import ReportError, fetch_report, parse_since, report_chart, report_text
-
-    from sommelier_dev.cli.context import operator_repositories
+    from sommelier.shop.report import ReportError, fetch_report, llm_prices, parse_since, report_chart, report_text
 
     try:
         since = parse_since(args.since)
-        report = fetch_report(operator_repositories().shop, since)
+        settings = args.context.settings
+        report = fetch_report(args.context.repositories().shop, since, llm_prices(settings.llm))
         chart = report_chart(report)
     except ReportError as exc:
         return fail(str(exc))

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
+import dataclasses
 import secrets as token_generator
+from typing import Any
+
+from sommelier.settings import Settings
+from sommelier.store.adapters import Repositories
+from sommelier.telegram.state import MessageLedger
 
 from sommelier_dev.cli.output import console, fail
 
@@ -32,22 +37,38 @@ def webhook_path() -> str:
     return DEFAULT_WEBHOOK_PATH
 
 
-def build_local_server(host: str = "127.0.0.1", port: int = 0, *, workers: int = 8, process=None):
+def build_local_server(
+    settings: Settings,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    workers: int = 8,
+    process: Any = None,
+    repositories: Repositories | None = None,
+    ledger: MessageLedger | None = None,
+):
     """The deployed webhook app under uvicorn, its turns on per-chat ordered workers (also for tests and benchmarks).
 
-    `process(update, attempt)` runs one turn; by default a bot built from the environment.
+    `process(update, attempt)` runs one turn; by default a bot built from the settings on ``repositories``
+    (whose database the caller closes). The webhook and the workers share ``ledger`` (edits seen by the
+    webhook reach the worker), one per process without DynamoDB.
     """
     from sommelier.edge.app import create_app
     from sommelier.edge.ingress import Ingress
+    from sommelier.telegram.client import get_me_username
+    from sommelier.telegram.state import ledger_from_settings
+    from sommelier.telegram.updates import BotUsername
 
     from sommelier_dev.devtools.local_server import ChatOrderedWorkers, LocalServer
 
+    ledger = ledger or ledger_from_settings(settings)
     if process is None:
-        from sommelier.telegram.consumer import AgentContainer
+        from sommelier.app import build_bot, build_runtime
 
-        process = AgentContainer().process_update
+        process = build_bot(settings, runtime=build_runtime(settings, repositories=repositories), ledger=ledger).process
     queue = ChatOrderedWorkers(process, workers=workers)
-    app = create_app(Ingress(sink=queue), webhook_path=webhook_path())
+    username = BotUsername(settings.telegram, lambda: get_me_username(settings.telegram))
+    app = create_app(Ingress(settings, queue, ledger=ledger, bot_username=username), webhook_path=webhook_path())
     return LocalServer(app, host=host, port=port), queue
 
 
@@ -65,31 +86,34 @@ def _git_revision() -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sommelier.edge.app import HEALTH_PATH, REVISION_VARIABLE
-    from sommelier.settings import env, load_settings
-    from sommelier.telegram.consumer import AgentContainer
+    from sommelier.app import build_bot, build_runtime
+    from sommelier.edge.app import HEALTH_PATH
+    from sommelier.telegram.state import ledger_from_settings
 
     from sommelier_dev.cli.dev_cmd import ensure_ready
 
-    settings = load_settings()
-    if not settings.telegram_bot_token:
+    settings = args.context.settings
+    if not settings.telegram.bot_token:
         return fail("serve needs TELEGRAM_BOT_TOKEN (and TELEGRAM_API_BASE_URL to use a stand-in Bot API)")
-    if not settings.telegram_webhook_secret:
-        os.environ["TELEGRAM_WEBHOOK_SECRET"] = token_generator.token_urlsafe(32)
-        console.print(f"TELEGRAM_WEBHOOK_SECRET was not set; using {os.environ['TELEGRAM_WEBHOOK_SECRET']}")
-    if not env(REVISION_VARIABLE):
+    if not settings.telegram.webhook_secret:
+        secret = token_generator.token_urlsafe(32)
+        settings = dataclasses.replace(settings, telegram=dataclasses.replace(settings.telegram, webhook_secret=secret))
+        console.print(f"TELEGRAM_WEBHOOK_SECRET was not set; using {secret}")
+    if not settings.observability.git_revision:
         revision = _git_revision()
         if revision:
-            os.environ[REVISION_VARIABLE] = revision
+            observability = dataclasses.replace(settings.observability, git_revision=revision)
+            settings = dataclasses.replace(settings, observability=observability)
+    ledger = ledger_from_settings(settings)
     try:
-        if not settings.tool_function_name:
-            ensure_ready(quiet=True)
-        container = AgentContainer()
-        container.bot()  # fail now, not on the first update
+        if not settings.aws.tool_function_name:
+            ensure_ready(args.context, quiet=True)
+        runtime = build_runtime(settings, repositories=args.context.repositories())
+        bot = build_bot(settings, runtime=runtime, ledger=ledger)  # fails now, not on the first update
     except Exception as exc:
         return fail(f"serve could not start: {exc}")
-    server, queue = build_local_server(args.host, args.port, process=container.process_update)
-    mode = "offline responder" if load_settings().offline else f"LLM {settings.llm_model}"
+    server, queue = build_local_server(settings, args.host, args.port, process=bot.process, ledger=ledger)
+    mode = "offline responder" if settings.offline else f"LLM {settings.llm.model}"
     base = f"http://{args.host}:{args.port}"
     console.print(f"serving POST {base}{webhook_path()} and GET {base}{HEALTH_PATH} ({mode}); Ctrl-C to stop")
     try:

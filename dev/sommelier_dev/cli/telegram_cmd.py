@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from sommelier.telegram.router import ALLOWED_UPDATES, menu_commands
+from sommelier.telegram.registration import ALLOWED_UPDATES, menu_commands
 
 from sommelier_dev.cli.output import console, fail, print_json
 
@@ -29,26 +29,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     poll.set_defaults(run=run_poll)
 
 
-def _client():
-    from sommelier.secrets import load_secrets_into_environment
-    from sommelier.settings import load_settings
+def _client(args: argparse.Namespace):
     from sommelier.telegram.client import TelegramClient
 
-    load_secrets_into_environment()
-    return TelegramClient.from_settings(load_settings())
+    return TelegramClient.from_settings(args.context.settings.telegram)
 
 
 def run_set(args: argparse.Namespace) -> int:
-    from sommelier.secrets import secret
     from sommelier.telegram.client import TelegramError
 
     if not args.url.startswith("https://"):
         return fail("Telegram needs an https:// webhook URL (see the WebhookUrl stack output)")
-    token = secret("TELEGRAM_WEBHOOK_SECRET")
+    token = args.context.settings.telegram.webhook_secret
     if not token:
         return fail("TELEGRAM_WEBHOOK_SECRET is not set (or SOMMELIER_SECRETS_ARN to read it from the stack)")
     try:
-        with _client() as client:
+        with _client(args) as client:
             client.set_webhook(
                 args.url,
                 secret_token=token,
@@ -68,7 +64,7 @@ def run_info(args: argparse.Namespace) -> int:
     from sommelier.telegram.client import TelegramError
 
     try:
-        with _client() as client:
+        with _client(args) as client:
             info = client.get_webhook_info()
     except (TelegramError, ValueError) as exc:
         return fail(f"getWebhookInfo failed: {exc}")
@@ -80,7 +76,7 @@ def run_delete(args: argparse.Namespace) -> int:
     from sommelier.telegram.client import TelegramError
 
     try:
-        with _client() as client:
+        with _client(args) as client:
             client.delete_webhook(drop_pending_updates=args.drop_pending)
     except (TelegramError, ValueError) as exc:
         return fail(f"deleteWebhook failed: {exc}")
@@ -89,17 +85,17 @@ def run_delete(args: argparse.Namespace) -> int:
 
 
 def run_poll(args: argparse.Namespace) -> int:
-    from sommelier.settings import load_settings
+    from sommelier.app import build_bot, build_runtime
     from sommelier.telegram.client import TelegramError
-    from sommelier.telegram.consumer import bot_from_environment
 
     from sommelier_dev.cli.dev_cmd import ensure_ready
 
+    settings = args.context.settings
     try:
-        _client().close()  # checks the token early
-        if not load_settings().tool_function_name:
-            ensure_ready(quiet=True)
-        bot = bot_from_environment()
+        _client(args).close()  # checks the token early
+        if not settings.aws.tool_function_name:
+            ensure_ready(args.context, quiet=True)
+        bot = build_bot(settings, runtime=build_runtime(settings, repositories=args.context.repositories()))
     except Exception as exc:
         return fail(f"poll could not start: {exc}")
     console.print("polling Telegram for updates; Ctrl-C to stop")

@@ -29,10 +29,13 @@ def run(args: argparse.Namespace) -> int:
         query = arguments.get("query")
         if isinstance(query, str) and query.strip():
             from sommelier.embeddings import embed_one, provider_from_settings
-            from sommelier.settings import load_settings
 
-            provider = provider_from_settings(load_settings())
+            provider = provider_from_settings(args.context.settings)
             arguments["embedding"] = embed_one(provider, query)
             arguments["embedding_model"] = provider.model
-    print_json(handle({"tool": args.name, "arguments": arguments}))
+    try:
+        database = args.context.database
+    except Exception as exc:  # no database to run against: one clear line
+        return fail(f"the database is unavailable: {exc}")
+    print_json(handle({"tool": args.name, "arguments": arguments}, database))
     return 0

@@ -27,6 +27,7 @@ cheaper_than_previous, pricier_than_previous.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,76 +171,130 @@ def _parse_case(raw: Any, index: int, categories: dict[str, str]) -> GoldenCase:
 
 
 def _parse_expect(raw: Any, where: str) -> Expectation:
+    """A case's `expect` object, part by part; the first malformed part fails the golden set."""
     if not isinstance(raw, dict):
         raise _fail(where, "expect must be an object")
     unknown = set(raw) - {"response_type", "guard_type", "tool", "filters", "constraints", "relevant"}
     if unknown:
         raise _fail(where, f"unknown expect keys {sorted(unknown)}")
+    response_types = _parse_response_types(raw.get("response_type"), where)
+    guard_type = _parse_guard_type(raw.get("guard_type"), response_types, where)
+    tool_scored = "tool" in raw
+    tools = _parse_tools(raw["tool"], where) if tool_scored else ()
+    filters = _parse_filters(raw.get("filters"), tools, where)
+    constraints = _parse_constraints(raw.get("constraints") or {}, where)
+    relevant = _parse_relevant(raw.get("relevant") or [], where)
+    return Expectation(
+        response_types=tuple(response_types),
+        guard_type=guard_type,
+        tool_scored=tool_scored,
+        tools=tools,
+        filters=dict(filters) if filters else None,
+        constraints=dict(constraints),
+        relevant=tuple(relevant),
+    )
 
-    response_types = raw.get("response_type")
-    if isinstance(response_types, str):
-        response_types = [response_types]
+
+def _parse_response_types(value: Any, where: str) -> list[str]:
+    """expect.response_type: one acceptable type or a list of them."""
+    response_types = [value] if isinstance(value, str) else value
     if (
         not isinstance(response_types, list)
         or not response_types
         or any(t not in RESPONSE_TYPES for t in response_types)
     ):
         raise _fail(where, f"expect.response_type must be one of {RESPONSE_TYPES} or a list of them")
+    return response_types
 
-    guard_type = raw.get("guard_type")
+
+def _parse_guard_type(guard_type: Any, response_types: list[str], where: str) -> str | None:
+    """expect.guard_type: null (no guard may fire) or the guard that must, which goes with an off_topic answer."""
     if guard_type is not None and guard_type not in GUARD_TYPES:
         raise _fail(where, f"expect.guard_type must be null or one of {GUARD_TYPES}")
     if guard_type is not None and response_types != ["off_topic"]:
         raise _fail(where, "a guard case must expect response_type off_topic")
     if guard_type is None and "off_topic" in response_types:
         raise _fail(where, "an off_topic answer always carries a guard_type")
+    return guard_type
 
-    tool_scored = "tool" in raw
-    tools: tuple[str, ...] = ()
-    if tool_scored and raw["tool"] is not None:
-        value = raw["tool"]
-        tools = tuple(value) if isinstance(value, list) else (value,)
-        if not tools or any(t not in SEARCH_TOOLS for t in tools):
-            raise _fail(where, f"expect.tool must be null, one of {SEARCH_TOOLS}, or a list of them")
 
-    filters = raw.get("filters")
-    if filters is not None:
-        if not isinstance(filters, dict) or not filters:
-            raise _fail(where, "expect.filters must be a non-empty object")
-        bad = set(filters) - set(FILTER_KEYS)
-        if bad:
-            raise _fail(where, f"unknown filter keys {sorted(bad)}")
-        for key in ("price_min", "price_max"):
-            if key in filters:
-                _check_price_spec(filters[key], f"{where}: expect.filters.{key}")
-        if not tool_scored or not tools:
-            raise _fail(where, "expect.filters needs expect.tool (the tool the filters go to)")
+def _parse_tools(value: Any, where: str) -> tuple[str, ...]:
+    """expect.tool (when present): the acceptable search tools; empty for null (no search tool at all)."""
+    if value is None:
+        return ()
+    tools = tuple(value) if isinstance(value, list) else (value,)
+    if not tools or any(t not in SEARCH_TOOLS for t in tools):
+        raise _fail(where, f"expect.tool must be null, one of {SEARCH_TOOLS}, or a list of them")
+    return tools
 
-    constraints = raw.get("constraints") or {}
+
+def _parse_filters(filters: Any, tools: tuple[str, ...], where: str) -> dict[str, Any] | None:
+    """expect.filters: the filters some search call must send; they need expect.tool to name the search tools."""
+    if filters is None:
+        return None
+    if not isinstance(filters, dict) or not filters:
+        raise _fail(where, "expect.filters must be a non-empty object")
+    bad = set(filters) - set(FILTER_KEYS)
+    if bad:
+        raise _fail(where, f"unknown filter keys {sorted(bad)}")
+    for key in ("price_min", "price_max"):
+        if key in filters:
+            _check_price_spec(filters[key], f"{where}: expect.filters.{key}")
+    if not tools:
+        raise _fail(where, "expect.filters needs expect.tool (the tool the filters go to)")
+    return filters
+
+
+def _one_of(allowed: tuple[str, ...]) -> Callable[[Any], bool]:
+    """A value check: one of `allowed`, or a non-empty list of them."""
+
+    def ok(value: Any) -> bool:
+        values = value if isinstance(value, list) else [value]
+        return bool(values) and all(v in allowed for v in values)
+
+    return ok
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_stem_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(s, str) and s for s in value)
+
+
+def _is_flag(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+# The constraint values that are checked, in the order they are checked: (check, what the value must be).
+_CONSTRAINT_VALUES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "wine_type": (_one_of(WINE_TYPES), f"must be one of {WINE_TYPES} or a list of them"),
+    "sweetness": (_one_of(SWEETNESS), f"must be one of {SWEETNESS} or a list of them"),
+    "price_min": (_is_number, "must be a number"),
+    "price_max": (_is_number, "must be a number"),
+    "food": (_is_stem_list, "must be a non-empty list of stems"),
+    "not_previous": (_is_flag, "must be true or false"),
+    "cheaper_than_previous": (_is_flag, "must be true or false"),
+    "pricier_than_previous": (_is_flag, "must be true or false"),
+}
+
+
+def _parse_constraints(constraints: Any, where: str) -> dict[str, Any]:
+    """expect.constraints: the hard constraints every recommended wine must meet."""
     if not isinstance(constraints, dict):
         raise _fail(where, "expect.constraints must be an object")
     bad = set(constraints) - set(CONSTRAINT_KEYS)
     if bad:
         raise _fail(where, f"unknown constraint keys {sorted(bad)}")
-    for key, allowed in (("wine_type", WINE_TYPES), ("sweetness", SWEETNESS)):
-        if key in constraints:
-            values = constraints[key] if isinstance(constraints[key], list) else [constraints[key]]
-            if not values or any(v not in allowed for v in values):
-                raise _fail(where, f"constraints.{key} must be one of {allowed} or a list of them")
-    for key in ("price_min", "price_max"):
-        if key in constraints and (
-            isinstance(constraints[key], bool) or not isinstance(constraints[key], (int, float))
-        ):
-            raise _fail(where, f"constraints.{key} must be a number")
-    if "food" in constraints:
-        food = constraints["food"]
-        if not isinstance(food, list) or not food or not all(isinstance(s, str) and s for s in food):
-            raise _fail(where, "constraints.food must be a non-empty list of stems")
-    for key in ("not_previous", "cheaper_than_previous", "pricier_than_previous"):
-        if key in constraints and not isinstance(constraints[key], bool):
-            raise _fail(where, f"constraints.{key} must be true or false")
+    for key, (ok, requirement) in _CONSTRAINT_VALUES.items():
+        if key in constraints and not ok(constraints[key]):
+            raise _fail(where, f"constraints.{key} {requirement}")
+    return constraints
 
-    relevant_raw = raw.get("relevant") or []
+
+def _parse_relevant(relevant_raw: Any, where: str) -> list[tuple[str, str]]:
+    """expect.relevant: the (name, producer) labels of a mood case, at most MAX_RELEVANT, none twice."""
     if not isinstance(relevant_raw, list) or len(relevant_raw) > MAX_RELEVANT:
         raise _fail(where, f"expect.relevant must be a list of at most {MAX_RELEVANT} wines")
     relevant: list[tuple[str, str]] = []
@@ -253,16 +308,7 @@ def _parse_expect(raw: Any, where: str) -> Expectation:
         relevant.append((item["name"], item["producer"]))
     if len(set(relevant)) != len(relevant):
         raise _fail(where, "a relevant wine is listed twice")
-
-    return Expectation(
-        response_types=tuple(response_types),
-        guard_type=guard_type,
-        tool_scored=tool_scored,
-        tools=tools,
-        filters=dict(filters) if filters else None,
-        constraints=dict(constraints),
-        relevant=tuple(relevant),
-    )
+    return relevant
 
 
 def _check_price_spec(value: Any, where: str) -> None:

@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sommelier.agent.llm.client import ChatLLM
+from sommelier.agent.llm.port import ChatLLM
 from sommelier.agent.loop import SommelierAgent, TurnRequest
+from sommelier.app import build_agent
 from sommelier.domain.errors import PortError
 from sommelier.embeddings import EmbeddingProvider
 from sommelier.store.adapters import Repositories
@@ -101,7 +102,7 @@ class EvalHarness:
         recording_llm = None
         if llm is not None:
             recording_llm = llm if isinstance(llm, RecordingLLM) else RecordingLLM(llm)
-        agent = SommelierAgent(repositories=recorded, embedder=embedder, llm=recording_llm, **agent_options)
+        agent = build_agent(recorded, embedder, recording_llm, **agent_options)
         return cls(agent, recording_tools, recording_llm, run_seed=run_seed)
 
     @property
@@ -181,7 +182,7 @@ def _drop_buffered_metrics() -> None:
     if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
         return
     try:
-        from sommelier.observability.metrics import metrics
+        from sommelier.observability.telemetry import metrics
 
         metrics.clear_metrics()
     except Exception:  # observability must never break the evaluation

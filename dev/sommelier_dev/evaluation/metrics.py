@@ -27,6 +27,7 @@ Definitions (also in eval/README.md):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -36,9 +37,9 @@ from sommelier.domain.errors import PortError
 from sommelier.language import normalize, stem, words
 from sommelier.store.ports import CatalogRepository
 
-from sommelier_dev.evaluation.golden import SEARCH_TOOLS, GoldenCase
+from sommelier_dev.evaluation.golden import SEARCH_TOOLS, Expectation, GoldenCase
 from sommelier_dev.evaluation.harness import CaseRun, TurnRecord
-from sommelier_dev.evaluation.recording import CANDIDATE_TOOLS
+from sommelier_dev.evaluation.recording import CANDIDATE_TOOLS, ToolCallRecord
 
 RECALL_K = 5
 
@@ -63,7 +64,7 @@ class Catalog:
             wines = catalog.export_wines(include_unavailable=False)
         except PortError as exc:
             raise RuntimeError(f"could not read the catalogue: {exc}") from exc
-        return cls({str(wine["id"]): wine for wine in wines})
+        return cls({wine.id: wine.as_file_row() for wine in wines})
 
     def get(self, wine_id: str | None) -> dict[str, Any] | None:
         return self.rows.get(str(wine_id)) if wine_id else None
@@ -199,6 +200,99 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
+def _row_price(row: dict[str, Any]) -> float:
+    return float(row.get("price_rub") or 0)
+
+
+def _listed(field_name: str) -> Callable[[dict[str, Any], Any], str | None]:
+    """A check that the row's `field_name` is the wanted value or one of the wanted list."""
+
+    def check(row: dict[str, Any], wanted: Any) -> str | None:
+        if row.get(field_name) in _as_list(wanted):
+            return None
+        return f"{field_name}={row.get(field_name)}"
+
+    return check
+
+
+def _price_at_least(row: dict[str, Any], wanted: Any) -> str | None:
+    """price_min: the row costs no less than the bound."""
+    price = _row_price(row)
+    return f"price {price:g} < {wanted}" if price < float(wanted) else None
+
+
+def _price_at_most(row: dict[str, Any], wanted: Any) -> str | None:
+    """price_max: the row costs no more than the bound."""
+    price = _row_price(row)
+    return f"price {price:g} > {wanted}" if price > float(wanted) else None
+
+
+def _country_is(row: dict[str, Any], wanted: Any) -> str | None:
+    """country: the row's country is one of the wanted ones (normalised)."""
+    allowed = {normalize(c) for c in _as_list(wanted)}
+    if normalize(str(row.get("country") or "")) in allowed:
+        return None
+    return f"country={row.get('country')}"
+
+
+def _region_is(row: dict[str, Any], wanted: Any) -> str | None:
+    """region: a wanted region appears in the row's region or appellation."""
+    haystack = normalize(f"{row.get('region') or ''} {row.get('appellation') or ''}")
+    if any(normalize(r) in haystack for r in _as_list(wanted)):
+        return None
+    return f"region={row.get('region')}"
+
+
+def _grape_is(row: dict[str, Any], wanted: Any) -> str | None:
+    """grape: one of the row's grapes is a wanted grape (or a wanted grape followed by a qualifier)."""
+    grapes = [normalize(g) for g in row.get("grape_varieties") or []]
+    names = [normalize(g) for g in _as_list(wanted)]
+    if any(g == w or g.startswith(w + " ") for g in grapes for w in names):
+        return None
+    return f"grapes={', '.join(row.get('grape_varieties') or [])}"
+
+
+def _food_is(row: dict[str, Any], wanted: Any) -> str | None:
+    """food: one of the row's pairings contains one of the wanted stems."""
+    pairings = [normalize(p) for p in row.get("food_pairings") or []]
+    if any(normalize(s) in p for p in pairings for s in wanted):
+        return None
+    return f"food={'; '.join(row.get('food_pairings') or [])}"
+
+
+# The constraints on the catalogue row itself, in the order their violations are listed.
+_ROW_CHECKS: dict[str, Callable[[dict[str, Any], Any], str | None]] = {
+    "wine_type": _listed("wine_type"),
+    "sweetness": _listed("sweetness"),
+    "price_min": _price_at_least,
+    "price_max": _price_at_most,
+    "country": _country_is,
+    "region": _region_is,
+    "grape": _grape_is,
+    "food": _food_is,
+}
+
+
+def _history_violations(
+    price: float,
+    constraints: dict[str, Any],
+    *,
+    previous_ids: set[str],
+    previous_prices: list[float],
+    wine_id: str,
+) -> list[str]:
+    """The constraints relative to earlier turns: not recommended before, cheaper or pricier than the last picks
+    (the price direction is not checked when the previous turn recommended nothing)."""
+    broken: list[str] = []
+    if constraints.get("not_previous") and wine_id in previous_ids:
+        broken.append("already recommended in an earlier turn")
+    if constraints.get("cheaper_than_previous") and previous_prices and price >= min(previous_prices):
+        broken.append(f"price {price:g} not below the previous picks (min {min(previous_prices):g})")
+    if constraints.get("pricier_than_previous") and previous_prices and price <= max(previous_prices):
+        broken.append(f"price {price:g} not above the previous picks (max {max(previous_prices):g})")
+    return broken
+
+
 def constraint_violations(
     row: dict[str, Any],
     constraints: dict[str, Any],
@@ -208,39 +302,16 @@ def constraint_violations(
     wine_id: str,
 ) -> list[str]:
     """Which hard constraints a catalogue row breaks (empty list: it meets them all)."""
+    price = _row_price(row)
     broken: list[str] = []
-    price = float(row.get("price_rub") or 0)
-    if "wine_type" in constraints and row.get("wine_type") not in _as_list(constraints["wine_type"]):
-        broken.append(f"wine_type={row.get('wine_type')}")
-    if "sweetness" in constraints and row.get("sweetness") not in _as_list(constraints["sweetness"]):
-        broken.append(f"sweetness={row.get('sweetness')}")
-    if "price_min" in constraints and price < float(constraints["price_min"]):
-        broken.append(f"price {price:g} < {constraints['price_min']}")
-    if "price_max" in constraints and price > float(constraints["price_max"]):
-        broken.append(f"price {price:g} > {constraints['price_max']}")
-    if "country" in constraints:
-        allowed = {normalize(c) for c in _as_list(constraints["country"])}
-        if normalize(str(row.get("country") or "")) not in allowed:
-            broken.append(f"country={row.get('country')}")
-    if "region" in constraints:
-        haystack = normalize(f"{row.get('region') or ''} {row.get('appellation') or ''}")
-        if not any(normalize(r) in haystack for r in _as_list(constraints["region"])):
-            broken.append(f"region={row.get('region')}")
-    if "grape" in constraints:
-        grapes = [normalize(g) for g in row.get("grape_varieties") or []]
-        wanted = [normalize(g) for g in _as_list(constraints["grape"])]
-        if not any(g == w or g.startswith(w + " ") for g in grapes for w in wanted):
-            broken.append(f"grapes={', '.join(row.get('grape_varieties') or [])}")
-    if "food" in constraints:
-        pairings = [normalize(p) for p in row.get("food_pairings") or []]
-        if not any(normalize(s) in p for p in pairings for s in constraints["food"]):
-            broken.append(f"food={'; '.join(row.get('food_pairings') or [])}")
-    if constraints.get("not_previous") and wine_id in previous_ids:
-        broken.append("already recommended in an earlier turn")
-    if constraints.get("cheaper_than_previous") and previous_prices and price >= min(previous_prices):
-        broken.append(f"price {price:g} not below the previous picks (min {min(previous_prices):g})")
-    if constraints.get("pricier_than_previous") and previous_prices and price <= max(previous_prices):
-        broken.append(f"price {price:g} not above the previous picks (max {max(previous_prices):g})")
+    for key, check in _ROW_CHECKS.items():
+        if key in constraints:
+            problem = check(row, constraints[key])
+            if problem is not None:
+                broken.append(problem)
+    broken += _history_violations(
+        price, constraints, previous_ids=previous_ids, previous_prices=previous_prices, wine_id=wine_id
+    )
     return broken
 
 
@@ -387,44 +458,38 @@ def _model_answer(turn: TurnRecord) -> dict[str, Any] | None:
     return None
 
 
-def score_case(run: CaseRun, catalog: Catalog) -> CaseScore:
-    case: GoldenCase = run.case
-    expect = case.expect
-    turn = run.turn
-    assert turn is not None, "the case has not been run"  # nosec B101 - a programming guard in the offline evaluation, not input validation
-    response = turn.response or {}
-    metadata = turn.metadata or {}
-    errors = [f"agent error: {turn.error}"] if turn.error else []
-    warnings: list[str] = []
-    response_type = response.get("response_type")
-    guard_type = response.get("guard_type")
+def _guard_ok(expect: Expectation, response_type: str | None, guard_type: str | None) -> bool | None:
+    """Guard accuracy: on a case that expects a guard, an off_topic answer with that guard_type."""
+    if expect.guard_type is None:
+        return None
+    return response_type == "off_topic" and guard_type == expect.guard_type
 
-    # response type and guards
-    response_type_ok = response_type in expect.response_types
-    guard_expected = expect.guard_type is not None
-    guard_ok = (response_type == "off_topic" and guard_type == expect.guard_type) if guard_expected else None
-    guard_false_positive = (not guard_expected) and guard_type is not None
 
-    # tool choice and filters
-    search_calls = [c for c in turn.tool_calls if c.name in SEARCH_TOOLS]
-    tools_called = list(dict.fromkeys(c.name for c in search_calls))
-    tool_ok: bool | None = None
-    if expect.tool_scored:
-        tool_ok = (not tools_called) if not expect.tools else bool(set(tools_called) & set(expect.tools))
-    filters_ok: bool | None = None
-    filters_missing: list[str] | None = None
-    if expect.filters:
-        best: list[str] | None = None
-        for call in search_calls:
-            missing = missing_filters(expect.filters, call.arguments)
-            if best is None or len(missing) < len(best):
-                best = missing
-        filters_missing = best if best is not None else sorted(expect.filters)
-        filters_ok = not filters_missing
+def _tool_ok(expect: Expectation, tools_called: list[str]) -> bool | None:
+    """Tool choice: an expected search tool was called (none at all for `"tool": null`); None when not scored."""
+    if not expect.tool_scored:
+        return None
+    if not expect.tools:
+        return not tools_called
+    return bool(set(tools_called) & set(expect.tools))
 
-    # the recommended wines: groundedness and constraints
-    ranked, candidates = _candidates(turn)
-    candidate_names = {wine_key(w.get("name") or ""): i for i, w in candidates.items()}
+
+def _missing_filters(expected: dict[str, Any] | None, search_calls: list[ToolCallRecord]) -> list[str] | None:
+    """Filter accuracy: the expected filters that the best-matching search call did not send (all of them when
+    no search call was made); None when the case expects no filters."""
+    if not expected:
+        return None
+    best: list[str] | None = None
+    for call in search_calls:
+        missing = missing_filters(expected, call.arguments)
+        if best is None or len(missing) < len(best):
+            best = missing
+    return best if best is not None else sorted(expected)
+
+
+def _previous_picks(run: CaseRun, catalog: Catalog) -> tuple[set[str], list[float]]:
+    """The ids every earlier turn of the case recommended, and the catalogue prices of the last turn's picks
+    (what the price-direction constraints compare against)."""
     previous_ids: set[str] = set()
     for earlier in run.history:
         previous_ids.update(str(w.get("wine_id")) for w in earlier.recommended if w.get("wine_id"))
@@ -434,76 +499,156 @@ def score_case(run: CaseRun, catalog: Catalog) -> CaseScore:
             row = catalog.get(rec.get("wine_id"))
             if row is not None:
                 previous_prices.append(float(row["price_rub"]))
+    return previous_ids, previous_prices
+
+
+def _price_direction_warnings(expect: Expectation, turn: TurnRecord, previous_prices: list[float]) -> list[str]:
+    """A warning when a price-direction constraint could not be checked: the previous turn recommended nothing."""
     needs_previous = any(expect.constraints.get(k) for k in ("cheaper_than_previous", "pricier_than_previous"))
     if needs_previous and not previous_prices and turn.recommended:
-        warnings.append("the previous turn recommended nothing: the price-direction constraint was not checked")
+        return ["the previous turn recommended nothing: the price-direction constraint was not checked"]
+    return []
 
+
+def _relevant_ids(expect: Expectation, catalog: Catalog) -> tuple[set[str], list[str]]:
+    """The catalogue ids of the case's relevance labels, and a warning for each label the catalogue lacks."""
     relevant_ids: set[str] = set()
+    warnings: list[str] = []
     for name, producer in expect.relevant:
         ids = catalog.ids_for_label(name, producer)
         if not ids:
             warnings.append(f"relevance label not in the catalogue: {name} / {producer}")
         relevant_ids.update(ids)
+    return relevant_ids, warnings
 
-    checks: list[WineCheck] = []
-    for rec in turn.recommended:
-        wine_id = rec.get("wine_id") or catalog.find_by_name(rec.get("wine_name") or "")
-        row = catalog.get(wine_id)
-        returned = bool(wine_id and wine_id in candidates) or (
-            not rec.get("wine_id") and wine_key(rec.get("wine_name") or "") in candidate_names
+
+def _check_wine(
+    rec: dict[str, Any],
+    catalog: Catalog,
+    constraints: dict[str, Any],
+    *,
+    candidates: dict[str, dict[str, Any]],
+    candidate_names: dict[str, str],
+    previous_ids: set[str],
+    previous_prices: list[float],
+    relevant_ids: set[str],
+) -> WineCheck:
+    """One recommended wine: in the catalogue, returned by a candidate tool this turn (by id, or by name when
+    the answer gave no id), the constraints it breaks, and whether it is relevant (labelled cases)."""
+    wine_id = rec.get("wine_id") or catalog.find_by_name(rec.get("wine_name") or "")
+    row = catalog.get(wine_id)
+    returned = bool(wine_id and wine_id in candidates) or (
+        not rec.get("wine_id") and wine_key(rec.get("wine_name") or "") in candidate_names
+    )
+    check = WineCheck(
+        wine_id=wine_id, wine_name=rec.get("wine_name") or "", in_catalog=row is not None, returned_by_tool=returned
+    )
+    if row is None:
+        check.violations = ["not in the catalogue"]
+    else:
+        check.violations = constraint_violations(
+            row, constraints, previous_ids=previous_ids, previous_prices=previous_prices, wine_id=str(wine_id)
         )
-        check = WineCheck(
-            wine_id=wine_id, wine_name=rec.get("wine_name") or "", in_catalog=row is not None, returned_by_tool=returned
-        )
-        if row is None:
-            check.violations = ["not in the catalogue"]
-        else:
-            check.violations = constraint_violations(
-                row,
-                expect.constraints,
-                previous_ids=previous_ids,
-                previous_prices=previous_prices,
-                wine_id=str(wine_id),
-            )
-        if relevant_ids:
-            check.relevant = bool(wine_id and wine_id in relevant_ids)
-        checks.append(check)
+    if relevant_ids:
+        check.relevant = bool(wine_id and wine_id in relevant_ids)
+    return check
 
-    # recall@5 for labelled (mood) cases
-    recall = recall_uncapped = precision = None
-    top5: list[str] = []
-    found_labels: list[str] = []
-    missed_labels: list[str] = []
-    if expect.relevant:
-        top_ids = [str(w["id"]) for w in ranked[:RECALL_K]]
-        top5 = [f"{candidates[i]['name']} / {candidates[i].get('producer', '')}" for i in top_ids]
-        for name, producer in expect.relevant:
-            ids = set(catalog.ids_for_label(name, producer))
-            (found_labels if ids & set(top_ids) else missed_labels).append(f"{name} / {producer}")
-        hits = len(found_labels)
-        recall = hits / min(len(expect.relevant), RECALL_K)
-        recall = min(recall, 1.0)
-        recall_uncapped = hits / len(expect.relevant)
-        if checks:
-            precision = sum(1 for c in checks if c.relevant) / len(checks)
 
-    # the model's own first answer (LLM runs)
-    model_recommended = model_grounded = None
-    model_parsed = None
+@dataclass
+class _Recall:
+    """recall@5 of a labelled (mood) case, with what it was computed from; all empty for other cases."""
+
+    at_5: float | None = None
+    uncapped: float | None = None
+    precision: float | None = None
+    top5: list[str] = field(default_factory=list)
+    found: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+
+
+def _recall(
+    expect: Expectation,
+    catalog: Catalog,
+    ranked: list[dict[str, Any]],
+    candidates: dict[str, dict[str, Any]],
+    checks: list[WineCheck],
+) -> _Recall:
+    """recall@5 (capped and uncapped) of the case's relevance labels among the top candidates, and the share of
+    recommended wines that are relevant (mood pick precision)."""
+    if not expect.relevant:
+        return _Recall()
+    result = _Recall()
+    top_ids = [str(w["id"]) for w in ranked[:RECALL_K]]
+    result.top5 = [f"{candidates[i]['name']} / {candidates[i].get('producer', '')}" for i in top_ids]
+    for name, producer in expect.relevant:
+        label_ids = set(catalog.ids_for_label(name, producer))
+        (result.found if label_ids & set(top_ids) else result.missed).append(f"{name} / {producer}")
+    hits = len(result.found)
+    result.at_5 = min(hits / min(len(expect.relevant), RECALL_K), 1.0)
+    result.uncapped = hits / len(expect.relevant)
+    if checks:
+        result.precision = sum(1 for c in checks if c.relevant) / len(checks)
+    return result
+
+
+def _model_groundedness(
+    turn: TurnRecord,
+    catalog: Catalog,
+    candidates: dict[str, dict[str, Any]],
+    candidate_names: dict[str, str],
+) -> tuple[int | None, int | None, bool | None]:
+    """The model's first final answer (LLM runs): (wines it recommended, how many of them are grounded, whether
+    it parsed); all None when the turn has no such answer."""
     answer = _model_answer(turn)
-    if answer is not None:
-        model_parsed = bool(answer)
-        wines = answer.get("wines") if isinstance(answer.get("wines"), list) else []
-        model_recommended = len(wines)
-        model_grounded = 0
-        for wine in wines:
-            if not isinstance(wine, dict):
-                continue
-            wine_id = str(wine.get("wine_id") or "")
-            if wine_id in candidates and catalog.get(wine_id) is not None:
-                model_grounded += 1
-            elif wine_key(str(wine.get("wine_name") or "")) in candidate_names:
-                model_grounded += 1
+    if answer is None:
+        return None, None, None
+    raw_wines = answer.get("wines")
+    wines: list[Any] = raw_wines if isinstance(raw_wines, list) else []
+    grounded = 0
+    for wine in wines:
+        if not isinstance(wine, dict):
+            continue
+        wine_id = str(wine.get("wine_id") or "")
+        if wine_id in candidates and catalog.get(wine_id) is not None:
+            grounded += 1
+        elif wine_key(str(wine.get("wine_name") or "")) in candidate_names:
+            grounded += 1
+    return len(wines), grounded, bool(answer)
+
+
+def score_case(run: CaseRun, catalog: Catalog) -> CaseScore:
+    case: GoldenCase = run.case
+    expect = case.expect
+    turn = run.turn
+    assert turn is not None, "the case has not been run"  # nosec B101 - a programming guard in the offline evaluation, not input validation
+    response = turn.response or {}
+    metadata = turn.metadata or {}
+    response_type = response.get("response_type")
+    guard_type = response.get("guard_type")
+
+    search_calls = [c for c in turn.tool_calls if c.name in SEARCH_TOOLS]
+    tools_called = list(dict.fromkeys(c.name for c in search_calls))
+    filters_missing = _missing_filters(expect.filters, search_calls)
+
+    ranked, candidates = _candidates(turn)
+    candidate_names = {wine_key(w.get("name") or ""): i for i, w in candidates.items()}
+    previous_ids, previous_prices = _previous_picks(run, catalog)
+    relevant_ids, label_warnings = _relevant_ids(expect, catalog)
+    checks = [
+        _check_wine(
+            rec,
+            catalog,
+            expect.constraints,
+            candidates=candidates,
+            candidate_names=candidate_names,
+            previous_ids=previous_ids,
+            previous_prices=previous_prices,
+            relevant_ids=relevant_ids,
+        )
+        for rec in turn.recommended
+    ]
+    recall = _recall(expect, catalog, ranked, candidates, checks)
+    model_recommended, model_grounded, model_parsed = _model_groundedness(turn, catalog, candidates, candidate_names)
 
     tokens = metadata.get("tokens") or {}
     return CaseScore(
@@ -513,22 +658,22 @@ def score_case(run: CaseRun, catalog: Catalog) -> CaseScore:
         history=list(case.history),
         response_type=response_type,
         guard_type=guard_type,
-        response_type_ok=response_type_ok,
-        guard_expected=guard_expected,
-        guard_ok=guard_ok,
-        guard_false_positive=guard_false_positive,
-        tool_ok=tool_ok,
+        response_type_ok=response_type in expect.response_types,
+        guard_expected=expect.guard_type is not None,
+        guard_ok=_guard_ok(expect, response_type, guard_type),
+        guard_false_positive=expect.guard_type is None and guard_type is not None,
+        tool_ok=_tool_ok(expect, tools_called),
         tools_called=tools_called,
-        filters_ok=filters_ok,
+        filters_ok=None if filters_missing is None else not filters_missing,
         filters_missing=filters_missing,
         wines=checks,
         constraints_checked=bool(expect.constraints),
-        recall_at_5=recall,
-        recall_at_5_uncapped=recall_uncapped,
-        top5=top5,
-        relevant_found=found_labels,
-        relevant_missed=missed_labels,
-        mood_precision=precision,
+        recall_at_5=recall.at_5,
+        recall_at_5_uncapped=recall.uncapped,
+        top5=recall.top5,
+        relevant_found=recall.found,
+        relevant_missed=recall.missed,
+        mood_precision=recall.precision,
         model_recommended=model_recommended,
         model_grounded=model_grounded,
         model_answer_parsed=model_parsed,
@@ -537,8 +682,8 @@ def score_case(run: CaseRun, catalog: Catalog) -> CaseScore:
         completion_tokens=int(tokens.get("completion") or 0),
         latency_ms=float(turn.wall_ms),
         mode=metadata.get("mode"),
-        errors=errors,
-        warnings=warnings,
+        errors=[f"agent error: {turn.error}"] if turn.error else [],
+        warnings=_price_direction_warnings(expect, turn, previous_prices) + label_warnings,
     )
 
 
@@ -584,48 +729,63 @@ def percentile(values: list[float], q: float) -> float | None:
 
 def summarize(scores: list[CaseScore]) -> dict[str, Any]:
     """Overall and per-category metrics: each `{"value": float | None, "n": count}`."""
-
-    def block(group: list[CaseScore]) -> dict[str, Any]:
-        tool = [s.tool_ok for s in group if s.tool_ok is not None]
-        filters = [s.filters_ok for s in group if s.filters_ok is not None]
-        constraint = [s.constraint_pairs for s in group]
-        grounded = [s.grounded_pairs for s in group]
-        model = [(s.model_grounded, s.model_recommended) for s in group if s.model_recommended is not None]
-        recall = [s.recall_at_5 for s in group if s.recall_at_5 is not None]
-        recall_uncapped = [s.recall_at_5_uncapped for s in group if s.recall_at_5_uncapped is not None]
-        precision = [s.mood_precision for s in group if s.mood_precision is not None]
-        guard = [s.guard_ok for s in group if s.guard_ok is not None]
-        normal = [s for s in group if not s.guard_expected]
-        latencies = [s.latency_ms for s in group]
-        tokens = [s.prompt_tokens + s.completion_tokens for s in group]
-        return {
-            "cases": len(group),
-            "response_type_accuracy": _ratio(sum(s.response_type_ok for s in group), len(group)),
-            "tool_choice_accuracy": _ratio(sum(tool), len(tool)),
-            "filter_accuracy": _ratio(sum(filters), len(filters)),
-            "constraint_satisfaction": _ratio(sum(ok for ok, _ in constraint), sum(n for _, n in constraint)),
-            "groundedness": _ratio(sum(ok for ok, _ in grounded), sum(n for _, n in grounded)),
-            "model_groundedness": _ratio(sum(ok for ok, _ in model), sum(n for _, n in model)),
-            "recall_at_5_mood": _mean(recall),
-            "recall_at_5_mood_uncapped": _mean(recall_uncapped),
-            "mood_pick_precision": _mean(precision),
-            "guard_accuracy": _ratio(sum(guard), len(guard)),
-            "guard_false_positive_rate": _ratio(sum(s.guard_false_positive for s in normal), len(normal)),
-            "case_pass_rate": _ratio(sum(s.passed for s in group), len(group)),
-            "llm_calls_per_turn": _mean([float(s.llm_calls) for s in group]),
-            "tokens_per_turn": _mean([float(t) for t in tokens]),
-            "prompt_tokens_per_turn": _mean([float(s.prompt_tokens) for s in group]),
-            "completion_tokens_per_turn": _mean([float(s.completion_tokens) for s in group]),
-            "latency_ms_p50": {"value": percentile(latencies, 50), "n": len(latencies)},
-            "latency_ms_p95": {"value": percentile(latencies, 95), "n": len(latencies)},
-        }
-
     categories: dict[str, list[CaseScore]] = {}
     for score in scores:
         categories.setdefault(score.category, []).append(score)
     return {
-        "overall": block(scores),
-        "categories": {name: block(group) for name, group in categories.items()},
+        "overall": _summary_block(scores),
+        "categories": {name: _summary_block(group) for name, group in categories.items()},
+    }
+
+
+def _summary_block(group: list[CaseScore]) -> dict[str, Any]:
+    return {"cases": len(group), **_answer_quality(group), **_guard_quality(group), **_turn_cost(group)}
+
+
+def _answer_quality(group: list[CaseScore]) -> dict[str, Any]:
+    """What the answers got right: the type, the tools and filters, the constraints, grounding, recall."""
+    tool = [s.tool_ok for s in group if s.tool_ok is not None]
+    filters = [s.filters_ok for s in group if s.filters_ok is not None]
+    constraint = [s.constraint_pairs for s in group]
+    grounded = [s.grounded_pairs for s in group]
+    model = [(s.model_grounded or 0, s.model_recommended) for s in group if s.model_recommended is not None]
+    recall = [s.recall_at_5 for s in group if s.recall_at_5 is not None]
+    recall_uncapped = [s.recall_at_5_uncapped for s in group if s.recall_at_5_uncapped is not None]
+    precision = [s.mood_precision for s in group if s.mood_precision is not None]
+    return {
+        "response_type_accuracy": _ratio(sum(s.response_type_ok for s in group), len(group)),
+        "tool_choice_accuracy": _ratio(sum(tool), len(tool)),
+        "filter_accuracy": _ratio(sum(filters), len(filters)),
+        "constraint_satisfaction": _ratio(sum(ok for ok, _ in constraint), sum(n for _, n in constraint)),
+        "groundedness": _ratio(sum(ok for ok, _ in grounded), sum(n for _, n in grounded)),
+        "model_groundedness": _ratio(sum(ok for ok, _ in model), sum(n for _, n in model)),
+        "recall_at_5_mood": _mean(recall),
+        "recall_at_5_mood_uncapped": _mean(recall_uncapped),
+        "mood_pick_precision": _mean(precision),
+    }
+
+
+def _guard_quality(group: list[CaseScore]) -> dict[str, Any]:
+    guard = [s.guard_ok for s in group if s.guard_ok is not None]
+    normal = [s for s in group if not s.guard_expected]
+    return {
+        "guard_accuracy": _ratio(sum(guard), len(guard)),
+        "guard_false_positive_rate": _ratio(sum(s.guard_false_positive for s in normal), len(normal)),
+        "case_pass_rate": _ratio(sum(s.passed for s in group), len(group)),
+    }
+
+
+def _turn_cost(group: list[CaseScore]) -> dict[str, Any]:
+    """What a turn costs: LLM calls, tokens and time."""
+    latencies = [s.latency_ms for s in group]
+    tokens = [s.prompt_tokens + s.completion_tokens for s in group]
+    return {
+        "llm_calls_per_turn": _mean([float(s.llm_calls) for s in group]),
+        "tokens_per_turn": _mean([float(t) for t in tokens]),
+        "prompt_tokens_per_turn": _mean([float(s.prompt_tokens) for s in group]),
+        "completion_tokens_per_turn": _mean([float(s.completion_tokens) for s in group]),
+        "latency_ms_p50": {"value": percentile(latencies, 50), "n": len(latencies)},
+        "latency_ms_p95": {"value": percentile(latencies, 95), "n": len(latencies)},
     }
 
 

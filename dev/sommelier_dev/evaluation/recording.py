@@ -11,13 +11,23 @@ Both record into the current *turn*; the harness calls `start_turn()` before eac
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sommelier.agent.llm.client import ChatLLM, LLMReply
+from sommelier.agent.llm.port import ChatLLM, LLMLedger, LLMReply
+from sommelier.domain.conversation import Deadline
 from sommelier.domain.errors import PortError
-from sommelier.store.ports import CatalogRepository, ToolRequest
+from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
+from sommelier.domain.shop import CatalogStats, EmbeddingText, ExportedWine, ImportSummary, WineEmbedding
+from sommelier.domain.wine import Wine, WineListing
+from sommelier.domain.wire import to_wire
+from sommelier.store.ports import CatalogRepository
+
+if TYPE_CHECKING:
+    from sommelier.domain.records import ImportRow
+
+T = TypeVar("T")
 
 # Tools whose results are candidate wines (the ones a recommendation may come from).
 CANDIDATE_TOOLS = ("search_wines", "semantic_search", "get_list")
@@ -88,7 +98,7 @@ class RecordingCatalog:
     def start_turn(self) -> None:
         self.calls = []
 
-    def run_llm_tools(self, calls: Sequence[ToolRequest]) -> list[dict[str, Any] | Exception]:
+    def run_llm_tools(self, calls: Sequence[ToolRequest]) -> list[SearchResult | PortError]:
         started = time.perf_counter()
         answers = self.inner.run_llm_tools(calls)
         duration = round((time.perf_counter() - started) * 1000 / max(len(calls), 1), 2)
@@ -96,43 +106,45 @@ class RecordingCatalog:
             self._record(call.tool, call.arguments, answer, duration)
         return answers
 
-    def search_wines(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        return self._recorded("search_wines", arguments, lambda: self.inner.search_wines(arguments))
+    def search_wines(self, filters: SearchFilters) -> SearchResult:
+        return self._recorded("search_wines", to_wire(filters), lambda: self.inner.search_wines(filters))
 
-    def semantic_search(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        return self._recorded("semantic_search", arguments, lambda: self.inner.semantic_search(arguments))
+    def semantic_search(self, request: SemanticRequest) -> SearchResult:
+        return self._recorded("semantic_search", request.as_arguments(), lambda: self.inner.semantic_search(request))
 
-    def get_wines(self, ids: Sequence[str]) -> dict[str, Any]:
+    def get_wines(self, ids: Sequence[str]) -> WineList:
         return self._recorded("get_wines", {"ids": list(ids)}, lambda: self.inner.get_wines(ids))
 
-    def fallback_list(self, *, limit: int, exclude_ids: Sequence[str] = ()) -> list[dict[str, Any]]:
+    def fallback_list(self, *, limit: int, exclude_ids: Sequence[str] = ()) -> list[Wine]:
         arguments = {"limit": limit, "exclude_ids": list(exclude_ids)}
-        result = self._recorded(
-            "get_list", arguments, lambda: {"wines": self.inner.fallback_list(limit=limit, exclude_ids=exclude_ids)}
-        )
-        return result["wines"]
 
-    def stats(self) -> dict[str, Any]:
+        def run() -> SearchResult:
+            wines = self.inner.fallback_list(limit=limit, exclude_ids=exclude_ids)
+            return SearchResult(found=len(wines), matched=len(wines), wines=wines)
+
+        return self._recorded("get_list", arguments, run).wines
+
+    def stats(self) -> CatalogStats:
         return self.inner.stats()
 
-    def export_wines(self, *, include_unavailable: bool = False) -> list[dict[str, Any]]:
+    def export_wines(self, *, include_unavailable: bool = False) -> list[ExportedWine]:
         return self.inner.export_wines(include_unavailable=include_unavailable)
 
-    def list_wines(self, *, include_unavailable: bool = False, limit: int = 1000) -> list[dict[str, Any]]:
+    def list_wines(self, *, include_unavailable: bool = False, limit: int = 1000) -> list[WineListing]:
         return self.inner.list_wines(include_unavailable=include_unavailable, limit=limit)
 
     def import_wines(
-        self, rows: list[dict[str, Any]], *, replace: bool = False, replace_since: str | None = None
-    ) -> dict[str, Any]:
+        self, rows: Sequence[ImportRow], *, replace: bool = False, replace_since: str | None = None
+    ) -> ImportSummary:
         return self.inner.import_wines(rows, replace=replace, replace_since=replace_since)
 
-    def embedding_texts(self) -> list[dict[str, Any]]:
+    def embedding_texts(self) -> list[EmbeddingText]:
         return self.inner.embedding_texts()
 
-    def update_embeddings(self, model: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+    def update_embeddings(self, model: str, items: Sequence[WineEmbedding]) -> int:
         return self.inner.update_embeddings(model, items)
 
-    def _recorded(self, name: str, arguments: dict[str, Any], run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    def _recorded(self, name: str, arguments: dict[str, Any], run: Callable[[], T]) -> T:
         started = time.perf_counter()
         try:
             result = run()
@@ -142,22 +154,14 @@ class RecordingCatalog:
         self._record(name, arguments, result, round((time.perf_counter() - started) * 1000, 2))
         return result
 
-    def _record(self, name: str, arguments: dict[str, Any], result: Any, duration_ms: float) -> None:
+    def _record(self, name: str, arguments: Any, result: object, duration_ms: float) -> None:
         record = ToolCallRecord(name=name, arguments=_visible_arguments(arguments), duration_ms=duration_ms)
         if isinstance(result, Exception):
             record.error = str(result)[:300]
-        elif isinstance(result, dict):
-            if name in CANDIDATE_TOOLS:
-                record.wines = [
-                    {k: w.get(k) for k in _WINE_FIELDS if k in w}
-                    for w in result.get("wines") or []
-                    if isinstance(w, dict) and w.get("id")
-                ]
-                record.found = result.get("found", len(record.wines))
-                applied = result.get("filters_applied")
-                record.filters_applied = dict(applied) if isinstance(applied, dict) else None
-        else:
-            record.error = "the tool answered something that is not an object"
+        elif isinstance(result, SearchResult) and name in CANDIDATE_TOOLS:
+            record.wines = [{k: v for k, v in to_wire(w).items() if k in _WINE_FIELDS} for w in result.wines if w.id]
+            record.found = result.found
+            record.filters_applied = dict(result.filters_applied)
         self.calls.append(record)
 
 
@@ -197,10 +201,42 @@ class RecordingLLM:
     def start_turn(self) -> None:
         self.calls = []
 
-    def complete(self, messages, *, tools=None, **options) -> LLMReply:
+    @property
+    def streams(self) -> bool:
+        return False  # the evaluation reads whole answers
+
+    def stream(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        final: bool = False,
+        response_format: dict[str, Any] | None = None,
+        deadline: Deadline | float | None = None,
+        ledger: LLMLedger | None = None,
+    ) -> Generator[str, None, LLMReply]:
+        reply = self.complete(
+            messages, tools=tools, final=final, response_format=response_format, deadline=deadline, ledger=ledger
+        )
+        if reply.content:
+            yield reply.content
+        return reply
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        final: bool = False,
+        response_format: dict[str, Any] | None = None,
+        deadline: Deadline | float | None = None,
+        ledger: LLMLedger | None = None,
+    ) -> LLMReply:
         started = time.perf_counter()
         try:
-            reply = self.inner.complete(messages, tools=tools, **options)
+            reply = self.inner.complete(
+                messages, tools=tools, final=final, response_format=response_format, deadline=deadline, ledger=ledger
+            )
         except Exception as exc:
             self.calls.append(
                 LLMCallRecord(

@@ -53,6 +53,16 @@ CHART_METRICS = (
     "guard_accuracy",
     "recall_at_5_mood",
 )
+# The per-category table's columns, where the run measured them.
+CATEGORY_METRICS = (
+    *CHART_METRICS,
+    "mood_pick_precision",
+    "guard_false_positive_rate",
+    "llm_calls_per_turn",
+    "tokens_per_turn",
+    "latency_ms_p50",
+    "latency_ms_p95",
+)
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -264,11 +274,20 @@ def format_bound(bound: dict[str, Any] | None, metric: str) -> str:
 
 
 def render_markdown(report: dict[str, Any], thresholds: dict[str, dict[str, Any]]) -> str:
+    lines = _run_lines(report)
+    lines += _overall_lines(report, thresholds)
+    lines += _category_lines(report["summary"])
+    lines += _own_bound_lines(thresholds)
+    lines += _failing_case_lines(report["cases"])
+    lines += _warning_lines(report["cases"])
+    lines += ["", "Metric definitions: `eval/README.md`.", ""]
+    return "\n".join(lines)
+
+
+def _run_lines(report: dict[str, Any]) -> list[str]:
+    """The title and what was run: when, how, on which golden set, database and machine, and the verdict."""
     meta = report["meta"]
-    summary = report["summary"]
-    overall = summary["overall"]
-    status = {r["metric"]: r for r in report["thresholds"]["rows"]}
-    lines = [
+    return [
         f"# Sommelier evaluation — {meta['mode']} ({meta['model']})",
         "",
         f"- date: {meta['finished_at']}",
@@ -279,46 +298,60 @@ def render_markdown(report: dict[str, Any], thresholds: dict[str, dict[str, Any]
         f"{meta['machine']['platform']}",
         f"- wall time: {meta['duration_s']:.1f} s",
         f"- thresholds: **{'passed' if report['thresholds']['passed'] else 'MISSED'}**",
-        "",
-        "## Overall",
-        "",
-        "| metric | value | target | status |",
-        "|---|---|---|---|",
     ]
+
+
+def _overall_lines(report: dict[str, Any], thresholds: dict[str, dict[str, Any]]) -> list[str]:
+    """The overall table: every measured or bounded metric with its value, target and threshold status."""
+    overall = report["summary"]["overall"]
+    status = {r["metric"]: r for r in report["thresholds"]["rows"]}
+    lines = ["", "## Overall", "", "| metric | value | target | status |", "|---|---|---|---|"]
     for metric in (*RATIO_METRICS, *COST_METRICS):
         entry = overall.get(metric)
         if (not entry or entry.get("value") is None) and metric not in thresholds:
             continue
-        row = status.get(metric)
         lines.append(
             f"| {LABELS[metric]} | {format_value(metric, entry)} | {format_bound(thresholds.get(metric), metric)} | "
-            f"{'' if row is None else ('✅' if row['ok'] else '❌')}{'' if row is None or row['status'] in ('ok', 'missed') else ' ' + row['status']} |"
+            f"{_status_cell(status.get(metric))} |"
         )
-    lines += ["", "## Per category", ""]
-    shown = [
-        m
-        for m in (
-            *CHART_METRICS,
-            "mood_pick_precision",
-            "guard_false_positive_rate",
-            "llm_calls_per_turn",
-            "tokens_per_turn",
-            "latency_ms_p50",
-            "latency_ms_p95",
-        )
-        if overall.get(m, {}).get("value") is not None
-    ]
+    return lines
+
+
+def _status_cell(row: dict[str, Any] | None) -> str:
+    """✅ or ❌ for a bounded metric, followed by any status other than ok/missed (e.g. "not measured")."""
+    if row is None:
+        return ""
+    mark = "✅" if row["ok"] else "❌"
+    return mark if row["status"] in ("ok", "missed") else f"{mark} {row['status']}"
+
+
+def _category_lines(summary: dict[str, Any]) -> list[str]:
+    """The per-category table, with the columns the run measured overall."""
+    overall = summary["overall"]
+    shown = [m for m in CATEGORY_METRICS if overall.get(m, {}).get("value") is not None]
+    lines = ["", "## Per category", ""]
     lines.append("| category | cases | " + " | ".join(LABELS[m] for m in shown) + " |")
     lines.append("|---|---|" + "---|" * len(shown))
     for name, block in sorted(summary["categories"].items()):
         cells = [format_value(m, block.get(m)) for m in shown]
         lines.append(f"| {name} | {block['cases']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _own_bound_lines(thresholds: dict[str, dict[str, Any]]) -> list[str]:
+    """The golden set's own bounds, each with why it differs from the general one (nothing when it has none)."""
     own = [(metric, bound) for metric, bound in thresholds.items() if bound.get("why")]
-    if own:
-        lines += ["", "## This golden set's own bounds", ""]
-        lines += [f"- {LABELS[metric]} {format_bound(bound, metric)}: {bound['why']}" for metric, bound in own]
-    failing = [c for c in report["cases"] if not c["score"]["passed"]]
-    lines += ["", f"## Cases with a failed check ({len(failing)})", ""]
+    if not own:
+        return []
+    lines = ["", "## This golden set's own bounds", ""]
+    lines += [f"- {LABELS[metric]} {format_bound(bound, metric)}: {bound['why']}" for metric, bound in own]
+    return lines
+
+
+def _failing_case_lines(cases: list[dict[str, Any]]) -> list[str]:
+    """Every case with a failed check: its history, query and the failures ("None." when all passed)."""
+    failing = [c for c in cases if not c["score"]["passed"]]
+    lines = ["", f"## Cases with a failed check ({len(failing)})", ""]
     if not failing:
         lines.append("None.")
     for case in failing:
@@ -328,12 +361,15 @@ def render_markdown(report: dict[str, Any], thresholds: dict[str, dict[str, Any]
             f"- **{score['id']}** ({score['category']}) {history + ' → ' if history else ''}«{score['query']}»: "
             + "; ".join(score["failures"])
         )
-    warnings = [(c["score"]["id"], w) for c in report["cases"] for w in c["score"]["warnings"]]
-    if warnings:
-        lines += ["", "## Warnings", ""]
-        lines += [f"- {case_id}: {w}" for case_id, w in warnings]
-    lines += ["", "Metric definitions: `eval/README.md`.", ""]
-    return "\n".join(lines)
+    return lines
+
+
+def _warning_lines(cases: list[dict[str, Any]]) -> list[str]:
+    """The scoring warnings, per case (nothing when there are none)."""
+    warnings = [(c["score"]["id"], w) for c in cases for w in c["score"]["warnings"]]
+    if not warnings:
+        return []
+    return ["", "## Warnings", "", *(f"- {case_id}: {w}" for case_id, w in warnings)]
 
 
 # --------------------------------------------------------------------------- chart

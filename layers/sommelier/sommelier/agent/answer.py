@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from sommelier.agent.guards import response_problem, strip_control_characters
-from sommelier.domain.answer import ParsedResponse, ParseResult, SommelierResponse, WineRecommendation
+from sommelier.domain.answer import ParsedResponse, ParseResult, SommelierResponse, WineRecommendation, answer_as_text
+from sommelier.domain.wine import Wine
 from sommelier.language import normalize
 
-MAX_STORED_CHARS = 2000
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _LEGACY_BLOCK = re.compile(r"\[(INTRO|WINE:\d+|CLOSING)\]", re.IGNORECASE)
 
@@ -54,16 +54,16 @@ def wine_key(name: str) -> str:
     return " ".join(key.split())
 
 
-def ground(response: SommelierResponse, found_wines: dict[str, dict[str, Any]]) -> SommelierResponse:
+def ground(response: SommelierResponse, found_wines: Mapping[str, Wine]) -> SommelierResponse:
     """Every recommended wine must be one the tools returned this turn; fill in wine_id. Raises ValueError."""
     by_name: dict[str, list[str]] = {}
-    for wine_id, wine in found_wines.items():
-        by_name.setdefault(wine_key(wine["name"]), []).append(wine_id)
-        by_name.setdefault(wine_key(f"{wine['producer']} {wine['name']}"), []).append(wine_id)
-        by_name.setdefault(wine_key(f"{wine['name']} {wine['producer']}"), []).append(wine_id)
+    for found_id, wine in found_wines.items():
+        by_name.setdefault(wine_key(wine.name), []).append(found_id)
+        by_name.setdefault(wine_key(f"{wine.producer} {wine.name}"), []).append(found_id)
+        by_name.setdefault(wine_key(f"{wine.name} {wine.producer}"), []).append(found_id)
     grounded: list[WineRecommendation] = []
     for rec in response.wines:
-        wine_id = rec.wine_id if rec.wine_id in found_wines else None
+        wine_id: str | None = rec.wine_id if rec.wine_id in found_wines else None
         if wine_id is None:
             matches = by_name.get(wine_key(rec.wine_name), [])
             if len(set(matches)) == 1:
@@ -73,36 +73,14 @@ def ground(response: SommelierResponse, found_wines: dict[str, dict[str, Any]]) 
                 f"вино «{rec.wine_name[:80]}» не найдено в результатах инструментов этого хода; "
                 "рекомендуй только вина из результатов и копируй их wine_id"
             )
-        grounded.append(rec.model_copy(update={"wine_id": wine_id, "wine_name": found_wines[wine_id]["name"]}))
+        grounded.append(rec.model_copy(update={"wine_id": wine_id, "wine_name": found_wines[wine_id].name}))
     ids = [r.wine_id for r in grounded]
     if len(set(ids)) != len(ids):
         raise ValueError("одно и то же вино рекомендовано дважды")
     return response.model_copy(update={"wines": grounded})
 
 
-def answer_as_text(response: SommelierResponse) -> str:
-    """The answer as history text (docs/architecture.md): intro, each wine, closing, separated by blank lines."""
-    blocks = [response.intro]
-    blocks += [f"{w.wine_name}: {w.description}" for w in response.wines]
-    blocks.append(response.closing)
-    return "\n\n".join(b.strip() for b in blocks if b.strip())
-
-
-def truncate_for_storage(text: str, limit: int = MAX_STORED_CHARS) -> str:
-    """Cut at the last blank line within the limit, else the last '. ', else hard."""
-    if len(text) <= limit:
-        return text
-    window = text[:limit]
-    cut = window.rfind("\n\n")
-    if cut > 0:
-        return window[:cut].rstrip()
-    cut = window.rfind(". ")
-    if cut > 0:
-        return window[: cut + 1]
-    return window
-
-
-def parse_final_response(content: str | None, found_wines: dict[str, dict[str, Any]]) -> ParseResult:
+def parse_final_response(content: str | None, found_wines: Mapping[str, Wine]) -> ParseResult:
     """Validate and ground the model's final answer. Errors are Russian sentences fed back to the model."""
     if content is None or not content.strip():
         return ParseResult(error="ответ пустой; нужен JSON-объект")
@@ -259,15 +237,15 @@ def russian_share(texts: Iterable[str], names: Iterable[str] = ()) -> float | No
     return cyrillic / (cyrillic + latin)
 
 
-def language_problem(response: Any, found_wines: dict[str, dict[str, Any]]) -> str | None:
+def language_problem(response: Any, found_wines: Mapping[str, Wine]) -> str | None:
     """LANGUAGE_ERROR when the customer-facing text of a SommelierResponse is not Russian."""
     texts = [response.intro, response.closing] + [w.description for w in response.wines]
     names: list[str] = []
     for rec in response.wines:
         names.append(rec.wine_name)
-        wine = found_wines.get(rec.wine_id or "", {})
-        names += [wine.get("name") or "", wine.get("producer") or "", wine.get("region") or ""]
-        names += [g for g in wine.get("grape_varieties") or [] if isinstance(g, str)]
+        wine = found_wines.get(rec.wine_id or "")
+        if wine is not None:
+            names += [wine.name, wine.producer, wine.region, *wine.grape_varieties]
     share = russian_share(texts, names)
     if share is not None and share < MIN_RUSSIAN_SHARE:
         return LANGUAGE_ERROR

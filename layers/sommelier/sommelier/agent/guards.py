@@ -361,50 +361,83 @@ _PRIVILEGED_ACTION = re.compile(
 )
 
 
+@dataclass(frozen=True)
+class _Sign:
+    """A social-engineering sign: every pattern is found, in either spelling or, ``cyrillic_only``, the Cyrillic one."""
+
+    reason: str
+    patterns: tuple[re.Pattern[str], ...]
+    cyrillic_only: bool = False
+
+
+# Claims of authority or promises used to get something privileged, in the order they are checked.
+_SOCIAL_SIGNS = (
+    _Sign("a claim of authority with a request for privileged access", (_AUTHORITY, _PRIVILEGED)),
+    _Sign("a claim of authority with a request for the shop's data", (_AUTHORITY, _STAFF_DATA)),
+    _Sign("a request for credentials or internal access", (_SECRETS, _SECRET_REQUEST)),
+    _Sign("a demand for a discount or promo code", (_DISCOUNT,)),
+    _Sign("a request for a free order", (_FREE_ORDER,), cyrillic_only=True),
+    _Sign("a request for other customers' data", (_OTHER_USERS,)),
+    _Sign("urgency used to push a privileged action", (_URGENCY, _PRIVILEGED_ACTION), cyrillic_only=True),
+)
+
+
 def precheck(text: str) -> GuardVerdict | None:
     """A verdict for an obvious attack; None for everything else (including all ordinary wine talk)."""
     if not text or not text.strip():
         return None
     latin, cyrillic, compact = _variants(text)
-    authority = bool(_AUTHORITY.search(cyrillic) or _AUTHORITY.search(latin))
+    return _social_engineering(latin, cyrillic) or _prompt_injection(text, latin, cyrillic, compact)
 
-    # Social engineering: claims of authority or promises used to get something privileged.
-    if authority and (_PRIVILEGED.search(cyrillic) or _PRIVILEGED.search(latin)):
-        return GuardVerdict("social_engineering", "a claim of authority with a request for privileged access")
-    if authority and (_STAFF_DATA.search(cyrillic) or _STAFF_DATA.search(latin)):
-        return GuardVerdict("social_engineering", "a claim of authority with a request for the shop's data")
-    if (_SECRETS.search(cyrillic) or _SECRETS.search(latin)) and (
-        _SECRET_REQUEST.search(cyrillic) or _SECRET_REQUEST.search(latin)
-    ):
-        return GuardVerdict("social_engineering", "a request for credentials or internal access")
-    if _DISCOUNT.search(cyrillic) or _DISCOUNT.search(latin):
-        return GuardVerdict("social_engineering", "a demand for a discount or promo code")
-    if _FREE_ORDER.search(cyrillic):
-        return GuardVerdict("social_engineering", "a request for a free order")
-    if _OTHER_USERS.search(cyrillic) or _OTHER_USERS.search(latin):
-        return GuardVerdict("social_engineering", "a request for other customers' data")
-    if _URGENCY.search(cyrillic) and _PRIVILEGED_ACTION.search(cyrillic):
-        return GuardVerdict("social_engineering", "urgency used to push a privileged action")
 
-    # Prompt injection.
+def _found(pattern: re.Pattern[str], *spellings: str) -> bool:
+    """True when the pattern matches one of the text's spellings (tried in the order given)."""
+    return any(pattern.search(spelling) for spelling in spellings)
+
+
+def _social_engineering(latin: str, cyrillic: str) -> GuardVerdict | None:
+    """The first social-engineering sign in the text; checked before prompt injection."""
+    for sign in _SOCIAL_SIGNS:
+        spellings = (cyrillic,) if sign.cyrillic_only else (cyrillic, latin)
+        if all(_found(pattern, *spellings) for pattern in sign.patterns):
+            return GuardVerdict("social_engineering", sign.reason)
+    return None
+
+
+def _prompt_injection(text: str, latin: str, cyrillic: str, compact: str) -> GuardVerdict | None:
+    """The first prompt-injection sign: English patterns on the Latin spelling, Russian on the Cyrillic one,
+    then a request to make things up, an obfuscated override and an encoded payload."""
     for reason, pattern in _EN_INJECTION:
         if pattern.search(latin):
             return GuardVerdict("prompt_injection", reason)
     for reason, pattern in _RU_INJECTION:
         if pattern.search(cyrillic):
             return GuardVerdict("prompt_injection", reason)
-    invent = bool(_FABRICATE.search(cyrillic) or _FABRICATE.search(latin))
-    claim = bool(_CLAIM_IN_STOCK.search(cyrillic) or _CLAIM_IN_STOCK.search(latin))
-    if (invent and claim) or ((invent or claim) and (_PASS_OFF.search(cyrillic) or _PASS_OFF.search(latin))):
+    if _asks_to_fabricate(latin, cyrillic):
         return GuardVerdict("prompt_injection", "a request to invent a wine, a price or its availability")
     if _COMPACT_INJECTION.search(compact):
         return GuardVerdict("prompt_injection", "obfuscated override of instructions")
-    if _BASE64.search(_base(text).replace(" ", "")) and _DECODE.search(latin + " " + cyrillic):
-        for m in _BASE64.finditer(_ZERO_WIDTH.sub("", text or "")):
-            token = m.group(0)
-            if re.search(r"[A-Z]", token) and re.search(r"[a-z]", token) or token.endswith("="):
-                return GuardVerdict("prompt_injection", "an encoded payload to decode")
+    if _has_encoded_payload(text, latin, cyrillic):
+        return GuardVerdict("prompt_injection", "an encoded payload to decode")
     return None
+
+
+def _asks_to_fabricate(latin: str, cyrillic: str) -> bool:
+    """Inventing and asserting availability together, or either with a sign it is to be passed off as real."""
+    invent = _found(_FABRICATE, cyrillic, latin)
+    claim = _found(_CLAIM_IN_STOCK, cyrillic, latin)
+    return (invent and claim) or ((invent or claim) and _found(_PASS_OFF, cyrillic, latin))
+
+
+def _has_encoded_payload(text: str, latin: str, cyrillic: str) -> bool:
+    """A base64-looking run (mixed case, or "=" padding, so not a long plain word) and a request to decode it."""
+    if not (_BASE64.search(_base(text).replace(" ", "")) and _DECODE.search(latin + " " + cyrillic)):
+        return False
+    for m in _BASE64.finditer(_ZERO_WIDTH.sub("", text or "")):
+        token = m.group(0)
+        if re.search(r"[A-Z]", token) and re.search(r"[a-z]", token) or token.endswith("="):
+            return True
+    return False
 
 
 _INJECTION_ANSWERS = (
@@ -567,4 +600,4 @@ def strip_control_characters(data):
 
 
 def is_leak_error(error: str | None) -> bool:
-    return bool(error) and error.startswith(LEAK_ERROR_PREFIX)
+    return error is not None and error.startswith(LEAK_ERROR_PREFIX)

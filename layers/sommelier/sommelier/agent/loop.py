@@ -1,6 +1,11 @@
 """One conversation turn: guards, history, the tool-calling loop, validation and retries, and the
 fallback chain (docs/architecture.md): tool failure → catalogue in the prompt; LLM failure → the
-offline responder (imported only when it answers).
+offline responder (built only when it answers).
+
+A turn is a generator (`SommelierAgent.stream_turn`): while the model streams its answer it yields the
+pieces a chat may show at once (`agent.streaming`: the intro as it grows, the intro, each checked wine), and
+it returns the `TurnResult`. The caller delivers each piece before the turn goes on; `run` is the same turn
+answered whole.
 """
 
 from __future__ import annotations
@@ -9,17 +14,16 @@ import json
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sommelier.agent import prompts
-from sommelier.agent.answer import answer_as_text, parse_final_response, truncate_for_storage
+from sommelier.agent.answer import parse_final_response
 from sommelier.agent.context import moment_context
-from sommelier.agent.deadline import Deadline, current_turn_deadline
 from sommelier.agent.guards import GuardVerdict, guard_response, is_leak_error, precheck
-from sommelier.agent.llm.client import (
+from sommelier.agent.llm.port import (
     ChatLLM,
     LLMDeadlineExceeded,
     LLMError,
@@ -27,19 +31,28 @@ from sommelier.agent.llm.client import (
     LLMReply,
     LLMRequestRejected,
     ToolCall,
+    drain,
 )
 from sommelier.agent.llm.stream import StreamBroken
-from sommelier.agent.streaming import AnswerListener, Shown, StreamedAnswer, merge_shown
+from sommelier.agent.streaming import AnswerPiece, Shown, StreamedAnswer, merge_shown
 from sommelier.agent.tools import LLM_TOOLS, TOOL_SCHEMAS
-from sommelier.domain.answer import RESPONSE_JSON_SCHEMA, ParseResult, SommelierResponse, WineRecommendation
+from sommelier.domain.answer import (
+    RESPONSE_JSON_SCHEMA,
+    ParseResult,
+    SommelierResponse,
+    WineRecommendation,
+    answer_as_text,
+    truncate_for_storage,
+)
+from sommelier.domain.conversation import ChatMessage, Deadline, SavedTurn, TurnRecord, TurnStats
 from sommelier.domain.errors import PortError
+from sommelier.domain.search import SearchResult, ToolRequest
+from sommelier.domain.wine import Wine
+from sommelier.domain.wire import to_wire
 from sommelier.embeddings import EmbeddingError, EmbeddingProvider, embed_one
-from sommelier.observability.metrics import record_turn
+from sommelier.observability.telemetry import record_turn
+from sommelier.settings import DEFAULT_TURN_BUDGET_S
 from sommelier.store.adapters import Repositories
-from sommelier.store.ports import PHOTO_KEYS, ToolRequest, TurnRecord, wines_with_photos
-
-if TYPE_CHECKING:
-    from sommelier.offline import OfflineResponder
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +60,28 @@ HISTORY_MESSAGES = 10
 CATALOG_FALLBACK_SIZE = 20
 MAX_USER_TEXT = 2000
 
+Found = dict[str, Wine]  # the wines the tools returned this turn, by id (each with found_by)
+Turn = Generator[AnswerPiece, None, "TurnResult"]
+Call = Generator[AnswerPiece, None, LLMReply]
+
 
 class ToolUseFailure(RuntimeError):
     """Tool calling can't work this turn (the endpoint rejects tools, or every tool call failed)."""
+
+
+class FallbackAnswer(Protocol):
+    response: SommelierResponse
+    found_wines: list[Wine]
+    tool_calls: list[dict[str, Any]]
+    error: str | None
+
+
+class Fallback(Protocol):
+    """The rule-based responder that answers when the LLM cannot (sommelier.offline.OfflineResponder)."""
+
+    def respond(
+        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
+    ) -> FallbackAnswer: ...
 
 
 @dataclass
@@ -58,13 +90,12 @@ class TurnRequest:
     chat_id: int
     user_id: int | None = None
     update_id: int | None = None
-    profile: dict[str, Any] | None = None
+    profile: Mapping[str, object] | None = None
     exclude_ids: list[str] = field(default_factory=list)
     save: bool = True
-    deadline: Deadline | None = None  # default: the caller's turn deadline, else LLM_TURN_BUDGET_S
-    listener: AnswerListener | None = None  # shows the answer while it streams (Telegram's progressive reply)
-    shown: Shown | None = None  # what the customer already has from this update (a redelivery)
-    history: list[dict[str, Any]] | None = None  # loaded by the caller's begin_turn; None: the agent loads it
+    deadline: Deadline | None = None  # default: LLM_TURN_BUDGET_S from now
+    shown: Shown | None = None  # what the customer already has from this update (a redelivery); streamed turns
+    history: list[ChatMessage] | None = None  # loaded by the caller's begin_turn; None: the agent loads it
     invocations_at_start: int | None = None  # the counter before the caller's begin_turn
 
 
@@ -72,14 +103,14 @@ class TurnRequest:
 class TurnResult:
     response: SommelierResponse
     text: str
-    found_wines: dict[str, dict[str, Any]]
+    found_wines: Found
     metadata: dict[str, Any]
-    saved: dict[str, Any] | None = None
-    wines: dict[str, dict[str, Any]] | None = None  # the shown wines from end_turn; None: not loaded
+    saved: SavedTurn | None = None
+    wines: dict[str, Wine] | None = None  # the shown wines from end_turn; None: not loaded
 
     @property
     def assistant_message_id(self) -> int | None:
-        return (self.saved or {}).get("assistant_message_id")
+        return self.saved.assistant_message_id if self.saved is not None else None
 
 
 @dataclass
@@ -102,6 +133,17 @@ class _Trace:
         self.stages_ms[name] = round(self.stages_ms.get(name, 0.0) + (time.perf_counter() - since) * 1000, 2)
 
 
+@dataclass
+class _Online:
+    """One LLM turn under way: the conversation sent to the model, what the tools found, what was shown."""
+
+    request: TurnRequest
+    trace: _Trace
+    messages: list[dict[str, Any]]
+    found: Found = field(default_factory=dict)
+    streamed: bool = False  # the answer is shown while it streams
+
+
 class SommelierAgent:
     def __init__(
         self,
@@ -109,29 +151,40 @@ class SommelierAgent:
         repositories: Repositories,
         embedder: EmbeddingProvider,
         llm: ChatLLM | None,
+        fallback: Callable[[], Fallback],
         max_tool_rounds: int = 2,
         max_retries: int = 2,
         history_messages: int = HISTORY_MESSAGES,
+        turn_budget_s: float = DEFAULT_TURN_BUDGET_S,
     ):
         self.repositories = repositories
         self.catalog = repositories.catalog
         self.chat = repositories.chat
         self.embedder = embedder
         self.llm = llm
+        self._make_fallback = fallback
+        self._fallback: Fallback | None = None
         self.max_tool_rounds = max_tool_rounds
         self.max_retries = max_retries
         self.history_messages = history_messages
+        self.turn_budget_s = turn_budget_s  # a turn's budget when the caller gives no deadline
 
-    @cached_property
-    def offline(self) -> OfflineResponder:
+    @property
+    def offline(self) -> Fallback:
         """The rule-based responder: about 100 ms of import, paid only by a turn that needs it."""
-        from sommelier.offline import OfflineResponder
+        if self._fallback is None:
+            self._fallback = self._make_fallback()
+        return self._fallback
 
-        return OfflineResponder(self.catalog, self.embedder)
-
-    # ------------------------------------------------------------------ entry point
+    # ------------------------------------------------------------------ entry points
     def run(self, request: TurnRequest) -> TurnResult:
-        trace = _Trace(model=self.llm.model if self.llm else None, deadline=request.deadline or current_turn_deadline())
+        """One turn, answered whole."""
+        return drain(self.stream_turn(replace(request, shown=None)))
+
+    def stream_turn(self, request: TurnRequest) -> Turn:
+        """One turn that yields the pieces of its answer as the model writes them (when it streams)."""
+        deadline = request.deadline or Deadline.after(self.turn_budget_s)
+        trace = _Trace(model=self.llm.model if self.llm else None, deadline=deadline)
         counter = self.repositories.counter
         invocations_at_start = counter.count if request.invocations_at_start is None else request.invocations_at_start
         text = request.text.strip()[: MAX_USER_TEXT * 2]
@@ -140,10 +193,8 @@ class SommelierAgent:
             history = request.history
         else:
             history = self._history(request, trace) if verdict is None else []
-        found: dict[str, dict[str, Any]] = {}
+        found: Found = {}
         save = request.save
-        if request.listener is not None and request.shown is None:
-            request.shown = Shown()
 
         if verdict is not None:
             trace.mode = "guard"
@@ -154,7 +205,7 @@ class SommelierAgent:
             response, found = self._offline(text, history, request, trace)
         else:
             try:
-                response, found, save_ok = self._online(text, history, request, trace)
+                response, found, save_ok = yield from self._online(text, history, request, trace)
                 save = save and save_ok
             except LLMError as exc:
                 logger.warning("LLM failed, using the offline responder: %s", exc)
@@ -165,25 +216,11 @@ class SommelierAgent:
         if request.shown is not None and request.shown.anything and trace.mode != "guard":
             response = merge_shown(response, request.shown)  # never repeat what was already sent
         rendered = answer_as_text(response)
-        record = None
-        if save and trace.mode != "unavailable":
-            record = TurnRecord(
-                chat_id=request.chat_id,
-                user_id=request.user_id,
-                update_id=request.update_id,
-                user_text=truncate_for_storage(text),
-                answer_text=truncate_for_storage(rendered),
-                wine_ids=response.wine_ids(),
-                response_type=response.response_type,
-                stats={
-                    "mode": trace.mode,
-                    "llm_calls": trace.ledger.logical_calls,
-                    "prompt_tokens": trace.ledger.usage.prompt_tokens,
-                    "completion_tokens": trace.ledger.usage.completion_tokens,
-                },
-            )
+        record = (
+            self._record(request, text, rendered, response, trace) if save and trace.mode != "unavailable" else None
+        )
         saved, wines = self._end_turn(record, response, trace)
-        metadata = self._metadata(request, response, found, history, trace)
+        metadata = self._metadata(response, found, history, trace)
         metadata["tool_function_calls"] = counter.count - invocations_at_start
         record_turn(metadata)
         return TurnResult(
@@ -191,60 +228,62 @@ class SommelierAgent:
         )
 
     # ------------------------------------------------------------------ the LLM path
-    def _online(self, text, history, request, trace) -> tuple[SommelierResponse, dict, bool]:
+    def _online(
+        self, text: str, history: list[ChatMessage], request: TurnRequest, trace: _Trace
+    ) -> Generator[AnswerPiece, None, tuple[SommelierResponse, Found, bool]]:
         moment = moment_context()
         user_prompt = prompts.build_user_prompt(text, moment=moment, history=history, profile=request.profile)
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": prompts.SYSTEM_PROMPT},
-            {"role": "user", "content": user_prompt},
-        ]
-        found: dict[str, dict[str, Any]] = {}
+        turn = _Online(
+            request,
+            trace,
+            [{"role": "system", "content": prompts.SYSTEM_PROMPT}, {"role": "user", "content": user_prompt}],
+            streamed=request.shown is not None and bool(getattr(self.llm, "streams", False)),
+        )
         try:
-            reply = self._tool_loop(messages, found, request, trace)
+            reply = yield from self._tool_loop(turn)
         except StreamBroken as exc:
             reply = _broken_reply(exc, trace)
         except ToolUseFailure as exc:
             logger.warning("tool use failed, falling back to the catalogue in the prompt: %s", exc)
             trace.errors.append(str(exc)[:300])
             trace.mode = "catalog_fallback"
-            found = self._catalogue_for_prompt(text, history, request, trace)
-            messages = [
-                {"role": "system", "content": prompts.SYSTEM_PROMPT},
-                {
-                    "role": "user",
-                    "content": prompts.build_user_prompt(
-                        text,
-                        moment=moment,
-                        history=history,
-                        profile=request.profile,
-                        catalog=[_catalogue_entry(w) for w in found.values()],
-                    ),
-                },
-            ]
-            reply = self._streamed_final(messages, trace, request, found, tools=None)
+            turn.found = self._catalogue_for_prompt(text, history, request, trace)
+            catalog = [_model_view(w) for w in turn.found.values()]
+            prompt = prompts.build_user_prompt(
+                text, moment=moment, history=history, profile=request.profile, catalog=catalog
+            )
+            turn.messages = [{"role": "system", "content": prompts.SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
+            reply = yield from self._streamed_final(turn, tools=None)
         try:
-            result = self._validated(reply, messages, found, trace, request)
+            result = yield from self._validated(reply, turn)
         except LLMDeadlineExceeded as exc:
-            if not found:
+            if not turn.found:
                 raise
             # The budget ran out while the answer was being corrected: answer from what the tools found.
             logger.warning("no time left to correct the answer: %s", exc)
             trace.errors.append(str(exc)[:300])
             trace.mode = "degraded"
-            return degraded_response(found), found, False
-        if result.ok:
-            return result.response, found, True
-        if result.error == STREAM_BROKEN_ERROR and not (request.shown and request.shown.anything):
+            return degraded_response(turn.found), turn.found, False
+        return self._settle(result, turn)
+
+    def _settle(self, result: ParseResult, turn: _Online) -> tuple[SommelierResponse, Found, bool]:
+        """The answer after the retries: the model's, the guard's, or one made from what the tools found."""
+        if result.ok and result.response is not None:
+            return result.response, turn.found, True
+        shown = turn.request.shown
+        if result.error == STREAM_BROKEN_ERROR and not (shown and shown.anything):
             # Every attempt broke before anything reached the customer: an LLM failure like any other.
             raise LLMError("the answer's stream broke on every attempt")
         if is_leak_error(result.error):
             # The model kept leaking its instructions or playing an injected role: answer as the guard does.
-            trace.mode = "guard_output"
+            turn.trace.mode = "guard_output"
             return guard_response(GuardVerdict("prompt_injection", "output leak")), {}, False
-        trace.mode = "degraded"
-        return degraded_response(found), found, False
+        turn.trace.mode = "degraded"
+        return degraded_response(turn.found), turn.found, False
 
-    def _catalogue_for_prompt(self, text, history, request, trace) -> dict[str, dict[str, Any]]:
+    def _catalogue_for_prompt(
+        self, text: str, history: list[ChatMessage], request: TurnRequest, trace: _Trace
+    ) -> Found:
         """Candidates for a model that cannot call tools: the offline reader's search for this query,
         else a slice of the catalogue."""
         started = time.perf_counter()
@@ -258,110 +297,109 @@ class SommelierAgent:
             trace.add_stage("tools", started)
         if candidates:
             trace.tools_used.append("offline_retrieval")
-            return {w["id"]: {**w, "source_tool": w.get("source_tool") or "offline_retrieval"} for w in candidates}
+            return {w.id: replace(w, found_by=w.found_by or "offline_retrieval") for w in candidates}
         try:
             catalog = self.catalog.fallback_list(limit=CATALOG_FALLBACK_SIZE, exclude_ids=request.exclude_ids)
         except PortError as exc:
             raise LLMError(f"the catalogue is unavailable too: {exc}") from exc
         trace.tools_used.append("get_list")
-        return {w["id"]: {**w, "source_tool": "get_list"} for w in catalog}
+        return {w.id: replace(w, found_by="get_list") for w in catalog}
 
-    def _tool_loop(self, messages, found, request, trace) -> LLMReply:
+    def _tool_loop(self, turn: _Online) -> Call:
         """At most `max_tool_rounds` rounds with tools, then a final call without tools.
 
         The calls of one round go to the tool function together (one invocation in Lambda mode)."""
         attempted = failed = 0
+        trace = turn.trace
         while True:
             if trace.tool_rounds >= self.max_tool_rounds:
-                return self._final_call(messages, trace, tools=TOOL_SCHEMAS, stream=self._stream_to(request, found))
+                return (yield from self._call(turn, tools=TOOL_SCHEMAS, final=True))
             try:
                 # Streamed too: the answer often comes in a round that still offers tools.
-                reply = self._call(messages, trace, tools=TOOL_SCHEMAS, stream=self._stream_to(request, found))
+                reply = yield from self._call(turn, tools=TOOL_SCHEMAS)
             except LLMRequestRejected as exc:
                 raise ToolUseFailure(str(exc)) from exc
             if not reply.tool_calls:
                 return reply
-            messages.append(reply.assistant_message())
-            results = self._execute_round(reply.tool_calls, request, found, trace)
-            for call, result in zip(reply.tool_calls, results, strict=True):
+            turn.messages.append(reply.assistant_message())
+            for call, result in zip(reply.tool_calls, self._execute_round(reply.tool_calls, turn), strict=True):
                 attempted += 1
                 failed += bool(result.get("retryable"))
-                messages.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": call.id,
-                        "content": json.dumps(result, ensure_ascii=False),
-                    }
-                )
+                content = json.dumps(result, ensure_ascii=False)
+                turn.messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
             trace.tool_rounds += 1
-            if attempted and failed == attempted and not found:
+            if attempted and failed == attempted and not turn.found:
                 raise ToolUseFailure("every tool call failed: the wine database is unreachable")
 
-    def _stream_to(self, request: TurnRequest, found) -> StreamedAnswer | None:
-        """Where a call's content deltas go, when the turn shows the answer while it streams."""
-        if request.listener is None or not getattr(self.llm, "streams", False):
-            return None
-        return StreamedAnswer(request.listener, found, request.shown)
-
-    def _call(self, messages, trace, *, tools, final: bool = False, stream: StreamedAnswer | None = None) -> LLMReply:
-        """One logical LLM call within the turn's deadline; the adapter counts its HTTP requests."""
-        response_format = {"type": "json_schema", "json_schema": RESPONSE_JSON_SCHEMA} if final else None
-        extra = {"on_content": stream.on_content} if stream is not None else {}
+    def _call(self, turn: _Online, *, tools: list[dict[str, Any]] | None, final: bool = False) -> Call:
+        """One logical LLM call within the turn's deadline; the adapter counts its HTTP requests. When the turn
+        shows its answer as it streams, the checked pieces of the answer are yielded as they complete."""
+        llm, trace = self.llm, turn.trace
+        if llm is None:
+            raise LLMError("no LLM is configured")
+        options: dict[str, Any] = {
+            "tools": tools,
+            "final": final,
+            "response_format": {"type": "json_schema", "json_schema": RESPONSE_JSON_SCHEMA} if final else None,
+            "deadline": trace.deadline,
+            "ledger": trace.ledger,
+        }
         started = time.perf_counter()
         try:
-            reply = self.llm.complete(
-                messages,
-                tools=tools,
-                final=final,
-                response_format=response_format,
-                deadline=trace.deadline,
-                ledger=trace.ledger,
-                **extra,
-            )
+            if turn.streamed and turn.request.shown is not None:
+                pieces = StreamedAnswer(turn.found, turn.request.shown)
+                deltas = llm.stream(turn.messages, **options)
+                while True:
+                    try:
+                        delta = next(deltas)
+                    except StopIteration as done:
+                        reply: LLMReply = done.value
+                        break
+                    yield from pieces.feed(delta)
+            else:
+                reply = llm.complete(turn.messages, **options)
         finally:
             trace.add_stage("llm", started)
         trace.model = reply.model or trace.model
         return reply
 
-    def _final_call(self, messages, trace, *, tools, stream: StreamedAnswer | None = None) -> LLMReply:
-        """The call that writes the customer's answer: tools only as the endpoint needs them (tool_choice
-        "none"), the answer schema as response_format; streamed when the turn shows the answer as it comes."""
-        return self._call(messages, trace, tools=tools, final=True, stream=stream)
-
-    def _streamed_final(self, messages, trace, request, found, *, tools) -> LLMReply:
-        """A final call whose broken stream becomes a failed attempt for the retry path."""
+    def _streamed_final(self, turn: _Online, *, tools: list[dict[str, Any]] | None) -> Call:
+        """The call that writes the customer's answer, whose broken stream becomes a failed attempt for the
+        retry path. Tools only as the endpoint needs them (tool_choice "none"), the answer schema as
+        response_format."""
         try:
-            return self._final_call(messages, trace, tools=tools, stream=self._stream_to(request, found))
+            return (yield from self._call(turn, tools=tools, final=True))
         except StreamBroken as exc:
-            return _broken_reply(exc, trace)
+            return _broken_reply(exc, turn.trace)
 
-    def _validated(self, reply: LLMReply, messages, found, trace, request: TurnRequest) -> ParseResult:
+    def _validated(self, reply: LLMReply, turn: _Online) -> Generator[AnswerPiece, None, ParseResult]:
         """Parse; on error feed it back and ask again, at most `max_retries` times, within the deadline.
         A stream that broke counts as a failed attempt; the retry names what the customer already saw."""
-        result = _parsed(reply, found)
+        trace, shown = turn.trace, turn.request.shown
+        result = _parsed(reply, turn.found)
         tools = TOOL_SCHEMAS if trace.mode != "catalog_fallback" else None
         while not result.ok and trace.retries < self.max_retries:
-            trace.errors.append(result.error)
+            trace.errors.append(result.error or "")
             if reply.content and reply.content.strip():
                 # An empty assistant message is a 400 on some providers: then only the user message goes.
-                messages.append({"role": "assistant", "content": reply.content})
+                turn.messages.append({"role": "assistant", "content": reply.content})
             instruction = prompts.RETRY_INSTRUCTION.format(error=result.error)
-            if request.shown is not None and request.shown.anything:
-                instruction = f"{instruction}\n{request.shown.retry_note()}"
-            messages.append({"role": "user", "content": instruction})
+            if shown is not None and shown.anything:
+                instruction = f"{instruction}\n{shown.retry_note()}"
+            turn.messages.append({"role": "user", "content": instruction})
             trace.retries += 1
-            reply = self._streamed_final(messages, trace, request, found, tools=tools)
-            result = _parsed(reply, found)
+            reply = yield from self._streamed_final(turn, tools=tools)
+            result = _parsed(reply, turn.found)
         if not result.ok:
-            trace.errors.append(result.error)
+            trace.errors.append(result.error or "")
         return result
 
-    def _execute_round(self, calls: list[ToolCall], request: TurnRequest, found, trace) -> list[dict[str, Any]]:
+    def _execute_round(self, calls: list[ToolCall], turn: _Online) -> list[dict[str, Any]]:
         """Run one round of tool calls. Every failure becomes a tool result the model can read."""
         results: list[dict[str, Any] | None] = []
         requests: list[ToolRequest] = []
         for call in calls:
-            prepared = self._prepare(call, request, trace)
+            prepared = self._prepare(call, turn)
             if isinstance(prepared, ToolRequest):
                 requests.append(prepared)
                 results.append(None)
@@ -370,14 +408,15 @@ class SommelierAgent:
         if requests:
             started = time.perf_counter()
             answers = iter(self.catalog.run_llm_tools(requests))
-            trace.add_stage("tools", started)
+            turn.trace.add_stage("tools", started)
             for index, call in enumerate(calls):
                 if results[index] is None:
-                    results[index] = self._read_answer(call.name, next(answers), found, trace)
+                    results[index] = self._read_answer(call.name, next(answers), turn)
         return [r for r in results if r is not None]
 
-    def _prepare(self, call: ToolCall, request: TurnRequest, trace) -> ToolRequest | dict[str, Any]:
+    def _prepare(self, call: ToolCall, turn: _Online) -> ToolRequest | dict[str, Any]:
         """The tool function's request for this call, or the error the model reads instead."""
+        trace = turn.trace
         trace.tools_used.append(call.name)
         if call.name not in LLM_TOOLS:
             trace.tool_errors.append(f"unknown tool {call.name[:40]}")
@@ -390,12 +429,13 @@ class SommelierAgent:
         if not isinstance(arguments, dict):
             return {"error": "аргументы должны быть JSON-объектом"}
         arguments = {k: v for k, v in arguments.items() if k not in ("embedding", "embedding_model", "limit")}
-        if request.exclude_ids:
-            arguments["exclude_ids"] = request.exclude_ids
-        if call.name == "semantic_search" and isinstance(arguments.get("query"), str) and arguments["query"].strip():
+        if turn.request.exclude_ids:
+            arguments["exclude_ids"] = turn.request.exclude_ids
+        query = arguments.get("query")
+        if call.name == "semantic_search" and isinstance(query, str) and query.strip():
             started = time.perf_counter()
             try:
-                arguments["embedding"] = embed_one(self.embedder, arguments["query"])
+                arguments["embedding"] = embed_one(self.embedder, query)
                 arguments["embedding_model"] = self.embedder.model
             except EmbeddingError as exc:
                 trace.tool_errors.append(f"embedding: {exc}")
@@ -404,17 +444,19 @@ class SommelierAgent:
                 trace.add_stage("embedding", started)
         return ToolRequest(call.name, arguments)
 
-    def _read_answer(self, name: str, answer: dict[str, Any] | Exception, found, trace) -> dict[str, Any]:
-        if isinstance(answer, Exception):
-            payload = answer.as_payload() if isinstance(answer, PortError) else {"error": f"{name} failed"}
-            trace.tool_errors.append(f"{name}: {str(payload['error'])[:200]}")
+    def _read_answer(self, name: str, answer: SearchResult | PortError, turn: _Online) -> dict[str, Any]:
+        if isinstance(answer, PortError):
+            payload = answer.as_payload()
+            turn.trace.tool_errors.append(f"{name}: {str(payload['error'])[:200]}")
             return payload
-        for wine in wines_with_photos(answer):
-            found.setdefault(wine["id"], {**wine, "source_tool": name})
-        return {k: v for k, v in answer.items() if k != "photos"}  # the model reads the wines, not photo keys
+        for wine in answer.wines_with_photos():
+            turn.found.setdefault(wine.id, replace(wine, found_by=name))
+        return answer.for_model()  # the model reads the wines, not photo keys
 
     # ------------------------------------------------------------------ offline and plumbing
-    def _offline(self, text, history, request, trace) -> tuple[SommelierResponse, dict]:
+    def _offline(
+        self, text: str, history: list[ChatMessage], request: TurnRequest, trace: _Trace
+    ) -> tuple[SommelierResponse, Found]:
         started = time.perf_counter()
         try:
             answer = self.offline.respond(text, history, exclude_ids=request.exclude_ids)
@@ -426,13 +468,13 @@ class SommelierAgent:
         finally:
             trace.add_stage("offline", started)
         trace.tools_used += [c["name"] for c in answer.tool_calls]
-        found = {w["id"]: w for w in answer.found_wines}
+        found = {w.id: w for w in answer.found_wines}
         if answer.error:  # the responder apologised (its tools failed): not a successful turn, not saved
             trace.errors.append(f"offline: {answer.error}"[:300])
             trace.mode = "unavailable"
         return answer.response, found
 
-    def _history(self, request: TurnRequest, trace) -> list[dict[str, Any]]:
+    def _history(self, request: TurnRequest, trace: _Trace) -> list[ChatMessage]:
         started = time.perf_counter()
         try:
             return self.chat.history(request.chat_id, self.history_messages)
@@ -442,9 +484,29 @@ class SommelierAgent:
         finally:
             trace.add_stage("history", started)
 
+    @staticmethod
+    def _record(
+        request: TurnRequest, text: str, rendered: str, response: SommelierResponse, trace: _Trace
+    ) -> TurnRecord:
+        return TurnRecord(
+            chat_id=request.chat_id,
+            user_id=request.user_id,
+            update_id=request.update_id,
+            user_text=truncate_for_storage(text),
+            answer_text=truncate_for_storage(rendered),
+            wine_ids=response.wine_ids(),
+            response_type=response.response_type,
+            stats=TurnStats(
+                mode=trace.mode,
+                llm_calls=trace.ledger.logical_calls,
+                prompt_tokens=trace.ledger.usage.prompt_tokens,
+                completion_tokens=trace.ledger.usage.completion_tokens,
+            ),
+        )
+
     def _end_turn(
-        self, record: TurnRecord | None, response: SommelierResponse, trace
-    ) -> tuple[dict[str, Any] | None, dict[str, dict[str, Any]] | None]:
+        self, record: TurnRecord | None, response: SommelierResponse, trace: _Trace
+    ) -> tuple[SavedTurn | None, dict[str, Wine] | None]:
         """Save the turn and load the wines the answer shows, in one call."""
         started = time.perf_counter()
         try:
@@ -455,9 +517,12 @@ class SommelierAgent:
             return None, None
         finally:
             trace.add_stage("save", started)
-        return end.saved, {w["id"]: w for w in end.wines}
+        return end.saved, {w.id: w for w in end.wines}
 
-    def _metadata(self, request, response, found, history, trace: _Trace) -> dict[str, Any]:
+    @staticmethod
+    def _metadata(
+        response: SommelierResponse, found: Found, history: list[ChatMessage], trace: _Trace
+    ) -> dict[str, Any]:
         elapsed = round((time.perf_counter() - trace.started) * 1000, 2)
         return {
             "response_id": str(uuid.uuid4()),
@@ -467,7 +532,7 @@ class SommelierAgent:
             "offline": trace.mode in ("offline", "offline_fallback"),
             "generation_time_ms": elapsed,
             "candidates_retrieved": len(found),
-            "conversation_turn": sum(1 for m in history if m.get("role") == "user") + 1,
+            "conversation_turn": sum(1 for m in history if m.role == "user") + 1,
             "response_type": response.response_type,
             "guard_type": response.guard_type,
             "tools_used": trace.tools_used,
@@ -496,38 +561,39 @@ def _broken_reply(exc: StreamBroken, trace: _Trace) -> LLMReply:
     return LLMReply(content=exc.partial, finish_reason="error")
 
 
-def _parsed(reply: LLMReply, found) -> ParseResult:
+def _parsed(reply: LLMReply, found: Found) -> ParseResult:
     if reply.finish_reason == "error":  # a broken stream: whatever parsed from it is not the whole answer
         return ParseResult(error=STREAM_BROKEN_ERROR)
     return parse_final_response(reply.content, found)
 
 
-def _catalogue_entry(wine: dict[str, Any]) -> dict[str, Any]:
-    """A wine as the model sees it in a catalogue prompt (no scores or internal fields)."""
-    return {k: v for k, v in wine.items() if k not in ("source_tool", "similarity_score", "embedding", *PHOTO_KEYS)}
+def _model_view(wine: Wine) -> dict[str, Any]:
+    """A wine as the model sees it in a catalogue prompt (no scores, photo keys or availability)."""
+    view: dict[str, Any] = to_wire(wine)
+    for key in ("similarity_score", "image_key", "telegram_file_id", "available"):
+        view.pop(key, None)
+    return view
 
 
-def _grounding(rec: WineRecommendation, found: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    wine = found.get(rec.wine_id or "", {})
-    source = wine.get("source_tool")
-    score = wine.get("similarity_score")
+def _grounding(rec: WineRecommendation, found: Found) -> dict[str, Any]:
+    wine = found.get(rec.wine_id or "")
+    source = wine.found_by if wine is not None else None
+    score = wine.similarity_score if wine is not None else None
     if score is None and source == "search_wines":
         score = 1.0  # every structured filter matched
     return {"wine_id": rec.wine_id, "wine_name": rec.wine_name, "relevance_score": score, "source_tool": source}
 
 
-def degraded_response(found: dict[str, dict[str, Any]]) -> SommelierResponse:
+def degraded_response(found: Found) -> SommelierResponse:
     """Retries ran out: answer from what the tools found, or say honestly that nothing fits."""
-    ranked = sorted(found.values(), key=lambda w: -(w.get("similarity_score") or 1.0))[:3]
+    ranked = sorted(found.values(), key=lambda w: -(w.similarity_score or 1.0))[:3]
     if not ranked:
         return SommelierResponse(
             response_type="informational",
             intro="К сожалению, сейчас не получилось подобрать вино по вашему запросу.",
             closing="Попробуете описать, что хочется, чуть иначе — например, тип вина, бюджет или блюдо?",
         )
-    wines = [
-        WineRecommendation(wine_id=w["id"], wine_name=w["name"], description=_short_description(w)) for w in ranked
-    ]
+    wines = [WineRecommendation(wine_id=w.id, wine_name=w.name, description=_short_description(w)) for w in ranked]
     return SommelierResponse(
         response_type="recommendation",
         intro="Вот что я нашёл в каталоге по вашему запросу.",
@@ -536,9 +602,9 @@ def degraded_response(found: dict[str, dict[str, Any]]) -> SommelierResponse:
     )
 
 
-def _short_description(wine: dict[str, Any]) -> str:
-    price = f"{int(wine['price_rub']):,}".replace(",", " ")
-    text = f"{wine['producer']}, {wine['region']}. {wine['description']} Цена: {price} ₽."
+def _short_description(wine: Wine) -> str:
+    price = f"{int(wine.price_rub):,}".replace(",", " ")
+    text = f"{wine.producer}, {wine.region}. {wine.description} Цена: {price} ₽."
     return text if len(text) <= 780 else text[:777].rsplit(" ", 1)[0] + "…"
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from sommelier.agent.context import MomentContext
+from sommelier.domain.conversation import ChatMessage
 
 SYSTEM_PROMPT = """Ты — сомелье винного магазина в Telegram. Ты помогаешь покупателям выбрать вино ТОЛЬКО из каталога магазина и отвечаешь по-русски, тепло и по делу, на любом языке вопроса.
 
@@ -47,15 +49,15 @@ RETRY_INSTRUCTION = (
 )
 
 
-def render_history(history: list[dict[str, Any]], max_turns: int = 6) -> str:
+def render_history(history: list[ChatMessage], max_turns: int = 6) -> str:
     lines = []
     for message in history[-max_turns * 2 :]:
-        who = "Покупатель" if message.get("role") == "user" else "Сомелье"
-        lines.append(f"{who}: {message.get('content', '').strip()}")
+        who = "Покупатель" if message.role == "user" else "Сомелье"
+        lines.append(f"{who}: {message.content.strip()}")
     return "\n".join(lines)
 
 
-def render_profile(profile: dict[str, Any] | None) -> str:
+def render_profile(profile: Mapping[str, object] | None) -> str:
     if not profile:
         return "нет данных"
     parts = [f"{key}: {value}" for key, value in profile.items() if value not in (None, "", [], {})]
@@ -66,8 +68,8 @@ def build_user_prompt(
     text: str,
     *,
     moment: MomentContext,
-    history: list[dict[str, Any]],
-    profile: dict[str, Any] | None = None,
+    history: list[ChatMessage],
+    profile: Mapping[str, object] | None = None,
     catalog: list[dict[str, Any]] | None = None,
 ) -> str:
     sections = ["## Контекст", moment.as_text(), f"- Профиль покупателя: {render_profile(profile)}"]

@@ -15,8 +15,9 @@ what the customer already has.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import jiter
 from pydantic import ValidationError
@@ -24,6 +25,7 @@ from pydantic import ValidationError
 from sommelier.agent.answer import MIN_RUSSIAN_SHARE, ground, plain_answer, plain_draft, plain_text, russian_share
 from sommelier.agent.guards import strip_control_characters, text_problem
 from sommelier.domain.answer import MAX_INTRO, MAX_WINES, SommelierResponse, WineRecommendation
+from sommelier.domain.wine import Wine
 
 logger = logging.getLogger(__name__)
 
@@ -106,14 +108,30 @@ class AnswerScanner:
             return complete, growing
 
 
-class AnswerListener(Protocol):
-    """Where the pieces go (telegram.progressive.ProgressiveReply). Its methods must not raise."""
+@dataclass(frozen=True)
+class DraftPiece:
+    """The intro as it grows (a draft a private chat may show while the model writes)."""
 
-    def draft(self, text: str) -> None: ...
+    text: str
 
-    def intro(self, text: str) -> None: ...
 
-    def wine(self, recommendation: WineRecommendation, wine: dict[str, Any]) -> None: ...
+@dataclass(frozen=True)
+class IntroPiece:
+    """The intro, complete and checked: a real message may go out at once."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class WinePiece:
+    """One recommended wine, complete, validated and grounded in this turn's tool results (``wine``: the row
+    with its photo keys, so its card needs no catalogue read)."""
+
+    recommendation: WineRecommendation
+    wine: Wine
+
+
+AnswerPiece = DraftPiece | IntroPiece | WinePiece
 
 
 @dataclass
@@ -147,74 +165,76 @@ class Shown:
 
 
 class StreamedAnswer:
-    """One streamed call: deltas in, checked pieces out to the listener."""
+    """One streamed call: content deltas in, checked pieces out (`feed`). A piece handed out counts as shown:
+    the caller delivers it before it feeds the next delta."""
 
-    def __init__(self, listener: AnswerListener, found: dict[str, dict[str, Any]], shown: Shown):
-        self.listener = listener
+    def __init__(self, found: Mapping[str, Wine], shown: Shown):
         self.found = found
         self.shown = shown
         self.scanner = AnswerScanner()
         self.response_type: str | None = None
         self._held: list[dict[str, Any]] = []  # wines that arrived before the response type or the intro
 
-    def on_content(self, delta: str) -> None:
+    def feed(self, delta: str) -> list[AnswerPiece]:
+        pieces: list[AnswerPiece] = []
         for event in self.scanner.feed(delta):
             try:
-                self._handle(event)
+                pieces += self._handle(event)
             except Exception:  # a piece that can't be shown must never break the turn: the final answer follows
                 logger.exception("a streamed %s could not be shown", event.kind)
+        return pieces
 
-    def _handle(self, event: AnswerEvent) -> None:
+    def _handle(self, event: AnswerEvent) -> list[AnswerPiece]:
         if event.kind == "response_type":
             self.response_type = event.value
-            self._release()
-        elif event.kind == "intro_draft":
+            return self._release()
+        if event.kind == "intro_draft":
             if self.shown.intro is None:
                 draft = plain_draft(_clean(event.value))
                 if _russian([draft]):  # an English answer is not shown even as a draft
-                    self.listener.draft(draft)
-        elif event.kind == "intro":
-            self._intro(event.value)
-            self._release()
-        elif event.kind == "wine":
+                    return [DraftPiece(draft)]
+            return []
+        if event.kind == "intro":
+            return self._intro(event.value) + self._release()
+        if event.kind == "wine":
             self._held.append(event.value)
-            self._release()
+            return self._release()
+        return []
 
-    def _intro(self, raw: str) -> None:
+    def _intro(self, raw: str) -> list[AnswerPiece]:
         if self.shown.intro is not None:
-            return
+            return []
         text = plain_text(_clean(raw))
         if not text or len(text) > MAX_INTRO or text_problem([text]) or not _russian([text]):
-            return  # the whole answer's validation reports it; the retry fixes it
-        self.listener.intro(text)
+            return []  # the whole answer's validation reports it; the retry fixes it
         self.shown.intro = text
+        return [IntroPiece(text)]
 
-    def _release(self) -> None:
+    def _release(self) -> list[AnswerPiece]:
         if self.response_type != "recommendation" or self.shown.intro is None:
-            return
+            return []
         held, self._held = self._held, []
-        for raw in held:
-            self._wine(raw)
+        return [piece for raw in held if (piece := self._wine(raw)) is not None]
 
-    def _wine(self, raw: Any) -> None:
+    def _wine(self, raw: Any) -> WinePiece | None:
         if len(self.shown.wines) >= MAX_WINES or not isinstance(raw, dict):
-            return
+            return None
         try:
             cleaned = plain_answer({"wines": [strip_control_characters(raw)]})["wines"][0]
             candidate = WineRecommendation.model_validate(cleaned)
         except ValidationError:
-            return
+            return None
         recommendation = ground_one(candidate, self.found)
         if recommendation is None or recommendation.wine_id in self.shown.wine_ids():
-            return  # ungrounded or already shown: never sent
+            return None  # ungrounded or already shown: never sent
         if text_problem([recommendation.wine_name, recommendation.description]):
-            return
-        wine = self.found[recommendation.wine_id]
-        names = [recommendation.wine_name, wine.get("name") or "", wine.get("producer") or "", wine.get("region") or ""]
+            return None
+        wine = self.found[recommendation.wine_id or ""]
+        names = [recommendation.wine_name, wine.name, wine.producer, wine.region]
         if not _russian([recommendation.description], names):
-            return
-        self.listener.wine(recommendation, self.found[recommendation.wine_id])
+            return None
         self.shown.wines.append(recommendation)
+        return WinePiece(recommendation, wine)
 
 
 def _russian(texts: list[str], names: list[str] | None = None) -> bool:
@@ -227,7 +247,7 @@ def _clean(text: str) -> str:
     return strip_control_characters(text).strip()
 
 
-def ground_one(recommendation: WineRecommendation, found: dict[str, dict[str, Any]]) -> WineRecommendation | None:
+def ground_one(recommendation: WineRecommendation, found: Mapping[str, Wine]) -> WineRecommendation | None:
     """The wine grounded in this turn's tool results (id filled in), or None."""
     probe = SommelierResponse.model_construct(
         response_type="recommendation", intro="-", wines=[recommendation], closing="-", guard_type=None

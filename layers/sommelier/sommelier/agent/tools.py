@@ -1,6 +1,6 @@
 """The LLM tools: name, description and JSON schema, generated from the argument dataclasses.
 
-The tool function validates with the same dataclasses (tools/arguments.py), so the schema the model
+The tool function validates with the same dataclasses (domain/search.py), so the schema the model
 sees and the rules the tool function applies cannot drift apart. Dataclasses, not pydantic: the
 tool function's cold start stays free of pydantic (about 80 ms, see BENCHMARKS.md).
 """

@@ -28,7 +28,8 @@ from pydantic import ValidationError
 
 from sommelier import language
 from sommelier.domain.errors import PortError, Unavailable
-from sommelier.domain.records import WineRecord
+from sommelier.domain.records import ImportRow, WineRecord
+from sommelier.domain.shop import WineEmbedding
 from sommelier.embeddings.port import EmbeddingProvider
 from sommelier.storage.photos import PhotoStore
 from sommelier.store.adapters import LambdaCatalog
@@ -321,48 +322,100 @@ def import_catalog(
     records = validate_rows(rows, path.parent)
     progress = on_progress or (lambda stage, done, total: None)
     unknown_fields = Counter(key for record in records for key in record.extra)
+    vectors = _embed(records, embedder, progress)
 
+    uploads = _PhotoUploads(photos, path.parent, sum(1 for r in records if r.image or r.image_url), progress)
+    payload: list[ImportRow] = []
+    for record, vector in zip(records, vectors, strict=True):
+        image_key = uploads.image_key(record)
+        written = record.model_copy(update={"image_key": image_key}) if image_key != record.image_key else record
+        payload.append(ImportRow(written, [round(x, 7) for x in vector], embedder.model))
+
+    inserted, updated, retired = _write(payload, catalog, replace=replace, progress=progress)
+    return ImportReport(
+        rows=len(records),
+        inserted=inserted,
+        updated=updated,
+        photos_uploaded=uploads.uploaded,
+        embedding_model=embedder.model,
+        retired=retired,
+        unknown_fields=dict(sorted(unknown_fields.items())),
+        photos_failed=uploads.failed,
+        warnings=_country_warnings(records),
+    )
+
+
+def _embed(
+    records: list[WineRecord], embedder: EmbeddingProvider, progress: Callable[[str, int, int], None]
+) -> list[list[float]]:
+    """Every record's embedding, EMBED_BATCH texts per request."""
     vectors: list[list[float]] = []
     for start in range(0, len(records), EMBED_BATCH):
         batch = records[start : start + EMBED_BATCH]
         vectors.extend(embedder.embed([r.embedding_text() for r in batch]))
         progress("embeddings", len(vectors), len(records))
+    return vectors
 
-    uploaded = 0
-    photos_failed: list[str] = []
-    hosts_down: set[str] = set()  # one timeout per dead host, not one per wine
-    with_photos = sum(1 for r in records if r.image or r.image_url)
-    payload: list[dict[str, Any]] = []
-    for record, vector in zip(records, vectors, strict=True):
-        row = record.model_dump(mode="json", exclude={"image"})
+
+@dataclass
+class _PhotoUploads:
+    """The photos of one import, put in the store wine by wine. A photo on the web that can't be fetched is
+    reported, not fatal; a host found unreachable is not tried again (one timeout per dead host, not per wine)."""
+
+    photos: PhotoStore
+    base_dir: Path
+    total: int  # wines with a photo file or an image_url
+    progress: Callable[[str, int, int], None]
+    uploaded: int = 0
+    failed: list[str] = field(default_factory=list)
+    hosts_down: set[str] = field(default_factory=set)
+
+    def image_key(self, record: WineRecord) -> str | None:
+        """The record's image_key once its photo (a file or an image_url) is in the store."""
+        image_key: str | None
         if record.image:
-            data = (path.parent / record.image).read_bytes()
-            key = photo_key(record.image, data)
-            photos.put(key, data, PHOTO_TYPES[Path(record.image).suffix.lower()])
-            row["image_key"] = key
-            uploaded += 1
-            progress("photos", uploaded + len(photos_failed), with_photos)
+            image_key = self._put_file(record.image)
         elif record.image_url:
-            host = urllib.parse.urlsplit(record.image_url).netloc
-            try:
-                if host in hosts_down:
-                    raise PhotoDownloadError("skipped: the host was unreachable for an earlier photo")
-                data, content_type, name = download_photo(record.image_url)
-            except PhotoDownloadError as exc:
-                if exc.host_down:
-                    hosts_down.add(host)
-                photos_failed.append(f"{_wine_label(row)}: {record.image_url}: {exc}")
-            else:
-                key = photo_key(name, data)
-                photos.put(key, data, content_type)
-                row["image_key"] = key
-                uploaded += 1
-            progress("photos", uploaded + len(photos_failed), with_photos)
-        row["embedding"] = [round(x, 7) for x in vector]
-        row["embedding_model"] = embedder.model
-        payload.append(row)
+            image_key = self._put_download(record.image_url, record)
+        else:
+            return record.image_key
+        self.progress("photos", self.uploaded + len(self.failed), self.total)
+        return image_key
 
-    # In process, one transaction per IN_PROCESS_IMPORT_CHUNK rows (the tool's per-call limit).
+    def _put_file(self, image: str) -> str:
+        data = (self.base_dir / image).read_bytes()
+        image_key = photo_key(image, data)
+        self.photos.put(image_key, data, PHOTO_TYPES[Path(image).suffix.lower()])
+        self.uploaded += 1
+        return image_key
+
+    def _put_download(self, url: str, record: WineRecord) -> str | None:
+        """The downloaded photo's key, or the record's own image_key when the photo can't be fetched."""
+        host = urllib.parse.urlsplit(url).netloc
+        try:
+            if host in self.hosts_down:
+                raise PhotoDownloadError("skipped: the host was unreachable for an earlier photo")
+            data, content_type, name = download_photo(url)
+        except PhotoDownloadError as exc:
+            if exc.host_down:
+                self.hosts_down.add(host)
+            self.failed.append(f"{_wine_label(record.model_dump())}: {url}: {exc}")
+            return record.image_key
+        image_key = photo_key(name, data)
+        self.photos.put(image_key, data, content_type)
+        self.uploaded += 1
+        return image_key
+
+
+def _write(
+    payload: list[ImportRow],
+    catalog: CatalogRepository,
+    *,
+    replace: bool,
+    progress: Callable[[str, int, int], None],
+) -> tuple[int, int, int]:
+    """(inserted, updated, retired). In process, one transaction per IN_PROCESS_IMPORT_CHUNK rows (the tool's
+    per-call limit); through Lambda, LAMBDA_IMPORT_CHUNK rows per call."""
     chunk = LAMBDA_IMPORT_CHUNK if isinstance(catalog, LambdaCatalog) else IN_PROCESS_IMPORT_CHUNK
     inserted = updated = retired = 0
     first_started_at: str | None = None
@@ -375,31 +428,26 @@ def import_catalog(
         except PortError as exc:
             verb = "could not be reached" if isinstance(exc, Unavailable) else "refused the import"
             raise CatalogImportError(f"the catalogue database {verb}: {exc}") from exc
-        inserted += result["inserted"]
-        updated += result["updated"]
-        retired += result.get("retired", 0)
-        first_started_at = first_started_at or result.get("started_at")
+        inserted += result.inserted
+        updated += result.updated
+        retired += result.retired
+        first_started_at = first_started_at or result.started_at
         progress("database", start + len(part), len(payload))
-    warnings = [
+    return inserted, updated, retired
+
+
+def _country_warnings(records: list[WineRecord]) -> list[str]:
+    """Countries the language layer does not know: filters by country match them only as written."""
+    return [
         f"country {country!r} is not in the language layer: country filters match it only as written"
         for country in sorted({r.country for r in records if language.country(r.country, fuzzy=False) is None})
     ]
-    return ImportReport(
-        rows=len(records),
-        inserted=inserted,
-        updated=updated,
-        photos_uploaded=uploaded,
-        embedding_model=embedder.model,
-        retired=retired,
-        unknown_fields=dict(sorted(unknown_fields.items())),
-        photos_failed=photos_failed,
-        warnings=warnings,
-    )
 
 
 def export_catalog(catalog: CatalogRepository, *, include_unavailable: bool = False) -> dict[str, Any]:
+    """The catalogue as a file: {"wines": [rows]}, each row as an import reads it."""
     try:
-        return {"wines": catalog.export_wines(include_unavailable=include_unavailable)}
+        return {"wines": [w.as_file_row() for w in catalog.export_wines(include_unavailable=include_unavailable)]}
     except PortError as exc:
         raise CatalogImportError(f"export failed: {exc}") from exc
 
@@ -419,9 +467,8 @@ def reembed_catalog(
     done = 0
     for start in range(0, len(entries), EMBED_BATCH):
         batch = entries[start : start + EMBED_BATCH]
-        texts = [WineRecord.model_validate(e["wine"]).embedding_text() for e in batch]
-        vectors = embedder.embed(texts)
-        items = [{"id": e["id"], "embedding": v} for e, v in zip(batch, vectors, strict=True)]
+        vectors = embedder.embed([e.text for e in batch])
+        items = [WineEmbedding(id=e.id, embedding=v) for e, v in zip(batch, vectors, strict=True)]
         try:
             catalog.update_embeddings(embedder.model, items)
         except PortError as exc:
@@ -429,15 +476,3 @@ def reembed_catalog(
         done += len(batch)
         progress("embeddings", done, len(entries))
     return done
-
-
-__all__ = [
-    "CatalogImportError",
-    "ImportReport",
-    "RowError",
-    "export_catalog",
-    "import_catalog",
-    "read_catalog",
-    "reembed_catalog",
-    "validate_rows",
-]

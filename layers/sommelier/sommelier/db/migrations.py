@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 import psycopg
 
@@ -58,7 +59,7 @@ def apply_migrations(
     with LockNotAvailable instead of waiting past the caller's deadline. Without them: wait (dev, tests).
     """
     applied: list[str] = []
-    options = {"connect_timeout": max(2, int(connect_timeout_s))} if connect_timeout_s else {}  # libpq's floor is 2
+    options: dict[str, Any] = {"connect_timeout": max(2, int(connect_timeout_s))} if connect_timeout_s else {}
     with psycopg.connect(conninfo, autocommit=True, **options) as conn:
         # lock_timeout bounds pg_advisory_lock too; statement_timeout bounds a migration that runs too long.
         for setting, seconds in (("lock_timeout", lock_timeout_s), ("statement_timeout", statement_timeout_s)):
@@ -80,10 +81,38 @@ def apply_migrations(
                     )
                 applied.append(migration.version)
             if "0004" in applied_versions(conn):
-                # A data step in Python: the normalised columns come from the language layer.
-                from sommelier.language.matching import backfill
-
-                backfill(conn)
+                backfill_normalised_columns(conn)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_ADVISORY_LOCK_KEY,))
     return applied
+
+
+def backfill_normalised_columns(conn: psycopg.Connection, batch: int = 500) -> int:
+    """Recompute the normalised columns of rows written with another vocabulary version. Returns the count."""
+    # A data step in Python: the columns come from the language layer (loaded only when this step runs).
+    from sommelier import language
+    from sommelier.language import matching
+
+    current = language.version()
+    done = 0
+    while True:
+        with conn.transaction():
+            rows = conn.execute(
+                "SELECT id, country, grape_varieties, food_pairings FROM wines"
+                " WHERE lexicon_version IS DISTINCT FROM %s LIMIT %s FOR UPDATE SKIP LOCKED",
+                (current, batch),
+            ).fetchall()
+            for wine_id, country, grapes, pairings in rows:
+                columns = matching.normalised_columns(country, grapes, pairings)
+                # Keep shares already stored when the names carried none (an older import parsed them).
+                conn.execute(
+                    "UPDATE wines SET country_code = %(country_code)s, grape_varieties = %(grape_varieties)s,"
+                    " grape_shares = CASE WHEN cardinality(%(grape_shares)s::numeric[]) > 0"
+                    "   THEN %(grape_shares)s::numeric[] ELSE grape_shares END,"
+                    " grape_keys = %(grape_keys)s, food_categories = %(food_categories)s,"
+                    " lexicon_version = %(lexicon_version)s WHERE id = %(id)s",
+                    {**columns, "id": wine_id},
+                )
+        done += len(rows)
+        if len(rows) < batch:
+            return done

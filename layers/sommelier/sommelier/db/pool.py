@@ -1,73 +1,96 @@
-"""One lazily opened psycopg connection pool per process, with the pgvector adapter registered."""
+"""The database port: one psycopg connection pool, with the pgvector adapter registered.
+
+Each entry point builds its `Database` from the settings (`Database.from_settings`) and passes it down;
+tests build their own. A database reached through its Secrets Manager secret re-reads the secret after a
+connection failure and switches to a new pool when the password changed (a rotation).
+"""
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
-from sommelier.settings import env_int
+from sommelier.settings import DatabaseSettings, Settings
 
-_lock = threading.Lock()
-_pools: dict[str, ConnectionPool] = {}
+logger = logging.getLogger(__name__)
 
-
-def _configure(conn: psycopg.Connection) -> None:
-    register_vector(conn)
-    # A stuck query must not eat the whole Lambda timeout.
-    conn.execute(
-        "SELECT set_config('statement_timeout', %s, false)", (f"{env_int('DATABASE_STATEMENT_TIMEOUT_MS', 5000)}ms",)
-    )
-    conn.commit()
-
-
-def get_pool(conninfo: str) -> ConnectionPool:
-    with _lock:
-        pool = _pools.get(conninfo)
-        if pool is None:
-            pool = ConnectionPool(
-                conninfo,
-                # No idle floor: open connections keep Aurora Serverless from pausing.
-                min_size=0,
-                max_idle=env_int("DATABASE_MAX_IDLE_S", 60),
-                max_size=env_int("DATABASE_POOL_SIZE", 4),
-                configure=_configure,
-                # The server closes sessions idle for 5 minutes (idle_session_timeout, so Aurora can
-                # pause) while a frozen Lambda keeps them pooled: test each one before handing it out.
-                check=ConnectionPool.check_connection,
-                # Aurora needs ~15 s to resume from a pause (the template raises this to 50 s).
-                timeout=env_int("DATABASE_CONNECT_TIMEOUT_S", 20),
-                kwargs={"connect_timeout": env_int("DATABASE_CONNECT_TIMEOUT_S", 20)},
-                open=True,
-                name="sommelier",
-            )
-            _pools[conninfo] = pool
-        return pool
-
-
-def close_pools() -> None:
-    with _lock:
-        for pool in _pools.values():
-            pool.close()
-        _pools.clear()
+Row = TypeVar("Row")
 
 
 class Database:
-    """The database port: a pool plus the URL it came from."""
+    """A pool plus the URL it came from. ``refresh_url`` (a secret-configured database) reads the URL
+    again, bypassing the secret's cache."""
 
-    def __init__(self, conninfo: str):
+    def __init__(
+        self,
+        conninfo: str,
+        settings: DatabaseSettings | None = None,
+        *,
+        refresh_url: Callable[[], str] | None = None,
+    ):
         self.conninfo = conninfo
-        self.pool = get_pool(conninfo)
+        self.settings = settings or DatabaseSettings()
+        self._refresh_url = refresh_url
+        self._lock = threading.Lock()
+        self.pool = self._open(conninfo)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Database:
+        from sommelier.db.url import resolve_database_url
+
+        refresh = None
+        if not settings.database.url and settings.database.secret_arn:
+            refresh = lambda: resolve_database_url(settings, fresh=True)  # noqa: E731 - a one-line closure
+        return cls(resolve_database_url(settings), settings.database, refresh_url=refresh)
+
+    def _open(self, conninfo: str) -> ConnectionPool:
+        timeout_ms = self.settings.statement_timeout_ms
+
+        def configure(conn: psycopg.Connection) -> None:
+            register_vector(conn)
+            # A stuck query must not eat the whole Lambda timeout.
+            conn.execute("SELECT set_config('statement_timeout', %s, false)", (f"{timeout_ms}ms",))
+            conn.commit()
+
+        return ConnectionPool(
+            conninfo,
+            # No idle floor: open connections keep Aurora Serverless from pausing.
+            min_size=0,
+            max_idle=self.settings.max_idle_s,
+            max_size=self.settings.pool_size,
+            configure=configure,
+            # The server closes sessions idle for 5 minutes (idle_session_timeout, so Aurora can
+            # pause) while a frozen Lambda keeps them pooled: test each one before handing it out.
+            check=ConnectionPool.check_connection,
+            # Aurora needs ~15 s to resume from a pause (the template raises this to 50 s).
+            timeout=self.settings.connect_timeout_s,
+            kwargs={"connect_timeout": self.settings.connect_timeout_s},
+            open=True,
+            name="sommelier",
+        )
 
     def close(self) -> None:
-        with _lock:
-            pool = _pools.pop(self.conninfo, None)
-        if pool is not None:
-            pool.close()
+        self.pool.close()
+
+    def refresh(self) -> bool:
+        """After a connection failure: read the database secret again and switch to a new pool if the URL
+        changed (a new password). True when it did. A DATABASE_URL or the embedded server can't change."""
+        if self._refresh_url is None:
+            return False
+        url = self._refresh_url()
+        with self._lock:
+            if url == self.conninfo:
+                return False
+            stale, self.pool, self.conninfo = self.pool, self._open(url), url
+        stale.close()
+        return True
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection]:
@@ -80,38 +103,10 @@ class Database:
             yield conn
 
 
-_default: Database | None = None
-
-
-def default_database() -> Database:
-    """The process-wide database, resolved from the environment on first use."""
-    global _default
-    if _default is None:
-        from sommelier.db.url import resolve_database_url
-
-        _default = Database(resolve_database_url())
-    return _default
-
-
-def reset_default_database() -> None:
-    global _default
-    _default = None
-
-
-def refresh_default_database() -> bool:
-    """After a connection failure: read the database secret again, bypassing its cache, and switch to
-    a new pool if the URL changed (a new password). True when it did. Only for a secret-configured
-    database: a DATABASE_URL or the embedded server can't change under us."""
-    global _default
-    from sommelier.settings import env
-
-    if env("DATABASE_URL") or not env("DATABASE_SECRET_ARN") or _default is None:
-        return False
-    from sommelier.db.url import resolve_database_url
-
-    url = resolve_database_url(fresh=True)
-    if url == _default.conninfo:
-        return False
-    stale, _default = _default, Database(url)
-    stale.close()
-    return True
+def first_row(cursor: psycopg.Cursor[Row]) -> Row:
+    """The first row of a query that always answers one (a count, an aggregate, RETURNING): psycopg's
+    fetchone is Optional even then."""
+    row = cursor.fetchone()
+    if row is None:
+        raise psycopg.DataError("the query answered no row")
+    return row

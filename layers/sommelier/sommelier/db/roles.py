@@ -14,9 +14,12 @@ import hashlib
 import hmac
 import os
 import re
+from typing import Any
 
 import psycopg
 from psycopg import sql
+
+from sommelier.db.pool import first_row
 
 APP_GROUP_ROLE = "sommelier_app"
 SCRAM_ITERATIONS = 4096
@@ -45,7 +48,7 @@ def ensure_app_user(conninfo: str, username: str, password: str, *, connect_time
         raise ValueError("the app database password must have at least 16 characters")
     verifier = sql.Literal(scram_sha256_verifier(password))
     user = sql.Identifier(username)
-    options = {"connect_timeout": max(2, int(connect_timeout_s))} if connect_timeout_s else {}  # libpq's floor is 2
+    options: dict[str, Any] = {"connect_timeout": max(2, int(connect_timeout_s))} if connect_timeout_s else {}
     with psycopg.connect(conninfo, autocommit=True, **options) as conn:
         exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (username,)).fetchone() is not None
         attributes = sql.SQL("LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT PASSWORD {}")
@@ -53,7 +56,7 @@ def ensure_app_user(conninfo: str, username: str, password: str, *, connect_time
             conn.execute(sql.SQL("ALTER ROLE {} WITH ").format(user) + attributes.format(verifier))
         else:
             conn.execute(sql.SQL("CREATE ROLE {} WITH ").format(user) + attributes.format(verifier))
-        member = conn.execute("SELECT pg_has_role(%s, %s, 'MEMBER')", (username, APP_GROUP_ROLE)).fetchone()[0]
+        member = first_row(conn.execute("SELECT pg_has_role(%s, %s, 'MEMBER')", (username, APP_GROUP_ROLE)))[0]
         if not member:
             conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(APP_GROUP_ROLE), user))
     return not exists

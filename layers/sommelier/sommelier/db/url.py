@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote
 
-from sommelier.settings import env, load_settings
+from sommelier.settings import Settings
 
 SECRET_CACHE_SECONDS = 300
 # The RDS certificate authorities, put here by the layer's Makefile at build time (`sam build`).
@@ -13,10 +13,9 @@ RDS_CA_BUNDLE = Path(__file__).with_name("rds-ca-bundle.pem")
 SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 
 
-def tls_parameters() -> str:
+def tls_parameters(mode: str = "verify-full") -> str:
     """libpq TLS settings for a database reached through its secret: DATABASE_SSLMODE (default
     verify-full: the server's certificate is checked against the RDS CA bundle, not only encrypted)."""
-    mode = env("DATABASE_SSLMODE") or "verify-full"
     if mode not in SSL_MODES:
         raise RuntimeError(f"DATABASE_SSLMODE must be one of {', '.join(SSL_MODES)} (got {mode!r})")
     if mode not in ("verify-ca", "verify-full"):
@@ -29,7 +28,7 @@ def tls_parameters() -> str:
     return f"sslmode={mode}&sslrootcert={quote(str(RDS_CA_BUNDLE), safe='/')}"
 
 
-def url_from_secret(secret_arn: str, *, fresh: bool = False) -> str:
+def url_from_secret(settings: Settings, secret_arn: str, *, fresh: bool = False) -> str:
     """Build a URL from a database secret (username/password) and the host env vars.
     `fresh` skips the cache: the password may have just changed."""
     from aws_lambda_powertools.utilities import parameters
@@ -40,23 +39,22 @@ def url_from_secret(secret_arn: str, *, fresh: bool = False) -> str:
     from sommelier.observability.redaction import register_secret
 
     register_secret(str(secret["password"]))  # masked in every log line from now on
-    host = env("DATABASE_HOST") or secret.get("host")
+    database = settings.database
+    host = database.host or secret.get("host")
     if not host:
         raise RuntimeError("DATABASE_HOST is not set and the secret has no 'host'")
-    port = env("DATABASE_PORT") or str(secret.get("port") or 5432)
-    name = env("DATABASE_NAME") or secret.get("dbname") or "sommelier"
+    port = database.port or str(secret.get("port") or 5432)
+    name = database.name or secret.get("dbname") or "sommelier"
     user = quote(str(secret["username"]), safe="")
     password = quote(str(secret["password"]), safe="")
-    return f"postgresql://{user}:{password}@{host}:{port}/{name}?{tls_parameters()}"
+    return f"postgresql://{user}:{password}@{host}:{port}/{name}?{tls_parameters(database.sslmode)}"
 
 
-def resolve_database_url(*, fresh: bool = False) -> str:
-    explicit = env("DATABASE_URL")
-    if explicit:
-        return explicit
-    secret_arn = env("DATABASE_SECRET_ARN")
-    if secret_arn:
-        return url_from_secret(secret_arn, fresh=fresh)
+def resolve_database_url(settings: Settings, *, fresh: bool = False) -> str:
+    if settings.database.url:
+        return settings.database.url
+    if settings.database.secret_arn:
+        return url_from_secret(settings, settings.database.secret_arn, fresh=fresh)
     from sommelier.db.embedded import ensure_embedded_database
 
-    return ensure_embedded_database(load_settings().state_dir / "pgdata")
+    return ensure_embedded_database(settings.state_dir / "pgdata")

@@ -137,3 +137,28 @@ class ParseResult:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+MAX_STORED_CHARS = 2000  # of one message's text in the history
+
+
+def answer_as_text(response: SommelierResponse) -> str:
+    """The answer as history text (docs/architecture.md): intro, each wine, closing, separated by blank lines."""
+    blocks = [response.intro]
+    blocks += [f"{w.wine_name}: {w.description}" for w in response.wines]
+    blocks.append(response.closing)
+    return "\n\n".join(b.strip() for b in blocks if b.strip())
+
+
+def truncate_for_storage(text: str, limit: int = MAX_STORED_CHARS) -> str:
+    """Cut at the last blank line within the limit, else the last '. ', else hard."""
+    if len(text) <= limit:
+        return text
+    window = text[:limit]
+    cut = window.rfind("\n\n")
+    if cut > 0:
+        return window[:cut].rstrip()
+    cut = window.rfind(". ")
+    if cut > 0:
+        return window[: cut + 1]
+    return window

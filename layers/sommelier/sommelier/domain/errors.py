@@ -38,6 +38,10 @@ class Unavailable(PortError):
         return {"error": str(self), "retryable": True}
 
 
+class ModelMismatchError(ValueError):
+    """A query vector and stored vectors come from different models: they are not comparable."""
+
+
 def error_from_payload(payload: dict[str, Any]) -> PortError:
     """The exception a {"error": ...} answer of the tool function stands for."""
     message = str(payload.get("error"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import uuid
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -196,3 +197,20 @@ class WineRecord(BaseModel):
             "к блюдам: " + ", ".join(self.food_pairings) if self.food_pairings else "",
         ]
         return "\n".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class ImportRow:
+    """One wine to write: the validated row and its embedding (None: keep the stored one)."""
+
+    record: WineRecord
+    embedding: list[float] | None = None
+    embedding_model: str | None = None
+
+    def as_arguments(self) -> dict[str, Any]:
+        """The row as import_wines reads it (the photo file is already in the bucket under image_key)."""
+        row = self.record.model_dump(mode="json", exclude={"image"})
+        if self.embedding is not None:
+            row["embedding"] = self.embedding
+            row["embedding_model"] = self.embedding_model
+        return row

@@ -1,5 +1,7 @@
-"""The tool arguments, defined once: the dataclasses below are both the LLM's JSON schema
-(tools/registry.py) and what the tool function validates.
+"""A search of the catalogue: its arguments, defined once, and its result.
+
+The argument dataclasses are both the LLM's JSON schema (agent/tools.py) and what the tool function
+validates (the functions below, on the JSON the model or a caller sent):
 
 - A value of the wrong type is a clear error (the model can correct its call).
 - An enum value outside the enum is ignored and left out of `filters_applied`.
@@ -11,11 +13,11 @@ from __future__ import annotations
 
 import math
 import uuid
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from sommelier.domain.errors import InvalidArgument
-from sommelier.domain.wine import SWEETNESS_LEVELS, WINE_TYPES
+from sommelier.domain.wine import OMIT_EMPTY, SWEETNESS_LEVELS, WINE_TYPES, Wine, WinePhoto
 from sommelier.language import enum_words, normalize
 from sommelier.settings import EMBEDDING_DIMENSIONS
 
@@ -31,7 +33,7 @@ class ArgumentError(InvalidArgument):
 
 
 def llm_parameter(description: str, *, enum: tuple[str, ...] | None = None, required: bool = False) -> Any:
-    """A dataclass field the LLM sees: its JSON schema comes from the field (tools/registry.py)."""
+    """A dataclass field the LLM sees: its JSON schema comes from the field (agent/tools.py)."""
     return field(default=None, metadata={"llm": {"description": description, "enum": enum, "required": required}})
 
 
@@ -66,6 +68,65 @@ class SemanticRequest:
     embedding: list[float]
     embedding_model: str
     filters: SearchFilters
+
+    def as_arguments(self) -> dict[str, object]:
+        """The tool function's arguments: the query and its vector beside the filters."""
+        from sommelier.domain.wire import to_wire
+
+        return {
+            **to_wire(self.filters),
+            "query": self.query,
+            "embedding": self.embedding,
+            "embedding_model": self.embedding_model,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What both search tools answer: the wines, how many matched in all, the filters that were applied, and
+    the found wines' photo keys beside them (``photos``: the agent keeps them for the cards it sends; the model
+    never reads them)."""
+
+    found: int
+    matched: int
+    wines: list[Wine]
+    filters_applied: dict[str, str | int | float] = field(default_factory=dict)
+    matched_more: bool = field(default=False, metadata=OMIT_EMPTY)
+    photos: dict[str, WinePhoto] = field(default_factory=dict, metadata=OMIT_EMPTY)
+
+    def wines_with_photos(self) -> list[Wine]:
+        """The wines with the photo keys that came beside them."""
+        return [
+            replace(wine, image_key=photo.image_key, telegram_file_id=photo.telegram_file_id)
+            if (photo := self.photos.get(wine.id)) is not None
+            else wine
+            for wine in self.wines
+        ]
+
+    def for_model(self) -> dict[str, object]:
+        """The result as the model reads it: no photo keys."""
+        from sommelier.domain.wire import to_wire
+
+        view = to_wire(self)
+        view.pop("photos", None)
+        return view
+
+
+@dataclass(frozen=True)
+class WineList:
+    """Wines by id, in the order asked; ids the catalogue does not have are in ``missing``."""
+
+    wines: list[Wine]
+    missing: list[str]
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    """One LLM tool call as the tool function receives it: its name and the arguments as the model wrote
+    them (a JSON object the tool function validates: one place decides what is a valid argument)."""
+
+    tool: str
+    arguments: dict[str, object]
 
 
 def require_object(arguments: Any) -> dict[str, Any]:

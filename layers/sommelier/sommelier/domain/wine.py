@@ -1,5 +1,12 @@
-"""The catalogue enums and their Russian words, shared by validation, rendering, embeddings and the
-offline responder. Plain constants: the tool function imports them without pydantic."""
+"""A wine as the ports carry it, and the catalogue's enums with their Russian words.
+
+Plain dataclasses and constants: the tool function builds and serialises these without pydantic (its cold
+start stays small); the wire form is `sommelier.domain.wire`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 WINE_TYPES: tuple[str, ...] = ("red", "white", "rose", "sparkling")
 SWEETNESS_LEVELS: tuple[str, ...] = ("dry", "semi_dry", "semi_sweet", "sweet")
@@ -7,3 +14,69 @@ SWEETNESS_LEVELS: tuple[str, ...] = ("dry", "semi_dry", "semi_sweet", "sweet")
 WINE_TYPE_RU = {"red": "красное", "white": "белое", "rose": "розовое", "sparkling": "игристое"}
 SWEETNESS_RU = {"dry": "сухое", "semi_dry": "полусухое", "semi_sweet": "полусладкое", "sweet": "сладкое"}
 SWEETNESS_PLURAL_RU = {"dry": "сухие", "semi_dry": "полусухие", "semi_sweet": "полусладкие", "sweet": "сладкие"}
+
+# Field metadata read by the wire codec: a field left out of the JSON when it is None (the wider views of a
+# wine), or never sent at all (what the agent notes about a wine during a turn).
+OMIT_NONE = {"wire": "omit_none"}
+OMIT_EMPTY = {"wire": "omit_empty"}  # left out when None, False, 0 or empty
+LOCAL = {"wire": "local"}
+
+
+@dataclass(frozen=True)
+class Wine:
+    """A wine of the catalogue. The search tools answer the first fields (what the model reads); reading a
+    wine by id adds where it comes from exactly, its photo keys and whether it is for sale."""
+
+    id: str
+    name: str
+    producer: str
+    region: str  # as a customer reads it in a caption: «Тоскана, Италия»
+    vintage_year: int | None
+    grape_varieties: list[str]
+    wine_type: str
+    sweetness: str
+    body: int | None
+    tannins: int | None
+    acidity: int | None
+    price_rub: int | float
+    description: str
+    tasting_notes: str
+    food_pairings: list[str]
+    similarity_score: float | None = field(default=None, metadata=OMIT_NONE)  # semantic search only
+    country: str | None = field(default=None, metadata=OMIT_NONE)
+    region_name: str | None = field(default=None, metadata=OMIT_NONE)
+    appellation: str | None = field(default=None, metadata=OMIT_NONE)
+    image_key: str | None = field(default=None, metadata=OMIT_NONE)
+    telegram_file_id: str | None = field(default=None, metadata=OMIT_NONE)
+    available: bool | None = field(default=None, metadata=OMIT_NONE)
+    found_by: str | None = field(default=None, metadata=LOCAL)  # the tool that found it this turn
+
+    @property
+    def photo(self) -> WinePhoto | None:
+        if self.image_key or self.telegram_file_id:
+            return WinePhoto(self.image_key, self.telegram_file_id)
+        return None
+
+
+@dataclass(frozen=True)
+class WinePhoto:
+    """Where a wine's photo is: the bucket key, and Telegram's file id once a photo was sent."""
+
+    image_key: str | None = None
+    telegram_file_id: str | None = None
+
+
+@dataclass(frozen=True)
+class WineListing:
+    """One line of `sommelier catalog list`."""
+
+    id: str
+    sku: str | None
+    name: str
+    producer: str
+    vintage_year: int | None
+    wine_type: str
+    sweetness: str
+    country: str
+    price_rub: int | float
+    available: bool

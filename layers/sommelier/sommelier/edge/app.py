@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -24,11 +26,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from sommelier.edge.ingress import MAX_BODY_BYTES, Ingress
-from sommelier.settings import env
+from sommelier.settings import SettingError, Settings
+
+logger = logging.getLogger(__name__)
 
 WEBHOOK_PATH = "/telegram/webhook"  # the WebhookFunction's HttpApi route in template.yaml (a test keeps them equal)
 HEALTH_PATH = "/health"
-REVISION_VARIABLE = "SOMMELIER_GIT_REVISION"  # set at build or deploy time; `serve` fills it from git
 
 
 async def _read_limited(request: Request) -> bytes | None:
@@ -48,24 +51,23 @@ async def _read_limited(request: Request) -> bytes | None:
 
 def health(ingress: Ingress) -> dict[str, Any]:
     from sommelier import __version__
-    from sommelier.secrets import secret
 
-    queue = bool(env("QUEUE_URL"))
+    settings = ingress.settings
+    queue = bool(settings.aws.queue_url)
     return {
         "ok": True,
         "version": __version__,
-        "revision": env(REVISION_VARIABLE),
+        "revision": settings.observability.git_revision,  # SOMMELIER_GIT_REVISION; `serve` fills it from git
         "queue": queue,
         "mode": "queue" if queue else "inline",
-        "idempotency_table": bool(env("IDEMPOTENCY_TABLE")),
-        "bot_token": bool(secret("TELEGRAM_BOT_TOKEN")),  # the deployed webhook never holds it: false there
-        "bot_username": bool(env("TELEGRAM_BOT_USERNAME")),
-        "webhook_secret": bool(secret("TELEGRAM_WEBHOOK_SECRET")),
+        "idempotency_table": bool(settings.aws.idempotency_table),
+        "bot_token": bool(settings.telegram.bot_token),  # the deployed webhook never holds it: false there
+        "bot_username": bool(settings.telegram.bot_username),
+        "webhook_secret": bool(settings.telegram.webhook_secret),
     }
 
 
-def create_app(ingress: Ingress | None = None, *, webhook_path: str = WEBHOOK_PATH) -> Starlette:
-    ingress = ingress or Ingress()
+def create_app(ingress: Ingress, *, webhook_path: str = WEBHOOK_PATH) -> Starlette:
 
     async def webhook(request: Request) -> JSONResponse:
         if not await run_in_threadpool(ingress.authorized, request.headers):
@@ -110,10 +112,13 @@ def http_api_event(event: Any) -> dict[str, Any] | None:
         if isinstance(raw_headers, dict)
         else {}
     )
-    context = event.get("requestContext") if isinstance(event.get("requestContext"), dict) else {}
-    http = context.get("http") if isinstance(context.get("http"), dict) else {}
+    raw_context = event.get("requestContext")
+    context: dict[str, Any] = raw_context if isinstance(raw_context, dict) else {}
+    raw_http = context.get("http")
+    http: dict[str, Any] = raw_http if isinstance(raw_http, dict) else {}
     path = event.get("rawPath") if isinstance(event.get("rawPath"), str) else http.get("path")
-    method = http.get("method") if isinstance(http.get("method"), str) else "POST"
+    raw_method = http.get("method")
+    method: str = raw_method if isinstance(raw_method, str) else "POST"
     body = event.get("body")
     return {
         **event,
@@ -139,13 +144,23 @@ def http_api_event(event: Any) -> dict[str, Any] | None:
 
 
 class LambdaWebhook:
-    """The Lambda handler: Mangum (HTTP API payload 2.0) around the Starlette app."""
+    """The Lambda handler: Mangum (HTTP API payload 2.0) around the Starlette app. ``build`` makes the
+    app from the current settings; it is made again when a secret changed (a rotated webhook secret)."""
 
-    def __init__(self, app: Starlette):
-        from mangum import Mangum
+    def __init__(self, build: Callable[[Settings], Starlette], settings: Callable[[], tuple[Settings, bool]]):
+        self._build = build
+        self._settings = settings
+        self.app: Starlette | None = None
+        self._mangum: Any = None
 
-        self.app = app
-        self._mangum = Mangum(app, lifespan="off")
+    def _current(self) -> Any:
+        settings, changed = self._settings()
+        if self._mangum is None or changed:
+            from mangum import Mangum
+
+            self.app = self._build(settings)
+            self._mangum = Mangum(self.app, lifespan="off")
+        return self._mangum
 
     def __call__(self, event: Any, context: Any) -> dict[str, Any]:
         normalized = http_api_event(event)
@@ -162,4 +177,9 @@ class LambdaWebhook:
             except UnicodeEncodeError:  # lone surrogates: Mangum's strict encode would crash; send the bytes
                 raw = normalized["body"].encode("utf-8", errors="surrogatepass")
                 normalized = {**normalized, "body": base64.b64encode(raw).decode("ascii"), "isBase64Encoded": True}
-        return self._mangum(normalized, context)
+        try:
+            mangum = self._current()
+        except SettingError as exc:  # a configuration problem: one clear line, and Telegram redelivers
+            logger.error("could not process the update: %s (Telegram will redeliver)", exc)
+            return _answer(503, {"ok": False, "error": "try again"})
+        return mangum(normalized, context)

@@ -4,8 +4,9 @@
 bot's username) and turns (headers, body) into (status, JSON body). The HTTP edge around it is
 `sommelier.edge.app` (Starlette: Mangum in Lambda, uvicorn for `sommelier serve`).
 
-This module must stay light: it never imports the LLM stack (openai, the agent). Local runs
-without a queue process the turn inline, importing the consumer only then.
+This module must stay light: it never imports the LLM stack (openai, the agent) or the Bot API client
+(an import contract in pyproject.toml). Local runs without a queue process the turn inline, with the
+`process` the entry point hands over (`InlineSink`).
 """
 
 from __future__ import annotations
@@ -18,12 +19,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from sommelier.observability.shell import correlate
-from sommelier.secrets import secret
-from sommelier.settings import MissingSetting, env
-from sommelier.telegram.client import BotUsername
-from sommelier.telegram.state import MessageLedger, ledger_from_environment
-from sommelier.telegram.updates import Routed, UpdateError, needs_bot_username, parse_update, route
+from sommelier.settings import MissingSetting, Settings
+from sommelier.telegram.state import MessageLedger, ledger_from_settings
+from sommelier.telegram.updates import BotUsername, Routed, UpdateError, needs_bot_username, parse_update, route
 
 logger = logging.getLogger(__name__)
 
@@ -42,13 +40,20 @@ class SqsSink:
     """SQS FIFO: one message group per chat keeps each chat in order; dedup id = update_id."""
 
     def __init__(self, queue_url: str, client=None):
-        import boto3
-
         self.queue_url = queue_url
-        self._client = client or boto3.client("sqs")
+        self._client = client
+        self._lock = threading.Lock()
+
+    def _sqs(self):
+        with self._lock:  # made on the first update: a health check needs no AWS client
+            if self._client is None:
+                import boto3
+
+                self._client = boto3.client("sqs")
+            return self._client
 
     def enqueue(self, update: dict[str, Any], chat_id: int) -> None:
-        self._client.send_message(
+        self._sqs().send_message(
             QueueUrl=self.queue_url,
             MessageBody=json.dumps(update, ensure_ascii=False),
             MessageGroupId=str(chat_id),
@@ -57,17 +62,18 @@ class SqsSink:
 
 
 class InlineSink:
-    """No queue (local runs): process the turn right here, with ``process(update, attempt)`` or, by
-    default, this sink's own bot built from the environment on the first update."""
+    """No queue (local runs): process the turn right here with ``process(update, attempt)``, which the
+    entry point builds on the first update (``build_process``: the LLM stack, imported only then)."""
 
-    def __init__(self, process: Callable[[dict[str, Any], int], None] | None = None):
-        self._process = process
+    def __init__(self, build_process: Callable[[], Callable[[dict[str, Any], int], None]]):
+        self._build_process = build_process
+        self._process: Callable[[dict[str, Any], int], None] | None = None
+        self._lock = threading.Lock()
 
     def enqueue(self, update: dict[str, Any], chat_id: int) -> None:
-        if self._process is None:
-            from sommelier.telegram.consumer import AgentContainer  # the LLM stack, only when needed
-
-            self._process = AgentContainer().process_update
+        with self._lock:
+            if self._process is None:
+                self._process = self._build_process()
         self._process(update, 1)
 
 
@@ -91,11 +97,6 @@ class RecentUpdates:
     def forget(self, update_id: int) -> None:
         with self._lock:
             self._seen.pop(update_id, None)
-
-
-def default_sink() -> TurnSink:
-    queue_url = env("QUEUE_URL")
-    return SqsSink(queue_url) if queue_url else InlineSink()
 
 
 class IdempotentEnqueue:
@@ -136,39 +137,36 @@ class Ingress:
 
     def __init__(
         self,
-        sink: TurnSink | None = None,
+        settings: Settings,
+        sink: TurnSink,
         *,
         bot_username: BotUsername | None = None,
         recent: RecentUpdates | None = None,
         ledger: MessageLedger | None = None,
+        correlate: Callable[[Any], None] | None = None,
     ):
-        self._sink = sink
-        self.bot_username = bot_username or BotUsername()
+        self.settings = settings
+        self.sink = sink
+        # Without a lookup: TELEGRAM_BOT_USERNAME, else loose matching (the deployed webhook has no token).
+        self.bot_username = bot_username or BotUsername(settings.telegram)
         self.recent = recent or RecentUpdates()
         self._ledger = ledger
+        self._correlate = correlate
         self._idempotent: IdempotentEnqueue | None = None
         self._lock = threading.Lock()
 
     @property
-    def sink(self) -> TurnSink:
-        if self._sink is None:
-            with self._lock:
-                if self._sink is None:
-                    self._sink = default_sink()
-        return self._sink
-
-    @property
     def ledger(self) -> MessageLedger:
         if self._ledger is None:
-            self._ledger = ledger_from_environment()
+            self._ledger = ledger_from_settings(self.settings)
         return self._ledger
 
     def _record_edit(self, data: dict[str, Any], routed: Routed) -> None:
-        """An edited text: remembered, so a still-waiting original is answered as edited (telegram.ledger)."""
+        """An edited text: remembered, so a still-waiting original is answered as edited (telegram.state.MessageLedger)."""
         if not (routed.edited and routed.kind in ("text", "command") and routed.message_id is not None):
             return
         try:
-            self.ledger.record_edit(routed.chat_id, routed.message_id, data["edited_message"])
+            self.ledger.record_edit(routed.chat, routed.message_id, data["edited_message"])
         except Exception:  # the edit still goes to the queue; at worst the original is answered unedited
             logger.exception("could not record an edited message")
 
@@ -180,7 +178,7 @@ class Ingress:
 
     def _enqueue_once(self, update: dict[str, Any], chat_id: int, context: Any) -> bool:
         """Enqueue unless this update_id was seen. Returns False for a duplicate."""
-        table = env("IDEMPOTENCY_TABLE")
+        table = self.settings.aws.idempotency_table
         if table:
             return self._idempotent_enqueue(table)(update, chat_id, self.sink, context)
         if not self.recent.first_time(update["update_id"]):
@@ -194,7 +192,7 @@ class Ingress:
 
     def authorized(self, headers: Mapping[str, str]) -> bool:
         """Constant-time check of Telegram's secret token header (none configured: refuse everything)."""
-        expected = secret("TELEGRAM_WEBHOOK_SECRET")
+        expected = self.settings.telegram.webhook_secret
         if not expected:
             logger.error("TELEGRAM_WEBHOOK_SECRET is not configured: refusing every update")
             return False
@@ -221,7 +219,8 @@ class Ingress:
         ):
             return 400, {"ok": False, "error": "not a Telegram update"}
 
-        correlate(data["update_id"])
+        if self._correlate is not None:
+            self._correlate(data["update_id"])
         try:
             update = parse_update(data)
             routed = route(update, self.bot_username.get() if needs_bot_username(update) else None)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sommelier.embeddings.port import EmbeddingError, EmbeddingProvider, ModelMismatchError, embed_one
+# ModelMismatchError lives in the domain: the tool function raises it without the embedders.
+from sommelier.domain.errors import ModelMismatchError
+from sommelier.embeddings.port import EmbeddingError, EmbeddingProvider, embed_one
 from sommelier.settings import Settings
 
 __all__ = ["EmbeddingError", "EmbeddingProvider", "ModelMismatchError", "embed_one", "provider_from_settings"]
@@ -23,19 +25,16 @@ class UnavailableEmbeddings:
 
 def provider_from_settings(settings: Settings, *, strict: bool = True) -> EmbeddingProvider:
     """The configured provider. With strict=False a misconfiguration yields UnavailableEmbeddings."""
-    if settings.embedding_provider == "openai":
+    embeddings = settings.embeddings
+    if embeddings.provider == "openai":
         from sommelier.embeddings.openai_provider import OpenAIEmbeddings
 
-        if not settings.embedding_api_key:
+        if not embeddings.api_key:
             reason = "EMBEDDING_PROVIDER=openai needs EMBEDDING_API_KEY or OPENAI_API_KEY"
             if strict:
                 raise EmbeddingError(reason)
-            return UnavailableEmbeddings(settings.embedding_model, reason)
-        return OpenAIEmbeddings(
-            api_key=settings.embedding_api_key,
-            base_url=settings.embedding_base_url,
-            model=settings.embedding_model,
-        )
+            return UnavailableEmbeddings(embeddings.model, reason)
+        return OpenAIEmbeddings(api_key=embeddings.api_key, base_url=embeddings.base_url, model=embeddings.model)
     from sommelier.embeddings.local import LocalHashingEmbeddings
 
-    return LocalHashingEmbeddings(model=settings.embedding_model)
+    return LocalHashingEmbeddings(model=embeddings.model)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Sequence
 
 from sommelier import language
@@ -43,9 +43,9 @@ def _bucket(feature: str) -> tuple[int, float]:
     return digest % EMBEDDING_DIMENSIONS, (1.0 if (digest >> 31) & 1 else -1.0)
 
 
-def features(text: str) -> Counter[str]:
+def features(text: str) -> dict[str, float]:
     """Weighted features of a text (public for tests and for explaining a match)."""
-    weights: Counter[str] = Counter()
+    weights: defaultdict[str, float] = defaultdict(float)
     for word in words(text):
         if word in STOPWORDS or len(word) < 2:
             continue

@@ -10,10 +10,6 @@ class EmbeddingError(RuntimeError):
     """The provider could not embed (network, quota, or a wrong vector size)."""
 
 
-class ModelMismatchError(ValueError):
-    """A query vector and stored vectors come from different models: they are not comparable."""
-
-
 class EmbeddingProvider(Protocol):
     model: str
     dimensions: int

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -53,11 +54,18 @@ def words(text: str) -> list[str]:
     return _WORD.findall(normalize(text))
 
 
-@cache
-def _stemmer():
-    import snowballstemmer
+_per_thread = threading.local()
 
-    return snowballstemmer.stemmer("russian")
+
+def _stemmer():
+    """This thread's stemmer: a Snowball stemmer keeps the word it works on in the instance, so threads
+    sharing one corrupt each other's stems (turns run concurrently under `serve` and in the agent)."""
+    stemmer = getattr(_per_thread, "stemmer", None)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _per_thread.stemmer = snowballstemmer.stemmer("russian")
+    return stemmer
 
 
 @cache
@@ -724,6 +732,50 @@ def inflect(phrase: str, case: str) -> str | None:
             return None
         out.append(changed.word)
     return " ".join(out)
+
+
+# ---------------------------------------------------------------- the glossary: wine terms explained
+
+
+@dataclass(frozen=True)
+class GlossaryTopic:
+    key: str
+    title: str
+    asked_by: re.Pattern[str]
+    answer: str
+
+
+@cache
+def _glossary() -> dict[str, GlossaryTopic]:
+    return {
+        t["key"]: GlossaryTopic(
+            t["key"], t["title"], re.compile(r"(?<![a-zа-я0-9])(?:" + t["asked_by"] + r")"), t["answer"]
+        )
+        for t in data("glossary.json")["topics"]
+    }
+
+
+def glossary_topics() -> list[GlossaryTopic]:
+    return list(_glossary().values())
+
+
+def glossary_topic(key: str) -> GlossaryTopic | None:
+    return _glossary().get(key)
+
+
+def glossary_topic_asked(text: str) -> GlossaryTopic | None:
+    """The topic the text asks about: the one named earliest, so the subject of «чем брют отличается от
+    сухого» (брют) wins over what it is compared with; the longer words at the same place."""
+    prepared = " ".join((text or "").lower().replace("ё", "е").replace("-", " ").split())
+    best: tuple[int, int, GlossaryTopic] | None = None
+    for topic in _glossary().values():
+        found = topic.asked_by.search(prepared)
+        if found is None:
+            continue
+        candidate = (found.start(), -(found.end() - found.start()), topic)
+        if best is None or candidate[:2] < best[:2]:
+            best = candidate
+    return best[2] if best else None
 
 
 # ---------------------------------------------------------------- wines known by name

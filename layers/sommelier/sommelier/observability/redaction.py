@@ -196,15 +196,3 @@ def _install_factory() -> None:
 def install_record_redaction() -> None:
     """Mask secrets in every log record from now on, whatever logger or handler it meets (idempotent)."""
     _install_factory()
-
-
-__all__ = [
-    "MASK",
-    "TELEGRAM_BOT_TOKEN",
-    "RedactingFilter",
-    "install_record_redaction",
-    "known_secrets",
-    "redact",
-    "redact_value",
-    "register_secret",
-]

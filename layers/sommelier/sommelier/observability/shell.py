@@ -1,6 +1,6 @@
 """One shell for every Lambda handler (webhook, agent, tools, migrate, set_webhook).
 
-`HandlerShell(service, correlation=...)` wraps a handler with:
+`HandlerShell(service, settings, correlation=...)` wraps a handler with:
 
 * a Powertools Logger (JSON, Lambda context keys, the correlation id: the update id, the tool,
   the CloudFormation request) whose formatter is `RedactingFormatter`, a Powertools formatter
@@ -8,11 +8,11 @@
   get the same handler through Powertools' copy_config_to_registered_loggers, and a log-record
   factory masks records that go anywhere else;
 * Metrics (EMF, flushed after each invocation; the cold start counted);
-* a Tracer when X-Ray is really there (in Lambda with active tracing: AWS_XRAY_DAEMON_ADDRESS),
-  else nothing: building one imports aws_xray_sdk (~0.3 s). `sommelier.observability.tracing.subsegment(name)`
+* a Tracer when X-Ray is really there (`Settings.tracing_active`: in Lambda with active tracing),
+  else nothing: building one imports aws_xray_sdk (~0.3 s). `sommelier.observability.telemetry.subsegment(name)`
   marks the LLM, tool and Telegram calls and is a no-op without it (locally, in tests, the webhook).
 
-`correlate(value)` lets the domain name the correlation id once it knows it (the webhook learns
+`shell.correlate(value)` lets the handler name the correlation id once it knows it (the webhook learns
 the update id only after parsing the body).
 """
 
@@ -27,13 +27,12 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 
+from sommelier.observability import telemetry as turn_metrics
 from sommelier.observability.redaction import RedactingFilter, install_record_redaction, redact
-from sommelier.observability.tracing import active_tracer, install_tracer
-from sommelier.settings import env
+from sommelier.observability.telemetry import active_tracer, install_tracer
+from sommelier.settings import Settings
 
 DOMAIN_LOGGER = "sommelier"
-
-_active_logger: Logger | None = None
 
 
 class RedactingFormatter(LambdaPowertoolsFormatter):
@@ -43,25 +42,12 @@ class RedactingFormatter(LambdaPowertoolsFormatter):
         return redact(super().format(record))
 
 
-def tracing_active() -> bool:
-    """True in Lambda with active tracing (the runtime sets the daemon address), unless turned off."""
-    disabled = (env("POWERTOOLS_TRACE_DISABLED") or "false").lower() in ("1", "true", "yes")
-    local = env("AWS_SAM_LOCAL") or not env("LAMBDA_TASK_ROOT")
-    return bool(env("AWS_XRAY_DAEMON_ADDRESS")) and not disabled and not local
-
-
-def _build_tracer(service: str) -> Any:
-    if active_tracer() is None and tracing_active():
+def _build_tracer(service: str, settings: Settings) -> Any:
+    if active_tracer() is None and settings.tracing_active:
         from aws_lambda_powertools import Tracer
 
         install_tracer(Tracer(service=service))
     return active_tracer()
-
-
-def correlate(correlation_id: Any) -> None:
-    """Name this invocation's correlation id (logged on every line from now on)."""
-    if _active_logger is not None and correlation_id is not None:
-        _active_logger.set_correlation_id(str(correlation_id))
 
 
 def shell_logger(service: str) -> Logger:
@@ -80,6 +66,7 @@ class HandlerShell:
     def __init__(
         self,
         service: str,
+        settings: Settings,
         *,
         correlation: Callable[[Any], Any] | None = None,
         trace: bool = True,
@@ -88,20 +75,25 @@ class HandlerShell:
         self.service = service
         self.logger = shell_logger(service)
         self.correlation = correlation
-        self.tracer = _build_tracer(service) if trace else None
+        self.tracer = _build_tracer(service, settings) if trace else None
         self.metrics = metrics
+        if metrics:
+            turn_metrics.configure(settings.observability.metrics_namespace)
+
+    def correlate(self, correlation_id: Any) -> None:
+        """Name this invocation's correlation id (logged on every line from now on)."""
+        if correlation_id is not None:
+            self.logger.set_correlation_id(str(correlation_id))
 
     def __call__(self, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         logger = self.logger
 
         @functools.wraps(handler)
         def shelled(event: Any, context: Any) -> Any:
-            global _active_logger
-            _active_logger = logger
             logger.append_keys(name="%(name)s")  # which logger wrote the line (clear_state dropped it)
             if self.correlation is not None:
                 try:
-                    correlate(self.correlation(event))
+                    self.correlate(self.correlation(event))
                 except Exception:  # a malformed event still reaches the handler, which answers it
                     logger.debug("no correlation id in this event")
             return handler(event, context)
@@ -110,9 +102,7 @@ class HandlerShell:
         if self.tracer is not None:
             wrapped = self.tracer.capture_lambda_handler(wrapped)
         if self.metrics:
-            from sommelier.observability.metrics import metrics
-
-            wrapped = metrics.log_metrics(wrapped, capture_cold_start_metric=True)
+            wrapped = turn_metrics.metrics.log_metrics(wrapped, capture_cold_start_metric=True)
         return logger.inject_lambda_context(wrapped, clear_state=True)
 
 

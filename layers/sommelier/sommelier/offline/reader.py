@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sommelier import language
-from sommelier.offline import glossary
 
 Kind = Literal["recommendation", "greeting", "thanks", "informational", "off_topic", "help"]
 PriceDirection = Literal["cheaper", "pricier"]
@@ -262,66 +261,93 @@ def _amounts(raw: str) -> list[_Amount]:
 
 
 def _read_price(raw: str, spans: _Spans) -> tuple[float | None, float | None]:
+    """Price bounds stated with numbers: a range («1500-2000», «от 1 до 2 тысяч») sets both, then each
+    other amount bounds the price the way the words around it say («до 3000», «от 2к», «около 3к»)."""
     amounts = _amounts(raw)
     price_min: float | None = None
     price_max: float | None = None
     used: set[int] = set()
-    # Ranges: "1500-2000", "1-2 тысячи", "от 1 до 2 тысяч".
     for i in range(len(amounts) - 1):
-        a, b = amounts[i], amounts[i + 1]
-        between = raw[a.end : b.start]
-        is_dash = bool(_RANGE_DASH.match(between))
-        is_from_to = bool(_RANGE_TO.match(between)) and bool(_RANGE_FROM.search(raw[max(0, a.start - 10) : a.start]))
-        if not (is_dash or is_from_to):
+        bounds = _range_between(raw, amounts[i], amounts[i + 1])
+        if bounds is None:
             continue
-        low, high = a.value, b.value
-        if b.thousand_unit and not a.thousand_unit and low < 100:
-            low *= 1000
-        if high < 100 or (
-            not is_from_to and not (a.money_unit or b.money_unit or a.thousand_unit or b.thousand_unit) and high < 300
-        ):
-            continue
-        if low > high:
-            low, high = high, low
-        price_min, price_max = low, high
+        price_min, price_max = bounds
         used.update((i, i + 1))
-        spans.add(a.start, b.end)
+        spans.add(amounts[i].start, amounts[i + 1].end)
     for i, amount in enumerate(amounts):
         if i in used:
             continue
-        before, after = raw[max(0, amount.start - 40) : amount.start], raw[amount.end : amount.end + 40]
-        if _NOT_PRICE_AFTER.match(after) and not amount.money_unit and not amount.thousand_unit:
+        relation = _single_price_relation(raw, amount)
+        if relation is None:
             continue
-        relation = amount.relation
-        for name, pattern in () if relation else _BEFORE_RULES:
-            if pattern.search(before):
-                relation = name
-                break
-        if relation is None:
-            for name, pattern in _AFTER_RULES:
-                if pattern.match(after):
-                    relation = name
-                    break
-        if amount.bare and relation is None:
-            continue  # "три бутылки", "на двух": a number, not a budget
-        value = amount.value
-        if not amount.money_unit and not amount.thousand_unit:
-            if value < 100:
-                continue  # "до 5", "18 градусов": not a price
-            if 1900 <= value <= 2035 and (relation is None or _YEAR_BEFORE.search(before)):
-                continue  # a vintage year, not a price
-            if relation is None and value < 300:
-                continue
-        if relation is None:
-            relation = "approx"
         spans.add(amount.start, amount.end)
-        if relation == "max":
-            price_max = value if price_max is None else min(price_max, value)
-        elif relation == "min":
-            price_min = value if price_min is None else max(price_min, value)
-        else:
-            price_min, price_max = round(value * APPROX_LOW), round(value * APPROX_HIGH)
+        price_min, price_max = _bound_by(relation, amount.value, price_min, price_max)
     return price_min, price_max
+
+
+def _has_unit(*amounts: _Amount) -> bool:
+    return any(a.money_unit or a.thousand_unit for a in amounts)
+
+
+def _range_between(raw: str, a: _Amount, b: _Amount) -> tuple[float, float] | None:
+    """(low, high) when two neighbouring amounts make a range: "1500-2000", "1-2 тысячи", "от 1 до 2 тысяч"."""
+    between = raw[a.end : b.start]
+    is_dash = bool(_RANGE_DASH.match(between))
+    is_from_to = bool(_RANGE_TO.match(between)) and bool(_RANGE_FROM.search(raw[max(0, a.start - 10) : a.start]))
+    if not (is_dash or is_from_to):
+        return None
+    low, high = a.value, b.value
+    if b.thousand_unit and not a.thousand_unit and low < 100:
+        low *= 1000  # "1-2 тысячи": the unit of the second number is the first's too
+    # Small numbers are no prices ("2-3 бокала"); a bare dash between plain numbers needs a price's size.
+    if high < 100 or (not is_from_to and not _has_unit(a, b) and high < 300):
+        return None
+    return (high, low) if low > high else (low, high)
+
+
+def _single_price_relation(raw: str, amount: _Amount) -> str | None:
+    """How one amount bounds the price: the relation the words around it say ("до" → "max", "от" → "min"),
+    else "approx" (a sum alone, "около 3к"). None when the number is not a price at all."""
+    before, after = raw[max(0, amount.start - 40) : amount.start], raw[amount.end : amount.end + 40]
+    if _NOT_PRICE_AFTER.match(after) and not _has_unit(amount):
+        return None
+    relation = amount.relation or _stated_relation(before, after)
+    if amount.bare and relation is None:
+        return None  # "три бутылки", "на двух": a number, not a budget
+    if not _has_unit(amount) and not _plain_number_is_price(amount.value, relation, before):
+        return None
+    return relation or "approx"
+
+
+def _stated_relation(before: str, after: str) -> str | None:
+    """The relation word before the amount ("до", "не дороже"), else after it ("и меньше")."""
+    for name, pattern in _BEFORE_RULES:
+        if pattern.search(before):
+            return name
+    for name, pattern in _AFTER_RULES:
+        if pattern.match(after):
+            return name
+    return None
+
+
+def _plain_number_is_price(value: float, relation: str | None, before: str) -> bool:
+    """A number without a money or thousand unit is a price only when it is big enough and no year."""
+    if value < 100:
+        return False  # "до 5", "18 градусов": not a price
+    if 1900 <= value <= 2035 and (relation is None or _YEAR_BEFORE.search(before)):
+        return False  # a vintage year, not a price
+    return relation is not None or value >= 300
+
+
+def _bound_by(
+    relation: str, value: float, price_min: float | None, price_max: float | None
+) -> tuple[float | None, float | None]:
+    """The bounds after one more amount: a "max" or "min" narrows its bound, an approximate sum sets both."""
+    if relation == "max":
+        return price_min, (value if price_max is None else min(price_max, value))
+    if relation == "min":
+        return (value if price_min is None else max(price_min, value)), price_max
+    return round(value * APPROX_LOW), round(value * APPROX_HIGH)
 
 
 def _price_words(t: str, spans: _Spans) -> tuple[float | None, float | None]:
@@ -451,83 +477,21 @@ class _Reading:
 
 
 def _read_filters(raw: str, t: str) -> _Reading:
+    """The filters, mood and wine cues of a message. Each family marks the words it explains, so the order
+    matters: a word read as a grape is no region or colour, and no word a filter explains is a mood word."""
     spans = _Spans()
-    filters: dict[str, Any] = {}
-
-    # Grapes first: "Пино Нуар" must not be read as anything else, "Красностоп" is not "красное".
-    grape_hits: list[tuple[int, str]] = []
-    for m in language.grape_names_in(t):
-        if spans.covers(m.start_char, m.end_char):
-            continue
-        if not _TYPE_CUES.find(m.phrase):  # "просекко" also says "sparkling"
-            spans.add(m.start_char, m.end_char)
-        if not _negated(t, m.start_char):
-            grape_hits.append((m.start_char, m.value))
-    if grape_hits:
-        filters["grape_variety"] = min(grape_hits)[1]
-
-    regions: list[tuple[int, str]] = []
-    for m, region, subregion in language.regions_in(t):
-        if spans.covers(m.start_char, m.end_char) or _negated(t, m.start_char):
-            continue
-        spans.add(m.start_char, m.end_char)
-        regions.append((m.start_char, _subregion_title(m.phrase) if subregion else region.name))
-    if regions:
-        filters["region"] = min(regions)[1]
-
-    wine_type = _pick_enum(t, _TYPE_CUES, spans)
-    if wine_type:
-        filters["wine_type"] = wine_type
-    # "брют" is both sparkling and dry: let the sweetness words see it again.
-    sweet_spans = _Spans()
-    sweet_spans.ranges = [r for r in spans.ranges if not _SWEETNESS_CUES.find(t[r[0] : r[1]])]
-    sweetness = _pick_enum(t, _SWEETNESS_CUES, sweet_spans)
-    spans.ranges = sweet_spans.ranges + [r for r in spans.ranges if r not in sweet_spans.ranges]
-    if sweetness:
-        filters["sweetness"] = sweetness
-
-    countries: list[tuple[int, str]] = []
-    for m, country in language.countries_in(t):
-        if spans.covers(m.start_char, m.end_char):
-            continue
-        spans.add(m.start_char, m.end_char)
-        if not _negated(t, m.start_char):
-            countries.append((m.start_char, country.name))
-    if len({c for _, c in countries}) == 1:
-        filters["country"] = countries[0][1]
-    elif countries:  # "Франция или Италия": keep the first one named
-        filters["country"] = min(countries)[1]
-
-    foods: list[tuple[int, str]] = []
-    for m in language.dishes_in(t, fuzzy=True):
-        if spans.covers(m.start_char, m.end_char):
-            continue
-        if _names_an_aroma(t, m.start_char):
-            continue  # «с нотками шоколада»: a taste for the mood search, not a dish
-        spans.add(m.start_char, m.end_char)
-        if not _negated(t, m.start_char):
-            foods.append((m.start_char, _food_value(m.phrase)))
-    if foods:
-        filters["food_pairing"] = min(foods)[1]
-
-    price_min, price_max = _read_price(raw, spans)
-    direction: PriceDirection | None = None
-    if price_min is None and price_max is None:
-        cheaper, pricier = _CHEAPER.search(t), _PRICIER.search(t)
-        if cheaper and not spans.covers(cheaper.start_char, cheaper.end_char):
-            direction = "cheaper"
-            spans.add(cheaper.start_char, cheaper.end_char)
-        elif pricier and not spans.covers(pricier.start_char, pricier.end_char):
-            direction = "pricier"
-            spans.add(pricier.start_char, pricier.end_char)
-        else:
-            price_min, price_max = _price_words(t, spans)
-    if price_min is not None:
-        filters["price_min"] = _round_price(price_min)
-    if price_max is not None:
-        filters["price_max"] = _round_price(price_max)
-    if "price_min" in filters and "price_max" in filters and filters["price_min"] > filters["price_max"]:
-        del filters["price_min"]
+    found = {
+        # Grapes first: "Пино Нуар" must not be read as anything else, "Красностоп" is not "красное".
+        "grape_variety": _read_grape(t, spans),
+        "region": _read_region(t, spans),
+        "wine_type": _pick_enum(t, _TYPE_CUES, spans),
+        "sweetness": _read_sweetness(t, spans),
+        "country": _read_country(t, spans),
+        "food_pairing": _read_food(t, spans),
+    }
+    filters: dict[str, Any] = {k: v for k, v in found.items() if v is not None}
+    price_min, price_max, direction = _read_budget(raw, t, spans)
+    filters.update(_price_filters(price_min, price_max))
 
     more = bool(_MORE.search(t))
     mood = _read_mood(t, spans)
@@ -536,6 +500,96 @@ def _read_filters(raw: str, t: str) -> _Reading:
     )
     weak = bool(filters) or mood is not None or direction is not None
     return _Reading(filters, mood, strong, weak, direction, more)
+
+
+def _first_named(hits: list[tuple[int, str]]) -> str | None:
+    """The value named first in the message ("Франция или Италия" → Франция), None when nothing was."""
+    return min(hits)[1] if hits else None
+
+
+def _read_grape(t: str, spans: _Spans) -> str | None:
+    hits: list[tuple[int, str]] = []
+    for m in language.grape_names_in(t):
+        if spans.covers(m.start_char, m.end_char):
+            continue
+        if not _TYPE_CUES.find(m.phrase):  # "просекко" also says "sparkling"
+            spans.add(m.start_char, m.end_char)
+        if not _negated(t, m.start_char):
+            hits.append((m.start_char, m.value))
+    return _first_named(hits)
+
+
+def _read_region(t: str, spans: _Spans) -> str | None:
+    hits: list[tuple[int, str]] = []
+    for m, region, subregion in language.regions_in(t):
+        if spans.covers(m.start_char, m.end_char) or _negated(t, m.start_char):
+            continue
+        spans.add(m.start_char, m.end_char)
+        hits.append((m.start_char, _subregion_title(m.phrase) if subregion else region.name))
+    return _first_named(hits)
+
+
+def _read_sweetness(t: str, spans: _Spans) -> str | None:
+    # "брют" is both sparkling and dry: let the sweetness words see it again.
+    sweet_spans = _Spans()
+    sweet_spans.ranges = [r for r in spans.ranges if not _SWEETNESS_CUES.find(t[r[0] : r[1]])]
+    sweetness = _pick_enum(t, _SWEETNESS_CUES, sweet_spans)
+    spans.ranges = sweet_spans.ranges + [r for r in spans.ranges if r not in sweet_spans.ranges]
+    return sweetness
+
+
+def _read_country(t: str, spans: _Spans) -> str | None:
+    hits: list[tuple[int, str]] = []
+    for m, country in language.countries_in(t):
+        if spans.covers(m.start_char, m.end_char):
+            continue
+        spans.add(m.start_char, m.end_char)
+        if not _negated(t, m.start_char):
+            hits.append((m.start_char, country.name))
+    return _first_named(hits)  # "Франция или Италия": keep the first one named
+
+
+def _read_food(t: str, spans: _Spans) -> str | None:
+    hits: list[tuple[int, str]] = []
+    for m in language.dishes_in(t, fuzzy=True):
+        if spans.covers(m.start_char, m.end_char):
+            continue
+        if _names_an_aroma(t, m.start_char):
+            continue  # «с нотками шоколада»: a taste for the mood search, not a dish
+        spans.add(m.start_char, m.end_char)
+        if not _negated(t, m.start_char):
+            hits.append((m.start_char, _food_value(m.phrase)))
+    return _first_named(hits)
+
+
+_DIRECTIONS: tuple[tuple[PriceDirection, language.Cues], ...] = (("cheaper", _CHEAPER), ("pricier", _PRICIER))
+
+
+def _read_budget(raw: str, t: str, spans: _Spans) -> tuple[float | None, float | None, PriceDirection | None]:
+    """(price_min, price_max, direction): a price stated with numbers; else a move from the previous prices
+    ("подешевле", "подороже"); else a price level in words ("бюджетное", "премиальное")."""
+    price_min, price_max = _read_price(raw, spans)
+    if price_min is not None or price_max is not None:
+        return price_min, price_max, None
+    for direction, cues in _DIRECTIONS:
+        m = cues.search(t)
+        if m and not spans.covers(m.start_char, m.end_char):
+            spans.add(m.start_char, m.end_char)
+            return None, None, direction
+    price_min, price_max = _price_words(t, spans)
+    return price_min, price_max, None
+
+
+def _price_filters(price_min: float | None, price_max: float | None) -> dict[str, Any]:
+    """The bounds as filters; a floor above the ceiling is dropped and the ceiling kept."""
+    filters: dict[str, Any] = {}
+    if price_min is not None:
+        filters["price_min"] = _round_price(price_min)
+    if price_max is not None:
+        filters["price_max"] = _round_price(price_max)
+    if "price_min" in filters and "price_max" in filters and filters["price_min"] > filters["price_max"]:
+        del filters["price_min"]
+    return filters
 
 
 def _round_price(value: float) -> int | float:
@@ -558,34 +612,47 @@ def _read_mood(t: str, spans: _Spans) -> str | None:
 
 
 def _kind_without_previous(raw: str, t: str, reading: _Reading) -> tuple[Kind, str | None]:
-    if not _words(t):
-        # "👍", "🙏", "🍷": a reaction; "", "?": the customer needs a hint
-        return ("help" if not t.strip(" ?!.,") else "thanks"), None
-    if not _content_left(t, _GREETING):
-        return "greeting", None
-    if not _content_left(t, _THANKS, _GREETING):  # "спасибо!", "ок, понятно", "отлично"
-        return "thanks", None
-    if _HELP.search(t) and not reading.strong and not reading.weak and not _ASK_VERB.search(t):
-        return "help", None
+    small_talk = _small_talk(t, reading)
+    if small_talk is not None:
+        return small_talk, None
     if _INFO.search(t):
-        hit = glossary.lookup(raw)
-        if hit:
-            return "informational", hit[0]
-        if _TELL_ABOUT.search(t) and (reading.filters or reading.mood):
-            return "recommendation", None
-        return "informational", None
-    hit = glossary.lookup(raw)
-    if hit and not reading.strong and not reading.weak and not _ASK_VERB.search(t):
-        return "informational", hit[0]
+        return _definitional_kind(raw, t, reading)
+    topic = language.glossary_topic_asked(raw)
+    if topic and not reading.strong and not reading.weak and not _ASK_VERB.search(t):
+        return "informational", topic.key
     if reading.strong:
         return "recommendation", None
     if _OFF_TOPIC.search(t):
         return "off_topic", None
     if reading.weak or reading.more or _ASK_VERB.search(t):
         return "recommendation", None
-    if hit:
-        return "informational", hit[0]
+    if topic:
+        return "informational", topic.key
     return "off_topic", None
+
+
+def _small_talk(t: str, reading: _Reading) -> Kind | None:
+    """A reaction, greeting, thanks or help request with nothing else in it (rule 1), else None."""
+    if not _words(t):
+        # "👍", "🙏", "🍷": a reaction; "", "?": the customer needs a hint
+        return "help" if not t.strip(" ?!.,") else "thanks"
+    if not _content_left(t, _GREETING):
+        return "greeting"
+    if not _content_left(t, _THANKS, _GREETING):  # "спасибо!", "ок, понятно", "отлично"
+        return "thanks"
+    if _HELP.search(t) and not reading.strong and not reading.weak and not _ASK_VERB.search(t):
+        return "help"
+    return None
+
+
+def _definitional_kind(raw: str, t: str, reading: _Reading) -> tuple[Kind, str | None]:
+    """A definitional question (rule 2): the glossary topic; «расскажи о …» with filters or a mood asks for wines."""
+    topic = language.glossary_topic_asked(raw)
+    if topic:
+        return "informational", topic.key
+    if _TELL_ABOUT.search(t) and (reading.filters or reading.mood):
+        return "recommendation", None
+    return "informational", None
 
 
 _AVAILABILITY = language.cues("dialogue.json", "availability")
@@ -600,7 +667,7 @@ def _is_vocabulary(phrase: str) -> bool:
     """Every word of the phrase is a grape, place, style, dish, glossary term or another word the layer knows
     («Pinot Noir», «Chianti», «brut»): not a wine's own name."""
     text = language.normalize(language.fold_accents(phrase))
-    if glossary.lookup(text):
+    if language.glossary_topic_asked(text):
         return True
     known = [*language.grape_names_in(text), *language.dishes_in(text)]
     known += [m for m, _, _ in language.regions_in(text)]
@@ -712,51 +779,65 @@ def read_query(text: str, previous: QueryIntent | None = None) -> QueryIntent:
     raw, t = _prepare((text or "")[:MAX_READ_CHARS])
     reading = _read_filters(raw, t)
     kind, topic = _kind_without_previous(raw, t, reading)
-
-    follow_up = False
-    if kind in ("recommendation", "off_topic", "thanks") and _is_follow_up(t, reading, previous):
-        rest = _content_left(t, _THANKS, _GREETING)
-        if kind != "thanks" or rest:
-            kind, follow_up = "recommendation", True
+    follow_up = _continues_previous(kind, t, reading, previous)
+    if follow_up:
+        kind = "recommendation"
     named = _wine_named(text, t, reading) if kind in ("recommendation", "off_topic") else None
     if named is not None:
-        name, vintage, known = named
-        return QueryIntent(
-            kind="recommendation",
-            filters={**_known_wine_filters(known), **reading.filters},  # what the customer said wins
-            stated=tuple(k for k in FILTER_KEYS if k in reading.filters),
-            wine_name=name,
-            wine_vintage=vintage,
-            known_wine=known,
-        )
+        return _named_request(reading, *named)
     if kind != "recommendation":
         return QueryIntent(kind=kind, filters={}, mood=None, topic=topic)
+    return _recommendation(reading, previous if follow_up else None)
 
+
+def _continues_previous(kind: Kind, t: str, reading: _Reading, previous: QueryIntent | None) -> bool:
+    """Is the message a follow-up of the previous recommendation (rule 4)? Even one read as off-topic
+    («а из Чили?») or as thanks with more in it («спасибо, а подешевле?»); thanks alone is not."""
+    if kind not in ("recommendation", "off_topic", "thanks") or not _is_follow_up(t, reading, previous):
+        return False
+    return kind != "thanks" or bool(_content_left(t, _THANKS, _GREETING))
+
+
+def _named_request(reading: _Reading, name: str, vintage: int | None, known: language.NamedWine | None) -> QueryIntent:
+    """A wine asked for by name: the filters its name tells, for the nearest wines when it is not in stock."""
+    return QueryIntent(
+        kind="recommendation",
+        filters={**_known_wine_filters(known), **reading.filters},  # what the customer said wins
+        stated=tuple(k for k in FILTER_KEYS if k in reading.filters),
+        wine_name=name,
+        wine_vintage=vintage,
+        known_wine=known,
+    )
+
+
+def _recommendation(reading: _Reading, follows: QueryIntent | None) -> QueryIntent:
+    """A request for wines; `follows` is the previous request when this message follows it up (it keeps
+    what the message does not change), else None."""
     stated = tuple(k for k in FILTER_KEYS if k in reading.filters)
-    if follow_up and previous is not None:
-        filters = _merge(previous, reading)
-        mood = reading.mood or previous.mood
+    if follows is not None:
+        filters = _merge(follows, reading)
+        mood = reading.mood or follows.mood
     else:
         filters = dict(reading.filters)
         mood = reading.mood
     direction = reading.direction
     if direction is not None:
-        _resolve_direction(filters, direction, previous if follow_up else None)
+        _resolve_direction(filters, direction, follows)
         stated = tuple(dict.fromkeys((*stated, "price_max" if direction == "cheaper" else "price_min")))
-    more = reading.more and (follow_up or not reading.filters)
+    more = reading.more and (follows is not None or not reading.filters)
     # «ещё» after a wine asked for by name: more wines near it (the responder loosens as it did for the first).
-    named = previous if more and follow_up and previous is not None and not reading.filters else None
+    near_name = follows if more and follows is not None and not reading.filters else None
     return QueryIntent(
         kind="recommendation",
         filters=filters,
         mood=mood,
         topic=None,
-        follow_up=follow_up,
+        follow_up=follows is not None,
         more=more,
         price_direction=direction,
         stated=stated,
-        wine_name=named.wine_name if named else None,
-        known_wine=named.known_wine if named else None,
+        wine_name=near_name.wine_name if near_name else None,
+        known_wine=near_name.known_wine if near_name else None,
     )
 
 

@@ -23,17 +23,21 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sommelier import language
 from sommelier.agent import guards
 from sommelier.domain.answer import SommelierResponse
+from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
+from sommelier.domain.search import SearchResult, search_filters, semantic_request
+from sommelier.domain.wine import Wine
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
 from sommelier.offline import writer
 from sommelier.offline.reader import REGION_COUNTRY, QueryIntent, describe_filters, offered, read_query
-from sommelier.store.ports import CatalogRepository, wines_with_photos
+from sommelier.store.ports import CatalogRepository
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +60,7 @@ class OfflineAnswer:
     """
 
     response: SommelierResponse
-    found_wines: list[dict]  # every wine the search tools returned this turn, each with "source_tool"
+    found_wines: list[Wine]  # every wine the search tools returned this turn, each with found_by
     tool_calls: list[dict]  # [{"name": ..., "arguments": {... without the embedding vector}}]
     intent: QueryIntent
     relaxed: str | None = None  # the filter dropped to find wines, if any
@@ -71,7 +75,7 @@ class _ToolFailure(Exception):
 @dataclass
 class _Turn:
     calls: list[dict] = field(default_factory=list)
-    found: dict[str, dict] = field(default_factory=dict)
+    found: dict[str, Wine] = field(default_factory=dict)
     prices: dict[str, float] = field(default_factory=dict)
     vectors: dict[str, list[float]] = field(default_factory=dict)  # the mood embedded once per turn
 
@@ -87,7 +91,7 @@ class OfflineResponder:
     # ----------------------------------------------------------------- entry point
 
     def respond(
-        self, text: str, history: list[dict] | None = None, exclude_ids: list[str] | None = None
+        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
     ) -> OfflineAnswer:
         turn = _Turn()
         text = text or ""
@@ -108,7 +112,7 @@ class OfflineResponder:
             error=error,
         )
 
-    def _respond(self, turn: _Turn, text: str, history: list[dict], exclude_ids: list[str]) -> OfflineAnswer:
+    def _respond(self, turn: _Turn, text: str, history: list[ChatMessage], exclude_ids: list[str]) -> OfflineAnswer:
         verdict = guards.precheck(text)
         if verdict is not None:
             return OfflineAnswer(
@@ -229,54 +233,57 @@ class OfflineResponder:
         missing = [i for i in ids if i not in turn.prices]
         if missing:
             try:
-                result = self._call(turn, "get_wines", {"ids": missing})
+                wines = self._get_wines(turn, missing)
             except _ToolFailure:
                 return []  # the reader then lowers the previous budget instead
-            for wine in result.get("wines", []):
-                if wine.get("id") and wine.get("price_rub") is not None:
-                    turn.prices[str(wine["id"])] = float(wine["price_rub"])
+            for wine in wines:
+                turn.prices[wine.id] = float(wine.price_rub)
         return [turn.prices[i] for i in ids if i in turn.prices]
 
     # ----------------------------------------------------------------- tools
 
-    def _call(self, turn: _Turn, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def _get_wines(self, turn: _Turn, ids: list[str]) -> list[Wine]:
+        turn.calls.append({"name": "get_wines", "arguments": {"ids": ids}})
+        try:
+            return self.catalog.get_wines(ids).wines
+        except PortError as exc:
+            turn.calls[-1]["error"] = str(exc)
+            raise _ToolFailure(str(exc)) from exc
+
+    def _search(self, turn: _Turn, name: str, arguments: dict[str, Any]) -> list[Wine]:
+        """One search tool call, recorded; its wines join the turn's found wines (a semantic score kept)."""
         record: dict[str, Any] = {"name": name, "arguments": {k: v for k, v in arguments.items() if k != "embedding"}}
         turn.calls.append(record)
-        operations = {
-            "search_wines": self.catalog.search_wines,
-            "semantic_search": self.catalog.semantic_search,
-            "get_wines": lambda args: self.catalog.get_wines(args["ids"]),
-        }
         try:
-            result = operations[name](arguments)
+            result = self._run_search(name, arguments)
         except PortError as exc:
-            result = {"error": str(exc)}
+            record["error"] = str(exc)
+            raise _ToolFailure(str(exc)) from exc
         except Exception as exc:  # a misbehaving adapter: treat as a tool error
-            result = {"error": f"{name} failed: {type(exc).__name__}"}
-        if not isinstance(result, dict):
-            result = {"error": f"{name} answered something that is not an object"}
-        if "error" in result:
-            record["error"] = str(result["error"])
-            raise _ToolFailure(str(result["error"]))
-        if name in SEARCH_TOOLS:
-            wines = [w for w in wines_with_photos(result) if isinstance(w, dict) and w.get("id") and w.get("name")]
-            record["found"] = len(wines)
-            for wine in wines:
-                known = turn.found.get(str(wine["id"]))
-                if known is None:
-                    turn.found[str(wine["id"])] = {**wine, "source_tool": name}
-                elif wine.get("similarity_score") is not None and known.get("similarity_score") is None:
-                    known["similarity_score"] = wine["similarity_score"]
-            result = {**result, "wines": [turn.found[str(w["id"])] for w in wines]}
-        return result
+            record["error"] = f"{name} failed: {type(exc).__name__}"
+            raise _ToolFailure(record["error"]) from exc
+        wines = [w for w in result.wines_with_photos() if w.id and w.name]
+        record["found"] = len(wines)
+        for wine in wines:
+            known = turn.found.get(wine.id)
+            if known is None:
+                turn.found[wine.id] = replace(wine, found_by=name)
+            elif wine.similarity_score is not None and known.similarity_score is None:
+                turn.found[wine.id] = replace(known, similarity_score=wine.similarity_score)
+        return [turn.found[w.id] for w in wines]
 
-    def _structured(self, turn: _Turn, filters: dict[str, Any], exclude: list[str]) -> list[dict]:
+    def _run_search(self, name: str, arguments: dict[str, Any]) -> SearchResult:
+        if name == "semantic_search":
+            return self.catalog.semantic_search(semantic_request(arguments))
+        return self.catalog.search_wines(search_filters(arguments))
+
+    def _structured(self, turn: _Turn, filters: dict[str, Any], exclude: list[str]) -> list[Wine]:
         arguments: dict[str, Any] = {**filters, "limit": CANDIDATE_LIMIT}
         if exclude:
             arguments["exclude_ids"] = exclude
-        return list(self._call(turn, "search_wines", arguments).get("wines", []))
+        return self._search(turn, "search_wines", arguments)
 
-    def _semantic(self, turn: _Turn, mood: str, filters: dict[str, Any], exclude: list[str]) -> list[dict] | None:
+    def _semantic(self, turn: _Turn, mood: str, filters: dict[str, Any], exclude: list[str]) -> list[Wine] | None:
         vector = turn.vectors.get(mood)
         if vector is None:
             try:
@@ -294,7 +301,7 @@ class OfflineResponder:
         if exclude:
             arguments["exclude_ids"] = exclude
         try:
-            return list(self._call(turn, "semantic_search", arguments).get("wines", []))
+            return self._search(turn, "semantic_search", arguments)
         except _ToolFailure:
             # e.g. the catalogue is embedded with another model: structured search still answers
             return None
@@ -329,9 +336,9 @@ class OfflineResponder:
             arguments: dict[str, Any] = {**loose, "limit": 1}
             if exclude:
                 arguments["exclude_ids"] = exclude
-            wines = self._call(turn, "search_wines", arguments).get("wines", [])
+            wines = self._search(turn, "search_wines", arguments)
             if wines:
-                nearest = float(wines[0]["price_rub"]) if key == "price" else None
+                nearest = float(wines[0].price_rub) if key == "price" else None
                 return blocker, nearest
         return None, None
 
@@ -388,8 +395,8 @@ class OfflineResponder:
         self, turn: _Turn, text: str, intent: QueryIntent, exclude: list[str], ask: str | None = None
     ) -> OfflineAnswer:
         filters = describe_filters(intent.filters)
-        semantic: list[dict] = []
-        structured: list[dict] = []
+        semantic: list[Wine] = []
+        structured: list[Wine] = []
         ran_structured = False
         if intent.mood:
             hits = self._semantic(turn, intent.mood, filters, exclude)
@@ -460,17 +467,14 @@ class _Exchange:
     answer: str = ""  # the bot's answer to it, as saved
 
 
-def _pairs(history: list[dict]) -> list[_Exchange]:
+def _pairs(history: list[ChatMessage]) -> list[_Exchange]:
     pairs: list[_Exchange] = []
     for message in history:
-        if not isinstance(message, dict):
-            continue
-        role = message.get("role")
-        if role == "user":
-            pairs.append(_Exchange(str(message.get("content") or "")))
-        elif role == "assistant" and pairs:
-            pairs[-1].wine_ids = [*pairs[-1].wine_ids, *_valid_ids(message.get("wine_ids") or [])]
-            pairs[-1].answer = str(message.get("content") or "")
+        if message.role == "user":
+            pairs.append(_Exchange(message.content or ""))
+        elif message.role == "assistant" and pairs:
+            pairs[-1].wine_ids = [*pairs[-1].wine_ids, *_valid_ids(message.wine_ids)]
+            pairs[-1].answer = message.content or ""
     return pairs
 
 
@@ -488,39 +492,39 @@ def _name_words(text: str) -> set[str]:
     return {w for w in language.words(language.fold_accents(text)) if len(w) >= 2 and not w.isdigit()}
 
 
-def _bears_name(wine: dict, name: str) -> bool:
+def _bears_name(wine: Wine, name: str) -> bool:
     """Every word of the asked name is in the wine's name or producer («Opus One» → Opus One, Opus One Winery;
     «Petrus» → Château Petrus): the catalogue row, not a guess, decides that the wine is there."""
     asked = _name_words(name)
-    return bool(asked) and asked <= _name_words(f"{wine.get('name') or ''} {wine.get('producer') or ''}")
+    return bool(asked) and asked <= _name_words(f"{wine.name} {wine.producer}")
 
 
-def _rank(structured: list[dict], semantic: list[dict], ran_structured: bool) -> list[dict]:
+def _rank(structured: list[Wine], semantic: list[Wine], ran_structured: bool) -> list[Wine]:
     """Merge the two tools' hits (both already met every filter in SQL): wines found by both first, by
     similarity, then semantic-only hits, then the other structured hits in the tool's order."""
     if not semantic:
         return list(structured)
     if not ran_structured:
-        return sorted(semantic, key=lambda w: -(w.get("similarity_score") or 0.0))
-    structured_ids = {w["id"] for w in structured}
-    semantic_ids = {w["id"] for w in semantic}
-    both = [w for w in structured if w["id"] in semantic_ids]
-    both += [w for w in semantic if w["id"] not in structured_ids]
-    both.sort(key=lambda w: -(w.get("similarity_score") or 0.0))
-    rest = [w for w in structured if w["id"] not in semantic_ids]
+        return sorted(semantic, key=lambda w: -(w.similarity_score or 0.0))
+    structured_ids = {w.id for w in structured}
+    semantic_ids = {w.id for w in semantic}
+    both = [w for w in structured if w.id in semantic_ids]
+    both += [w for w in semantic if w.id not in structured_ids]
+    both.sort(key=lambda w: -(w.similarity_score or 0.0))
+    rest = [w for w in structured if w.id not in semantic_ids]
     return both + rest
 
 
-def _select(candidates: list[dict], *, diversify: bool, count: int = MAX_PICKS) -> list[dict]:
+def _select(candidates: list[Wine], *, diversify: bool, count: int = MAX_PICKS) -> list[Wine]:
     """Up to `count` wines: distinct names, preferably distinct producers (and types, for open requests)."""
-    picked: list[dict] = []
+    picked: list[Wine] = []
     names: set[str] = set()
 
-    def take(predicate, pool) -> None:
+    def take(predicate: Callable[[Wine], bool], pool: list[Wine]) -> None:
         for wine in pool:
             if len(picked) >= count:
                 return
-            name = str(wine.get("name", "")).strip().casefold()
+            name = wine.name.strip().casefold()
             if name in names or not predicate(wine):
                 continue
             picked.append(wine)
@@ -530,12 +534,11 @@ def _select(candidates: list[dict], *, diversify: bool, count: int = MAX_PICKS) 
     if diversify:
         take(
             lambda w: (
-                w.get("wine_type") not in {p.get("wine_type") for p in picked}
-                and w.get("producer") not in {p.get("producer") for p in picked}
+                w.wine_type not in {p.wine_type for p in picked} and w.producer not in {p.producer for p in picked}
             ),
             head,
         )
-    take(lambda w: w.get("producer") not in {p.get("producer") for p in picked}, head)
+    take(lambda w: w.producer not in {p.producer for p in picked}, head)
     take(lambda w: True, candidates)
     order = {id(w): i for i, w in enumerate(candidates)}
     return sorted(picked, key=lambda w: order[id(w)])

@@ -3,6 +3,7 @@
 The text is specific (each description explains the pick from the wine's own data: grape,
 region, style, price, pairings, tasting note) and varied (several templates per part,
 chosen deterministically from a hash of the query and the wine id, so tests are stable).
+The mood's part — its occasions and adjectives, and why a wine fits it — is worded in `offline.mood`.
 No markdown or HTML: the Telegram renderer escapes the text.
 """
 
@@ -16,12 +17,10 @@ from typing import Any
 
 from sommelier import language
 from sommelier.domain.answer import MAX_CLOSING, MAX_DESCRIPTION, MAX_INTRO, SommelierResponse, WineRecommendation
-from sommelier.domain.wine import SWEETNESS_PLURAL_RU, SWEETNESS_RU, WINE_TYPE_RU
-from sommelier.embeddings.local import CONCEPTS
-from sommelier.language import matching, normalize, stem, words
-from sommelier.language.structure import structure_words
-from sommelier.offline import glossary
-from sommelier.offline.reader import CHEAP_PRICE_MAX, REGION_GENITIVE, SOLID_PRICE_MIN, QueryIntent
+from sommelier.domain.wine import SWEETNESS_PLURAL_RU, SWEETNESS_RU, WINE_TYPE_RU, Wine
+from sommelier.language import matching
+from sommelier.offline.mood import grade, mood_adjectives, mood_occasions, mood_reason
+from sommelier.offline.reader import REGION_GENITIVE, QueryIntent
 
 # --------------------------------------------------------------------------- helpers
 
@@ -124,129 +123,6 @@ def price_phrase(filters: dict[str, Any]) -> str:
     return ""
 
 
-# --------------------------------------------------------------------------- mood
-
-# Occasions the customer named → how to say it ("для летнего вечера"), most specific first; taste words →
-# the adjective for the summary; which concept explains a pick best. All from the language layer.
-_OCCASIONS: tuple[tuple[re.Pattern[str], str, frozenset[str]], ...] = tuple(
-    (re.compile(o["pattern"]), o["phrase"], frozenset(o["groups"])) for o in language.occasions()
-)
-_ADJECTIVES: tuple[tuple[str, str], ...] = tuple(
-    (a["start"], a["adjective"]) for a in language.data("occasions.json")["taste_adjectives"]
-)
-_CONCEPT_PRIORITY = tuple(language.data("occasions.json")["concept_priority"])
-
-
-def mood_concepts(mood: str | None) -> list[str]:
-    """The local embedding's concepts evoked by the mood words, occasions first."""
-    if not mood:
-        return []
-    found = _concepts_in(mood)
-    return [c for c in _CONCEPT_PRIORITY if c in found]
-
-
-def mood_occasions(mood: str | None) -> list[str]:
-    if not mood:
-        return []
-    text = normalize(mood)
-    phrases: list[str] = []
-    covered: set[str] = set()
-    for pattern, phrase, groups in _OCCASIONS:
-        if pattern.search(text) and not groups & covered:
-            phrases.append(phrase)
-            covered |= groups
-    return phrases[:2]
-
-
-def mood_adjectives(mood: str | None) -> list[str]:
-    if not mood:
-        return []
-    found: list[str] = []
-    for word in words(mood):
-        for prefix, adjective in _ADJECTIVES:
-            if word.startswith(prefix) and adjective not in found:
-                found.append(adjective)
-                break
-    return found[:2]
-
-
-def mood_phrase(mood: str | None) -> str:
-    parts = [*mood_adjectives(mood)[:1], *mood_occasions(mood)]
-    if not parts:
-        return "по вашему описанию" if mood else ""
-    return " ".join(parts)
-
-
-_MOOD_REASONS = language.data("mood_reasons.json")
-
-
-def _wordings(key: str, occasion: str | None = None) -> list[str]:
-    when = occasion or _MOOD_REASONS["default_when"].get(key.split("_")[0], "")
-    return [w.format(when=when) for w in _MOOD_REASONS["wordings"][key]]
-
-
-def _mood_reasons(concept: str, wine: dict[str, Any], occasion: str | None = None) -> list[str]:
-    """Why the wine fits the mood, in a few wordings (mood_reasons.json; each said at most once per answer);
-    empty when the wine's rated attributes don't bear the concept out."""
-    # An ungraded wine counts as medium here, and no reason below claims a medium grade.
-    body, acidity = _grade(wine.get("body")) or 3, _grade(wine.get("acidity")) or 3
-    wtype, price = wine.get("wine_type"), float(wine.get("price_rub") or 0)
-    key: str | None = None
-    if concept == "light" and body <= 2:
-        key = "light"
-    elif concept == "summer" and (wtype in ("white", "rose", "sparkling") or body <= 2 or acidity >= 4):
-        key = "summer"
-    elif concept == "winter" and body >= 4:
-        key = "winter"
-    elif concept == "romance" and wtype in ("sparkling", "rose"):
-        key = "romance_bright"
-    elif concept == "romance" and (
-        wine.get("sweetness") in ("semi_sweet", "sweet") or (_grade(wine.get("tannins")) or 3) <= 2
-    ):
-        key = "romance_soft"
-    elif concept == "celebration":
-        key = "celebration_sparkling" if wtype == "sparkling" else "celebration"
-    elif concept == "gift":
-        key = "gift_solid" if price >= SOLID_PRICE_MIN else "gift_modest"
-    elif concept == "picnic" and _grade(wine.get("body")) in (1, 2, 3):
-        key = "picnic"
-    elif concept == "everyday" and price <= CHEAP_PRICE_MAX:
-        key = "everyday"
-    elif concept == "bubbles" and wtype == "sparkling":
-        key = "bubbles"
-    elif concept == "sweet" and wine.get("sweetness") in ("semi_sweet", "sweet"):
-        key = "sweet"
-    # Taste concepts are stated only through the attributes the catalogue rates; a word picked out of the
-    # description («…есть то, что вы ищете: «танины»») proved random on real shop texts, so none is quoted.
-    elif concept == "rich" and body >= 4:
-        key = "rich"
-    elif concept == "elegant" and body <= 3 and acidity >= 3:
-        key = "elegant"
-    elif concept == "soft" and "soft" in _concepts_in(", ".join(structure_words(wine))):
-        key = "soft"  # the same rules as the wine's embedded text (structure.json): tannins of 3 or less
-    return _wordings(key, occasion) if key else []
-
-
-def _say_once(options: list[str], used: set[str]) -> str | None:
-    """The first wording not yet said in this answer (remembered among its used sentences), or None."""
-    for option in options:
-        said = "reason: " + option
-        if said not in used:
-            used.add(said)
-            return option
-    return None
-
-
-def _concepts_in(text: str) -> set[str]:
-    found: set[str] = set()
-    for word in words(text):
-        token = stem(word)
-        found |= {
-            name for name, prefixes in CONCEPTS.items() if token.startswith(prefixes) or word.startswith(prefixes)
-        }
-    return found
-
-
 # --------------------------------------------------------------------------- request summary
 
 
@@ -291,22 +167,13 @@ def _grapes_phrase(grapes: list[str], seed: int) -> str:
     return ("купаж: " if seed % 2 else "купаж из сортов ") + listed
 
 
-def _grade(value: Any) -> int | None:
-    """A 1–5 grade, or None when the shop did not grade it."""
-    try:
-        grade = int(value)
-    except (TypeError, ValueError):
-        return None
-    return grade if 1 <= grade <= 5 else None
-
-
-def _style_words(wine: dict[str, Any]) -> str:
+def _style_words(wine: Wine) -> str:
     """Body, tannins and acidity in words, only those the catalogue grades (empty when none is graded)."""
     parts: list[str] = []
-    body, tannins, acidity = (_grade(wine.get(k)) for k in ("body", "tannins", "acidity"))
+    body, tannins, acidity = (grade(v) for v in (wine.body, wine.tannins, wine.acidity))
     if body:
         parts.append(_BODY[body])
-    if tannins in _TANNINS and (wine.get("wine_type") == "red" or (tannins or 0) >= 2):
+    if tannins in _TANNINS and (wine.wine_type == "red" or (tannins or 0) >= 2):
         parts.append(_TANNINS[tannins])
     if acidity:
         parts.append(_ACIDITY[acidity])
@@ -315,21 +182,21 @@ def _style_words(wine: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def matching_pairings(wine: dict[str, Any], food: str) -> list[str]:
+def matching_pairings(wine: Wine, food: str) -> list[str]:
     """The wine's pairings whose food categories meet the request's (the rule the SQL applies)."""
     wanted = language.food_categories(food, fuzzy=True)
-    return [p for p in wine.get("food_pairings") or [] if wanted & language.food_categories(p)]
+    return [p for p in wine.food_pairings if wanted & language.food_categories(p)]
 
 
-def _vintage(wine: dict[str, Any]) -> str:
-    year = wine.get("vintage_year")
+def _vintage(wine: Wine) -> str:
+    year = wine.vintage_year
     return f"урожая {year} года" if year else "без года урожая (NV)"
 
 
-def _note(wine: dict[str, Any], used: set[str], limit: int = 320) -> str:
+def _note(wine: Wine, used: set[str], limit: int = 320) -> str:
     """A sentence from the tasting notes (else the description) that is not about the colour and is
     not already in another card of the same answer."""
-    for text in (wine.get("tasting_notes") or "", wine.get("description") or ""):
+    for text in (wine.tasting_notes or "", wine.description or ""):
         for sentence in language.sentences(_plain(text)):
             if len(sentence) > limit or language.is_colour_sentence(sentence):
                 continue
@@ -340,115 +207,37 @@ def _note(wine: dict[str, Any], used: set[str], limit: int = 320) -> str:
     return ""
 
 
-def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str, used: set[str] | None = None) -> str:
-    wid = wine.get("id") or wine.get("name")
-    seed = _seed(query, wid)
-    style = style_phrase(wine.get("wine_type"), wine.get("sweetness")) or "вино"
-    grapes = _grapes_phrase(list(wine.get("grape_varieties") or []), seed)
-    region = wine.get("region") or ""
-    producer = _plain(wine.get("producer") or "")
-    body_words = _style_words(wine)
+# The wine's identity sentence: with its body, tannins and acidity in words, or without them when the shop
+# grades none of them.
+_IDENTITY_TEMPLATES = (
+    "{Style} из региона {region}, {grapes}: {body}.",
+    "{Producer}, {region} — {style} {vintage}; {grapes}, по стилю {body}.",
+    "Это {style} {vintage} из региона {region} ({grapes}): {body}.",
+    "{Grapes} из региона {region}: {style}, {body}.",
+)
+_IDENTITY_TEMPLATES_UNGRADED = (
+    "{Style} из региона {region}, {grapes}.",
+    "{Producer}, {region} — {style} {vintage}; {grapes}.",
+    "Это {style} {vintage} из региона {region} ({grapes}).",
+    "{Grapes} из региона {region}: {style}.",
+)
 
-    identity_templates = [
-        "{Style} из региона {region}, {grapes}: {body}.",
-        "{Producer}, {region} — {style} {vintage}; {grapes}, по стилю {body}.",
-        "Это {style} {vintage} из региона {region} ({grapes}): {body}.",
-        "{Grapes} из региона {region}: {style}, {body}.",
-    ]
-    if not body_words:  # the shop grades neither body, tannins nor acidity: say nothing about them
-        identity_templates = [
-            "{Style} из региона {region}, {grapes}.",
-            "{Producer}, {region} — {style} {vintage}; {grapes}.",
-            "Это {style} {vintage} из региона {region} ({grapes}).",
-            "{Grapes} из региона {region}: {style}.",
-        ]
-    identity = _pick(identity_templates, query, wid, "identity").format(
-        Style=_cap(style),
-        style=style,
-        region=region,
-        grapes=grapes,
-        Grapes=_cap(grapes),
-        body=body_words,
-        Producer=producer or _cap(style),
-        vintage=_vintage(wine),
-    )
 
-    f = intent.filters
-    price = wine.get("price_rub")
-    reasons: list[str] = []
-    if f.get("food_pairing"):
-        hits = matching_pairings(wine, str(f["food_pairing"]))
-        dative = food_dative(f["food_pairing"])
-        if hits:
-            reasons.append(
-                _pick(
-                    [
-                        f"подходит {dative}: в списке сочетаний — {', '.join(hits[:2])}",
-                        f"хорошо ляжет {dative} (рекомендуемые сочетания: {', '.join(hits[:2])})",
-                        f"{dative} — то, что нужно: среди сочетаний есть {hits[0]}",
-                    ],
-                    query,
-                    wid,
-                    "food",
-                )
-            )
+def describe_wine(wine: Wine, intent: QueryIntent, query: str, used: set[str] | None = None) -> str:
+    """A card's text: what the wine is, why it fits the request (food, mood, price) and a tasting note.
+    `used` holds the sentences the answer's other cards said already: none is said twice."""
     used = used if used is not None else set()
-    occasions = mood_occasions(intent.mood)
-    occasion = occasions[0] if occasions else None
-    mood_reason = False
-    for concept in mood_concepts(intent.mood):
-        options = _mood_reasons(concept, wine, occasion)
-        if options:
-            # No reason twice in one answer: the next wording, or none (the intro has said it).
-            said = _say_once(options, used)
-            if said:
-                reasons.append(said)
-            mood_reason = True
-            break
-    if intent.mood and not mood_reason and wine.get("similarity_score") is not None:
-        said = _say_once(_wordings("similar"), used)
-        if said:
-            reasons.append(said)
-    if price is not None:
-        if f.get("price_max") is not None and f.get("price_min") is not None:
-            reasons.append(
-                _pick(
-                    [
-                        f"цена {format_price(price)} — в вашем диапазоне",
-                        f"стоит {format_price(price)}, ровно в заданных рамках",
-                    ],
-                    query,
-                    wid,
-                    "range",
-                )
-            )
-        elif f.get("price_max") is not None:
-            reasons.append(
-                _pick(
-                    [
-                        f"укладывается в бюджет: {format_price(price)}",
-                        f"стоит {format_price(price)} — в рамках бюджета {price_phrase(f)}",
-                        f"цена {format_price(price)}, бюджет соблюдён",
-                    ],
-                    query,
-                    wid,
-                    "budget",
-                )
-            )
-        elif f.get("price_min") is not None:
-            reasons.append(
-                _pick(
-                    [
-                        f"достойный уровень: {format_price(price)}",
-                        f"цена {format_price(price)} — вино серьёзного уровня",
-                    ],
-                    query,
-                    wid,
-                    "premium",
-                )
-            )
-        else:
-            reasons.append(_pick([f"цена {format_price(price)}", f"стоит {format_price(price)}"], query, wid, "price"))
+    wid = wine.id or wine.name
+    identity = _identity(wine, query, wid)
+    reasons = [
+        reason
+        for reason in (
+            _food_reason(wine, intent.filters, query, wid),
+            mood_reason(wine, intent.mood, used),
+            _price_reason(wine, intent.filters, query, wid),
+        )
+        if reason
+    ]
     why = _cap("; ".join(reasons[:3])) + "." if reasons else ""
 
     if why in used:  # two wines with the same price and pairing: say it once per answer
@@ -459,6 +248,65 @@ def describe_wine(wine: dict[str, Any], intent: QueryIntent, query: str, used: s
     if len(text) > MAX_DESCRIPTION:
         text = " ".join(p for p in (identity, why) if p)
     return _clip(text, MAX_DESCRIPTION)
+
+
+def _identity(wine: Wine, query: str, wid: str) -> str:
+    style = style_phrase(wine.wine_type, wine.sweetness) or "вино"
+    grapes = _grapes_phrase(list(wine.grape_varieties), _seed(query, wid))
+    body_words = _style_words(wine)
+    templates = _IDENTITY_TEMPLATES if body_words else _IDENTITY_TEMPLATES_UNGRADED
+    return _pick(templates, query, wid, "identity").format(
+        Style=_cap(style),
+        style=style,
+        region=wine.region or "",
+        grapes=grapes,
+        Grapes=_cap(grapes),
+        body=body_words,
+        Producer=_plain(wine.producer or "") or _cap(style),
+        vintage=_vintage(wine),
+    )
+
+
+def _food_reason(wine: Wine, filters: dict[str, Any], query: str, wid: str) -> str | None:
+    """The wine's own pairings that meet the dish asked for, when there are any."""
+    if not filters.get("food_pairing"):
+        return None
+    hits = matching_pairings(wine, str(filters["food_pairing"]))
+    if not hits:
+        return None
+    dative = food_dative(filters["food_pairing"])
+    return _pick(
+        [
+            f"подходит {dative}: в списке сочетаний — {', '.join(hits[:2])}",
+            f"хорошо ляжет {dative} (рекомендуемые сочетания: {', '.join(hits[:2])})",
+            f"{dative} — то, что нужно: среди сочетаний есть {hits[0]}",
+        ],
+        query,
+        wid,
+        "food",
+    )
+
+
+def _price_reason(wine: Wine, filters: dict[str, Any], query: str, wid: str) -> str | None:
+    """The price, said against the price the customer asked for: a range, a budget, a floor, or none."""
+    if wine.price_rub is None:
+        return None
+    price = format_price(wine.price_rub)
+    has_max, has_min = filters.get("price_max") is not None, filters.get("price_min") is not None
+    if has_max and has_min:
+        options = [f"цена {price} — в вашем диапазоне", f"стоит {price}, ровно в заданных рамках"]
+        return _pick(options, query, wid, "range")
+    if has_max:
+        options = [
+            f"укладывается в бюджет: {price}",
+            f"стоит {price} — в рамках бюджета {price_phrase(filters)}",
+            f"цена {price}, бюджет соблюдён",
+        ]
+        return _pick(options, query, wid, "budget")
+    if has_min:
+        options = [f"достойный уровень: {price}", f"цена {price} — вино серьёзного уровня"]
+        return _pick(options, query, wid, "premium")
+    return _pick([f"цена {price}", f"стоит {price}"], query, wid, "price")
 
 
 # --------------------------------------------------------------------------- whole answers
@@ -633,7 +481,7 @@ def _closing(intent: QueryIntent, query: str, ask: str | None = None) -> str:
 
 def recommendation(
     intent: QueryIntent,
-    wines: list[dict[str, Any]],
+    wines: list[Wine],
     *,
     query: str,
     relaxed: tuple[str, Any] | None = None,
@@ -641,7 +489,7 @@ def recommendation(
 ) -> SommelierResponse:
     """`ask`: the question the customer said yes to without answering it (Offer.ask), asked once more."""
     first = wines[:3]
-    names = [str(w["name"]).strip().casefold() for w in first]
+    names = [w.name.strip().casefold() for w in first]
     items = _cards([w for i, w in enumerate(first) if names[i] not in names[:i]], intent, query)
     intro = _intro(intent, len(items), query)
     if relaxed is not None:
@@ -742,22 +590,20 @@ def nothing_found(
     )
 
 
-def _cards(wines: list[dict[str, Any]], intent: QueryIntent, query: str) -> list[WineRecommendation]:
+def _cards(wines: list[Wine], intent: QueryIntent, query: str) -> list[WineRecommendation]:
     used: set[str] = set()  # no sentence repeats across the cards of one answer
     return [
-        WineRecommendation(
-            wine_name=str(w["name"]).strip(), wine_id=w.get("id"), description=describe_wine(w, intent, query, used)
-        )
+        WineRecommendation(wine_name=w.name.strip(), wine_id=w.id, description=describe_wine(w, intent, query, used))
         for w in wines[:3]
     ]
 
 
-def _wine_label(wine: dict[str, Any]) -> str:
-    year = wine.get("vintage_year")
-    return f"{_plain(str(wine['name']))} ({_plain(str(wine.get('producer') or ''))}{f', {year}' if year else ''})"
+def _wine_label(wine: Wine) -> str:
+    year = wine.vintage_year
+    return f"{_plain(wine.name)} ({_plain(wine.producer or '')}{f', {year}' if year else ''})"
 
 
-def _wines_answer(intro: str, wines: list[dict[str, Any]], intent: QueryIntent, query: str) -> SommelierResponse:
+def _wines_answer(intro: str, wines: list[Wine], intent: QueryIntent, query: str) -> SommelierResponse:
     """An answer about a wine asked for by name: the intro, the wines' cards and the usual closing offer."""
     return SommelierResponse(
         response_type="recommendation",
@@ -768,14 +614,14 @@ def _wines_answer(intro: str, wines: list[dict[str, Any]], intent: QueryIntent, 
 
 
 def named_found(
-    intent: QueryIntent, wines: list[dict[str, Any]], *, query: str, unmet: QueryIntent | None = None
+    intent: QueryIntent, wines: list[Wine], *, query: str, unmet: QueryIntent | None = None
 ) -> SommelierResponse:
     """The wine the customer named is in the catalogue: it, and only the wines that bear its name.
     `unmet`: the conditions the customer stated with the name that it does not meet («до 5000»)."""
     name = intent.wine_name or ""
-    years = sorted({int(w["vintage_year"]) for w in wines if w.get("vintage_year")})
+    years = sorted({int(w.vintage_year) for w in wines if w.vintage_year})
     if unmet is not None:
-        price = f", {format_price(wines[0]['price_rub'])}" if wines[0].get("price_rub") is not None else ""
+        price = f", {format_price(wines[0].price_rub)}" if wines[0].price_rub is not None else ""
         intro = (
             f"{_plain(name)} в нашем каталоге есть, но не под ваши условия ({request_summary(unmet)}): "
             f"{_wine_label(wines[0])}{price}."
@@ -790,7 +636,7 @@ def named_found(
     return _wines_answer(intro, wines, intent, query)
 
 
-def named_absent(intent: QueryIntent, wines: list[dict[str, Any]], *, query: str, name: str) -> SommelierResponse:
+def named_absent(intent: QueryIntent, wines: list[Wine], *, query: str, name: str) -> SommelierResponse:
     """The named wine is not in the catalogue: say so, then the nearest wines by what its name tells
     (`intent.filters` are the attributes that found them)."""
     summary = request_summary(intent)
@@ -932,7 +778,7 @@ def info_offer(answer_text: str) -> str | None:
 
 
 def informational(topic: str | None, query: str) -> SommelierResponse:
-    entry = glossary.get(topic) if topic else None
+    entry = language.glossary_topic(topic) if topic else None
     if entry is None:
         intro = _pick(
             [

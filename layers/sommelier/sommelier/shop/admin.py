@@ -3,55 +3,44 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from sommelier.settings import env
+from sommelier.domain.shop import AdminStats
+from sommelier.settings import SettingError, Settings, ShopSettings
 
 logger = logging.getLogger(__name__)
 
 
-def admin_chat_id() -> int | None:
-    raw = env("ADMIN_CHAT_ID")
-    if raw is None:
-        return None
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise ValueError(f"ADMIN_CHAT_ID must be a Telegram chat id (an integer), got {raw!r}") from exc
-
-
-def is_admin_chat(chat_id: int | None) -> bool:
+def is_admin_chat(shop: ShopSettings, chat_id: int | None) -> bool:
     """False for every chat when ADMIN_CHAT_ID is unset or unreadable (logged; `sommelier doctor` names it)."""
     try:
-        admin = admin_chat_id()
-    except ValueError as exc:
+        admin = shop.admin_chat_id()
+    except SettingError as exc:
         logger.warning("%s: admin commands are off", exc)
         return False
     return admin is not None and chat_id == admin
 
 
-def stats_text(stats: dict[str, Any]) -> str:
+def stats_text(stats: AdminStats) -> str:
     return (
         "Сводка сомелье:\n"
-        f"• покупателей в базе: {stats['customers']}\n"
-        f"• вопросов сегодня: {stats['turns_today']}, за 7 дней: {stats['turns_7d']}\n"
-        f"• оценки за 7 дней: 👍 {stats['likes_7d']} / 👎 {stats['dislikes_7d']}\n"
-        f"• вин в каталоге: {stats['wines']}\n\n"
+        f"• покупателей в базе: {stats.customers}\n"
+        f"• вопросов сегодня: {stats.turns_today}, за 7 дней: {stats.turns_7d}\n"
+        f"• оценки за 7 дней: 👍 {stats.likes_7d} / 👎 {stats.dislikes_7d}\n"
+        f"• вин в каталоге: {stats.wines}\n\n"
         "Полный отчёт с графиком: /report"
     )
 
 
-def notify_admin(text: str) -> bool:
+def notify_admin(settings: Settings, text: str) -> bool:
     """Send a plain-text message to the admin chat; False (logged) when unset or Telegram refuses."""
-    from sommelier.settings import load_settings
     from sommelier.telegram.client import TelegramClient, TelegramError
     from sommelier.telegram.render import split_text
 
     try:
-        chat = admin_chat_id()
+        chat = settings.shop.admin_chat_id()
         if chat is None:
             return False
-        with TelegramClient.from_settings(load_settings()) as client:
+        with TelegramClient.from_settings(settings.telegram) as client:
             for chunk in split_text(text):
                 client.send_message(chat, chunk)
     except (TelegramError, ValueError) as exc:  # MissingSetting (no token) is a ValueError too

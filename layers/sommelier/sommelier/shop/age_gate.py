@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sommelier.domain.errors import PortError
-from sommelier.settings import env
 from sommelier.store.ports import ShopRepository
 
 logger = logging.getLogger(__name__)
@@ -29,11 +28,6 @@ NOT_YOURS = "Этот вопрос задан другому собеседни�
 ANSWER_FIRST = "Сначала подтвердите, что вам уже есть 18: напишите мне любое сообщение"
 CALLBACK_PREFIX = "age"
 CACHE_SECONDS = 600
-
-
-def gate_enabled() -> bool:
-    """On by default; SOMMELIER_AGE_GATE=0 (or false/off/no) switches it off everywhere."""
-    return (env("SOMMELIER_AGE_GATE") or "1").lower() not in {"0", "false", "off", "no"}
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,8 @@ An unknown sku or id gets a friendly line and the closest alternatives instead.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sommelier.domain.errors import PortError
-from sommelier.shop.health import health_warning
+from sommelier.domain.wine import Wine
 from sommelier.store.ports import ShopRepository
 from sommelier.telegram.render import Outgoing, render_text, render_wine
 
@@ -22,40 +20,39 @@ CARD_CLOSING = "Расскажите, к какому блюду или пово
 UNAVAILABLE = "Не получилось открыть карточку вина прямо сейчас — попробуйте, пожалуйста, чуть позже."
 
 
-def _pairs_with(wine: dict[str, Any]) -> str:
-    pairings = [p for p in wine.get("food_pairings") or [] if p]
+def _pairs_with(wine: Wine) -> str:
+    pairings = [p for p in wine.food_pairings if p]
     return f"К чему подать: {', '.join(pairings[:8])}." if pairings else ""
 
 
-def _card_text(wine: dict[str, Any]) -> str:
+def _card_text(wine: Wine) -> str:
     pairing = _pairs_with(wine)
-    body = " ".join(x for x in (wine.get("description") or "", wine.get("tasting_notes") or "") if x).strip()
+    body = " ".join(x for x in (wine.description or "", wine.tasting_notes or "") if x).strip()
     # The pairing goes first: it is what a customer at the shelf asks about, and a long description is cut.
     return f"{pairing}\n\n{body}".strip() if pairing else body
 
 
-def _short_text(wine: dict[str, Any]) -> str:
-    return " ".join(x for x in (wine.get("tasting_notes") or wine.get("description") or "", _pairs_with(wine)) if x)
+def _short_text(wine: Wine) -> str:
+    return " ".join(x for x in (wine.tasting_notes or wine.description or "", _pairs_with(wine)) if x)
 
 
-def _closing() -> list[Outgoing]:
-    warning = health_warning()
+def _closing(warning: str | None) -> list[Outgoing]:
     return render_text(f"{CARD_CLOSING}\n\n{warning}" if warning else CARD_CLOSING)
 
 
-def card_parts(shop: ShopRepository, ref: str) -> list[Outgoing]:
+def card_parts(shop: ShopRepository, ref: str, warning: str | None) -> list[Outgoing]:
+    """The card of the wine ``ref``; ``warning`` is the health warning under it (None: none)."""
     try:
-        result = shop.wine_card(ref)
+        card = shop.wine_card(ref)
     except PortError:
         return render_text(UNAVAILABLE)
-    wine = result.get("wine")
+    wine = card.wine
     if wine is None:
-        gone = result.get("unavailable")
-        line = SOLD_OUT.format(name=gone["name"]) if gone else NOT_FOUND
-        alternatives = result.get("alternatives") or []
-        return render_text(line) + [render_wine(w, _short_text(w)) for w in alternatives] + _closing()
+        gone = card.unavailable
+        line = SOLD_OUT.format(name=gone.name) if gone else NOT_FOUND
+        return render_text(line) + [render_wine(w, _short_text(w)) for w in card.alternatives] + _closing(warning)
     parts = [render_wine(wine, _card_text(wine))]
-    similar = result.get("similar") or []
+    similar = card.similar
     if similar:
         parts += render_text(SIMILAR_HEADER) + [render_wine(w, _short_text(w)) for w in similar]
-    return parts + _closing()
+    return parts + _closing(warning)

@@ -16,7 +16,6 @@ from pathlib import Path, PurePosixPath
 
 from sommelier.catalog.importer import CatalogImportError, import_catalog
 from sommelier.embeddings.port import EmbeddingProvider
-from sommelier.settings import env
 from sommelier.storage.photos import PhotoStore
 from sommelier.store.ports import CatalogRepository
 
@@ -50,9 +49,8 @@ def is_catalog_drop(key: str) -> bool:
     return key.startswith(INCOMING_PREFIX) and not key.endswith(("/", REPORT_SUFFIX))
 
 
-def replace_mode() -> bool:
+def replace_mode(mode: str) -> bool:
     """CATALOG_DROP_MODE: `merge` (default: add and update wines) or `replace` (the file becomes the catalogue)."""
-    mode = (env("CATALOG_DROP_MODE") or "merge").lower()
     if mode not in {"merge", "replace"}:
         raise DropError(f"CATALOG_DROP_MODE must be merge or replace, not {mode!r}")
     return mode == "replace"
@@ -105,6 +103,7 @@ def process_drop(
     catalog: CatalogRepository,
     embedder: EmbeddingProvider,
     photos: PhotoStore,
+    mode: str = "merge",
 ) -> DropResult:
     """Import one dropped file. `fetch(path)` writes the object's bytes to `path`. Never raises on bad input."""
     name = PurePosixPath(key).name
@@ -118,7 +117,7 @@ def process_drop(
                 )
             if size is not None and size > MAX_DROP_BYTES:
                 raise DropError(f"файл больше {MAX_DROP_BYTES // (1024 * 1024)} МБ")
-            replace = replace_mode()
+            replace = replace_mode(mode)
             downloaded = folder / ("drop" + suffix)
             fetch(downloaded)
             if suffix == ".zip":
@@ -175,27 +174,46 @@ def handle_drop_event(
     embedder: EmbeddingProvider,
     photos_for: Callable[[str], PhotoStore],
     notify: Callable[[str], None],
+    mode: str = "merge",
 ) -> list[DropResult]:
     """Import every dropped catalogue in the event; write each report next to its file and tell the admin chat."""
     results = []
     for bucket, key, size in dropped_objects(event):
         if not is_catalog_drop(key):
             continue
+
+        def fetch(path: Path, bucket: str = bucket, key: str = key) -> None:
+            s3.download_file(bucket, key, str(path))
+
         result = process_drop(
             key,
-            lambda path, bucket=bucket, key=key: s3.download_file(bucket, key, str(path)),
+            fetch,
             size=size,
             catalog=catalog,
             embedder=embedder,
             photos=photos_for(bucket),
+            mode=mode,
         )
         logger.info("catalogue drop %s: %s", key, "imported" if result.ok else "refused")
-        s3.put_object(
-            Bucket=bucket,
-            Key=result.report_key,
-            Body=result.text.encode("utf-8"),
-            ContentType="text/plain; charset=utf-8",
-        )
+        _write_report(s3, bucket, result)
         notify(result.text)
         results.append(result)
     return results
+
+
+def refuse_drop_event(event: dict, *, s3, reason: Exception) -> list[DropResult]:
+    """The function cannot import at all (a bad setting): each dropped file gets a report saying why."""
+    results = []
+    for bucket, key, _ in dropped_objects(event):
+        if is_catalog_drop(key):
+            name = PurePosixPath(key).name
+            result = DropResult(key, False, _failure_text(name, DropError(f"настройка функции неверна: {reason}")))
+            _write_report(s3, bucket, result)
+            results.append(result)
+    return results
+
+
+def _write_report(s3, bucket: str, result: DropResult) -> None:
+    s3.put_object(
+        Bucket=bucket, Key=result.report_key, Body=result.text.encode("utf-8"), ContentType="text/plain; charset=utf-8"
+    )

@@ -5,25 +5,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from sommelier.settings import env_int
+from sommelier.settings import DEFAULT_RETENTION_DAYS, SettingError, ShopSettings
 
-DEFAULT_RETENTION_DAYS = 180
 CALLBACK_PREFIX = "forget"
 
 
-def retention_days() -> int:
-    """MESSAGE_RETENTION_DAYS: how long conversation messages are kept (default 180). Raises ValueError."""
-    days = env_int("MESSAGE_RETENTION_DAYS", DEFAULT_RETENTION_DAYS)
-    if not 1 <= days <= 3650:
-        raise ValueError(f"MESSAGE_RETENTION_DAYS must be from 1 to 3650, got {days}")
-    return days
-
-
-def stated_retention_days() -> int:
+def stated_retention_days(shop: ShopSettings) -> int:
     """The period /privacy states: the configured one, or the default when the setting is unreadable (logged)."""
     try:
-        return retention_days()
-    except ValueError as exc:
+        return shop.retention_days()
+    except SettingError as exc:
         logging.getLogger(__name__).warning("%s; /privacy states the default", exc)
         return DEFAULT_RETENTION_DAYS
 

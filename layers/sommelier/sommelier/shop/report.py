@@ -12,9 +12,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sommelier.domain.errors import PortError
+from sommelier.domain.shop import ReportData, WineVotes
 from sommelier.domain.wine import WINE_TYPE_RU
 from sommelier.offline.reader import read_query
-from sommelier.settings import env
+from sommelier.settings import LLMSettings
 from sommelier.store.ports import ShopRepository
 
 # Price bands of the report, by the top of what a customer would pay (₽).
@@ -50,9 +51,9 @@ def parse_since(text: str) -> timedelta:
     return delta
 
 
-def llm_prices() -> tuple[float, float]:
+def llm_prices(llm: LLMSettings) -> tuple[float, float]:
     """LLM_PRICE_PER_MTOK="3,15": dollars per million prompt and completion tokens."""
-    raw = env("LLM_PRICE_PER_MTOK")
+    raw = llm.price_per_mtok
     if raw is None:
         return DEFAULT_PRICE_PER_MTOK
     try:
@@ -67,7 +68,10 @@ def price_band(filters: dict[str, Any]) -> str | None:
     low, high = filters.get("price_min"), filters.get("price_max")
     if low is None and high is None:
         return None
-    budget = (float(low) + float(high)) / 2 if low is not None and high is not None else float(high or low)
+    if low is not None and high is not None:
+        budget = (float(low) + float(high)) / 2
+    else:
+        budget = float(high if high is not None else low or 0)
     return next(label for limit, label in PRICE_BANDS if budget <= limit)
 
 
@@ -77,7 +81,7 @@ class WeeklyReport:
     until: datetime
     turns: int
     customers: int
-    votes: list[dict[str, Any]]
+    votes: list[WineVotes]
     types: list[tuple[str, int]]
     price_bands: list[tuple[str, int]]
     dishes: list[tuple[str, int]]
@@ -101,15 +105,19 @@ def _normalised(text: str) -> str:
     return " ".join(text.split())[:80].rstrip(" .,!?").casefold()
 
 
-def build_report(data: dict[str, Any], prices: tuple[float, float] | None = None) -> WeeklyReport:
+def build_report(data: ReportData, prices: tuple[float, float] = DEFAULT_PRICE_PER_MTOK) -> WeeklyReport:
     """The report from `report_data`'s figures: each question read with the offline responder's reader."""
-    prompt_price, completion_price = prices or llm_prices()
-    modes = {m["mode"]: int(m["turns"]) for m in data["modes"]}
-    prompt_tokens = sum(int(m["prompt_tokens"]) for m in data["modes"])
-    completion_tokens = sum(int(m["completion_tokens"]) for m in data["modes"])
-    types, bands, dishes, grapes, unmet = Counter(), Counter(), Counter(), Counter(), Counter()
-    for query in data["queries"]:
-        intent = read_query(query["text"])
+    prompt_price, completion_price = prices
+    modes = {m.mode: m.turns for m in data.modes}
+    prompt_tokens = sum(m.prompt_tokens for m in data.modes)
+    completion_tokens = sum(m.completion_tokens for m in data.modes)
+    types: Counter[str] = Counter()
+    bands: Counter[str] = Counter()
+    dishes: Counter[str] = Counter()
+    grapes: Counter[str] = Counter()
+    unmet: Counter[str] = Counter()
+    for query in data.queries:
+        intent = read_query(query.text)
         if intent.kind != "recommendation":
             continue
         filters = intent.filters
@@ -122,15 +130,15 @@ def build_report(data: dict[str, Any], prices: tuple[float, float] | None = None
             dishes[str(filters["food_pairing"]).casefold()] += 1
         if filters.get("grape_variety"):
             grapes[str(filters["grape_variety"])] += 1
-        if not query.get("wines_shown"):
-            unmet[_normalised(query["text"])] += 1
+        if not query.wines_shown:
+            unmet[_normalised(query.text)] += 1
     band_order = [label for _, label in PRICE_BANDS]
     return WeeklyReport(
-        since=datetime.fromisoformat(data["since"]),
-        until=datetime.fromisoformat(data["until"]),
+        since=datetime.fromisoformat(data.since),
+        until=datetime.fromisoformat(data.until),
         turns=sum(modes.values()),
-        customers=int(data["customers"]),
-        votes=data["votes"],
+        customers=data.customers,
+        votes=data.votes,
         types=types.most_common(TOP),
         price_bands=sorted(bands.items(), key=lambda kv: band_order.index(kv[0])),
         dishes=dishes.most_common(TOP),
@@ -143,22 +151,24 @@ def build_report(data: dict[str, Any], prices: tuple[float, float] | None = None
     )
 
 
-def fetch_report(shop: ShopRepository, since: timedelta, now: datetime | None = None) -> WeeklyReport:
+def fetch_report(
+    shop: ShopRepository, since: timedelta, prices: tuple[float, float], now: datetime | None = None
+) -> WeeklyReport:
     until = now or datetime.now(UTC)
     try:
         data = shop.report_data((until - since).isoformat(), until.isoformat())
     except PortError as exc:
         raise ReportError(f"the report's figures could not be read: {exc}") from exc
-    return build_report(data)
+    return build_report(data, prices)
 
 
 def _listing(pairs: list[tuple[str, int]]) -> str:
     return ", ".join(f"{name} — {count}" for name, count in pairs) if pairs else "нет данных"
 
 
-def _wine_name(vote: dict[str, Any]) -> str:
-    vintage = vote.get("vintage_year")
-    return f"{vote['name']} ({vote['producer']}{', ' + str(vintage) if vintage else ''})"
+def _wine_name(vote: WineVotes) -> str:
+    vintage = vote.vintage_year
+    return f"{vote.name} ({vote.producer}{', ' + str(vintage) if vintage else ''})"
 
 
 def report_text(report: WeeklyReport) -> str:
@@ -170,7 +180,7 @@ def report_text(report: WeeklyReport) -> str:
         "Оценки вин:",
     ]
     if report.votes:
-        lines += [f"• {_wine_name(v)}: 👍 {v['up']} / 👎 {v['down']}" for v in report.votes[:10]]
+        lines += [f"• {_wine_name(v)}: 👍 {v.up} / 👎 {v.down}" for v in report.votes[:10]]
     else:
         lines.append("• оценок не было")
     lines += [
@@ -211,10 +221,10 @@ def report_chart(report: WeeklyReport) -> bytes:
         f"Сомелье: {report.since:%d.%m}–{report.until:%d.%m.%Y} · вопросов {report.turns} · покупателей {report.customers}"
     )
     votes = report.votes[:8]
-    names = [v["name"][:28] for v in votes]
+    names = [v.name[:28] for v in votes]
     ax = axes[0][0]
-    ax.barh(names, [v["up"] for v in votes], color="#4caf50")
-    ax.barh(names, [-v["down"] for v in votes], color="#e53935")
+    ax.barh(names, [v.up for v in votes], color="#4caf50")
+    ax.barh(names, [-v.down for v in votes], color="#e53935")
     ax.set_title("Оценки по винам: нравится → , ← не нравится")
     ax.invert_yaxis()
     for ax, title, pairs in (

@@ -10,8 +10,8 @@ import json
 import logging
 from datetime import timedelta
 
-from sommelier.settings import env
-from sommelier.shop.report import ReportError, WeeklyReport, fetch_report, report_chart, report_text
+from sommelier.settings import SettingError, Settings
+from sommelier.shop.report import ReportError, WeeklyReport, fetch_report, llm_prices, report_chart, report_text
 from sommelier.store.ports import ShopRepository
 from sommelier.telegram.client import TelegramClient
 from sommelier.telegram.render import split_text
@@ -24,17 +24,19 @@ SENT = "Отчёт за 7 дней — выше."
 FAILED = "Не получилось собрать отчёт: {reason}"
 
 
-def send_report(shop: ShopRepository, client: TelegramClient, chat_id: int, since: timedelta = WEEK) -> WeeklyReport:
-    report = fetch_report(shop, since)
+def send_report(
+    settings: Settings, shop: ShopRepository, client: TelegramClient, chat_id: int, since: timedelta = WEEK
+) -> WeeklyReport:
+    report = fetch_report(shop, since, llm_prices(settings.llm))
     client.send_photo(chat_id, report_chart(report), filename="report.png")
     for chunk in split_text(report_text(report)):
         client.send_message(chat_id, chunk)
     return report
 
 
-def request_report(chat_id: int, shop: ShopRepository) -> str:
+def request_report(settings: Settings, chat_id: int, shop: ShopRepository) -> str:
     """Start the report for this chat; the answer is what to tell the admin right now."""
-    function = env("REPORT_FUNCTION_NAME")
+    function = settings.aws.report_function_name
     try:
         if function:
             import boto3
@@ -43,24 +45,19 @@ def request_report(chat_id: int, shop: ShopRepository) -> str:
                 FunctionName=function, InvocationType="Event", Payload=json.dumps({"chat_id": chat_id}).encode()
             )
             return STARTED
-        from sommelier.settings import load_settings
-
-        with TelegramClient.from_settings(load_settings()) as client:
-            send_report(shop, client, chat_id)
+        with TelegramClient.from_settings(settings.telegram) as client:
+            send_report(settings, shop, client, chat_id)
         return SENT
     except Exception as exc:  # the admin gets the reason in the chat, never a stack trace
         logger.warning("report not sent: %s", exc)
         return FAILED.format(reason=str(exc)[:300] or type(exc).__name__)
 
 
-def scheduled_report(event: dict, shop: ShopRepository) -> dict:
+def scheduled_report(settings: Settings, event: dict, shop: ShopRepository) -> dict:
     """The report function's job: every Monday (an empty event) or on /report ({"chat_id": the admin chat})."""
-    from sommelier.settings import load_settings
-    from sommelier.shop.admin import admin_chat_id
-
     try:
-        chat = admin_chat_id()
-    except ValueError as exc:
+        chat = settings.shop.admin_chat_id()
+    except SettingError as exc:
         logger.error("%s: no weekly report", exc)
         return {"sent": False, "reason": str(exc)}
     if chat is None:
@@ -71,8 +68,8 @@ def scheduled_report(event: dict, shop: ShopRepository) -> dict:
         logger.warning("a report was asked for chat %s, which is not the admin chat", asked)
         return {"sent": False, "reason": "only the admin chat gets the report"}
     try:
-        with TelegramClient.from_settings(load_settings()) as client:
-            report = send_report(shop, client, chat)
+        with TelegramClient.from_settings(settings.telegram) as client:
+            report = send_report(settings, shop, client, chat)
     except ReportError as exc:  # the figures could not be read, or LLM_PRICE_PER_MTOK is unreadable
         logger.error("weekly report not sent: %s", exc)
         return {"sent": False, "reason": str(exc)}

@@ -82,6 +82,6 @@ class LocalPhotoStore:
 
 
 def photo_store_from_settings(settings: Settings) -> PhotoStore:
-    if settings.images_bucket:
-        return S3PhotoStore(settings.images_bucket)
+    if settings.aws.images_bucket:
+        return S3PhotoStore(settings.aws.images_bucket)
     return LocalPhotoStore(settings.state_dir / "photos")

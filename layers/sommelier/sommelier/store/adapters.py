@@ -1,195 +1,207 @@
 """The two adapters of the data ports.
 
-Both speak the tool function's operations by name; they differ in how one runs:
-- in process: `run_operation` on a psycopg pool (local runs, tests, the CLI with DATABASE_URL);
-- Lambda invoke: one synchronous invocation of the tool function per operation (in AWS).
-The typed methods live once, in the two `_Over*` mixins below.
+Both speak the tool function's operations (domain/wire.py: each name with the object it answers); they
+differ in how one runs:
+- in process: `run_operation` on a psycopg pool (local runs, tests, the CLI with DATABASE_URL), which
+  answers the domain object itself;
+- Lambda invoke: one synchronous invocation of the tool function per operation (in AWS), whose JSON is
+  read back into the same object.
+The typed methods live once, in the three `_Over*` mixins below.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sommelier.domain.errors import PortError, Unavailable, error_from_payload
-from sommelier.observability.tracing import subsegment
-from sommelier.store.ports import (
-    CatalogRepository,
-    ChatRepository,
-    InvocationCounter,
-    Message,
-    ShopRepository,
-    ToolRequest,
+from sommelier.domain import wire
+from sommelier.domain.conversation import (
+    ChatMessage,
+    ChatState,
+    FeedbackResult,
+    PhotoId,
     TurnEnd,
     TurnRecord,
     TurnStart,
     UserInfo,
-    Wine,
-    wines_with_photos,
+    UserUpsert,
 )
+from sommelier.domain.errors import PortError, Unavailable, error_from_payload
+from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
+from sommelier.domain.shop import (
+    AdminStats,
+    CatalogStats,
+    EmbeddingText,
+    ExportedWine,
+    ForgetResult,
+    FoundWines,
+    ImportSummary,
+    ReportData,
+    WineCard,
+    WineEmbedding,
+)
+from sommelier.domain.wine import Wine, WineListing
+from sommelier.domain.wire import Operation, to_wire
+from sommelier.observability.telemetry import subsegment
+from sommelier.store.ports import CatalogRepository, ChatRepository, InvocationCounter, ShopRepository
 
 if TYPE_CHECKING:
     from sommelier.db.pool import Database
+    from sommelier.domain.records import ImportRow
     from sommelier.settings import Settings
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Arguments = Mapping[str, Any]  # an operation's JSON arguments (the tool function validates them)
 
 
 class _Runner:
     counter: InvocationCounter
 
-    def _run(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def _run(self, operation: Operation[T], arguments: Arguments) -> T:
         raise NotImplementedError
 
 
 class _OverCatalog(_Runner):
-    def search_wines(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        return self._run("search_wines", arguments)
+    def search_wines(self, filters: SearchFilters) -> SearchResult:
+        return self._run(wire.SEARCH_WINES, to_wire(filters))
 
-    def semantic_search(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        return self._run("semantic_search", arguments)
+    def semantic_search(self, request: SemanticRequest) -> SearchResult:
+        return self._run(wire.SEMANTIC_SEARCH, request.as_arguments())
 
-    def get_wines(self, ids: Sequence[str]) -> dict[str, Any]:
-        return self._run("get_wines", {"ids": list(ids)})
+    def get_wines(self, ids: Sequence[str]) -> WineList:
+        return self._run(wire.GET_WINES, {"ids": list(ids)})
 
     def fallback_list(self, *, limit: int, exclude_ids: Sequence[str] = ()) -> list[Wine]:
-        return wines_with_photos(self._run("get_list", {"limit": limit, "exclude_ids": list(exclude_ids)}))
+        return self._run(wire.GET_LIST, {"limit": limit, "exclude_ids": list(exclude_ids)}).wines_with_photos()
 
-    def stats(self) -> dict[str, Any]:
-        return self._run("catalog_stats", {})
+    def stats(self) -> CatalogStats:
+        return self._run(wire.CATALOG_STATS, {})
 
-    def export_wines(self, *, include_unavailable: bool = False) -> list[dict[str, Any]]:
-        return self._run("export_wines", {"include_unavailable": include_unavailable})["wines"]
+    def export_wines(self, *, include_unavailable: bool = False) -> list[ExportedWine]:
+        return self._run(wire.EXPORT_WINES, {"include_unavailable": include_unavailable}).wines
 
-    def list_wines(self, *, include_unavailable: bool = False, limit: int = 1000) -> list[dict[str, Any]]:
-        return self._run("list_wines", {"include_unavailable": include_unavailable, "limit": limit})["wines"]
+    def list_wines(self, *, include_unavailable: bool = False, limit: int = 1000) -> list[WineListing]:
+        return self._run(wire.LIST_WINES, {"include_unavailable": include_unavailable, "limit": limit}).wines
 
     def import_wines(
-        self, rows: list[dict[str, Any]], *, replace: bool = False, replace_since: str | None = None
-    ) -> dict[str, Any]:
-        arguments: dict[str, Any] = {"wines": rows}
+        self, rows: Sequence[ImportRow], *, replace: bool = False, replace_since: str | None = None
+    ) -> ImportSummary:
+        arguments: dict[str, Any] = {"wines": [row.as_arguments() for row in rows]}
         if replace:
             arguments["replace"] = True
             if replace_since:
                 arguments["replace_since"] = replace_since
-        return self._run("import_wines", arguments)
+        return self._run(wire.IMPORT_WINES, arguments)
 
-    def embedding_texts(self) -> list[dict[str, Any]]:
-        return self._run("embedding_texts", {})["items"]
+    def embedding_texts(self) -> list[EmbeddingText]:
+        return self._run(wire.EMBEDDING_TEXTS, {}).items
 
-    def update_embeddings(self, model: str, items: list[dict[str, Any]]) -> dict[str, Any]:
-        return self._run("update_embeddings", {"embedding_model": model, "items": items})
+    def update_embeddings(self, model: str, items: Sequence[WineEmbedding]) -> int:
+        return self._run(wire.UPDATE_EMBEDDINGS, {"embedding_model": model, "items": to_wire(list(items))}).updated
 
 
 class _OverChat(_Runner):
     def begin_turn(self, chat_id: int, *, user: UserInfo | None, history_limit: int) -> TurnStart:
-        arguments = {
-            "chat_id": chat_id,
-            "history_limit": history_limit,
-            "user": user.as_arguments() if user else None,
-        }
-        result = self._run("begin_turn", arguments)
-        return TurnStart(user=result.get("user"), history=result["messages"])
+        arguments = {"chat_id": chat_id, "history_limit": history_limit, "user": to_wire(user)}
+        return self._run(wire.BEGIN_TURN, arguments)
 
     def end_turn(self, record: TurnRecord | None, *, wine_ids: Sequence[str]) -> TurnEnd:
-        arguments = {
-            "turn": record.as_arguments() if record else None,
-            "wine_ids": list(wine_ids),
-            "photos": self._pending_photos(),
-        }
-        result = self._run("end_turn", arguments)
-        return TurnEnd(saved=result.get("saved"), wines=result["wines"], missing=result["missing"])
+        arguments = {"turn": to_wire(record), "wine_ids": list(wine_ids), "photos": to_wire(self._pending_photos())}
+        return self._run(wire.END_TURN, arguments)
 
-    def history(self, chat_id: int, limit: int = 10) -> list[Message]:
-        return self._run("load_history", {"chat_id": chat_id, "limit": limit})["messages"]
+    def history(self, chat_id: int, limit: int = 10) -> list[ChatMessage]:
+        return self._run(wire.LOAD_HISTORY, {"chat_id": chat_id, "limit": limit}).messages
 
-    def upsert_user(self, user: UserInfo) -> dict[str, Any]:
-        return self._run("upsert_user", user.as_arguments())
+    def upsert_user(self, user: UserInfo) -> UserUpsert:
+        return self._run(wire.UPSERT_USER, to_wire(user))
 
     def reset_history(self, chat_id: int) -> int:
-        return self._run("reset_history", {"chat_id": chat_id})["archived"]
+        return self._run(wire.RESET_HISTORY, {"chat_id": chat_id}).archived
 
     def set_active(self, chat_id: int, active: bool, *, user_id: int | None = None) -> int:
         arguments: dict[str, Any] = {"chat_id": chat_id, "active": active}
         if user_id is not None:
             arguments["telegram_user_id"] = user_id
-        return self._run("set_user_active", arguments)["updated"]
+        return self._run(wire.SET_USER_ACTIVE, arguments).updated
 
-    def chat_state(self, user_id: int) -> list[dict[str, Any]]:
-        return self._run("chat_state", {"telegram_user_id": user_id})["chats"]
+    def chat_state(self, user_id: int) -> list[ChatState]:
+        return self._run(wire.CHAT_STATE, {"telegram_user_id": user_id}).chats
 
     def save_feedback(
         self, *, chat_id: int, user_id: int, rating: int, message_id: int | None, wine_id: str | None = None
-    ) -> dict[str, Any]:
+    ) -> FeedbackResult:
         arguments: dict[str, Any] = {"chat_id": chat_id, "user_id": user_id, "message_id": message_id, "rating": rating}
         if wine_id is not None:
             arguments["wine_id"] = wine_id
-        return self._run("save_feedback", arguments)
+        return self._run(wire.SAVE_FEEDBACK, arguments)
 
-    def _pending_photos(self) -> list[dict[str, str]]:
+    def _pending_photos(self) -> list[PhotoId]:
         return []
 
 
 class _OverShop(_Runner):
     def get_age_answer(self, user_id: int) -> bool | None:
-        return self._run("get_age_answer", {"telegram_user_id": user_id}).get("is_adult")
+        return self._run(wire.GET_AGE_ANSWER, {"telegram_user_id": user_id}).is_adult
 
     def save_age_answer(self, user_id: int, is_adult: bool) -> None:
-        self._run("save_age_answer", {"telegram_user_id": user_id, "is_adult": is_adult})
+        self._run(wire.SAVE_AGE_ANSWER, {"telegram_user_id": user_id, "is_adult": is_adult})
 
-    def forget_user(self, user_id: int) -> dict[str, Any]:
-        return self._run("forget_user", {"telegram_user_id": user_id})
+    def forget_user(self, user_id: int) -> ForgetResult:
+        return self._run(wire.FORGET_USER, {"telegram_user_id": user_id})
 
     def purge_old_messages(self, days: int) -> int:
-        return self._run("purge_old_messages", {"days": days})["deleted"]
+        return self._run(wire.PURGE_OLD_MESSAGES, {"days": days}).deleted
 
-    def find_wines(self, refs: Sequence[str]) -> dict[str, Any]:
-        return self._run("find_wines", {"refs": list(refs)})
+    def find_wines(self, refs: Sequence[str]) -> FoundWines:
+        return self._run(wire.FIND_WINES, {"refs": list(refs)})
 
-    def wine_card(self, ref: str) -> dict[str, Any]:
-        return self._run("wine_card", {"ref": ref})
+    def wine_card(self, ref: str) -> WineCard:
+        return self._run(wire.WINE_CARD, {"ref": ref})
 
-    def report_data(self, since: str, until: str) -> dict[str, Any]:
-        return self._run("report_data", {"since": since, "until": until})
+    def report_data(self, since: str, until: str) -> ReportData:
+        return self._run(wire.REPORT_DATA, {"since": since, "until": until})
 
-    def admin_stats(self) -> dict[str, Any]:
-        return self._run("admin_stats", {})
+    def admin_stats(self) -> AdminStats:
+        return self._run(wire.ADMIN_STATS, {})
 
 
 # ---------------------------------------------------------------------------- in process
 
 
 class _InProcessRunner(_Runner):
-    def __init__(self, database: Database | None, counter: InvocationCounter):
+    def __init__(self, database: Database, counter: InvocationCounter):
         self.database = database
         self.counter = counter
 
-    def _run(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def _run(self, operation: Operation[T], arguments: Arguments) -> T:
         self.counter.count += 1
-        return self._operation(name, arguments)
+        return self._operation(operation, arguments)
 
-    def _operation(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        from sommelier.toolfn.operations import run_operation
+    def _operation(self, operation: Operation[T], arguments: Arguments) -> T:
+        from sommelier.toolfn.handler import run_operation
 
         try:
-            return run_operation(self.database, name, arguments)
+            answer: T = run_operation(self.database, operation.name, dict(arguments))
         except PortError:
             raise
         except Exception as exc:  # a bug in an operation: the same failure the tool function would answer
-            logger.exception("operation %s failed", name)
-            raise PortError(f"{name} failed because of an internal error") from exc
+            logger.exception("operation %s failed", operation.name)
+            raise PortError(f"{operation.name} failed because of an internal error") from exc
+        return answer
 
 
 class InProcessCatalog(_InProcessRunner, _OverCatalog):
-    def run_llm_tools(self, calls: Sequence[ToolRequest]) -> list[dict[str, Any] | Exception]:
+    def run_llm_tools(self, calls: Sequence[ToolRequest]) -> list[SearchResult | PortError]:
         self.counter.count += 1  # the Lambda adapter sends the whole batch in one invocation
-        results: list[dict[str, Any] | Exception] = []
+        results: list[SearchResult | PortError] = []
         for call in calls:
             try:
-                results.append(self._operation(call.tool, call.arguments))
+                results.append(self._operation(wire.OPERATIONS[call.tool], call.arguments))
             except PortError as exc:
                 results.append(exc)
         return results
@@ -203,7 +215,7 @@ class InProcessChat(_InProcessRunner, _OverChat):
     def remember_photo(self, wine_id: str, file_id: str) -> None:
         # In process a write costs no round trip: store it now (not counted as an invocation).
         try:
-            self._operation("cache_photo", {"wine_id": wine_id, "file_id": file_id})
+            self._operation(wire.CACHE_PHOTO, {"wine_id": wine_id, "file_id": file_id})
         except PortError as exc:
             logger.warning("photo id not cached: %s", exc)
 
@@ -260,26 +272,45 @@ class _LambdaRunner(_Runner):
         self.invoker = invoker
         self.counter = counter
 
-    def _run(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def _run(self, operation: Operation[T], arguments: Arguments) -> T:
         self.counter.count += 1
-        return self.invoker.invoke(name, arguments)
+        return _read(operation, self.invoker.invoke(operation.name, dict(arguments)))
+
+
+def _read(operation: Operation[T], answer: dict[str, Any]) -> T:
+    """The tool function's JSON as the operation's domain object; an answer of another shape is a port error."""
+    from pydantic import ValidationError
+
+    try:
+        return wire.from_wire(operation.answers, answer)
+    except ValidationError as exc:
+        raise PortError(f"the tool function answered {operation.name} in an unexpected shape") from exc
 
 
 class LambdaCatalog(_LambdaRunner, _OverCatalog):
-    def run_llm_tools(self, calls: Sequence[ToolRequest]) -> list[dict[str, Any] | Exception]:
+    def run_llm_tools(self, calls: Sequence[ToolRequest]) -> list[SearchResult | PortError]:
         if not calls:
             return []
         if len(calls) == 1:  # the plain {"tool", "arguments"} contract
             try:
-                return [self._run(calls[0].tool, calls[0].arguments)]
+                return [self._run(wire.OPERATIONS[calls[0].tool], calls[0].arguments)]
             except PortError as exc:
                 return [exc]
         batch = [{"tool": call.tool, "arguments": call.arguments} for call in calls]
         try:
-            answers = self._run("run_tools", {"calls": batch})["results"]
+            self.counter.count += 1
+            answers = self.invoker.invoke(wire.RUN_TOOLS, {"calls": batch})["results"]
         except PortError as exc:
             return [exc for _ in calls]
-        return [error_from_payload(a) if "error" in a else a for a in answers]
+        results: list[SearchResult | PortError] = []
+        for call, answer in zip(calls, answers, strict=False):
+            try:
+                results.append(
+                    error_from_payload(answer) if "error" in answer else _read(wire.OPERATIONS[call.tool], answer)
+                )
+            except PortError as exc:
+                results.append(exc)
+        return results
 
 
 class LambdaShop(_LambdaRunner, _OverShop):
@@ -295,8 +326,8 @@ class LambdaChat(_LambdaRunner, _OverChat):
         # Written by the next end_turn: a photo id is a cache, not worth a blocking round trip.
         self._photos[wine_id] = file_id
 
-    def _pending_photos(self) -> list[dict[str, str]]:
-        photos = [{"wine_id": w, "file_id": f} for w, f in self._photos.items()]
+    def _pending_photos(self) -> list[PhotoId]:
+        photos = [PhotoId(wine_id=w, file_id=f) for w, f in self._photos.items()]
         self._photos.clear()
         return photos
 
@@ -314,7 +345,7 @@ class Repositories:
     counter: InvocationCounter
 
 
-def in_process_repositories(database: Database | None = None) -> Repositories:
+def in_process_repositories(database: Database) -> Repositories:
     counter = InvocationCounter()
     return Repositories(
         InProcessCatalog(database, counter),
@@ -332,7 +363,13 @@ def lambda_repositories(function_name: str, client: Any = None) -> Repositories:
     )
 
 
-def repositories_from_settings(settings: Settings) -> Repositories:
-    if settings.tool_function_name:
-        return lambda_repositories(settings.tool_function_name)
-    return in_process_repositories()
+def repositories_from_settings(settings: Settings, database: Database | None = None) -> Repositories:
+    """The tool function when TOOL_FUNCTION_NAME is set (in AWS), else in process on ``database`` (built
+    from the settings when not given: DATABASE_URL or the embedded server)."""
+    if settings.aws.tool_function_name:
+        return lambda_repositories(settings.aws.tool_function_name)
+    if database is None:
+        from sommelier.db.pool import Database
+
+        database = Database.from_settings(settings)
+    return in_process_repositories(database)

@@ -20,33 +20,14 @@ from __future__ import annotations
 import json
 import logging
 import mimetypes
-import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 import httpx2
-from pydantic import BaseModel, ConfigDict, Field
 
 from sommelier.observability.redaction import MASK, TELEGRAM_BOT_TOKEN
-from sommelier.observability.tracing import subsegment
-from sommelier.settings import DEFAULT_TELEGRAM_API_BASE_URL, MissingSetting, Settings, env
-
-__all__ = [
-    "BadRequest",
-    "Chat",
-    "Forbidden",
-    "Message",
-    "NetworkError",
-    "PhotoSize",
-    "RetryAfter",
-    "ServerError",
-    "TelegramClient",
-    "TelegramError",
-    "User",
-    "WebhookInfo",
-    "mask_token",
-]
+from sommelier.observability.telemetry import subsegment
+from sommelier.settings import DEFAULT_TELEGRAM_API_BASE_URL, TelegramSettings
+from sommelier.telegram.models import Message, User, WebhookInfo
 
 logger = logging.getLogger(__name__)
 
@@ -214,68 +195,6 @@ class NetworkError(TelegramError):
 
 
 # --------------------------------------------------------------------------- #
-# Response models (unknown fields ignored)
-# --------------------------------------------------------------------------- #
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-class User(_Model):
-    id: int
-    is_bot: bool = False
-    first_name: str = ""
-    last_name: str | None = None
-    username: str | None = None
-    language_code: str | None = None
-
-
-class Chat(_Model):
-    id: int | str
-    type: str = "private"
-    title: str | None = None
-    username: str | None = None
-    first_name: str | None = None
-
-
-class PhotoSize(_Model):
-    file_id: str
-    file_unique_id: str = ""
-    width: int = 0
-    height: int = 0
-    file_size: int | None = None
-
-
-class Message(_Model):
-    message_id: int
-    chat: Chat
-    date: int = 0
-    from_user: User | None = Field(default=None, alias="from")
-    text: str | None = None
-    caption: str | None = None
-    photo: list[PhotoSize] | None = None
-    reply_markup: dict[str, Any] | None = None
-
-    @property
-    def largest_file_id(self) -> str | None:
-        """The file_id of the biggest photo size (the one to cache and resend)."""
-        if not self.photo:
-            return None
-        best = max(self.photo, key=lambda s: (s.width * s.height, s.file_size or 0))
-        return best.file_id
-
-
-class WebhookInfo(_Model):
-    url: str = ""
-    has_custom_certificate: bool = False
-    pending_update_count: int = 0
-    ip_address: str | None = None
-    last_error_date: int | None = None
-    last_error_message: str | None = None
-    max_connections: int | None = None
-    allowed_updates: list[str] | None = None
-
-
-# --------------------------------------------------------------------------- #
 # The client
 # --------------------------------------------------------------------------- #
 def _default_timeout(read: float = READ_TIMEOUT) -> httpx2.Timeout:
@@ -319,10 +238,9 @@ class TelegramClient:
         self._http = httpx2.Client(timeout=self._timeout, transport=transport, trust_env=True)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> TelegramClient:
-        if not settings.telegram_bot_token:
-            raise MissingSetting("TELEGRAM_BOT_TOKEN is not set")
-        return cls(settings.telegram_bot_token, settings.telegram_api_base_url)
+    def from_settings(cls, settings: TelegramSettings) -> TelegramClient:
+        """A client for the configured bot; MissingSetting when there is no token."""
+        return cls(settings.require_token(), settings.api_base_url)
 
     def __repr__(self) -> str:
         return f"TelegramClient(base_url={self.base_url!r}, token={_MASK!r})"
@@ -392,7 +310,8 @@ class TelegramClient:
         code = payload.get("error_code")
         code = code if isinstance(code, int) else status
         description = mask_token(str(payload.get("description") or ""), self._token)
-        parameters = payload.get("parameters") if isinstance(payload.get("parameters"), dict) else {}
+        raw_parameters = payload.get("parameters")
+        parameters: dict[str, Any] = raw_parameters if isinstance(raw_parameters, dict) else {}
         if code == 429 or "retry_after" in parameters:
             retry = parameters.get("retry_after")
             retry = float(retry) if isinstance(retry, (int, float)) and not isinstance(retry, bool) else 1.0
@@ -501,28 +420,30 @@ class TelegramClient:
         secret_token: str,
         allowed_updates: list[str] | None = None,
         drop_pending_updates: bool = False,
+        *,
+        read_timeout: float | None = None,
     ) -> bool:
-        return bool(
-            self.call(
-                "setWebhook",
-                {
-                    "url": url,
-                    "secret_token": secret_token,
-                    "allowed_updates": allowed_updates,
-                    "drop_pending_updates": drop_pending_updates,
-                },
-            )
-        )
+        params = {
+            "url": url,
+            "secret_token": secret_token,
+            "allowed_updates": allowed_updates,
+            "drop_pending_updates": drop_pending_updates,
+        }
+        return bool(self.call("setWebhook", params, read_timeout=read_timeout))
 
-    def set_my_commands(self, commands: list[dict[str, str]], language_code: str | None = None) -> bool:
+    def set_my_commands(
+        self, commands: list[dict[str, str]], language_code: str | None = None, *, read_timeout: float | None = None
+    ) -> bool:
         """The menu of commands (``[{"command": "start", "description": "..."}]``), for all users or one language."""
-        return bool(self.call("setMyCommands", {"commands": commands, "language_code": language_code}))
+        params = {"commands": commands, "language_code": language_code}
+        return bool(self.call("setMyCommands", params, read_timeout=read_timeout))
 
-    def get_webhook_info(self) -> WebhookInfo:
-        return WebhookInfo.model_validate(self.call("getWebhookInfo"))
+    def get_webhook_info(self, *, read_timeout: float | None = None) -> WebhookInfo:
+        return WebhookInfo.model_validate(self.call("getWebhookInfo", read_timeout=read_timeout))
 
-    def delete_webhook(self, drop_pending_updates: bool = False) -> bool:
-        return bool(self.call("deleteWebhook", {"drop_pending_updates": drop_pending_updates}))
+    def delete_webhook(self, drop_pending_updates: bool = False, *, read_timeout: float | None = None) -> bool:
+        params = {"drop_pending_updates": drop_pending_updates}
+        return bool(self.call("deleteWebhook", params, read_timeout=read_timeout))
 
     def get_updates(
         self, offset: int | None = None, timeout: int = 0, allowed_updates: list[str] | None = None
@@ -546,59 +467,11 @@ def _image_type(data: bytes) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------------------
-# The bot's own @username, known wherever an update is routed (the webhook edge and the consumer).
-#
-# "Addressed to the bot" in a group (`/start@bot`, `@bot …`) depends on it, and both sides must decide
-# it alike: TELEGRAM_BOT_USERNAME when set, else one `getMe`, cached. A failed `getMe` is retried at
-# most once a minute; meanwhile routing matches group commands and mentions loosely (None).
-# ---------------------------------------------------------------------------
+def get_me_username(settings: TelegramSettings) -> str | None:
+    """The bot's username by one getMe (`BotUsername`'s lookup where there is a token)."""
+    from sommelier.telegram.updates import NoToken
 
-logger = logging.getLogger(__name__)
-
-RETRY_AFTER_FAILURE_S = 60.0
-
-
-class NoToken(LookupError):
-    """No bot token here (the deployed webhook never has one): TELEGRAM_BOT_USERNAME is the way."""
-
-
-def _get_me_username() -> str | None:
-    from sommelier.settings import load_settings
-
-    settings = load_settings()
-    if not settings.telegram_bot_token:
+    if not settings.bot_token:
         raise NoToken("no bot token to ask getMe with; set TELEGRAM_BOT_USERNAME")
     with TelegramClient.from_settings(settings) as client:
         return client.get_me().username
-
-
-class BotUsername:
-    def __init__(
-        self,
-        lookup: Callable[[], str | None] = _get_me_username,
-        clock: Callable[[], float] = time.monotonic,
-    ):
-        self._lookup = lookup
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._known: str | None = None
-        self._failed_at: float | None = None
-
-    def get(self) -> str | None:
-        configured = env("TELEGRAM_BOT_USERNAME")
-        if configured:
-            return configured.lstrip("@")
-        with self._lock:
-            if self._known is not None:
-                return self._known
-            if self._failed_at is not None and self._clock() - self._failed_at < RETRY_AFTER_FAILURE_S:
-                return None
-            try:
-                self._known = (self._lookup() or "").lstrip("@") or None
-            except Exception as exc:  # no token, Telegram down: route loosely for now
-                level = logging.INFO if isinstance(exc, NoToken) else logging.WARNING
-                logger.log(level, "bot username unknown (%s); group commands and mentions are matched loosely", exc)
-                self._failed_at = self._clock()
-                return None
-            return self._known

@@ -13,28 +13,35 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sommelier.app import Runtime, build_runtime
+from sommelier.agent.streaming import Shown
+from sommelier.domain.conversation import Deadline
 from sommelier.domain.errors import PortError
-from sommelier.observability.metrics import record_event
-from sommelier.settings import env, env_int
-from sommelier.telegram.client import BadRequest, BotUsername, Forbidden, RetryAfter, TelegramClient, TelegramError
+from sommelier.observability.telemetry import record_event
+from sommelier.settings import LLMSettings, SettingError, Settings
+from sommelier.storage.photos import PhotoStore
+from sommelier.store.adapters import Repositories
+from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
+from sommelier.telegram.delivery import DeliveryLog, DynamoDeliveryLog, InMemoryDeliveryLog
 from sommelier.telegram.delivery import Sender as TelegramSender
-from sommelier.telegram.dialog import Dialog
-from sommelier.telegram.progressive import DEFAULT_DRAFT_INTERVAL, DraftSupport, ProgressiveReply
+from sommelier.telegram.dialog import Dialog, ReplyStream
+from sommelier.telegram.progressive import DraftSupport, ProgressiveReply
 from sommelier.telegram.render import Outgoing, render_text
-from sommelier.telegram.router import ROUTER, Router, Turn
+from sommelier.telegram.router import Router, Turn
 from sommelier.telegram.state import (
+    DynamoRateLimiter,
+    DynamoTurnPlans,
     InMemoryLedger,
+    InMemoryRateLimiter,
+    InMemoryTurnPlans,
     MessageLedger,
     RateDecision,
     RateLimiter,
     TurnPlans,
     album_key,
     answer_key,
-    ledger_from_environment,
-    state_from_environment,
+    ledger_from_settings,
 )
-from sommelier.telegram.updates import Routed, UpdateError, parse_update, route
+from sommelier.telegram.updates import BotUsername, Routed, UpdateError, parse_update, route
 
 logger = logging.getLogger(__name__)
 
@@ -63,10 +70,10 @@ class TelegramChannel:
         self.routed = routed
         self.progress: ProgressiveReply | None = None
 
-    def listener(self) -> ProgressiveReply | None:
+    def _progressive(self) -> ProgressiveReply | None:
         """The progressive reply of a text turn while the model streams (None: the reply goes at once)."""
         if self.progress is None and self.routed.kind == "text" and self.bot.progressive:
-            chat = self.routed.chat_id
+            chat = self.routed.chat
             self.progress = ProgressiveReply(
                 client=self.bot.client,
                 sender=self.bot.sender,
@@ -80,16 +87,20 @@ class TelegramChannel:
             )
         return self.progress
 
+    def shown(self) -> Shown | None:
+        progress = self._progressive()
+        return progress.shown if progress is not None else None
+
     def allow(self) -> RateDecision:
-        return self.bot.limiter.check(self.routed.chat_id)
+        return self.bot.limiter.check(self.routed.chat)
 
     def typing(self) -> None:
-        progress = self.listener()
+        progress = self._progressive()
         if progress is not None:
             progress.start()  # a "Thinking…" draft in a private chat, typing elsewhere
             return
         try:
-            self.bot.client.send_chat_action(self.routed.chat_id, "typing", message_thread_id=self.routed.thread_id)
+            self.bot.client.send_chat_action(self.routed.chat, "typing", message_thread_id=self.routed.thread_id)
         except Forbidden:
             raise
         except BadRequest as exc:
@@ -107,7 +118,7 @@ class TelegramChannel:
 
     def edit_buttons(self, message_id: int, keyboard: dict) -> None:
         try:
-            self.bot.client.edit_message_reply_markup(self.routed.chat_id, message_id, keyboard)
+            self.bot.client.edit_message_reply_markup(self.routed.chat, message_id, keyboard)
         except TelegramError as exc:
             logger.info("could not update the buttons: %s", exc)
 
@@ -118,24 +129,27 @@ class TelegramChannel:
 class TelegramBot:
     def __init__(
         self,
-        runtime: Runtime,
+        settings: Settings,
         client: TelegramClient,
         *,
-        delivery_log,
+        dialog: Dialog,
+        repositories: Repositories,
+        photos: PhotoStore,
+        router: Router,
+        delivery_log: DeliveryLog,
         plans: TurnPlans,
         limiter: RateLimiter,
         bot_username: str | None = None,
         max_receives: int = 3,
-        sleep=None,
-        router: Router = ROUTER,
+        sleep: Callable[[float], None] | None = None,
         ledger: MessageLedger | None = None,
         wait_out_floods: bool = True,
-        clock=time.monotonic,
+        clock: Callable[[], float] = time.monotonic,
     ):
-        self.runtime = runtime
-        self.dialog: Dialog = runtime.dialog
-        self.repositories = runtime.repositories
-        self.chat = runtime.repositories.chat
+        self.settings = settings
+        self.dialog = dialog
+        self.repositories = repositories
+        self.chat = repositories.chat
         self.client = client
         self.plans = plans
         self.limiter = limiter
@@ -148,21 +162,18 @@ class TelegramBot:
         self.sleep = sleep or time.sleep
         self.clock = clock
         self._flood_until: dict[int, float] = {}  # chat -> when Telegram lets the bot write again
-        self.sender = TelegramSender(
-            client, runtime.photos, delivery_log, on_file_id=self._cache_file_id, sleep=self.sleep
-        )
+        self.sender = TelegramSender(client, photos, delivery_log, on_file_id=self._cache_file_id, sleep=self.sleep)
         # Progressive replies need a model that streams; TELEGRAM_PROGRESSIVE=off sends each answer whole.
-        self.progressive = bool(getattr(self.dialog.agent.llm, "streams", False)) and (
-            env("TELEGRAM_PROGRESSIVE") or "on"
-        ).lower() not in {"0", "false", "no", "off"}
+        telegram = settings.telegram
+        self.progressive = bool(getattr(self.dialog.agent.llm, "streams", False)) and telegram.progressive
         self.drafts = DraftSupport()  # chats (or the whole bot) where the Bot API refused drafts
-        self.draft_interval = env_int("TELEGRAM_DRAFT_INTERVAL_MS", int(DEFAULT_DRAFT_INTERVAL * 1000)) / 1000
+        self.draft_interval = telegram.draft_interval_s
 
     def _cache_file_id(self, wine_id: str, file_id: str) -> None:
         self.chat.remember_photo(wine_id, file_id)  # Lambda mode: written by the next end_turn
 
     # ------------------------------------------------------------------ entry
-    def process(self, update: dict[str, Any], attempt: int = 1) -> None:
+    def process(self, update: dict[str, Any], attempt: int = 1, deadline: Deadline | None = None) -> None:
         """Handle one update. Raises only to ask for a retry (the SQS message comes back); FloodWait says when."""
         try:
             routed = route(parse_update(update), self.bot_username)
@@ -182,7 +193,7 @@ class TelegramBot:
                 if claimed is None:
                     return
                 routed = claimed
-                plan, progress = self._plan(routed)
+                plan, progress = self._plan(routed, deadline)
                 if plan is None:
                     return
                 self.plans.save(key, plan)
@@ -195,12 +206,12 @@ class TelegramBot:
         except FloodWait:
             raise  # never an apology inside a flood window: the update comes back after the wait
         except Forbidden:
-            logger.info("the user blocked the bot; marking chat %s inactive", routed.chat_id)
+            logger.info("the user blocked the bot; marking chat %s inactive", routed.chat)
             self.set_active(routed, False)
         except BadRequest as exc:
             # A 400 that reached here is Telegram refusing the chat itself (chat not found, a closed topic,
             # no rights): resending can't succeed, so the turn ends (other 400s were handled per part).
-            logger.warning("telegram refused the reply to chat %s; the turn ends: %s", routed.chat_id, exc)
+            logger.warning("telegram refused the reply to chat %s; the turn ends: %s", routed.chat, exc)
             record_event("TelegramChatUnavailable")
         except Exception:
             if attempt >= self.max_receives:
@@ -215,7 +226,7 @@ class TelegramBot:
         """
         if routed.kind not in ("text", "command", "non_text") or routed.message_id is None:
             return routed
-        chat_id = routed.chat_id
+        chat_id = routed.chat
         if routed.media_group_id and not self.ledger.claim(album_key(chat_id, routed.media_group_id), key):
             logger.info("album %s in chat %s already answered", routed.media_group_id, chat_id)
             return None
@@ -239,36 +250,43 @@ class TelegramBot:
         waited = 0.0
         while True:
             try:
-                self.sender.deliver(routed.chat_id, key, plan, thread_id=routed.thread_id)
+                self.sender.deliver(routed.chat, key, plan, thread_id=routed.thread_id)
                 return
             except RetryAfter as exc:
                 wait = min(max(float(exc.retry_after), 1.0), MAX_FLOOD_WAIT_SECONDS)
-                self._flood_until[routed.chat_id] = self.clock() + wait
+                self._flood_until[routed.chat] = self.clock() + wait
                 record_event("TelegramFloodWait")
                 if not self.wait_out_floods or waited + wait > MAX_FLOOD_WAIT_SECONDS:
-                    logger.info(
-                        "telegram flood wait of %.0f s for chat %s: the update comes back", wait, routed.chat_id
-                    )
+                    logger.info("telegram flood wait of %.0f s for chat %s: the update comes back", wait, routed.chat)
                     raise FloodWait(wait) from None
-                logger.info("telegram flood wait of %.0f s for chat %s: waiting", wait, routed.chat_id)
+                logger.info("telegram flood wait of %.0f s for chat %s: waiting", wait, routed.chat)
                 self.sleep(wait)
                 waited += wait
 
     # ------------------------------------------------------------------ planning a reply
-    def _turn(self, routed: Routed) -> Turn:
+    def _turn(self, routed: Routed, deadline: Deadline | None = None) -> Turn:
         return Turn(
             routed=routed,
             dialog=self.dialog,
             repositories=self.repositories,
             channel=TelegramChannel(self, routed),
-            age_gate=self.runtime.age_gate,
+            settings=self.settings,
+            deadline=deadline,
         )
 
-    def _plan(self, routed: Routed) -> tuple[list[Outgoing] | None, ProgressiveReply | None]:
+    def _plan(self, routed: Routed, deadline: Deadline | None) -> tuple[list[Outgoing] | None, ProgressiveReply | None]:
         """The reply's parts, and the progressive reply that sent some of them while the answer streamed."""
-        turn = self._turn(routed)
+        turn = self._turn(routed, deadline)
+        channel = TelegramChannel(self, routed)
+        turn.channel = channel
         reply = self.router.dispatch(turn)
-        progress = turn.channel.progress
+        progress = channel.progress
+        if isinstance(reply, ReplyStream):
+            # The answer's pieces go out as the model writes them, from here: never from inside the model call.
+            for piece in reply:
+                if progress is not None:
+                    progress.show(piece)
+            reply = reply.reply
         if reply is None or not reply.parts:
             return None, progress
         if progress is not None and reply.turn is not None:
@@ -278,58 +296,89 @@ class TelegramBot:
 
     def set_active(self, routed: Routed, active: bool) -> None:
         try:
-            self.chat.set_active(routed.chat_id, active)
+            self.chat.set_active(routed.chat, active)
         except PortError as exc:
-            logger.warning("could not mark chat %s active=%s: %s", routed.chat_id, active, exc)
+            logger.warning("could not mark chat %s active=%s: %s", routed.chat, active, exc)
 
     def _apologise(self, routed: Routed, key: str) -> None:
         """The last attempt failed: one apology (never repeated), then the message goes to the DLQ."""
-        if self.clock() < self._flood_until.get(routed.chat_id, float("-inf")):
-            logger.info("no apology to chat %s inside its flood wait", routed.chat_id)
+        if self.clock() < self._flood_until.get(routed.chat, float("-inf")):
+            logger.info("no apology to chat %s inside its flood wait", routed.chat)
             return
         try:
-            self.sender.deliver(routed.chat_id, f"{key}:apology", render_text(APOLOGY), thread_id=routed.thread_id)
+            self.sender.deliver(routed.chat, f"{key}:apology", render_text(APOLOGY), thread_id=routed.thread_id)
         except Exception as exc:
             logger.warning("apology not delivered: %s", exc)
 
 
-def bot_from_environment() -> TelegramBot:
-    """A bot built from the environment: the runtime, the Bot API client, the delivery state."""
-    runtime = build_runtime()
-    client = TelegramClient.from_settings(runtime.settings)
-    log, plans, limiter = state_from_environment(env_int("RATE_LIMIT_PER_MINUTE", 10))
+def state_from_settings(settings: Settings) -> tuple[DeliveryLog, TurnPlans, RateLimiter]:
+    """(delivery log, turn plans, rate limiter): DynamoDB when IDEMPOTENCY_TABLE is set, else memory."""
+    table = settings.aws.idempotency_table
+    per_minute = settings.telegram.rate_limit_per_minute
+    if table:
+        return DynamoDeliveryLog(table), DynamoTurnPlans(table), DynamoRateLimiter(table, per_minute)
+    return InMemoryDeliveryLog(), InMemoryTurnPlans(), InMemoryRateLimiter(per_minute)
+
+
+def bot_from_settings(
+    settings: Settings,
+    *,
+    dialog: Dialog,
+    repositories: Repositories,
+    photos: PhotoStore,
+    router: Router,
+    ledger: MessageLedger | None = None,
+    **options: Any,
+) -> TelegramBot:
+    """A bot from the settings: the Bot API client and the delivery state (DynamoDB or memory) around the
+    dialog, the ports and the route table the composition root (sommelier.app) built."""
+    client = TelegramClient.from_settings(settings.telegram)
+    log, plans, limiter = state_from_settings(settings)
+    options.setdefault("max_receives", settings.aws.sqs_max_receives)
+    options.setdefault("wait_out_floods", not settings.aws.queue_url)
     return TelegramBot(
-        runtime,
+        settings,
         client,
+        dialog=dialog,
+        repositories=repositories,
+        photos=photos,
+        router=router,
         delivery_log=log,
         plans=plans,
         limiter=limiter,
-        bot_username=_bot_username(client),
-        max_receives=env_int("SQS_MAX_RECEIVES", 3),
-        wait_out_floods=not env("QUEUE_URL"),
-        ledger=ledger_from_environment(),
+        bot_username=BotUsername(settings.telegram, lambda: client.get_me().username).get(),
+        ledger=ledger or ledger_from_settings(settings),
+        **options,
     )
 
 
-def _bot_username(client: TelegramClient) -> str | None:
-    return BotUsername(lambda: client.get_me().username).get()
-
-
 class AgentContainer:
-    """What one agent process builds once and keeps across invocations: the bot (built on first use).
+    """What one agent process builds once and keeps across invocations: the bot (built on first use, and
+    again after a secret changed).
 
-    The handler (functions/webhook/agent.py), `sommelier serve` and `poll` each build one; tests build
-    their own around the bot they made (``AgentContainer(bot=...)``). No module holds a bot."""
+    The handler (functions/webhook/agent.py), `sommelier serve` and `poll` each build one from their
+    settings; tests build their own around the bot they made (``AgentContainer(bot=...)``)."""
 
-    def __init__(self, build: Callable[[], TelegramBot] = bot_from_environment, *, bot: TelegramBot | None = None):
+    def __init__(
+        self,
+        settings: Callable[[], tuple[Settings, bool]] | None = None,
+        *,
+        build: Callable[[Settings], TelegramBot] | None = None,
+        bot: TelegramBot | None = None,
+    ):
+        self._settings = settings
         self._build = build
         self._bot = bot
         self._lock = threading.Lock()
 
     def bot(self) -> TelegramBot:
         with self._lock:
+            if self._settings is not None:
+                settings, changed = self._settings()
+                if (self._bot is None or changed) and self._build is not None:
+                    self._bot = self._build(settings)  # a key or the token was rotated: rebuild the bot with it
             if self._bot is None:
-                self._bot = self._build()
+                raise RuntimeError("an AgentContainer needs settings or a bot")
             return self._bot
 
     def reset(self) -> None:
@@ -337,11 +386,18 @@ class AgentContainer:
         with self._lock:
             self._bot = None
 
-    def process_update(self, update: dict[str, Any], attempt: int = 1) -> None:
-        self.bot().process(update, attempt)
+    def process_update(self, update: dict[str, Any], attempt: int = 1, deadline: Deadline | None = None) -> None:
+        self.bot().process(update, attempt, deadline)
 
     def handle_sqs(self, event: dict[str, Any], context: Any = None) -> dict[str, Any]:
-        return handle_sqs(event, context, self.process_update)
+        try:
+            bot = self.bot()
+        except SettingError as exc:  # a configuration problem: one clear line, and every record comes back
+            logger.error("could not process the batch: %s (SQS will redeliver)", exc)
+            records = event.get("Records") if isinstance(event, dict) else None
+            ids = [r.get("messageId") for r in records or [] if isinstance(r, dict) and r.get("messageId")]
+            return {"batchItemFailures": [{"itemIdentifier": i} for i in ids]}
+        return handle_sqs(event, context, bot.process, bot.settings)
 
 
 RETRY_BACKOFF_SECONDS = 20
@@ -354,9 +410,8 @@ def retry_delay(attempt: int, flood_wait: float | None = None) -> int:
     return min(RETRY_BACKOFF_SECONDS * attempt, 300)
 
 
-def _retry_soon(record, attempt: int, flood_wait: float | None = None) -> None:
+def _retry_soon(record, queue_url: str | None, attempt: int, flood_wait: float | None = None) -> None:
     """Bring a failed turn back in seconds, not after the whole visibility timeout (it blocks its chat)."""
-    queue_url = env("QUEUE_URL")
     if not queue_url:
         return
     try:
@@ -371,14 +426,33 @@ def _retry_soon(record, attempt: int, flood_wait: float | None = None) -> None:
         logger.warning("could not shorten the retry delay: %s", exc)
 
 
+def lambda_turn_deadline(context: Any, llm: LLMSettings) -> Deadline | None:
+    """The budget of a turn run by this Lambda invocation: its remaining time minus the delivery reserve,
+    capped by LLM_TURN_BUDGET_S when that is set. None when the context cannot tell (local runs)."""
+    remaining_ms = getattr(context, "get_remaining_time_in_millis", None)
+    if remaining_ms is None:
+        return None
+    try:
+        remaining = float(remaining_ms()) / 1000.0
+    except (TypeError, ValueError):
+        return None
+    budget = remaining - llm.delivery_reserve_s
+    if llm.turn_budget_s is not None:
+        budget = min(budget, llm.turn_budget_s)
+    return Deadline.after(max(budget, 0.0))
+
+
 def handle_sqs(
-    event: dict[str, Any], context: Any, process_update: Callable[[dict[str, Any], int], None]
+    event: dict[str, Any],
+    context: Any,
+    process_update: Callable[[dict[str, Any], int, Deadline | None], None],
+    settings: Settings,
 ) -> dict[str, Any]:
     """SQS FIFO batch with partial failures: a failed record and those after it are retried, in order."""
     from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-    from sommelier.agent.deadline import lambda_turn_deadline, turn_deadline
+    queue_url = settings.aws.queue_url
 
     def record_handler(record: SQSRecord) -> None:
         attempt = int(record.attributes.approximate_receive_count or 1)
@@ -387,20 +461,20 @@ def handle_sqs(
         except (ValueError, RecursionError):
             logger.error("an SQS message that is not JSON was dropped")
             return
-        deadline = lambda_turn_deadline(context)  # this record's share of the invocation's remaining time
+        # This record's share of the invocation's remaining time.
+        deadline = lambda_turn_deadline(context, settings.llm)
         try:
-            if deadline is None:
-                process_update(update, attempt)
-            else:
-                with turn_deadline(deadline):
-                    process_update(update, attempt)
+            process_update(update, attempt, deadline)
         except FloodWait as exc:
-            _retry_soon(record, attempt, exc.retry_after)
+            _retry_soon(record, queue_url, attempt, exc.retry_after)
             raise
         except Exception:
-            _retry_soon(record, attempt)
+            _retry_soon(record, queue_url, attempt)
             raise
 
-    return process_partial_response(
-        event=event, record_handler=record_handler, processor=SqsFifoPartialProcessor(), context=context
+    response: dict[str, Any] = dict(
+        process_partial_response(
+            event=event, record_handler=record_handler, processor=SqsFifoPartialProcessor(), context=context
+        )
     )
+    return response

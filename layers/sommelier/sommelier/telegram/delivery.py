@@ -34,19 +34,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol
 
-from sommelier.observability.metrics import record_event
+from sommelier.observability.telemetry import record_event
 from sommelier.storage.photos import PhotoStore
-from sommelier.telegram.client import BadRequest, Message, NetworkError, RetryAfter, TelegramClient
+from sommelier.telegram.client import BadRequest, NetworkError, RetryAfter, TelegramClient
+from sommelier.telegram.models import Message
 from sommelier.telegram.render import TEXT_LIMIT, Outgoing, shorten, split_text, utf16_len
-
-__all__ = [
-    "DELIVERY_TTL_SECONDS",
-    "DeliveryLog",
-    "DeliveryResult",
-    "DynamoDeliveryLog",
-    "InMemoryDeliveryLog",
-    "Sender",
-]
 
 logger = logging.getLogger(__name__)
 
@@ -353,20 +345,18 @@ class Sender:
     ) -> Message | None:
         for source, photo in self._photo_sources(part):
             try:
-                message = self._formatted(
-                    index,
-                    result,
-                    budget,
-                    lambda text, mode, photo=photo: self.client.send_photo(
+
+                def send(text: str, mode: str | None, photo: Any = photo) -> Message:
+                    return self.client.send_photo(
                         target.chat_id,
                         photo,
                         caption=text,
                         parse_mode=mode,
                         reply_markup=part.reply_markup,
                         message_thread_id=target.thread_id,
-                    ),
-                    part,
-                )
+                    )
+
+                message = self._formatted(index, result, budget, send, part)
             except BadRequest as exc:
                 if exc.is_bad_file:
                     logger.info("photo source %s unusable for wine %s: %s", source, part.wine_id, exc.description)

@@ -7,17 +7,18 @@ what Telegram would: the same parts, captions and buttons.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from sommelier.agent.context import moment_context
+from sommelier.agent.llm.port import drain
 from sommelier.agent.loop import SommelierAgent, TurnRequest, TurnResult
-from sommelier.agent.streaming import AnswerListener
+from sommelier.agent.streaming import AnswerPiece, Shown
+from sommelier.domain.answer import SommelierResponse
+from sommelier.domain.conversation import ChatMessage, Deadline, UserInfo
 from sommelier.domain.errors import PortError
-from sommelier.shop.health import health_warning
+from sommelier.domain.wine import Wine
 from sommelier.store.adapters import Repositories
-from sommelier.store.ports import UserInfo
 from sommelier.telegram.render import Outgoing, parse_callback_data, render_answer, render_text
 
 logger = logging.getLogger(__name__)
@@ -74,6 +75,17 @@ class Reply:
     exhausted: bool = False  # «Ещё варианты» found nothing more: its button goes away
 
 
+class ReplyStream:
+    """A reply whose answer streams: iterate its pieces (deliver each before the next), then read `reply`."""
+
+    def __init__(self, pieces: Generator[AnswerPiece, None, Reply]):
+        self._pieces = pieces
+        self.reply: Reply | None = None
+
+    def __iter__(self) -> Iterator[AnswerPiece]:
+        self.reply = yield from self._pieces
+
+
 @dataclass
 class Author:
     """Who wrote: enough to keep the users table current."""
@@ -97,8 +109,9 @@ class Author:
 
 
 class Dialog:
-    def __init__(self, agent: SommelierAgent, repositories: Repositories):
+    def __init__(self, agent: SommelierAgent, repositories: Repositories, *, health_warning: str | None = None):
         self.agent = agent
+        self.health_warning = health_warning  # the line under every answer that shows wine (None: none)
         self.repositories = repositories
         self.chat = repositories.chat
         self.catalog = repositories.catalog
@@ -134,26 +147,50 @@ class Dialog:
         *,
         update_id: int | None = None,
         exclude_ids: list[str] | None = None,
-        listener: AnswerListener | None = None,
+        deadline: Deadline | None = None,
+        invocations_at_start: int | None = None,
     ) -> Reply:
-        """One recommendation turn: begin_turn, the model's tool calls, end_turn (three invocations).
-        ``listener`` (Telegram's progressive reply) gets the answer's pieces while it streams."""
-        invocations_at_start = self.repositories.counter.count
-        profile, history = self._begin(sender)
-        turn = self.agent.run(
-            TurnRequest(
-                text=text,
-                chat_id=sender.chat_id,
-                user_id=sender.user_id,
-                update_id=update_id,
-                profile=profile,
-                exclude_ids=exclude_ids or [],
-                listener=listener,
-                shown=getattr(listener, "shown", None),
-                history=history,
-                invocations_at_start=invocations_at_start,
-            )
+        """One recommendation turn, answered whole: begin_turn, the model's tool calls, end_turn (three
+        invocations)."""
+        turn = self.message_stream(
+            sender,
+            text,
+            update_id=update_id,
+            exclude_ids=exclude_ids,
+            deadline=deadline,
+            invocations_at_start=invocations_at_start,
         )
+        return drain(turn)
+
+    def message_stream(
+        self,
+        sender: Author,
+        text: str,
+        *,
+        update_id: int | None = None,
+        exclude_ids: list[str] | None = None,
+        shown: Shown | None = None,
+        deadline: Deadline | None = None,
+        invocations_at_start: int | None = None,
+    ) -> Generator[AnswerPiece, None, Reply]:
+        """The same turn, yielding the answer's pieces while the model streams them (``shown``: what the
+        customer already has from this update, updated as pieces go out; None: the answer comes whole)."""
+        if invocations_at_start is None:
+            invocations_at_start = self.repositories.counter.count
+        profile, history = self._begin(sender)
+        request = TurnRequest(
+            text=text,
+            chat_id=sender.chat_id,
+            user_id=sender.user_id,
+            update_id=update_id,
+            profile=profile,
+            exclude_ids=exclude_ids or [],
+            shown=shown,
+            history=history,
+            invocations_at_start=invocations_at_start,
+            deadline=deadline,
+        )
+        turn = yield from self.agent.stream_turn(request)
         ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
         parts = self._render(turn.response, answer_ref=ref, found=turn.found_wines, wines=turn.wines)
         return Reply(parts=parts, turn=turn)
@@ -165,36 +202,47 @@ class Dialog:
         *,
         update_id: int | None = None,
         before_search: Callable[[], None] | None = None,
+        deadline: Deadline | None = None,
     ) -> Reply:
         """A pressed button. ``before_search`` runs just before «Ещё варианты» asks the agent (the toast)."""
         pressed = parse_callback_data(data)
         if pressed is None:
             return Reply(callback_text="Эта кнопка устарела")
-        if pressed.action == "feedback":
-            ref = pressed.answer_ref
-            message_id = int(ref) if ref.isdigit() and int(ref) > 0 else None
-            try:
-                saved = self.chat.save_feedback(
-                    chat_id=sender.chat_id, user_id=sender.user_id, message_id=message_id, rating=pressed.rating
-                )
-            except PortError as exc:
-                logger.warning("feedback not saved: %s", exc)
-                saved = {}
-            rating = pressed.rating
-            if saved.get("changed"):
-                return Reply(callback_text=FEEDBACK_CHANGED[rating], vote=rating)
-            if saved.get("previous_rating") == rating:
-                return Reply(callback_text=FEEDBACK_SAME[rating], vote=rating)
-            return Reply(callback_text=FEEDBACK_THANKS[rating], vote=rating)
-        return self._more(sender, pressed.answer_ref, update_id, before_search)
+        if pressed.action == "feedback" and pressed.rating is not None:
+            return self._vote(sender, pressed.answer_ref, pressed.rating)
+        return self._more(sender, pressed.answer_ref, update_id, before_search, deadline)
 
-    def _more(self, sender: Author, ref: str, update_id: int | None, before_search: Callable[[], None] | None) -> Reply:
+    def _vote(self, sender: Author, ref: str, rating: int) -> Reply:
+        """👍 / 👎 under an answer: stored once per answer (a second press replaces the first)."""
+        message_id = int(ref) if ref.isdigit() and int(ref) > 0 else None
+        try:
+            saved = self.chat.save_feedback(
+                chat_id=sender.chat_id, user_id=sender.user_id, message_id=message_id, rating=rating
+            )
+        except PortError as exc:
+            logger.warning("feedback not saved: %s", exc)
+            return Reply(callback_text=FEEDBACK_THANKS[rating], vote=rating)
+        if saved.changed:
+            return Reply(callback_text=FEEDBACK_CHANGED[rating], vote=rating)
+        if saved.previous_rating == rating:
+            return Reply(callback_text=FEEDBACK_SAME[rating], vote=rating)
+        return Reply(callback_text=FEEDBACK_THANKS[rating], vote=rating)
+
+    def _more(
+        self,
+        sender: Author,
+        ref: str,
+        update_id: int | None,
+        before_search: Callable[[], None] | None,
+        deadline: Deadline | None,
+    ) -> Reply:
         """«Ещё варианты»: the same request again, without any wine already shown in this chat.
 
         A button of an answer the chat no longer has (after /reset) is old: a polite toast, no agent call.
         When nothing is left, that is said once (as a message, and the button goes away); a later press
         of the same button gets a toast.
         """
+        invocations_at_start = self.repositories.counter.count  # the history read counts toward the turn
         try:
             messages = self.chat.history(sender.chat_id, HISTORY_FOR_BUTTONS)
             history_read = True
@@ -202,21 +250,24 @@ class Dialog:
             messages, history_read = [], False
         position = None
         if ref.isdigit():
-            position = next(
-                (i for i, m in enumerate(messages) if m["role"] == "assistant" and str(m["id"]) == ref), None
-            )
+            position = next((i for i, m in enumerate(messages) if m.role == "assistant" and str(m.id) == ref), None)
             if position is None and history_read:
                 return Reply(callback_text=OLD_ANSWER)
         before = messages[:position] if position is not None else messages
-        query = next(
-            (m["content"] for m in reversed(before) if m["role"] == "user" and m["content"] != MORE_REQUEST), None
-        )
+        query = next((m.content for m in reversed(before) if m.role == "user" and m.content != MORE_REQUEST), None)
         if position is not None and _exhausted(messages[position + 1 :], query):
             return Reply(callback_text=NOTHING_MORE_TOAST)
-        shown = [wid for m in messages if m["role"] == "assistant" for wid in m.get("wine_ids", [])]
+        shown = [wid for m in messages if m.role == "assistant" for wid in m.wine_ids]
         if before_search is not None:
             before_search()
-        reply = self.message(sender, query or MORE_REQUEST, update_id=update_id, exclude_ids=shown)
+        reply = self.message(
+            sender,
+            query or MORE_REQUEST,
+            update_id=update_id,
+            exclude_ids=shown,
+            deadline=deadline,
+            invocations_at_start=invocations_at_start,
+        )
         reply.callback_text = "Ищу другие варианты…"
         if reply.turn is not None and not reply.turn.response.wine_ids():
             reply.parts = render_text(NOTHING_MORE)
@@ -226,25 +277,26 @@ class Dialog:
     # -- helpers --------------------------------------------------------------
     def _render(
         self,
-        response,
+        response: SommelierResponse,
         answer_ref: str,
-        found: dict[str, dict[str, Any]] | None = None,
-        wines: dict[str, dict[str, Any]] | None = None,
+        found: Mapping[str, Wine] | None = None,
+        wines: Mapping[str, Wine] | None = None,
     ) -> list[Outgoing]:
         ids = response.wine_ids()
         if ids and wines is None:  # end_turn did not load them (it failed, or this is /start)
             try:
-                wines = {w["id"]: w for w in self.catalog.get_wines(ids)["wines"]}
+                wines = {w.id: w for w in self.catalog.get_wines(ids).wines}
             except PortError as exc:
                 # The catalogue can't be read right now: show the wines as the tools returned them this
                 # turn (with the photo keys they came with) rather than an answer with its wines missing.
                 logger.warning("wines not loaded for rendering (%s); using this turn's tool results", exc)
-                wines = {wid: found[wid] for wid in ids if wid in (found or {})}
-        return render_answer(response, wines or {}, answer_ref, footer=health_warning())
+                known = found or {}
+                wines = {wid: known[wid] for wid in ids if wid in known}
+        return render_answer(response, wines or {}, answer_ref, footer=self.health_warning)
 
-    def _begin(self, sender: Author) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    def _begin(self, sender: Author) -> tuple[dict[str, object] | None, list[ChatMessage]]:
         """Upsert the user and load the history in one call; the profile the prompt greets by."""
-        fallback = {"name": sender.first_name} if sender.first_name else None
+        fallback: dict[str, object] | None = {"name": sender.first_name} if sender.first_name else None
         try:
             begun = self.chat.begin_turn(
                 sender.chat_id, user=sender.as_user(), history_limit=self.agent.history_messages
@@ -253,20 +305,20 @@ class Dialog:
             logger.warning("turn not begun (user not saved, no history): %s", exc)
             return fallback, []
         user = begun.user
-        if not user:
+        if user is None:
             return fallback, begun.history
-        profile = dict(user.get("profile") or {})
-        if user.get("first_name"):
-            profile.setdefault("имя", user["first_name"])
+        profile: dict[str, object] = dict(user.profile)
+        if user.first_name:
+            profile.setdefault("имя", user.first_name)
         return profile, begun.history
 
 
-def _exhausted(later: list[dict[str, Any]], query: str | None) -> bool:
+def _exhausted(later: list[ChatMessage], query: str | None) -> bool:
     """Did a later «Ещё варианты» for the same request already come back empty?"""
     for i, message in enumerate(later):
-        if message["role"] != "assistant" or message.get("wine_ids"):
+        if message.role != "assistant" or message.wine_ids:
             continue
-        asked = later[i - 1] if i > 0 and later[i - 1]["role"] == "user" else None
-        if asked is not None and query is not None and asked["content"] == query:
+        asked = later[i - 1] if i > 0 and later[i - 1].role == "user" else None
+        if asked is not None and query is not None and asked.content == query:
             return True
     return False

@@ -18,10 +18,10 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
-from typing import Any
 
-from sommelier.agent.streaming import Shown
+from sommelier.agent.streaming import AnswerPiece, DraftPiece, IntroPiece, Shown
 from sommelier.domain.answer import WineRecommendation
+from sommelier.domain.wine import Wine
 from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
 from sommelier.telegram.delivery import Sender
 from sommelier.telegram.render import TEXT_LIMIT, Outgoing, render_text, render_wine, shorten
@@ -60,7 +60,7 @@ def progress_key(key: str) -> str:
 
 
 class ProgressiveReply:
-    """The AnswerListener of one Telegram turn."""
+    """The streamed answer of one Telegram turn: each piece the agent yields is shown here (`show`)."""
 
     def __init__(
         self,
@@ -106,7 +106,16 @@ class ProgressiveReply:
         except TelegramError as exc:
             logger.info("typing not shown: %s", exc)
 
-    # ---------------- AnswerListener ----------------
+    # ---------------- the answer's pieces ----------------
+    def show(self, piece: AnswerPiece) -> None:
+        """Show one piece of the answer; never raises (a failed send is kept for the saved plan)."""
+        if isinstance(piece, DraftPiece):
+            self.draft(piece.text)
+        elif isinstance(piece, IntroPiece):
+            self.intro(piece.text)
+        else:
+            self.wine(piece.recommendation, piece.wine)
+
     def draft(self, text: str) -> None:
         now = self.clock()
         if not self._drafting or self.refused is not None or not text or now < self._draft_blocked_until:
@@ -118,7 +127,7 @@ class ProgressiveReply:
     def intro(self, text: str) -> None:
         self._send(render_text(text))
 
-    def wine(self, recommendation: WineRecommendation, wine: dict[str, Any]) -> None:
+    def wine(self, recommendation: WineRecommendation, wine: Wine) -> None:
         """The card from the row the tools returned this turn (with its photo keys): no catalogue read."""
         self._send([render_wine(wine, recommendation.description, recommendation.wine_name)])
 

@@ -14,30 +14,13 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from sommelier import language
 from sommelier.domain.answer import SommelierResponse
-
-__all__ = [
-    "CALLBACK_DATA_LIMIT",
-    "CAPTION_LIMIT",
-    "ELLIPSIS",
-    "TEXT_LIMIT",
-    "CallbackData",
-    "Outgoing",
-    "feedback_keyboard",
-    "keep_prices_together",
-    "parse_callback_data",
-    "price_label",
-    "render_answer",
-    "render_text",
-    "render_wine",
-    "shorten",
-    "split_text",
-    "utf16_len",
-]
+from sommelier.domain.wine import Wine
 
 TEXT_LIMIT = 4096
 CAPTION_LIMIT = 1024
@@ -258,11 +241,11 @@ def _field(value: Any) -> str:
     return shorten(" ".join(str(value).split()), MAX_HEADER_FIELD) if value not in (None, "") else ""
 
 
-def _wine_header(wine: dict[str, Any], fallback_name: str) -> tuple[list[tuple[str, str]], list[str]]:
+def _wine_header(wine: Wine, fallback_name: str) -> tuple[list[tuple[str, str]], list[str]]:
     """The caption's first two lines as (html, plain) pairs."""
-    name = _field(wine.get("name")) or _field(fallback_name)
-    producer = _field(wine.get("producer"))
-    vintage = wine.get("vintage_year")
+    name = _field(wine.name) or _field(fallback_name)
+    producer = _field(wine.producer)
+    vintage = wine.vintage_year
     vintage_text = str(vintage) if vintage not in (None, "", 0) else "NV"
     tail = ", ".join(x for x in (producer, vintage_text) if x)
     line1_plain = f"{name} — {tail}" if tail else name
@@ -270,8 +253,8 @@ def _wine_header(wine: dict[str, Any], fallback_name: str) -> tuple[list[tuple[s
     second = [
         x
         for x in (
-            _field(wine.get("region")),
-            price_label(wine["price_rub"]) if wine.get("price_rub") not in (None, "") else "",
+            _field(wine.region),
+            price_label(wine.price_rub) if wine.price_rub not in (None, "") else "",
         )
         if x
     ]
@@ -282,12 +265,12 @@ def _wine_header(wine: dict[str, Any], fallback_name: str) -> tuple[list[tuple[s
     return lines, [p for _, p in lines]
 
 
-def _wine_part(wine: dict[str, Any], description: str, fallback_name: str) -> Outgoing:
+def _wine_part(wine: Wine, description: str, fallback_name: str) -> Outgoing:
     lines, plain_lines = _wine_header(wine, fallback_name)
     header_plain = "\n".join(plain_lines)
     header_html = "\n".join(h for h, _ in lines)
-    image_key = wine.get("image_key") or None
-    file_id = wine.get("telegram_file_id") or None
+    image_key = wine.image_key or None
+    file_id = wine.telegram_file_id or None
     kind: Literal["text", "photo"] = "photo" if (image_key or file_id) else "text"
     limit = CAPTION_LIMIT if kind == "photo" else TEXT_LIMIT
     budget = limit - utf16_len(header_plain) - 2  # "\n\n" between the header and the description
@@ -298,18 +281,18 @@ def _wine_part(wine: dict[str, Any], description: str, fallback_name: str) -> Ou
         kind=kind,
         html=html_text,
         plain=plain,
-        wine_id=str(wine.get("id")) if wine.get("id") else None,
+        wine_id=wine.id or None,
         image_key=image_key,
         file_id=file_id,
     )
 
 
-def render_wine(wine: dict[str, Any], description: str, fallback_name: str | None = None) -> Outgoing:
+def render_wine(wine: Wine, description: str, fallback_name: str | None = None) -> Outgoing:
     """One catalogue wine as a photo with a caption (or a text without a photo), as in an answer."""
-    return _wine_part(wine, description, fallback_name or str(wine.get("name") or ""))
+    return _wine_part(wine, description, fallback_name or wine.name)
 
 
-def _lookup(wines_by_id: dict[str, dict], wine_id: str | None, wine_name: str) -> dict | None:
+def _lookup(wines_by_id: Mapping[str, Wine], wine_id: str | None, wine_name: str) -> Wine | None:
     if wine_id:
         wine = wines_by_id.get(wine_id) or wines_by_id.get(wine_id.lower())
         if wine is None:
@@ -317,13 +300,11 @@ def _lookup(wines_by_id: dict[str, dict], wine_id: str | None, wine_name: str) -
         if wine is not None:
             return wine
     wanted = " ".join(wine_name.split()).casefold()
-    return next(
-        (w for w in wines_by_id.values() if " ".join(str(w.get("name", "")).split()).casefold() == wanted), None
-    )
+    return next((w for w in wines_by_id.values() if " ".join(w.name.split()).casefold() == wanted), None)
 
 
 def render_answer(
-    response: SommelierResponse, wines_by_id: dict[str, dict], answer_ref: str, *, footer: str | None = None
+    response: SommelierResponse, wines_by_id: Mapping[str, Wine], answer_ref: str, *, footer: str | None = None
 ) -> list[Outgoing]:
     """The Telegram messages for one answer, in order. Wines missing from wines_by_id are skipped.
 

@@ -5,13 +5,12 @@ decides what answers it. A route is a function `Turn -> Reply | None`; the `Chan
 the side calls (rate limit, "typing…", the callback toast, buttons, the chat's active flag) that
 Telegram needs and the terminal imitates.
 
-Extending it (commands are matched without their `@username`, case-insensitively):
+`customer_router()` builds a new table with the conversation's routes; the shop's duties add theirs
+(`shop.routes.register`). Extending one (commands are matched without their `@username`,
+case-insensitively):
 
-    @ROUTER.command("/stats", rate_limited=False)
-    def stats(turn: Turn) -> Reply: ...
-
-    @ROUTER.before                      # runs before every route, in registration order;
-    def age_gate(turn, route): ...      # return a Reply to answer instead of the route
+    router.command("/stats", rate_limited=False)(stats)   # def stats(turn: Turn) -> Reply | None
+    router.before(age_gate)   # runs before every route, in registration order; a Reply answers instead
 
 `turn.args` is the text after the command (a deep-link /start payload, say).
 """
@@ -23,14 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from sommelier.telegram.dialog import Author, Reply
+from sommelier.domain.conversation import Deadline
+from sommelier.settings import Settings
+from sommelier.telegram.dialog import Author, Reply, ReplyStream
 from sommelier.telegram.render import feedback_keyboard, parse_callback_data, render_text
 from sommelier.telegram.state import RateDecision
 from sommelier.telegram.updates import Kind, Routed
 
 if TYPE_CHECKING:
-    from sommelier.agent.streaming import AnswerListener
-    from sommelier.shop.age_gate import AgeGate
+    from sommelier.agent.streaming import Shown
     from sommelier.store.adapters import Repositories
     from sommelier.telegram.dialog import Dialog
 
@@ -53,7 +53,10 @@ class Channel(Protocol):
 
     def typing(self) -> None: ...
 
-    def listener(self) -> AnswerListener | None: ...  # shows the answer while it streams, where the chat can
+    def shown(self) -> Shown | None:
+        """Where the chat shows the answer while the model writes it: what it has shown so far (a redelivered
+        update's too); None when the answer goes whole."""
+        ...
 
     def answer_callback(self, text: str | None) -> None: ...
 
@@ -70,7 +73,8 @@ class Turn:
     dialog: Dialog
     repositories: Repositories
     channel: Channel
-    age_gate: AgeGate  # the process's gate (its cache of confirmed customers), from the Runtime
+    settings: Settings
+    deadline: Deadline | None = None  # the turn's time budget (None: the local default)
 
     @property
     def sender(self) -> Author:
@@ -93,7 +97,7 @@ class Turn:
         return self.routed.text.partition(" ")[2].strip()
 
 
-Handler = Callable[[Turn], "Reply | None"]
+Handler = Callable[[Turn], "Reply | ReplyStream | None"]
 Guard = Callable[[Turn, "Route"], "Reply | None"]
 
 
@@ -159,8 +163,8 @@ class Router:
                 return self.callbacks[prefix]
         return self.kinds.get(routed.kind)
 
-    def dispatch(self, turn: Turn) -> Reply | None:
-        """The reply to this turn (None: nothing to send)."""
+    def dispatch(self, turn: Turn) -> Reply | ReplyStream | None:
+        """The reply to this turn (None: nothing to send; a ReplyStream: its answer streams)."""
         route = self.route_for(turn.routed)
         if route is None:
             return None
@@ -180,48 +184,57 @@ class Router:
         return sorted(self.commands)
 
 
-ROUTER = Router()
+def customer_router() -> Router:
+    """A new route table with the conversation's routes; the shop's join it (shop.routes.register)."""
+    router = Router()
+    router.command("/start")(start)
+    router.command("/help", rate_limited=False, typing=False)(help_)
+    router.command("/reset")(reset)
+    router.on("command")(unknown_command)
+    router.on("text")(text)
+    router.on("non_text", typing=False)(non_text)  # stickers count toward the rate limit like text
+    router.on("member", rate_limited=False, typing=False)(member)
+    router.on("callback", rate_limited=False, typing=False)(callback)
+    return router
 
 
-@ROUTER.command("/start")
 def start(turn: Turn) -> Reply:
     return turn.dialog.start(turn.sender)
 
 
-@ROUTER.command("/help", rate_limited=False, typing=False)
 def help_(turn: Turn) -> Reply:
     return turn.dialog.help()
 
 
-@ROUTER.command("/reset")
 def reset(turn: Turn) -> Reply:
     return turn.dialog.reset(turn.sender)
 
 
-@ROUTER.on("command")
 def unknown_command(turn: Turn) -> Reply:
     return turn.dialog.help()
 
 
-@ROUTER.on("text")
-def text(turn: Turn) -> Reply:
-    return turn.dialog.message(
-        turn.sender, turn.routed.text, update_id=turn.routed.update_id, listener=turn.channel.listener()
+def text(turn: Turn) -> Reply | ReplyStream:
+    shown = turn.channel.shown()
+    if shown is None:
+        return turn.dialog.message(
+            turn.sender, turn.routed.text, update_id=turn.routed.update_id, deadline=turn.deadline
+        )
+    pieces = turn.dialog.message_stream(
+        turn.sender, turn.routed.text, update_id=turn.routed.update_id, shown=shown, deadline=turn.deadline
     )
+    return ReplyStream(pieces)
 
 
-@ROUTER.on("non_text", typing=False)  # stickers count toward the rate limit like text: 15 stickers, 1 notice
 def non_text(turn: Turn) -> Reply:
     return Reply(parts=render_text(NON_TEXT_REPLY))
 
 
-@ROUTER.on("member", rate_limited=False, typing=False)
 def member(turn: Turn) -> None:
     """Added, blocked, removed: keep the chat's active flag (nothing to send)."""
     turn.channel.set_active(turn.routed.member_status not in INACTIVE_STATUSES)
 
 
-@ROUTER.on("callback", rate_limited=False, typing=False)
 def callback(turn: Turn) -> Reply | None:
     routed, channel = turn.routed, turn.channel
     if routed.inline or routed.inaccessible:
@@ -241,7 +254,9 @@ def callback(turn: Turn) -> Reply | None:
             channel.answer_callback(CALLBACK_SEARCHING)
             channel.typing()
 
-        reply = turn.dialog.callback(turn.sender, data, update_id=routed.update_id, before_search=searching)
+        reply = turn.dialog.callback(
+            turn.sender, data, update_id=routed.update_id, before_search=searching, deadline=turn.deadline
+        )
         if not reply.parts:  # an old answer, or nothing more was found already: only the toast
             channel.answer_callback(reply.callback_text)
             return None
@@ -254,47 +269,3 @@ def callback(turn: Turn) -> Reply | None:
         # Both votes stay pressable (the last press wins); the one stored is marked.
         channel.edit_buttons(routed.message_id, feedback_keyboard(pressed.answer_ref, chosen=reply.vote))
     return reply if reply.parts else None
-
-
-__all__ = [
-    "INACTIVE_STATUSES",
-    "NON_TEXT_REPLY",
-    "RATE_NOTICE",
-    "ROUTER",
-    "Channel",
-    "Route",
-    "Router",
-    "Turn",
-]
-
-# The shop's routes (age gate, /privacy, /forget, wine deep links, admin commands) join the same table.
-from sommelier.shop import routes as _shop_routes  # noqa: E402,F401
-
-# ---------------------------------------------------------------------------
-# What the bot registers with Telegram: the update kinds it handles and its command menu.
-#
-# One place for both, read by `sommelier webhook set`, `sommelier poll` and the set-webhook custom
-# resource on deploy. Standard library only: the custom resource imports it without the bot's stack.
-# A command added here must have a route (`telegram.router`); a test checks that every one does.
-# ---------------------------------------------------------------------------
-
-# Exactly the update kinds `telegram.updates.route` handles; Telegram sends nothing else.
-ALLOWED_UPDATES: tuple[str, ...] = ("message", "edited_message", "callback_query", "my_chat_member")
-
-# The menu (setMyCommands), in Russian: command -> description (1-256 characters; a command is 1-32
-# characters of a-z, 0-9 and _).
-MENU: dict[str, str] = {
-    "start": "Начать: приветствие и подборка по сезону",
-    "help": "Как со мной говорить",
-    "reset": "Забыть наш разговор и начать заново",
-    "privacy": "Что я храню о вас и сколько",
-    "forget": "Удалить всё, что я о вас помню",
-}
-
-
-def menu_commands() -> list[dict[str, str]]:
-    """MENU as setMyCommands' BotCommand list."""
-    return [{"command": name, "description": description} for name, description in MENU.items()]
-
-
-__all__ = ["ALLOWED_UPDATES", "MENU", "menu_commands"]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from sommelier.settings import Settings
 from sommelier.telegram.render import Outgoing
 
 STATE_TTL_SECONDS = 24 * 3600
@@ -138,29 +139,6 @@ class DynamoRateLimiter:
         return RateDecision(False, notify=count == self.per_minute + 1)
 
 
-def state_from_environment(per_minute: int) -> tuple[Any, TurnPlans, RateLimiter]:
-    """(delivery log, turn plans, rate limiter): DynamoDB when IDEMPOTENCY_TABLE is set, else memory."""
-    from sommelier.settings import env
-    from sommelier.telegram.delivery import DynamoDeliveryLog, InMemoryDeliveryLog
-
-    table = env("IDEMPOTENCY_TABLE")
-    if table:
-        return DynamoDeliveryLog(table), DynamoTurnPlans(table), DynamoRateLimiter(table, per_minute)
-    return InMemoryDeliveryLog(), InMemoryTurnPlans(), InMemoryRateLimiter(per_minute)
-
-
-__all__ = [
-    "DynamoRateLimiter",
-    "DynamoTurnPlans",
-    "InMemoryRateLimiter",
-    "InMemoryTurnPlans",
-    "RateDecision",
-    "RateLimiter",
-    "TurnPlans",
-    "state_from_environment",
-]
-
-
 # ---------------------------------------------------------------------------
 # Which message got the reply: edits of waiting messages, albums, and edits of answered ones.
 #
@@ -272,22 +250,8 @@ class DynamoLedger:
         return json.loads(item["message"]["S"]) if item and "message" in item else None
 
 
-_process_ledger = InMemoryLedger()
-
-
-def ledger_from_environment() -> MessageLedger:
-    """DynamoDB when IDEMPOTENCY_TABLE is set; else one in-memory ledger per process (webhook and worker share it)."""
-    from sommelier.settings import env
-
-    table = env("IDEMPOTENCY_TABLE")
-    return DynamoLedger(table) if table else _process_ledger
-
-
-__all__ = [
-    "DynamoLedger",
-    "InMemoryLedger",
-    "MessageLedger",
-    "album_key",
-    "answer_key",
-    "ledger_from_environment",
-]
+def ledger_from_settings(settings: Settings) -> MessageLedger:
+    """DynamoDB when IDEMPOTENCY_TABLE is set; else a new in-memory ledger (the entry point gives the one
+    ledger of its process to both the webhook and the worker)."""
+    table = settings.aws.idempotency_table
+    return DynamoLedger(table) if table else InMemoryLedger()

@@ -1,94 +1,21 @@
-"""Telegram Update models (the fields the bot uses, strictly typed; unknown fields allowed) and routing."""
+"""A Telegram update read into what the bot acts on (`Routed`): parsing, the kind of update, who is addressed."""
 
 from __future__ import annotations
 
+import logging
 import re
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-MAX_TEXT = 4096
+from sommelier.settings import TelegramSettings
+from sommelier.telegram.models import CallbackQuery, Message, MessageEntity, Update, User
 
-_Loose = ConfigDict(extra="allow", strict=True, populate_by_name=True)
-
-
-class User(BaseModel):
-    model_config = _Loose
-    id: int
-    is_bot: bool = False
-    first_name: str = ""
-    last_name: str | None = None
-    username: str | None = None
-    language_code: str | None = None
-
-
-class Chat(BaseModel):
-    model_config = _Loose
-    id: int
-    type: str
-    title: str | None = None
-    username: str | None = None
-    first_name: str | None = None
-
-
-class MessageEntity(BaseModel):
-    model_config = _Loose
-    type: str
-    offset: int
-    length: int
-
-
-class Message(BaseModel):
-    model_config = _Loose
-    message_id: int
-    date: int
-    chat: Chat
-    from_user: User | None = Field(default=None, alias="from")
-    text: str | None = Field(default=None, max_length=MAX_TEXT * 2)
-    caption: str | None = None
-    entities: list[MessageEntity] = Field(default_factory=list)
-    caption_entities: list[MessageEntity] = Field(default_factory=list)
-    reply_to_message: dict[str, Any] | None = None
-    message_thread_id: int | None = None
-    is_topic_message: bool | None = None
-    sender_chat: Chat | None = None
-    is_automatic_forward: bool | None = None
-    media_group_id: str | None = None
-
-
-class CallbackQuery(BaseModel):
-    model_config = _Loose
-    id: str
-    from_user: User = Field(alias="from")
-    message: dict[str, Any] | None = None
-    inline_message_id: str | None = None
-    data: str | None = Field(default=None, max_length=64)
-    chat_instance: str | None = None
-
-
-class ChatMemberStatus(BaseModel):
-    model_config = _Loose
-    status: str
-    user: User
-
-
-class ChatMemberUpdated(BaseModel):
-    model_config = _Loose
-    chat: Chat
-    from_user: User = Field(alias="from")
-    date: int
-    old_chat_member: ChatMemberStatus
-    new_chat_member: ChatMemberStatus
-
-
-class Update(BaseModel):
-    model_config = _Loose
-    update_id: int = Field(ge=0)
-    message: Message | None = None
-    edited_message: Message | None = None
-    callback_query: CallbackQuery | None = None
-    my_chat_member: ChatMemberUpdated | None = None
+logger = logging.getLogger(__name__)
 
 
 class UpdateError(ValueError):
@@ -177,6 +104,13 @@ class Routed:
     media_group_id: str | None = None  # an album: one reply for all its messages
     inline: bool = False  # a callback from an inline message (no chat to answer in)
     inaccessible: bool = False  # a callback whose message is too old to see or edit (date 0)
+
+    @property
+    def chat(self) -> int:
+        """The chat to answer in; only routed updates (a route was found) are answered, and they have one."""
+        if self.chat_id is None:
+            raise UpdateError("this update has no chat to answer in")
+        return self.chat_id
 
 
 def topic_of(message: dict[str, Any] | Message | None) -> int | None:
@@ -282,7 +216,8 @@ def route(update: Update, bot_username: str | None = None) -> Routed:
     if message is None:
         return Routed(kind="ignored", update_id=update.update_id)
     edited = update.message is None
-    base = dict(
+    ignored = Routed(
+        kind="ignored",
         update_id=update.update_id,
         chat_id=message.chat.id,
         user=_speaker(message),
@@ -293,17 +228,68 @@ def route(update: Update, bot_username: str | None = None) -> Routed:
         media_group_id=message.media_group_id,
     )
     if message.is_automatic_forward or _is_service(message):
-        return Routed(kind="ignored", **base)  # a channel post mirrored into its group; a pin, a join, a timer...
+        return ignored  # a channel post mirrored into its group; a pin, a join, a timer...
     if message.sender_chat is None and message.from_user is not None and message.from_user.is_bot:
-        return Routed(kind="ignored", **base)
+        return ignored
     addressed = _addressed(message, bot_username)
     if not addressed:
-        return Routed(kind="ignored", addressed=False, **base)
+        return replace(ignored, addressed=False)
     if message.text is None:
         # A photo, sticker or voice in a private chat, or one whose caption mentions the bot in a group.
-        return Routed(kind="non_text", **base)
+        return replace(ignored, kind="non_text")
     text = message.text.strip()
     if text.startswith("/"):
         command = text.split()[0].partition("@")[0].lower()
-        return Routed(kind="command", command=command, text=text, **base)
-    return Routed(kind="text", text=_strip_mention(text, bot_username), **base)
+        return replace(ignored, kind="command", command=command, text=text)
+    return replace(ignored, kind="text", text=_strip_mention(text, bot_username))
+
+
+# ---------------------------------------------------------------------------
+# The bot's own @username, known wherever an update is routed (the webhook edge and the consumer).
+#
+# "Addressed to the bot" in a group (`/start@bot`, `@bot …`) depends on it, and both sides must decide
+# it alike: TELEGRAM_BOT_USERNAME when set, else one `getMe` (``lookup``, given where there is a Bot API
+# client: `telegram.client.get_me_username`), cached. A failed `getMe` is retried at
+# most once a minute; meanwhile routing matches group commands and mentions loosely (None).
+# ---------------------------------------------------------------------------
+RETRY_AFTER_FAILURE_S = 60.0
+
+
+class NoToken(LookupError):
+    """No bot token here (the deployed webhook never has one): TELEGRAM_BOT_USERNAME is the way."""
+
+
+def _no_lookup() -> str | None:
+    raise NoToken("no way to ask getMe here; set TELEGRAM_BOT_USERNAME")
+
+
+class BotUsername:
+    def __init__(
+        self,
+        settings: TelegramSettings,
+        lookup: Callable[[], str | None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self._configured = settings.bot_username
+        self._lookup = lookup or _no_lookup
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._known: str | None = None
+        self._failed_at: float | None = None
+
+    def get(self) -> str | None:
+        if self._configured:
+            return self._configured
+        with self._lock:
+            if self._known is not None:
+                return self._known
+            if self._failed_at is not None and self._clock() - self._failed_at < RETRY_AFTER_FAILURE_S:
+                return None
+            try:
+                self._known = (self._lookup() or "").lstrip("@") or None
+            except Exception as exc:  # no token, Telegram down: route loosely for now
+                level = logging.INFO if isinstance(exc, NoToken) else logging.WARNING
+                logger.log(level, "bot username unknown (%s); group commands and mentions are matched loosely", exc)
+                self._failed_at = self._clock()
+                return None
+            return self._known

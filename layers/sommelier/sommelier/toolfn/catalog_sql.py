@@ -1,17 +1,20 @@
 """Catalogue data in PostgreSQL besides the two LLM tools: wines by id, the fallback list, stats,
-import/export and embeddings. Same shape as chat_sql: (connection, JSON arguments) -> JSON-ready dict.
+import/export and embeddings. Same shape as chat_sql: (connection, JSON arguments) -> a domain object.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from pgvector import Vector
 from psycopg.rows import dict_row
 
+from sommelier.db.pool import first_row
 from sommelier.domain.search import (
     ArgumentError,
+    SearchResult,
+    WineList,
     finite_vector,
     optional_limit,
     optional_text,
@@ -20,39 +23,35 @@ from sommelier.domain.search import (
     single_uuid,
     uuid_list,
 )
-from sommelier.toolfn.search import TYPICAL_PRICE_ORDER, WINE_COLUMNS, money, photos_of, wine_for_tool
+from sommelier.domain.shop import CatalogStats, EmbeddingText, ExportedWine, ImportSummary, PriceRange
+from sommelier.domain.wine import WineListing
+from sommelier.domain.wire import EmbeddingTexts, ExportedWines, Listing, Updated
+from sommelier.toolfn.search import TYPICAL_PRICE_ORDER, WINE_COLUMNS, full_wine, money, photos_of, wine_for_tool
+
+if TYPE_CHECKING:
+    from sommelier.domain.records import WineRecord
+
+    # (record, embedding, embedding model): a row validated and ready to write.
+    _PreparedRow = tuple[WineRecord, list[float] | None, str | None]
 
 MAX_IMPORT_ROWS = 5000
 
 
-def _full_wine(row: dict[str, Any]) -> dict[str, Any]:
-    wine = wine_for_tool(row)
-    wine.update(
-        country=row["country"],
-        region_name=row["region"],
-        appellation=row["appellation"],
-        image_key=row["image_key"],
-        telegram_file_id=row["telegram_file_id"],
-        available=row["available"],
-    )
-    return wine
-
-
-def get_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def get_wines(conn: psycopg.Connection, arguments: Any) -> WineList:
     """Wines by id, in the order asked; unknown ids are listed in `missing`."""
     ids = uuid_list(require_object(arguments), "ids", required=True)
     if not ids:
-        return {"wines": [], "missing": []}
+        return WineList(wines=[], missing=[])
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.id = ANY(%s::uuid[])", (ids,)).fetchall()  # nosec B608 - constant column list; values are bound parameters
     by_id = {str(row["id"]): row for row in rows}
-    return {
-        "wines": [_full_wine(by_id[i]) for i in ids if i in by_id],
-        "missing": [i for i in ids if i not in by_id],
-    }
+    return WineList(
+        wines=[full_wine(by_id[i]) for i in ids if i in by_id],
+        missing=[i for i in ids if i not in by_id],
+    )
 
 
-def get_list(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def get_list(conn: psycopg.Connection, arguments: Any) -> SearchResult:
     """A varied slice of the catalogue for the no-tools fallback prompt: types interleaved, typical prices first."""
     args = require_object(arguments)
     limit = optional_limit(args, default=20, maximum=50)
@@ -77,50 +76,48 @@ def get_list(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(sql, params).fetchall()
     wines = [wine_for_tool(row) for row in rows]
-    result: dict[str, Any] = {"found": len(wines), "wines": wines}
-    photos = photos_of(rows)
-    if photos:
-        result["photos"] = photos
-    return result
+    return SearchResult(found=len(wines), matched=len(wines), wines=wines, photos=photos_of(rows))
 
 
-def catalog_stats(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def catalog_stats(conn: psycopg.Connection, arguments: Any) -> CatalogStats:
     require_object(arguments)
-    total, available, with_photo, unknown_country = conn.execute(
-        "SELECT count(*), count(*) FILTER (WHERE available),"
-        " count(*) FILTER (WHERE available AND image_key IS NOT NULL),"
-        " count(*) FILTER (WHERE available AND country_code IS NULL) FROM wines"
-    ).fetchone()
+    total, available, with_photo, unknown_country = first_row(
+        conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE available),"
+            " count(*) FILTER (WHERE available AND image_key IS NOT NULL),"
+            " count(*) FILTER (WHERE available AND country_code IS NULL) FROM wines"
+        )
+    )
     models = {
         (model or "none"): count
         for model, count in conn.execute("SELECT embedding_model, count(*) FROM wines GROUP BY 1").fetchall()
     }
-    by_type = dict(
+    by_type: dict[str, int] = dict(
         conn.execute("SELECT wine_type, count(*) FROM wines WHERE available GROUP BY 1 ORDER BY 2 DESC").fetchall()
     )
-    by_country = dict(
+    by_country: dict[str, int] = dict(
         conn.execute("SELECT country, count(*) FROM wines WHERE available GROUP BY 1 ORDER BY 2 DESC, 1").fetchall()
     )
-    prices = conn.execute(
-        "SELECT min(price_rub), percentile_cont(0.5) WITHIN GROUP (ORDER BY price_rub), max(price_rub)"
-        " FROM wines WHERE available"
-    ).fetchone()
-    return {
-        "wines": total,
-        "available": available,
-        "unavailable": total - available,
-        "with_photo": with_photo,
-        "unknown_country": unknown_country,
-        "by_type": by_type,
-        "by_country": by_country,
-        "price_rub": {"min": money(prices[0]), "median": money(prices[1]), "max": money(prices[2])}
-        if prices[0] is not None
-        else None,
-        "embedding_models": models,
-    }
+    prices = first_row(
+        conn.execute(
+            "SELECT min(price_rub), percentile_cont(0.5) WITHIN GROUP (ORDER BY price_rub), max(price_rub)"
+            " FROM wines WHERE available"
+        )
+    )
+    return CatalogStats(
+        wines=total,
+        available=available,
+        unavailable=total - available,
+        with_photo=with_photo,
+        unknown_country=unknown_country,
+        by_type=by_type,
+        by_country=by_country,
+        price_rub=PriceRange(money(prices[0]), money(prices[1]), money(prices[2])) if prices[0] is not None else None,
+        embedding_models=models,
+    )
 
 
-def list_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def list_wines(conn: psycopg.Connection, arguments: Any) -> Listing:
     """A short line per wine for `sommelier catalog list`: available ones, or all with `include_unavailable`."""
     args = require_object(arguments)
     include_unavailable = args.get("include_unavailable", False) is True
@@ -131,9 +128,7 @@ def list_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             " FROM wines WHERE available OR %s ORDER BY producer, name, vintage_year LIMIT %s",
             (include_unavailable, limit),
         ).fetchall()
-    return {
-        "wines": [{**row, "id": str(row["id"]), "price_rub": money(row["price_rub"])} for row in rows],
-    }
+    return Listing([WineListing(**{**row, "id": str(row["id"]), "price_rub": money(row["price_rub"])}) for row in rows])
 
 
 def _grapes_with_shares(names: list[str], shares: list[Any]) -> list[str]:
@@ -145,7 +140,7 @@ def _grapes_with_shares(names: list[str], shares: list[Any]) -> list[str]:
     ]
 
 
-def export_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def export_wines(conn: psycopg.Connection, arguments: Any) -> ExportedWines:
     """Every available wine as an import row (the `sommelier catalog export` format), with its id and sku
     and the file's extra fields back at the top level, so export → edit → import round-trips."""
     args = require_object(arguments)
@@ -156,37 +151,34 @@ def export_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             " FROM wines w WHERE w.available OR %s ORDER BY w.producer, w.name, w.vintage_year, w.id",
             (include_unavailable,),
         ).fetchall()
-    wines = []
-    for row in rows:
-        wine = {
-            "id": str(row["id"]),
-            "sku": row["sku"],
-            "name": row["name"],
-            "producer": row["producer"],
-            "country": row["country"],
-            "region": row["region"],
-            "appellation": row["appellation"],
-            "vintage_year": row["vintage_year"],
-            "grape_varieties": _grapes_with_shares(list(row["grape_varieties"]), list(row["grape_shares"] or [])),
-            "wine_type": row["wine_type"],
-            "sweetness": row["sweetness"],
-            "body": row["body"],
-            "tannins": row["tannins"],
-            "acidity": row["acidity"],
-            "price_rub": money(row["price_rub"]),
-            "description": row["description"],
-            "tasting_notes": row["tasting_notes"],
-            "food_pairings": list(row["food_pairings"]),
-            "image_key": row["image_key"],
-        }
-        if row["image_url"]:
-            wine["image_url"] = row["image_url"]
-        for key, value in (row["extra"] or {}).items():
-            wine.setdefault(key, value)
-        if include_unavailable:
-            wine["available"] = row["available"]
-        wines.append(wine)
-    return {"wines": wines}
+    wines = [
+        ExportedWine(
+            id=str(row["id"]),
+            sku=row["sku"],
+            name=row["name"],
+            producer=row["producer"],
+            country=row["country"],
+            region=row["region"],
+            appellation=row["appellation"],
+            vintage_year=row["vintage_year"],
+            grape_varieties=_grapes_with_shares(list(row["grape_varieties"]), list(row["grape_shares"] or [])),
+            wine_type=row["wine_type"],
+            sweetness=row["sweetness"],
+            body=row["body"],
+            tannins=row["tannins"],
+            acidity=row["acidity"],
+            price_rub=money(row["price_rub"]),
+            description=row["description"],
+            tasting_notes=row["tasting_notes"],
+            food_pairings=list(row["food_pairings"]),
+            image_key=row["image_key"],
+            image_url=row["image_url"] or None,
+            available=row["available"] if include_unavailable else None,
+            extra=dict(row["extra"] or {}),
+        )
+        for row in rows
+    ]
+    return ExportedWines(wines)
 
 
 _WINE_WRITE_COLUMNS = (
@@ -217,6 +209,27 @@ _WINE_WRITE_COLUMNS = (
 )
 
 
+_WRITE_COLUMNS_SQL = ", ".join(_WINE_WRITE_COLUMNS)
+_WRITE_PLACEHOLDERS_SQL = ", ".join(f"%({c})s" for c in _WINE_WRITE_COLUMNS)
+_WRITE_ASSIGNMENTS_SQL = ", ".join(f"{c} = %({c})s" for c in _WINE_WRITE_COLUMNS)
+_INSERT_WINE = (
+    f"INSERT INTO wines (id, {_WRITE_COLUMNS_SQL}, image_key, embedding, embedding_model, available)"  # nosec B608 - constant column names; values are bound
+    f" VALUES (coalesce(%(id)s::uuid, gen_random_uuid()), {_WRITE_PLACEHOLDERS_SQL}, %(image_key)s,"
+    " %(embedding)s, %(embedding_model)s, true) RETURNING id"
+)
+_UPDATE_WINE = (
+    f"UPDATE wines SET {_WRITE_ASSIGNMENTS_SQL}, available = true,"  # nosec B608 - constant column names; values are bound
+    " image_key = COALESCE(%(image_key)s, image_key),"
+    # a new photo invalidates the cached Telegram file_id
+    " telegram_file_id = CASE WHEN %(image_key)s::text IS DISTINCT FROM image_key"
+    "   AND %(image_key)s::text IS NOT NULL THEN NULL ELSE telegram_file_id END,"
+    " embedding = COALESCE(%(embedding)s, embedding),"
+    " embedding_model = CASE WHEN %(embedding)s::vector IS NULL THEN embedding_model"
+    "   ELSE %(embedding_model)s END,"
+    " updated_at = now() WHERE id = %(id)s RETURNING id"
+)
+
+
 def _existing_id(cur: psycopg.Cursor, record: Any) -> str | None:
     """The wine a row updates: by its id (an export), else by the shop's sku, else by name, producer and vintage."""
     if record.id:
@@ -234,105 +247,27 @@ def _existing_id(cur: psycopg.Cursor, record: Any) -> str | None:
     return str(row[0]) if row else None
 
 
-def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def import_wines(conn: psycopg.Connection, arguments: Any) -> ImportSummary:
     """Upsert validated rows with their embeddings, all or nothing. A row updates the wine with its id,
     its sku, or its name, producer and vintage; every imported wine is available. With `replace`, every
     other wine not written since `replace_since` (the first chunk's `started_at`) becomes unavailable: it is
     never recommended again, and its history and feedback stay."""
-    # pydantic and the catalogue model cost ~80 ms of import: only an import pays for them, not every
-    # cold start of the tool function.
-    from psycopg.types.json import Jsonb
-    from pydantic import ValidationError
-
-    from sommelier.domain.records import WineRecord
-    from sommelier.language.matching import normalised_columns
-
-    args = require_object(arguments)
-    rows = args.get("wines")
-    if not isinstance(rows, list) or not rows:
-        raise ArgumentError("wines must be a non-empty list")
-    if len(rows) > MAX_IMPORT_ROWS:
-        raise ArgumentError(f"at most {MAX_IMPORT_ROWS} wines per import call")
-    replace = args.get("replace", False)
-    if not isinstance(replace, bool):
-        raise ArgumentError("replace must be true or false")
-    replace_since = args.get("replace_since")  # when the import's first chunk began (earlier chunks kept)
-    if replace_since is not None:
-        import datetime as dt
-
-        try:
-            replace_since = dt.datetime.fromisoformat(str(replace_since))
-        except ValueError:
-            raise ArgumentError("replace_since must be an ISO timestamp (import_wines' started_at)") from None
-    prepared = []
-    errors = []
-    for index, raw in enumerate(rows):
-        if not isinstance(raw, dict):
-            errors.append(f"row {index + 1}: must be an object")
-            continue
-        data = dict(raw)
-        embedding = data.pop("embedding", None)
-        model = data.pop("embedding_model", None)
-        try:
-            record = WineRecord.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            errors.append(f"row {index + 1}: {'.'.join(map(str, first['loc']))}: {first['msg']}")
-            continue
-        if embedding is not None:
-            try:
-                embedding = finite_vector(embedding)
-            except ArgumentError as exc:
-                errors.append(f"row {index + 1}: {exc}")
-                continue
-            if not isinstance(model, str) or not model:
-                errors.append(f"row {index + 1}: embedding_model is required with an embedding")
-                continue
-        prepared.append((record, embedding, model))
-    if errors:
-        raise ArgumentError("nothing imported; " + "; ".join(errors[:20]))
+    rows, replace, replace_since = _import_arguments(require_object(arguments))
+    prepared = _prepared_rows(rows)
     inserted = updated = 0
     ids: list[str] = []
-    columns = ", ".join(_WINE_WRITE_COLUMNS)
-    placeholders = ", ".join(f"%({c})s" for c in _WINE_WRITE_COLUMNS)
-    assignments = ", ".join(f"{c} = %({c})s" for c in _WINE_WRITE_COLUMNS)
     with conn.transaction(), conn.cursor() as cur:
-        started_at = cur.execute("SELECT now()").fetchone()[0]
+        started_at = first_row(cur.execute("SELECT now()"))[0]
         for index, (record, embedding, model) in enumerate(prepared):
-            values = {
-                **record.model_dump(exclude={"image", "id", "extra", "image_key"}),
-                **normalised_columns(record.country, record.grape_varieties, record.food_pairings),
-                "extra": Jsonb(record.extra),
-                "image_key": record.image_key,
-                "embedding": Vector(embedding) if embedding is not None else None,
-                "embedding_model": model if embedding is not None else None,
-            }
+            values = _write_values(record, embedding, model)
             wine_id = _existing_id(cur, record)
             try:
                 with conn.transaction():  # a savepoint: a clash is reported by row, then everything rolls back
                     if wine_id is None:
-                        values["id"] = record.id
-                        row = cur.execute(
-                            f"INSERT INTO wines (id, {columns}, image_key, embedding, embedding_model, available)"  # nosec B608 - constant column names; values are bound
-                            f" VALUES (coalesce(%(id)s::uuid, gen_random_uuid()), {placeholders}, %(image_key)s,"
-                            " %(embedding)s, %(embedding_model)s, true) RETURNING id",
-                            values,
-                        ).fetchone()
+                        row = first_row(cur.execute(_INSERT_WINE, {**values, "id": record.id}))
                         inserted += 1
                     else:
-                        values["id"] = wine_id
-                        row = cur.execute(
-                            f"UPDATE wines SET {assignments}, available = true,"  # nosec B608 - constant column names; values are bound
-                            " image_key = COALESCE(%(image_key)s, image_key),"
-                            # a new photo invalidates the cached Telegram file_id
-                            " telegram_file_id = CASE WHEN %(image_key)s::text IS DISTINCT FROM image_key"
-                            "   AND %(image_key)s::text IS NOT NULL THEN NULL ELSE telegram_file_id END,"
-                            " embedding = COALESCE(%(embedding)s, embedding),"
-                            " embedding_model = CASE WHEN %(embedding)s::vector IS NULL THEN embedding_model"
-                            "   ELSE %(embedding_model)s END,"
-                            " updated_at = now() WHERE id = %(id)s RETURNING id",
-                            values,
-                        ).fetchone()
+                        row = first_row(cur.execute(_UPDATE_WINE, {**values, "id": wine_id}))
                         updated += 1
             except psycopg.errors.UniqueViolation as exc:
                 what = "sku" if "sku" in (exc.diag.constraint_name or "") else "name, producer and vintage"
@@ -341,25 +276,105 @@ def import_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
                     f" already has the same {what}"
                 ) from None
             ids.append(str(row[0]))
-        retired = 0
-        if replace:
-            # Every wine this import wrote has updated_at ≥ the first chunk's start; the rest retire.
-            retired = cur.execute(
-                "UPDATE wines SET available = false, updated_at = now()"
-                " WHERE available AND updated_at < %s AND NOT (id = ANY(%s::uuid[]))",
-                (replace_since or started_at, ids),
-            ).rowcount
+        retired = _retire_unwritten(cur, replace_since or started_at, ids) if replace else 0
+    return ImportSummary(
+        inserted=inserted,
+        updated=updated,
+        total=inserted + updated,
+        retired=retired,
+        ids=ids,
+        started_at=started_at.isoformat(),
+    )
+
+
+def _import_arguments(args: dict[str, Any]) -> tuple[list[Any], bool, Any]:
+    """(rows, replace, replace_since) checked; replace_since, when given, is when the import's first chunk
+    began (the wines earlier chunks wrote are kept)."""
+    rows = args.get("wines")
+    if not isinstance(rows, list) or not rows:
+        raise ArgumentError("wines must be a non-empty list")
+    if len(rows) > MAX_IMPORT_ROWS:
+        raise ArgumentError(f"at most {MAX_IMPORT_ROWS} wines per import call")
+    replace = args.get("replace", False)
+    if not isinstance(replace, bool):
+        raise ArgumentError("replace must be true or false")
+    replace_since = args.get("replace_since")
+    if replace_since is not None:
+        import datetime as dt
+
+        try:
+            replace_since = dt.datetime.fromisoformat(str(replace_since))
+        except ValueError:
+            raise ArgumentError("replace_since must be an ISO timestamp (import_wines' started_at)") from None
+    return rows, replace, replace_since
+
+
+def _prepared_rows(rows: list[Any]) -> list[_PreparedRow]:
+    """Every row checked before anything is written, so one error names all the bad rows (the first 20)."""
+    prepared = []
+    errors = []
+    for index, raw in enumerate(rows):
+        try:
+            prepared.append(_prepared_row(raw))
+        except ArgumentError as exc:
+            errors.append(f"row {index + 1}: {exc}")
+    if errors:
+        raise ArgumentError("nothing imported; " + "; ".join(errors[:20]))
+    return prepared
+
+
+def _prepared_row(raw: Any) -> _PreparedRow:
+    """One row validated as a WineRecord, with its embedding and model; an ArgumentError says what is wrong."""
+    # pydantic and the catalogue model cost ~80 ms of import: only an import pays for them, not every
+    # cold start of the tool function.
+    from pydantic import ValidationError
+
+    from sommelier.domain.records import WineRecord
+
+    if not isinstance(raw, dict):
+        raise ArgumentError("must be an object")
+    data = dict(raw)
+    embedding = data.pop("embedding", None)
+    model = data.pop("embedding_model", None)
+    try:
+        record = WineRecord.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ArgumentError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    if embedding is not None:
+        embedding = finite_vector(embedding)
+        if not isinstance(model, str) or not model:
+            raise ArgumentError("embedding_model is required with an embedding")
+    return record, embedding, model
+
+
+def _write_values(record: WineRecord, embedding: list[float] | None, model: str | None) -> dict[str, Any]:
+    """The row's query parameters except its id, which the INSERT and the UPDATE each bind their own way."""
+    from psycopg.types.json import Jsonb
+
+    from sommelier.language.matching import normalised_columns
+
     return {
-        "inserted": inserted,
-        "updated": updated,
-        "total": inserted + updated,
-        "retired": retired,
-        "ids": ids,
-        "started_at": started_at.isoformat(),
+        **record.model_dump(exclude={"image", "id", "extra", "image_key"}),
+        **normalised_columns(record.country, record.grape_varieties, record.food_pairings),
+        "extra": Jsonb(record.extra),
+        "image_key": record.image_key,
+        "embedding": Vector(embedding) if embedding is not None else None,
+        "embedding_model": model if embedding is not None else None,
     }
 
 
-def update_embeddings(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def _retire_unwritten(cur: psycopg.Cursor, since: Any, ids: list[str]) -> int:
+    """Make unavailable every wine this import did not write: each one it wrote has updated_at ≥ ``since``,
+    the first chunk's start."""
+    return cur.execute(
+        "UPDATE wines SET available = false, updated_at = now()"
+        " WHERE available AND updated_at < %s AND NOT (id = ANY(%s::uuid[]))",
+        (since, ids),
+    ).rowcount
+
+
+def update_embeddings(conn: psycopg.Connection, arguments: Any) -> Updated:
     """Store new vectors for existing wines (re-embedding after a change of model)."""
     args = require_object(arguments)
     items = args.get("items")
@@ -375,19 +390,18 @@ def update_embeddings(conn: psycopg.Connection, arguments: Any) -> dict[str, Any
         rows.append((Vector(finite_vector(embedding)), model, wine_id))
     with conn.transaction(), conn.cursor() as cur:
         cur.executemany("UPDATE wines SET embedding = %s, embedding_model = %s, updated_at = now() WHERE id = %s", rows)
-    return {"updated": len(rows)}
+    return Updated(len(rows))
 
 
-def embedding_texts(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
-    """Ids and catalogue rows needed to recompute embeddings."""
-    export = export_wines(conn, {"include_unavailable": True})
+def embedding_texts(conn: psycopg.Connection, arguments: Any) -> EmbeddingTexts:
+    """Each wine's id and the text its embedding is made from (as at import), to recompute embeddings."""
+    from sommelier.domain.records import WineRecord  # pydantic: only this operation pays for it
+
     items = []
-    for wine in export["wines"]:
-        wine_id = wine.pop("id")
-        for key in ("sku", "available"):
-            wine.pop(key, None)
-        items.append({"id": wine_id, "wine": {k: v for k, v in wine.items() if k in _EMBEDDING_FIELDS}})
-    return {"items": items}
+    for wine in export_wines(conn, {"include_unavailable": True}).wines:
+        row = {k: v for k, v in wine.as_file_row().items() if k in _EMBEDDING_FIELDS}
+        items.append(EmbeddingText(id=wine.id, text=WineRecord.model_validate(row).embedding_text()))
+    return EmbeddingTexts(items)
 
 
 _EMBEDDING_FIELDS = frozenset(

@@ -1,7 +1,7 @@
 """Chat data in PostgreSQL: users, history, feedback and the Telegram photo cache.
 
-Each operation takes a connection and JSON arguments (validated here) and returns a JSON-ready dict;
-the tool function serves them (tools/handler.py) and the in-process adapter calls them directly.
+Each operation takes a connection and JSON arguments (validated here) and returns a domain object; the
+tool function answers its JSON (toolfn/handler.py, domain/wire.py) and the in-process adapter returns it as is.
 """
 
 from __future__ import annotations
@@ -11,6 +11,17 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from sommelier.db.pool import first_row
+from sommelier.domain.conversation import (
+    ChatMessage,
+    ChatState,
+    FeedbackResult,
+    SavedTurn,
+    StoredUser,
+    TurnEnd,
+    TurnStart,
+    UserUpsert,
+)
 from sommelier.domain.search import (
     ArgumentError,
     optional_limit,
@@ -19,6 +30,7 @@ from sommelier.domain.search import (
     single_uuid,
     uuid_list,
 )
+from sommelier.domain.wire import Archived, ChatStates, History, Updated
 from sommelier.toolfn import catalog_sql
 
 MAX_MESSAGE_CHARS = 2000
@@ -37,7 +49,7 @@ def _telegram_id(args: dict[str, Any], name: str, *, required: bool = True) -> i
     return value
 
 
-def load_history(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def load_history(conn: psycopg.Connection, arguments: Any) -> History:
     args = require_object(arguments)
     chat_id = _telegram_id(args, "chat_id")
     limit = optional_limit(args, default=10, maximum=MAX_HISTORY)
@@ -48,22 +60,22 @@ def load_history(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             (chat_id, limit),
         ).fetchall()
     rows.reverse()
-    return {
-        "messages": [
-            {
-                "id": row["id"],
-                "role": row["role"],
-                "content": row["content"],
-                "wine_ids": [str(w) for w in row["wine_ids"]],
-                "response_type": row["response_type"],
-                "created_at": row["created_at"].isoformat(),
-            }
+    return History(
+        [
+            ChatMessage(
+                id=row["id"],
+                role=row["role"],
+                content=row["content"],
+                wine_ids=[str(w) for w in row["wine_ids"]],
+                response_type=row["response_type"],
+                created_at=row["created_at"].isoformat(),
+            )
             for row in rows
         ]
-    }
+    )
 
 
-def save_turn(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def save_turn(conn: psycopg.Connection, arguments: Any) -> SavedTurn:
     """Save a successful turn (the user's text and the rendered answer) atomically, once per update."""
     args = require_object(arguments)
     chat_id = _telegram_id(args, "chat_id")
@@ -97,10 +109,12 @@ def save_turn(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             row = cur.fetchone()
             if row is None:  # already saved by an earlier delivery of the same update
                 first_delivery = False
-                row = cur.execute(
-                    "SELECT id FROM messages WHERE chat_id = %s AND update_id = %s AND role = %s",
-                    (chat_id, update_id, role),
-                ).fetchone()
+                row = first_row(
+                    cur.execute(
+                        "SELECT id FROM messages WHERE chat_id = %s AND update_id = %s AND role = %s",
+                        (chat_id, update_id, role),
+                    )
+                )
             ids.append(row[0])
         if stats is not None and first_delivery:
             cur.execute(
@@ -108,7 +122,7 @@ def save_turn(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
                 " VALUES (%(mode)s, %(llm_calls)s, %(prompt_tokens)s, %(completion_tokens)s, %(wines_shown)s)",
                 {**stats, "wines_shown": len(wine_ids)},
             )
-    return {"saved": True, "user_message_id": ids[0], "assistant_message_id": ids[1]}
+    return SavedTurn(saved=True, user_message_id=ids[0], assistant_message_id=ids[1])
 
 
 _STAT_COUNTS = ("llm_calls", "prompt_tokens", "completion_tokens")
@@ -132,17 +146,17 @@ def _turn_stats(value: Any) -> dict[str, Any] | None:
     return {"mode": mode, **counts}
 
 
-def reset_history(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def reset_history(conn: psycopg.Connection, arguments: Any) -> Archived:
     """Forget the conversation (kept in the table, archived, so nothing is lost)."""
     chat_id = _telegram_id(require_object(arguments), "chat_id")
     with conn.transaction():
         count = conn.execute(
             "UPDATE messages SET archived = true WHERE chat_id = %s AND NOT archived", (chat_id,)
         ).rowcount
-    return {"archived": count}
+    return Archived(count)
 
 
-def upsert_user(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def upsert_user(conn: psycopg.Connection, arguments: Any) -> UserUpsert:
     args = require_object(arguments)
     user_id = _telegram_id(args, "telegram_user_id")
     chat_id = _telegram_id(args, "chat_id")
@@ -154,17 +168,19 @@ def upsert_user(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     from psycopg.types.json import Jsonb
 
     with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-        row = cur.execute(
-            "INSERT INTO users (telegram_user_id, chat_id, username, first_name, last_name, language_code, profile)"
-            " VALUES (%(uid)s, %(chat)s, %(username)s, %(first_name)s, %(last_name)s, %(lang)s, %(profile)s)"
-            " ON CONFLICT (telegram_user_id) DO UPDATE SET chat_id = EXCLUDED.chat_id,"
-            " username = EXCLUDED.username, first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,"
-            " language_code = EXCLUDED.language_code, last_seen_at = now(), is_active = true,"
-            " profile = users.profile || EXCLUDED.profile"
-            " RETURNING telegram_user_id, chat_id, username, first_name, profile, is_active,"
-            " (xmax = 0) AS created",
-            {"uid": user_id, "chat": chat_id, **fields, "lang": language, "profile": Jsonb(profile or {})},
-        ).fetchone()
+        row = first_row(
+            cur.execute(
+                "INSERT INTO users (telegram_user_id, chat_id, username, first_name, last_name, language_code, profile)"
+                " VALUES (%(uid)s, %(chat)s, %(username)s, %(first_name)s, %(last_name)s, %(lang)s, %(profile)s)"
+                " ON CONFLICT (telegram_user_id) DO UPDATE SET chat_id = EXCLUDED.chat_id,"
+                " username = EXCLUDED.username, first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,"
+                " language_code = EXCLUDED.language_code, last_seen_at = now(), is_active = true,"
+                " profile = users.profile || EXCLUDED.profile"
+                " RETURNING telegram_user_id, chat_id, username, first_name, profile, is_active,"
+                " (xmax = 0) AS created",
+                {"uid": user_id, "chat": chat_id, **fields, "lang": language, "profile": Jsonb(profile or {})},
+            )
+        )
         # A message from this chat proves the bot can write there again (and only there).
         cur.execute(
             "INSERT INTO user_chats (telegram_user_id, chat_id) VALUES (%s, %s)"
@@ -172,13 +188,14 @@ def upsert_user(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             " changed_at = CASE WHEN user_chats.is_active THEN user_chats.changed_at ELSE now() END",
             (user_id, chat_id),
         )
-    return {
-        "user": {k: row[k] for k in ("telegram_user_id", "chat_id", "username", "first_name", "profile", "is_active")},
-        "created": row["created"],
-    }
+    user = StoredUser(
+        **{k: row[k] for k in ("telegram_user_id", "chat_id", "username", "first_name", "is_active")},
+        profile=dict(row["profile"] or {}),
+    )
+    return UserUpsert(user=user, created=row["created"])
 
 
-def set_user_active(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def set_user_active(conn: psycopg.Connection, arguments: Any) -> Updated:
     """Mark a chat reachable or not: one (user, chat), every member of a chat, or every chat of a user.
 
     A private block or unblock (chat = the user) and a removal from a group (chat = the group) change
@@ -213,20 +230,20 @@ def set_user_active(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
                 " WHERE u.telegram_user_id = ANY(%s)",
                 (users,),
             )
-    return {"updated": len(users)}
+    return Updated(len(users))
 
 
-def chat_state(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def chat_state(conn: psycopg.Connection, arguments: Any) -> ChatStates:
     """The (user, chat) rows of a user: which chats the bot can still write to."""
     user_id = _telegram_id(require_object(arguments), "telegram_user_id")
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
             "SELECT chat_id, is_active FROM user_chats WHERE telegram_user_id = %s ORDER BY chat_id", (user_id,)
         ).fetchall()
-    return {"chats": [{"chat_id": row["chat_id"], "is_active": row["is_active"]} for row in rows]}
+    return ChatStates([ChatState(chat_id=row["chat_id"], is_active=row["is_active"]) for row in rows])
 
 
-def cache_photo(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def cache_photo(conn: psycopg.Connection, arguments: Any) -> Updated:
     args = require_object(arguments)
     wine_id = single_uuid(args, "wine_id")
     file_id = optional_text(args, "file_id", 256)
@@ -234,10 +251,10 @@ def cache_photo(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
         raise ArgumentError("file_id is required")
     with conn.transaction():
         count = conn.execute("UPDATE wines SET telegram_file_id = %s WHERE id = %s", (file_id, wine_id)).rowcount
-    return {"updated": count}
+    return Updated(count)
 
 
-def save_feedback(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def save_feedback(conn: psycopg.Connection, arguments: Any) -> FeedbackResult:
     args = require_object(arguments)
     chat_id = _telegram_id(args, "chat_id")
     user_id = _telegram_id(args, "user_id")
@@ -259,26 +276,25 @@ def save_feedback(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             wine_id = None  # a wine since removed from the catalogue: keep the vote
         if message_id is not None:
             # One vote per (user, answer): a second press replaces it, and the row keeps what it replaced.
-            row = cur.execute(
-                "INSERT INTO feedback (chat_id, user_id, message_id, wine_id, rating) VALUES (%s, %s, %s, %s, %s)"
-                " ON CONFLICT (user_id, message_id) WHERE message_id IS NOT NULL DO UPDATE SET"
-                " previous_rating = feedback.rating, rating = EXCLUDED.rating, presses = feedback.presses + 1,"
-                " changed_at = CASE WHEN feedback.rating <> EXCLUDED.rating THEN now() ELSE feedback.changed_at END"
-                " RETURNING previous_rating, presses",
-                (chat_id, user_id, message_id, wine_id, rating),
-            ).fetchone()
+            row = first_row(
+                cur.execute(
+                    "INSERT INTO feedback (chat_id, user_id, message_id, wine_id, rating) VALUES (%s, %s, %s, %s, %s)"
+                    " ON CONFLICT (user_id, message_id) WHERE message_id IS NOT NULL DO UPDATE SET"
+                    " previous_rating = feedback.rating, rating = EXCLUDED.rating, presses = feedback.presses + 1,"
+                    " changed_at = CASE WHEN feedback.rating <> EXCLUDED.rating THEN now() ELSE feedback.changed_at END"
+                    " RETURNING previous_rating, presses",
+                    (chat_id, user_id, message_id, wine_id, rating),
+                )
+            )
             previous = row[0] if row[1] > 1 else None
-            return {
-                "saved": True,
-                "rating": rating,
-                "previous_rating": previous,
-                "changed": previous not in (None, rating),
-            }
+            return FeedbackResult(
+                saved=True, rating=rating, previous_rating=previous, changed=previous not in (None, rating)
+            )
         cur.execute(
             "INSERT INTO feedback (chat_id, user_id, wine_id, rating) VALUES (%s, %s, %s, %s)",
             (chat_id, user_id, wine_id, rating),
         )
-    return {"saved": True, "rating": rating, "previous_rating": None, "changed": False}
+    return FeedbackResult(saved=True, rating=rating, previous_rating=None, changed=False)
 
 
 # ---------------------------------------------------------------------------
@@ -291,17 +307,16 @@ def save_feedback(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
 MAX_PHOTOS = 50
 
 
-def begin_turn(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def begin_turn(conn: psycopg.Connection, arguments: Any) -> TurnStart:
     args = require_object(arguments)
-    result: dict[str, Any] = {"user": None, "created": False}
-    if args.get("user") is not None:
-        result.update(upsert_user(conn, args["user"]))
+    upsert = upsert_user(conn, args["user"]) if args.get("user") is not None else None
     history = load_history(conn, {"chat_id": args.get("chat_id"), "limit": args.get("history_limit")})
-    result["messages"] = history["messages"]
-    return result
+    if upsert is None:
+        return TurnStart(user=None, history=history.messages)
+    return TurnStart(user=upsert.user, history=history.messages, created=upsert.created)
 
 
-def end_turn(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def end_turn(conn: psycopg.Connection, arguments: Any) -> TurnEnd:
     args = require_object(arguments)
     photos = args.get("photos") or []
     if not isinstance(photos, list) or len(photos) > MAX_PHOTOS:
@@ -309,9 +324,9 @@ def end_turn(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     cached = 0
     for photo in photos:
         try:
-            cached += cache_photo(conn, photo)["updated"]
+            cached += cache_photo(conn, photo).updated
         except ArgumentError:
             continue  # a bad cache entry is only a missed shortcut; the turn goes on
     saved = save_turn(conn, args["turn"]) if args.get("turn") is not None else None
     wines = catalog_sql.get_wines(conn, {"ids": args.get("wine_ids") or []})
-    return {"saved": saved, "photos_cached": cached, **wines}
+    return TurnEnd(saved=saved, wines=wines.wines, missing=wines.missing, photos_cached=cached)

@@ -1,25 +1,100 @@
-"""The tool function's contract: {"tool": name, "arguments": {...}} → a JSON object. Never raises.
+"""The tool function: every operation by name (the names and answers: domain/wire.py), how one runs against
+PostgreSQL, and the contract: {"tool": name, "arguments": {...}} → a JSON object. Never raises.
 
-Failures answer {"error": ...} (plus "retryable" or "not_found"), the wire form of the port errors.
-`run_tools` runs several LLM tool calls in one invocation: {"calls": [{"tool", "arguments"}, ...]}.
+`run_operation` is shared by the Lambda contract (`handle`, which answers JSON) and the in-process adapter
+(which raises): database failures become port errors in one place. Failures answer {"error": ...} (plus
+"retryable" or "not_found"), the wire form of the port errors. `run_tools` runs several LLM tool calls in
+one invocation: {"calls": [{"tool", "arguments"}, ...]}.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
+from collections.abc import Callable
 from typing import Any
 
+import psycopg
+
 from sommelier.db.pool import Database
-from sommelier.domain.errors import NotFound, PortError
-from sommelier.domain.search import ArgumentError, require_object
-from sommelier.toolfn.operations import LLM_OPERATIONS, OPERATIONS, run_operation
+from sommelier.domain import wire
+from sommelier.domain.errors import InvalidArgument, ModelMismatchError, NotFound, PortError, Unavailable
+from sommelier.domain.search import ArgumentError, require_object, search_filters, semantic_request
+from sommelier.domain.wire import RUN_TOOLS, to_wire
+from sommelier.settings import SettingError, Settings
+from sommelier.toolfn import catalog_sql, chat_sql, search, shop_sql
 
 logger = logging.getLogger(__name__)
 
+Implementation = Callable[[psycopg.Connection, Any], Any]  # (connection, JSON arguments) -> a domain object
+
+LLM_OPERATIONS: dict[str, Implementation] = {
+    wire.SEARCH_WINES.name: lambda conn, args: search.search_wines(conn, search_filters(args)),
+    wire.SEMANTIC_SEARCH.name: lambda conn, args: search.semantic_search(conn, semantic_request(args)),
+}
+
+OPERATIONS: dict[str, Implementation] = {
+    **LLM_OPERATIONS,
+    wire.BEGIN_TURN.name: chat_sql.begin_turn,
+    wire.END_TURN.name: chat_sql.end_turn,
+    wire.GET_WINES.name: catalog_sql.get_wines,
+    wire.GET_LIST.name: catalog_sql.get_list,
+    wire.LOAD_HISTORY.name: chat_sql.load_history,
+    wire.SAVE_TURN.name: chat_sql.save_turn,
+    wire.RESET_HISTORY.name: chat_sql.reset_history,
+    wire.UPSERT_USER.name: chat_sql.upsert_user,
+    wire.SET_USER_ACTIVE.name: chat_sql.set_user_active,
+    wire.CHAT_STATE.name: chat_sql.chat_state,
+    wire.CACHE_PHOTO.name: chat_sql.cache_photo,
+    wire.SAVE_FEEDBACK.name: chat_sql.save_feedback,
+    wire.CATALOG_STATS.name: catalog_sql.catalog_stats,
+    wire.EXPORT_WINES.name: catalog_sql.export_wines,
+    wire.LIST_WINES.name: catalog_sql.list_wines,
+    wire.IMPORT_WINES.name: catalog_sql.import_wines,
+    wire.UPDATE_EMBEDDINGS.name: catalog_sql.update_embeddings,
+    wire.EMBEDDING_TEXTS.name: catalog_sql.embedding_texts,
+    wire.GET_AGE_ANSWER.name: shop_sql.get_age_answer,
+    wire.SAVE_AGE_ANSWER.name: shop_sql.save_age_answer,
+    wire.FORGET_USER.name: shop_sql.forget_user,
+    wire.PURGE_OLD_MESSAGES.name: shop_sql.purge_old_messages,
+    wire.FIND_WINES.name: shop_sql.find_wines,
+    wire.WINE_CARD.name: shop_sql.wine_card,
+    wire.REPORT_DATA.name: shop_sql.report_data,
+    wire.ADMIN_STATS.name: shop_sql.admin_stats,
+}
+
+
+def run_operation(database: Database, name: str, arguments: Any) -> Any:
+    """Run one named operation on a pooled connection; database failures raise port errors."""
+    try:
+        with database.connection() as conn:
+            return OPERATIONS[name](conn, arguments)
+    except ModelMismatchError as exc:
+        raise InvalidArgument(str(exc)) from exc
+    except psycopg.errors.CheckViolation as exc:
+        raise InvalidArgument(f"{name}: a value is out of the allowed range ({exc.diag.constraint_name})") from exc
+    except psycopg.errors.DataError as exc:
+        raise InvalidArgument(f"{name}: invalid value ({exc.diag.message_primary})") from exc
+    except (psycopg.OperationalError, psycopg.errors.QueryCanceled) as exc:
+        logger.warning("database unavailable for %s: %s", name, exc)
+        if isinstance(exc, psycopg.OperationalError):
+            _refresh_credentials(database)
+        raise Unavailable("the wine database is temporarily unavailable; try again shortly") from exc
+
+
+def _refresh_credentials(database: Database) -> None:
+    """A changed database password makes every new connection fail until the secret is read again."""
+    try:
+        if database.refresh():
+            logger.warning("the database secret changed; reconnecting with the new credentials")
+    except Exception as exc:  # the answer is already an error; this is a best effort for the next call
+        logger.warning("could not re-read the database secret: %s", type(exc).__name__)
+
+
 MAX_EVENT_BYTES = 5_000_000  # Lambda's synchronous payload limit is 6 MB
 MAX_BATCH = 8
-BATCH = "run_tools"
+BATCH = RUN_TOOLS
 KNOWN = sorted([*OPERATIONS, BATCH])
 
 
@@ -46,7 +121,7 @@ def _decode(event: Any) -> tuple[str, Any]:
     return name, arguments
 
 
-def handle(event: Any, database: Database | None = None) -> dict[str, Any]:
+def handle(event: Any, database: Database) -> dict[str, Any]:
     """Run one tool call (or a batch of LLM tool calls). Bad input and failures answer {"error": ...}."""
     try:
         name, arguments = _decode(event)
@@ -57,9 +132,10 @@ def handle(event: Any, database: Database | None = None) -> dict[str, Any]:
     return _run(name, arguments, database)
 
 
-def _run(name: str, arguments: Any, database: Database | None) -> dict[str, Any]:
+def _run(name: str, arguments: Any, database: Database) -> dict[str, Any]:
     try:
-        return run_operation(database, name, arguments)
+        answer: dict[str, Any] = to_wire(run_operation(database, name, arguments))
+        return answer
     except PortError as exc:
         return exc.as_payload()
     except Exception:  # the contract: the caller always gets JSON
@@ -67,7 +143,7 @@ def _run(name: str, arguments: Any, database: Database | None) -> dict[str, Any]
         return {"error": f"{name} failed because of an internal error", "internal": True}
 
 
-def _batch(arguments: Any, database: Database | None) -> dict[str, Any]:
+def _batch(arguments: Any, database: Database) -> dict[str, Any]:
     """Each call answers on its own: one failed search doesn't fail the others."""
     try:
         calls = require_object(arguments).get("calls")
@@ -83,3 +159,30 @@ def _batch(arguments: Any, database: Database | None) -> dict[str, Any]:
             continue
         results.append(_run(name, call.get("arguments", {}), database))
     return {"results": results}
+
+
+class ToolFunction:
+    """The tool function of one process: its database, opened from the settings on the first call."""
+
+    def __init__(self, settings: Callable[[], Settings]):
+        self._settings = settings
+        self._database: Database | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def database(self) -> Database:
+        with self._lock:
+            if self._database is None:
+                self._database = Database.from_settings(self._settings())
+            return self._database
+
+    def __call__(self, event: Any) -> dict[str, Any]:
+        try:
+            database = self.database
+        except SettingError as exc:  # names the variable, never its value
+            logger.error("the database is not configured: %s", exc)
+            return Unavailable("the wine database is temporarily unavailable; try again shortly").as_payload()
+        except Exception as exc:  # the secret or the URL can't be read: a clear answer, retryable
+            logger.error("the database is not configured: %s", type(exc).__name__)
+            return Unavailable("the wine database is temporarily unavailable; try again shortly").as_payload()
+        return handle(event, database)

@@ -10,8 +10,10 @@ from pgvector import Vector
 from psycopg.rows import dict_row
 
 from sommelier import language
-from sommelier.domain.search import SearchFilters, SemanticRequest
-from sommelier.embeddings.port import ModelMismatchError
+from sommelier.db.pool import first_row
+from sommelier.domain.errors import ModelMismatchError
+from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest
+from sommelier.domain.wine import Wine, WinePhoto
 from sommelier.language import matching
 
 # Normalise a column the way sommelier.language.normalize normalises the customer's words.
@@ -48,35 +50,49 @@ def money(value: Decimal | float | int) -> int | float:
     return int(number) if number.is_integer() else round(number, 2)
 
 
-def wine_for_tool(row: dict[str, Any]) -> dict[str, Any]:
+def wine_for_tool(row: dict[str, Any], **more: Any) -> Wine:
     """A wine as the two search tools answer it, plus its id. The country is given by its usual name
     («Соединенные Штаты Америки» → США), as a customer reads it in a caption."""
     known = language.country(row["country"], fuzzy=False) if row["country"] else None
     region = ", ".join(part for part in (row["region"], known.name if known else row["country"]) if part)
-    return {
-        "id": str(row["id"]),
-        "name": row["name"],
-        "producer": row["producer"],
-        "region": region,
-        "vintage_year": row["vintage_year"],
-        "grape_varieties": list(row["grape_varieties"]),
-        "wine_type": row["wine_type"],
-        "sweetness": row["sweetness"],
-        "body": row["body"],
-        "tannins": row["tannins"],
-        "acidity": row["acidity"],
-        "price_rub": money(row["price_rub"]),
-        "description": language.brief(row["description"], TOOL_DESCRIPTION_CHARS),
-        "tasting_notes": language.brief(row["tasting_notes"], TOOL_NOTES_CHARS, skip_colour=True),
-        "food_pairings": list(row["food_pairings"]),
-    }
+    return Wine(
+        id=str(row["id"]),
+        name=row["name"],
+        producer=row["producer"],
+        region=region,
+        vintage_year=row["vintage_year"],
+        grape_varieties=list(row["grape_varieties"]),
+        wine_type=row["wine_type"],
+        sweetness=row["sweetness"],
+        body=row["body"],
+        tannins=row["tannins"],
+        acidity=row["acidity"],
+        price_rub=money(row["price_rub"]),
+        description=language.brief(row["description"], TOOL_DESCRIPTION_CHARS),
+        tasting_notes=language.brief(row["tasting_notes"], TOOL_NOTES_CHARS, skip_colour=True),
+        food_pairings=list(row["food_pairings"]),
+        **more,
+    )
 
 
-def photos_of(rows: list[dict[str, Any]]) -> dict[str, dict[str, str | None]]:
+def full_wine(row: dict[str, Any]) -> Wine:
+    """A wine read by id: the tools' view plus where it comes from exactly, its photo keys and availability."""
+    return wine_for_tool(
+        row,
+        country=row["country"],
+        region_name=row["region"],
+        appellation=row["appellation"],
+        image_key=row["image_key"],
+        telegram_file_id=row["telegram_file_id"],
+        available=row["available"],
+    )
+
+
+def photos_of(rows: list[dict[str, Any]]) -> dict[str, WinePhoto]:
     """The photo keys of the wines found (those with a photo), by id, beside the model's view of them: the
     agent keeps them for the wine cards it sends while the answer streams and never shows them to the model."""
     return {
-        str(row["id"]): {"image_key": row["image_key"], "telegram_file_id": row["telegram_file_id"]}
+        str(row["id"]): WinePhoto(row["image_key"], row["telegram_file_id"])
         for row in rows
         if row["image_key"] or row["telegram_file_id"]
     }
@@ -143,10 +159,10 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
 
 def _matched(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> int:
     sql = f"SELECT count(*) FROM (SELECT 1 FROM wines w WHERE {where} LIMIT {MATCH_COUNT_CAP}) matched"  # nosec B608 - constant fragments; values are bound
-    return conn.execute(sql, params).fetchone()[0]
+    return first_row(conn.execute(sql, params))[0]
 
 
-def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> dict[str, Any]:
+def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResult:
     conditions, params, applied = _where(filters)
     if filters.price_max is not None:
         order = "w.price_rub DESC"  # the best the budget buys
@@ -173,13 +189,14 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> dict[str, 
         with conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(sql, params).fetchall()
     wines = [wine_for_tool(row) for row in rows]
-    result = {"found": len(wines), "matched": matched, "wines": wines, "filters_applied": applied}
-    photos = photos_of(rows)
-    if photos:
-        result["photos"] = photos
-    if matched >= MATCH_COUNT_CAP:
-        result["matched_more"] = True
-    return result
+    return SearchResult(
+        found=len(wines),
+        matched=matched,
+        wines=wines,
+        filters_applied=applied,
+        matched_more=matched >= MATCH_COUNT_CAP,
+        photos=photos_of(rows),
+    )
 
 
 # Session settings for the nearest-neighbour query when many wines match, local to its transaction.
@@ -193,7 +210,7 @@ SEMANTIC_SEARCH_SETTINGS = (
 )
 
 
-def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> dict[str, Any]:
+def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> SearchResult:
     conditions, params, applied = _where(request.filters)
     conditions.append("w.embedding_model = %(model)s")
     params["model"] = request.embedding_model
@@ -218,25 +235,24 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> dict[
     if not rows:
         _refuse_model_mismatch(conn, request.embedding_model)
     rows.sort(key=lambda row: row["distance"])  # relaxed order may be slightly off
-    wines = []
-    for row in rows:
-        wine = wine_for_tool(row)
-        wine["similarity_score"] = round(max(0.0, min(1.0, 1.0 - float(row["distance"]))), 4)
-        wines.append(wine)
-    result = {"found": len(wines), "matched": matched, "wines": wines, "filters_applied": applied}
-    if matched >= MATCH_COUNT_CAP:
-        result["matched_more"] = True
-    photos = photos_of(rows)
-    if photos:
-        result["photos"] = photos
-    return result
+    wines = [
+        wine_for_tool(row, similarity_score=round(max(0.0, min(1.0, 1.0 - float(row["distance"]))), 4)) for row in rows
+    ]
+    return SearchResult(
+        found=len(wines),
+        matched=matched,
+        wines=wines,
+        filters_applied=applied,
+        matched_more=matched >= MATCH_COUNT_CAP,
+        photos=photos_of(rows),
+    )
 
 
 def _refuse_model_mismatch(conn: psycopg.Connection, model: str) -> None:
     """No row matched: if the catalogue is embedded with other models only, say so. Usually some wine has
     the query's model and the first query stops at it; only a mismatch reads every row's model (listing
     them all up front cost a scan of the table for each filter that matched nothing: 124 ms at 100k)."""
-    if conn.execute("SELECT EXISTS (SELECT 1 FROM wines WHERE embedding_model = %s)", (model,)).fetchone()[0]:
+    if first_row(conn.execute("SELECT EXISTS (SELECT 1 FROM wines WHERE embedding_model = %s)", (model,)))[0]:
         return
     models = [
         r[0]

@@ -1,7 +1,7 @@
-"""Data operations of the shop's duties (issue 19): the age answer, forgetting a customer, message
+"""Data operations of the shop's duties: the age answer, forgetting a customer, message
 retention, wine cards for deep links, and the figures of the weekly report.
 
-Same contract as chat_sql and catalog_sql: validated JSON arguments in, a JSON-ready dict out.
+Same contract as chat_sql and catalog_sql: validated JSON arguments in, a domain object out (its JSON: domain.wire).
 """
 
 from __future__ import annotations
@@ -14,10 +14,22 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from sommelier.db.pool import first_row
 from sommelier.domain.search import ArgumentError, optional_text, require_object
-from sommelier.toolfn.catalog_sql import _full_wine
+from sommelier.domain.shop import (
+    AdminStats,
+    AskedQuery,
+    ForgetResult,
+    FoundWines,
+    ModeFigures,
+    ReportData,
+    ShelfWine,
+    WineCard,
+    WineVotes,
+)
+from sommelier.domain.wire import AgeAnswer, Deleted, Saved
 from sommelier.toolfn.chat_sql import _telegram_id
-from sommelier.toolfn.search import TYPICAL_PRICE_ORDER, WINE_COLUMNS
+from sommelier.toolfn.search import TYPICAL_PRICE_ORDER, WINE_COLUMNS, full_wine
 
 MAX_RETENTION_DAYS = 3650
 MAX_REPORT_QUERIES = 5000
@@ -27,13 +39,13 @@ ALTERNATIVES = 3
 
 
 # --------------------------------------------------------------------------- age gate
-def get_age_answer(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def get_age_answer(conn: psycopg.Connection, arguments: Any) -> AgeAnswer:
     user_id = _telegram_id(require_object(arguments), "telegram_user_id")
     row = conn.execute("SELECT is_adult FROM age_answers WHERE telegram_user_id = %s", (user_id,)).fetchone()
-    return {"is_adult": row[0] if row else None}
+    return AgeAnswer(row[0] if row else None)
 
 
-def save_age_answer(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def save_age_answer(conn: psycopg.Connection, arguments: Any) -> Saved:
     args = require_object(arguments)
     user_id = _telegram_id(args, "telegram_user_id")
     is_adult = args.get("is_adult")
@@ -45,11 +57,11 @@ def save_age_answer(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             " ON CONFLICT (telegram_user_id) DO UPDATE SET is_adult = EXCLUDED.is_adult, answered_at = now()",
             (user_id, is_adult),
         )
-    return {"saved": True}
+    return Saved(True)
 
 
 # --------------------------------------------------------------------------- privacy
-def forget_user(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def forget_user(conn: psycopg.Connection, arguments: Any) -> ForgetResult:
     """Delete everything kept about one Telegram user: messages, votes, profile, age answer, user row.
 
     In a private chat the chat id is the user's id, so that chat's messages go too.
@@ -67,10 +79,10 @@ def forget_user(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
         deleted["users"] = cur.execute(
             "DELETE FROM users WHERE telegram_user_id = %(u)s OR chat_id = %(u)s", {"u": user_id}
         ).rowcount
-    return {"deleted": deleted}
+    return ForgetResult(deleted)
 
 
-def purge_old_messages(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def purge_old_messages(conn: psycopg.Connection, arguments: Any) -> Deleted:
     """Delete messages older than ``days`` (the retention period). Votes keep their counts, unlinked."""
     args = require_object(arguments)
     days = args.get("days")
@@ -80,7 +92,7 @@ def purge_old_messages(conn: psycopg.Connection, arguments: Any) -> dict[str, An
         count = conn.execute(
             "DELETE FROM messages WHERE created_at < now() - make_interval(days => %s)", (days,)
         ).rowcount
-    return {"deleted": count, "days": days}
+    return Deleted(deleted=count, days=days)
 
 
 # --------------------------------------------------------------------------- wine cards
@@ -110,18 +122,19 @@ def _refs(args: dict[str, Any]) -> list[str]:
     return [r.strip() for r in refs]
 
 
-def find_wines(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def find_wines(conn: psycopg.Connection, arguments: Any) -> FoundWines:
     """Wines by sku or id, in the order asked; refs that match nothing are listed in `missing`."""
     refs = _refs(require_object(arguments))
-    found, missing = [], []
+    found: list[ShelfWine] = []
+    missing: list[str] = []
     with conn.cursor(row_factory=dict_row) as cur:
         for ref in refs:
             row = _find_by_ref(cur, ref)
             if row is None:
                 missing.append(ref)
             else:
-                found.append({"ref": ref, **_full_wine(row)})
-    return {"wines": found, "missing": missing}
+                found.append(ShelfWine(ref=ref, wine=full_wine(row)))
+    return FoundWines(wines=found, missing=missing)
 
 
 def _similar(cur, row: dict[str, Any], limit: int) -> list[dict[str, Any]]:
@@ -165,7 +178,7 @@ def _alternatives(cur, ref: str, limit: int) -> list[dict[str, Any]]:
     return rows
 
 
-def wine_card(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def wine_card(conn: psycopg.Connection, arguments: Any) -> WineCard:
     """One wine by sku or id with two similar wines. An unknown ref, or a wine no longer available, gets the
     closest available alternatives instead (for a known wine: the most similar ones)."""
     args = require_object(arguments)
@@ -175,14 +188,14 @@ def wine_card(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
     with conn.cursor(row_factory=dict_row) as cur:
         row = _find_by_ref(cur, ref)
         if row is None:
-            return {"wine": None, "alternatives": [_full_wine(r) for r in _alternatives(cur, ref, ALTERNATIVES)]}
+            return WineCard(wine=None, alternatives=[full_wine(r) for r in _alternatives(cur, ref, ALTERNATIVES)])
         if not row["available"]:
-            return {
-                "wine": None,
-                "unavailable": _full_wine(row),
-                "alternatives": [_full_wine(r) for r in _similar(cur, row, ALTERNATIVES)],
-            }
-        return {"wine": _full_wine(row), "similar": [_full_wine(r) for r in _similar(cur, row, SIMILAR_WINES)]}
+            return WineCard(
+                wine=None,
+                unavailable=full_wine(row),
+                alternatives=[full_wine(r) for r in _similar(cur, row, ALTERNATIVES)],
+            )
+        return WineCard(wine=full_wine(row), similar=[full_wine(r) for r in _similar(cur, row, SIMILAR_WINES)])
 
 
 # --------------------------------------------------------------------------- the weekly report
@@ -199,7 +212,7 @@ def _instant(args: dict[str, Any], name: str) -> datetime:
     return moment
 
 
-def report_data(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def report_data(conn: psycopg.Connection, arguments: Any) -> ReportData:
     """Raw figures for [since, until): turns by mode and tokens, customers, votes per wine, and what was asked."""
     args = require_object(arguments)
     since, until = _instant(args, "since"), _instant(args, "until")
@@ -213,11 +226,13 @@ def report_data(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             " WHERE created_at >= %(since)s AND created_at < %(until)s GROUP BY mode ORDER BY mode",
             window,
         ).fetchall()
-        customers = cur.execute(
-            "SELECT count(DISTINCT coalesce(user_id, chat_id)) AS n FROM messages"
-            " WHERE role = 'user' AND created_at >= %(since)s AND created_at < %(until)s",
-            window,
-        ).fetchone()["n"]
+        customers = first_row(
+            cur.execute(
+                "SELECT count(DISTINCT coalesce(user_id, chat_id)) AS n FROM messages"
+                " WHERE role = 'user' AND created_at >= %(since)s AND created_at < %(until)s",
+                window,
+            )
+        )["n"]
         # A vote rates the answer: it counts for every wine that answer showed (or the wine it names).
         votes = cur.execute(
             "WITH rated AS ("
@@ -239,48 +254,47 @@ def report_data(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
             " ORDER BY u.id DESC LIMIT %(limit)s",
             {**window, "limit": MAX_REPORT_QUERIES},
         ).fetchall()
-    return {
-        "since": since.isoformat(),
-        "until": until.isoformat(),
-        "modes": [{k: int(v) if k != "mode" else v for k, v in row.items()} for row in modes],
-        "customers": int(customers),
-        "votes": [
-            {
-                "wine_id": str(v["id"]),
-                "name": v["name"],
-                "producer": v["producer"],
-                "vintage_year": v["vintage_year"],
-                "up": int(v["up"]),
-                "down": int(v["down"]),
-            }
+    return ReportData(
+        since=since.isoformat(),
+        until=until.isoformat(),
+        modes=[
+            ModeFigures(
+                mode=str(row["mode"]),
+                turns=int(row["turns"]),
+                llm_calls=int(row["llm_calls"]),
+                prompt_tokens=int(row["prompt_tokens"]),
+                completion_tokens=int(row["completion_tokens"]),
+            )
+            for row in modes
+        ],
+        customers=int(customers),
+        votes=[
+            WineVotes(
+                wine_id=str(v["id"]),
+                name=v["name"],
+                producer=v["producer"],
+                vintage_year=v["vintage_year"],
+                up=int(v["up"]),
+                down=int(v["down"]),
+            )
             for v in votes
         ],
-        "queries": [dict(q) for q in queries],
-    }
+        queries=[AskedQuery(**q) for q in queries],
+    )
 
 
-def admin_stats(conn: psycopg.Connection, arguments: Any) -> dict[str, Any]:
+def admin_stats(conn: psycopg.Connection, arguments: Any) -> AdminStats:
     """Totals for /stats: customers, turns today and in 7 days, votes, wines."""
     require_object(arguments)
-    row = conn.execute(
-        "SELECT (SELECT count(*) FROM users),"
-        " (SELECT count(*) FROM turn_stats WHERE created_at >= date_trunc('day', now())),"
-        " (SELECT count(*) FROM turn_stats WHERE created_at >= now() - interval '7 days'),"
-        " (SELECT count(*) FILTER (WHERE rating = 1) FROM feedback WHERE created_at >= now() - interval '7 days'),"
-        " (SELECT count(*) FILTER (WHERE rating = -1) FROM feedback WHERE created_at >= now() - interval '7 days'),"
-        " (SELECT count(*) FROM wines)"
-    ).fetchone()
+    row = first_row(
+        conn.execute(
+            "SELECT (SELECT count(*) FROM users),"
+            " (SELECT count(*) FROM turn_stats WHERE created_at >= date_trunc('day', now())),"
+            " (SELECT count(*) FROM turn_stats WHERE created_at >= now() - interval '7 days'),"
+            " (SELECT count(*) FILTER (WHERE rating = 1) FROM feedback WHERE created_at >= now() - interval '7 days'),"
+            " (SELECT count(*) FILTER (WHERE rating = -1) FROM feedback WHERE created_at >= now() - interval '7 days'),"
+            " (SELECT count(*) FROM wines)"
+        )
+    )
     keys = ("customers", "turns_today", "turns_7d", "likes_7d", "dislikes_7d", "wines")
-    return dict(zip(keys, (int(x) for x in row), strict=True))
-
-
-OPERATIONS = {
-    "get_age_answer": get_age_answer,
-    "save_age_answer": save_age_answer,
-    "forget_user": forget_user,
-    "purge_old_messages": purge_old_messages,
-    "find_wines": find_wines,
-    "wine_card": wine_card,
-    "report_data": report_data,
-    "admin_stats": admin_stats,
-}
+    return AdminStats(**dict(zip(keys, (int(x) for x in row), strict=True)))

@@ -157,6 +157,14 @@ _SCHEMA_WORDS = re.compile(
 )
 
 
+# A parameter the request sent and the refusal names, and the lesson: what to send instead.
+_NAMED_PARAMETER_LESSONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("max_tokens", {"token_parameter": "max_completion_tokens"}),  # nosec B105 - a parameter name, not a secret
+    ("temperature", {"temperature": False}),
+    ("parallel_tool_calls", {"parallel_tool_calls": False}),
+)
+
+
 def lesson_from_error(text: str, request: dict[str, Any], caps: ModelCapabilities, *, final: bool) -> dict | None:
     """The capability change that a refusal of `request` asks for, or None when it names nothing we sent."""
     lowered = text.lower()
@@ -166,18 +174,21 @@ def lesson_from_error(text: str, request: dict[str, Any], caps: ModelCapabilitie
         step = RESPONSE_FORMAT_STEPS.index(caps.response_format)
         if step + 1 < len(RESPONSE_FORMAT_STEPS):
             return {"response_format": RESPONSE_FORMAT_STEPS[step + 1]}
-    if "max_tokens" in request and "max_tokens" in lowered:
-        return {"token_parameter": "max_completion_tokens"}  # nosec B105 - a parameter name, not a secret
-    if "temperature" in request and "temperature" in lowered:
-        return {"temperature": False}
-    if "parallel_tool_calls" in request and "parallel_tool_calls" in lowered:
-        return {"parallel_tool_calls": False}
+    for parameter, change in _NAMED_PARAMETER_LESSONS:
+        if parameter in request and parameter in lowered:
+            return dict(change)
     if final:
-        if "tool_choice" in request and ("tool_choice" in lowered or _TOOLS_UNSUPPORTED.search(lowered)):
-            return {"final_tools": "omit"} if caps.final_tools != "omit" else None
-        if "tools" not in request and _TOOLS_REQUIRED.search(lowered) and caps.final_tools != "none_choice":
-            return {"final_tools": "none_choice"}
-        return None
+        return _final_tools_lesson(lowered, request, caps)
     if "tools" in request and caps.tools and _TOOLS_UNSUPPORTED.search(lowered):
         return {"tools": False}
+    return None
+
+
+def _final_tools_lesson(lowered: str, request: dict[str, Any], caps: ModelCapabilities) -> dict | None:
+    """A final call (no tool may be called) refused for its tool_choice, or for lacking the tools the history's
+    tool calls need: the other way of sending it, unless that is the way already in use."""
+    if "tool_choice" in request and ("tool_choice" in lowered or _TOOLS_UNSUPPORTED.search(lowered)):
+        return {"final_tools": "omit"} if caps.final_tools != "omit" else None
+    if "tools" not in request and _TOOLS_REQUIRED.search(lowered) and caps.final_tools != "none_choice":
+        return {"final_tools": "none_choice"}
     return None

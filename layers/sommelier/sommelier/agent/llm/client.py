@@ -1,6 +1,7 @@
-"""The chat LLM port, on the openai SDK (OpenRouter or any OpenAI-compatible endpoint).
+"""The chat LLM adapter (agent/llm/port.py), on the openai SDK (OpenRouter or any OpenAI-compatible endpoint).
 
-One `complete` is one logical call; given ``on_content`` it streams (SSE, read by agent.llm.stream). It may take several HTTP requests: a re-send in a form the
+One `complete` (a whole answer) or `stream` (a generator of content deltas that returns the reply; SSE read
+by agent.llm.stream) is one logical call. It may take several HTTP requests: a re-send in a form the
 endpoint accepts (a learned capability), a retry of a transport error, a 429/5xx (after Retry-After)
 or an HTTP-200 error body. Every request gets its timeout from the turn's deadline, and no retry is
 started that cannot finish within it. The SDK's own retries are off: they know nothing of the deadline.
@@ -13,14 +14,12 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Generator
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx2
 
-from sommelier.agent.deadline import Deadline, env_seconds
 from sommelier.agent.llm.capabilities import (
     MAX_OUTPUT_TOKENS,
     CapabilityRegistry,
@@ -29,121 +28,37 @@ from sommelier.agent.llm.capabilities import (
     parse_capabilities,
     provider_error_text,
 )
+from sommelier.agent.llm.port import (
+    ChatLLM,
+    LLMDeadlineExceeded,
+    LLMError,
+    LLMLedger,
+    LLMReply,
+    LLMRequestRejected,
+    ToolCall,
+    ToolsUnsupported,
+    Usage,
+    drain,
+)
 from sommelier.agent.llm.reply import normalise_message
-from sommelier.observability.tracing import subsegment
-from sommelier.settings import Settings, env, env_int
+from sommelier.domain.conversation import Deadline
+from sommelier.observability.telemetry import subsegment
+from sommelier.settings import LLMSettings, Settings
 
 if TYPE_CHECKING:  # the SDK itself loads on the first OpenAIChat (~650 ms a cold start without an LLM skips)
     import openai
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
+DEFAULT_CALL_TIMEOUT_S = 30.0
 MIN_CALL_S = 0.2  # a request with less time than this left is not started
 MAX_LESSONS_PER_CALL = 6
 SLOW_CALL_SHARE = 0.8  # a call that took this share of its timeout teaches a longer one…
 SLOW_CALL_MARGIN = 1.5  # …of this many times what it took
 BACKOFF_BASE_S = 0.5
 BACKOFF_MAX_S = 4.0
-
-
-class LLMError(RuntimeError):
-    """The model could not be reached or answered something unusable (after the retries that fit)."""
-
-
-class LLMRequestRejected(LLMError):
-    """The endpoint refused the request itself, in a way no known capability fallback fixes."""
-
-
-class ToolsUnsupported(LLMRequestRejected):
-    """The endpoint does not accept tools (learned from its refusal, or stated in config)."""
-
-
-class LLMDeadlineExceeded(LLMError):
-    """The turn's budget has no room for another request."""
-
-
-@dataclass
-class ToolCall:
-    id: str
-    name: str
-    arguments: str  # JSON text ("{}" for a call without arguments)
-
-
-@dataclass
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    reasoning_tokens: int = 0
-
-    def add(self, other: Usage) -> None:
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.reasoning_tokens += other.reasoning_tokens
-
-
-@dataclass
-class LLMLedger:
-    """Honest accounting of one turn's LLM use: logical calls, real HTTP requests, generations paid for."""
-
-    logical_calls: int = 0
-    http_requests: int = 0
-    generations: int = 0  # requests that produced (or timed out producing) a completion
-    timeouts: int = 0
-    provider_errors: int = 0
-    retries: int = 0
-    usage: Usage = field(default_factory=Usage)
-    lessons: list[str] = field(default_factory=list)
-
-    def as_metadata(self) -> dict[str, Any]:
-        return {
-            "llm_calls": self.logical_calls,
-            "llm_http_requests": self.http_requests,
-            "llm_generations": self.generations,
-            "llm_timeouts": self.timeouts,
-            "llm_provider_errors": self.provider_errors,
-            "llm_retries": self.retries,
-            "capabilities_learned": list(self.lessons),
-        }
-
-
-@dataclass
-class LLMReply:
-    content: str | None
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    model: str = ""
-    finish_reason: str | None = None
-    refusal: str | None = None
-    reasoning: str | None = None  # never shown to the customer
-    reasoning_details: list[Any] | None = None  # sent back with the message (Gemini's thought signatures)
-
-    def assistant_message(self) -> dict[str, Any]:
-        """The reply as a message to append to the conversation (never an empty assistant text)."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content or None}
-        if self.tool_calls:
-            message["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                for c in self.tool_calls
-            ]
-        if self.reasoning_details:
-            message["reasoning_details"] = self.reasoning_details
-        return message
-
-
-class ChatLLM(Protocol):
-    model: str
-
-    def complete(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        tools: list[dict] | None = None,
-        final: bool = False,
-        response_format: dict | None = None,
-        deadline: Deadline | float | None = None,
-        ledger: LLMLedger | None = None,
-        on_content: Callable[[str], None] | None = None,
-    ) -> LLMReply: ...
 
 
 class _Retry(Exception):
@@ -192,7 +107,7 @@ class OpenAIChat:
 
     @property
     def streams(self) -> bool:
-        """Whether calls given an ``on_content`` callback stream (config on, provider not refusing)."""
+        """Whether `stream` calls really stream (config on, provider not refusing)."""
         return self._stream_wanted and not self._stream_refused
 
     def _count_request(self, _request: Any) -> None:
@@ -236,28 +151,49 @@ class OpenAIChat:
         self,
         messages: list[dict[str, Any]],
         *,
-        tools: list[dict] | None = None,
+        tools: list[dict[str, Any]] | None = None,
         final: bool = False,
-        response_format: dict | None = None,
+        response_format: dict[str, Any] | None = None,
         deadline: Deadline | float | None = None,
         ledger: LLMLedger | None = None,
-        on_content: Callable[[str], None] | None = None,
     ) -> LLMReply:
-        """One logical call. ``deadline``: the turn's Deadline (or an absolute time.monotonic end).
-        With ``on_content`` (and streaming on) every content delta goes to it as it arrives, and a stream
-        that breaks or stalls raises StreamBroken."""
-        import openai  # loaded by __init__; this binds the name for the except clauses
+        """One logical call, answered whole. ``deadline``: the turn's Deadline (or an absolute time.monotonic
+        end)."""
+        call = self._call(messages, tools, final, response_format, deadline, ledger, stream=False)
+        return drain(call)
 
-        if isinstance(deadline, (int, float)):
-            deadline = Deadline(ends_at=float(deadline), budget_s=max(0.0, float(deadline) - time.monotonic()))
-        deadline = deadline or Deadline.after(self.timeout * (self.max_retries + 1) + BACKOFF_MAX_S)
+    def stream(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        final: bool = False,
+        response_format: dict[str, Any] | None = None,
+        deadline: Deadline | float | None = None,
+        ledger: LLMLedger | None = None,
+    ) -> Generator[str, None, LLMReply]:
+        """One logical call that streams when the provider allows it: yields each content delta as it arrives
+        and returns the joined reply. A stream that breaks or stalls after content was yielded raises
+        StreamBroken (the caller's retry names what was shown)."""
+        return self._call(messages, tools, final, response_format, deadline, ledger, stream=True)
+
+    def _call(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        final: bool,
+        response_format: dict[str, Any] | None,
+        deadline: Deadline | float | None,
+        ledger: LLMLedger | None,
+        *,
+        stream: bool,
+    ) -> Generator[str, None, LLMReply]:
+        import openai  # loaded by __init__; this binds the name for the except clause
+
+        turn_deadline = self._deadline(deadline)
         ledger = ledger if ledger is not None else LLMLedger()
         ledger.logical_calls += 1
-        tool_names = {t["function"]["name"] for t in tools or [] if "function" in t}
-        retries = provider_errors = lessons = 0
-        lengthened = False
-        learned_timeout = self.capabilities.get(self.model).call_timeout_s or 0.0
-        timeout_cap = max(self.timeout, learned_timeout)
+        state = _CallState(self, tools)
         self._local.ledger = ledger
         try:
             while True:
@@ -265,13 +201,8 @@ class OpenAIChat:
                 if tools and not final and not caps.tools:
                     raise ToolsUnsupported(f"{self.model} does not accept tools at this endpoint")
                 request = self.build_request(messages, tools, final, response_format, caps)
-                remaining = deadline.remaining_for_llm()
-                timeout = min(timeout_cap, remaining)
-                if remaining - timeout < timeout + MIN_CALL_S:
-                    timeout = remaining  # no room for a retry after a cut-short attempt: let this one finish
-                if timeout < MIN_CALL_S:
-                    raise LLMDeadlineExceeded(f"the turn's budget is spent ({deadline.budget_s:.1f} s)")
-                streaming = on_content is not None and self.streams
+                timeout = state.attempt_timeout(turn_deadline)
+                streaming = stream and self.streams
                 if streaming:
                     request["stream"] = True
                     if self._usage_in_stream:
@@ -279,102 +210,111 @@ class OpenAIChat:
                 started = time.monotonic()
                 try:
                     completion = self._send(request, timeout, ledger, final=final, streaming=streaming)
-                except openai.APITimeoutError as exc:
-                    ledger.timeouts += 1
-                    ledger.generations += 1  # the provider bills a generation it was producing
-                    spent = time.monotonic() - started
-                    # Retry only when the retry gets more time than the attempt that timed out.
-                    if retries >= self.max_retries or deadline.remaining_for_llm() <= spent + MIN_CALL_S:
-                        raise LLMError(f"the LLM timed out after {spent:.1f} s; no time for another try") from exc
-                    retries += 1
-                    ledger.retries += 1
-                    timeout_cap = float("inf")  # the next attempt may use what is left of the budget
-                    logger.warning("LLM call timed out after %.1f s; trying again with the rest of the budget", spent)
+                except (openai.APITimeoutError, _Retry, _Lesson) as exc:
+                    self._recover(exc, state, turn_deadline, ledger, started)
                     continue
-                except _Retry as retry:
-                    if retries >= self.max_retries or deadline.remaining_for_llm() < retry.delay + MIN_CALL_S:
-                        raise LLMError(f"the LLM is unavailable: {retry.reason}") from None
-                    retries += 1
-                    ledger.retries += 1
-                    logger.warning("LLM call failed (%s); retrying in %.2f s", retry.reason, retry.delay)
-                    time.sleep(retry.delay)
-                    continue
-                except _Lesson as lesson:
-                    lessons += 1
-                    if lessons > MAX_LESSONS_PER_CALL:
-                        raise LLMRequestRejected(f"the LLM rejected the request: {lesson.reason}") from None
-                    if lesson.change:
-                        self.capabilities.learn(self.model, lesson.change, lesson.reason)
-                    ledger.lessons.append(", ".join(f"{k}={v}" for k, v in lesson.change.items()) or lesson.note)
-                    continue
-
                 ledger.generations += 1
                 if streaming:
-                    from sommelier.agent.llm.stream import StreamBroken
-
-                    delivered: list[str] = []
-                    forward = _Forwarder(on_content, delivered)
-                    try:
-                        reply = self._read_stream(completion, deadline, forward, tool_names or None)
-                    except StreamBroken as exc:
-                        # A provider error before any content reached the customer: retried once, like an
-                        # error in a 200; once content was shown, the agent's retry path takes it from there.
-                        if delivered or provider_errors >= 1 or deadline.remaining_for_llm() < MIN_CALL_S * 2:
-                            raise
-                        ledger.provider_errors += 1
-                        provider_errors += 1
-                        ledger.retries += 1
-                        logger.warning("the stream failed before any content (%s); trying once more", exc)
-                        continue
+                    reply = yield from self._streamed_reply(completion, turn_deadline, state, ledger)
                 else:
-                    error = _error_in_body(completion)
-                    if error is not None:
-                        # OpenRouter reports errors after generation started as HTTP 200: retried once.
-                        ledger.provider_errors += 1
-                        provider_errors += 1
-                        if provider_errors > 1 or deadline.remaining_for_llm() < MIN_CALL_S * 2:
-                            raise LLMError(f"the provider answered an error: {error}")
-                        logger.warning("the provider answered an error in a 200 (%s); trying once more", error)
-                        ledger.retries += 1
-                        continue
-                    reply = _reply_from(completion, self.model, tool_names or None)
+                    reply = self._whole_reply(completion, state, turn_deadline, ledger)
+                if reply is None:
+                    continue  # a provider error in the answer, tried once more
                 ledger.usage.add(reply.usage)
-                took = time.monotonic() - started
-                if took > SLOW_CALL_SHARE * max(self.timeout, learned_timeout):
-                    # This model writes slowly: later calls get a timeout that lets such an answer finish.
-                    learned_timeout = round(took * SLOW_CALL_MARGIN, 3)
-                    self.capabilities.learn(
-                        self.model, {"call_timeout_s": learned_timeout}, f"a call took {took:.1f} s"
-                    )
-                    ledger.lessons.append(f"call_timeout_s={learned_timeout:g}")
-                if (
-                    not reply.content
-                    and not reply.tool_calls
-                    and reply.finish_reason == "length"
-                    and not lengthened
-                    and (caps.output_tokens or self.max_tokens) < MAX_OUTPUT_TOKENS
-                ):
-                    # Thinking used up the output limit: a larger one, for this call and the model's later ones.
-                    lengthened = True
-                    limit = min(MAX_OUTPUT_TOKENS, max(4 * (caps.output_tokens or self.max_tokens), 8000))
-                    self.capabilities.learn(self.model, {"output_tokens": limit}, "empty answer cut by the limit")
-                    ledger.lessons.append(f"output_tokens={limit}")
-                    if deadline.remaining_for_llm() >= MIN_CALL_S * 2:
-                        ledger.retries += 1
-                        continue
+                state.learn_from_duration(time.monotonic() - started, ledger)
+                if state.needs_room_to_think(reply, caps, turn_deadline, ledger):
+                    continue
                 return reply
         finally:
             self._local.ledger = None
 
+    def _deadline(self, deadline: Deadline | float | None) -> Deadline:
+        if isinstance(deadline, (int, float)):
+            return Deadline(ends_at=float(deadline), budget_s=max(0.0, float(deadline) - time.monotonic()))
+        return deadline or Deadline.after(self.timeout * (self.max_retries + 1) + BACKOFF_MAX_S)
+
+    def _recover(
+        self, exc: Exception, state: _CallState, deadline: Deadline, ledger: LLMLedger, started: float
+    ) -> None:
+        """After a failed request: learn, wait or give up (raises LLMError when no retry fits the budget)."""
+        if isinstance(exc, _Lesson):
+            state.lessons += 1
+            if state.lessons > MAX_LESSONS_PER_CALL:
+                raise LLMRequestRejected(f"the LLM rejected the request: {exc.reason}") from None
+            if exc.change:
+                self.capabilities.learn(self.model, exc.change, exc.reason)
+            ledger.lessons.append(", ".join(f"{k}={v}" for k, v in exc.change.items()) or exc.note)
+            return
+        if isinstance(exc, _Retry):
+            if state.retries >= self.max_retries or deadline.remaining_for_llm() < exc.delay + MIN_CALL_S:
+                raise LLMError(f"the LLM is unavailable: {exc.reason}") from None
+            state.retries += 1
+            ledger.retries += 1
+            logger.warning("LLM call failed (%s); retrying in %.2f s", exc.reason, exc.delay)
+            time.sleep(exc.delay)
+            return
+        ledger.timeouts += 1
+        ledger.generations += 1  # the provider bills a generation it was producing
+        spent = time.monotonic() - started
+        # Retry only when the retry gets more time than the attempt that timed out.
+        if state.retries >= self.max_retries or deadline.remaining_for_llm() <= spent + MIN_CALL_S:
+            raise LLMError(f"the LLM timed out after {spent:.1f} s; no time for another try") from exc
+        state.retries += 1
+        ledger.retries += 1
+        state.timeout_cap = float("inf")  # the next attempt may use what is left of the budget
+        logger.warning("LLM call timed out after %.1f s; trying again with the rest of the budget", spent)
+
+    def _streamed_reply(
+        self, completion: Any, deadline: Deadline, state: _CallState, ledger: LLMLedger
+    ) -> Generator[str, None, LLMReply | None]:
+        """The stream's deltas, then its reply; None: a provider error before any content, to try once more."""
+        from sommelier.agent.llm.stream import StreamBroken
+
+        delivered = False
+        try:
+            reader = self._read_stream(completion, deadline, state.tool_names or None)
+            while True:
+                try:
+                    delta = next(reader)
+                except StopIteration as done:
+                    reply: LLMReply = done.value
+                    return reply
+                delivered = True
+                yield delta
+        except StreamBroken as exc:
+            # A provider error before any content reached the customer: retried once, like an error in a
+            # 200; once content was shown, the agent's retry path takes it from there.
+            if delivered or state.provider_errors >= 1 or deadline.remaining_for_llm() < MIN_CALL_S * 2:
+                raise
+            ledger.provider_errors += 1
+            state.provider_errors += 1
+            ledger.retries += 1
+            logger.warning("the stream failed before any content (%s); trying once more", exc)
+            return None
+
+    def _whole_reply(
+        self, completion: Any, state: _CallState, deadline: Deadline, ledger: LLMLedger
+    ) -> LLMReply | None:
+        error = _error_in_body(completion)
+        if error is None:
+            return _reply_from(completion, self.model, state.tool_names or None)
+        # OpenRouter reports errors after generation started as HTTP 200: retried once.
+        ledger.provider_errors += 1
+        state.provider_errors += 1
+        if state.provider_errors > 1 or deadline.remaining_for_llm() < MIN_CALL_S * 2:
+            raise LLMError(f"the provider answered an error: {error}")
+        logger.warning("the provider answered an error in a 200 (%s); trying once more", error)
+        ledger.retries += 1
+        return None
+
     def _read_stream(
-        self, completion: Any, deadline: Deadline, on_content: Callable[[str], None] | None, tool_names: set | None
-    ) -> LLMReply:
+        self, completion: Any, deadline: Deadline, tool_names: set[str] | None
+    ) -> Generator[str, None, LLMReply]:
         from sommelier.agent.llm.stream import read_stream  # imports jiter only where streams are read
 
-        reply = read_stream(
+        reply = yield from read_stream(
             completion,
             model=self.model,
-            on_content=on_content,
             deadline=deadline.ends_at - deadline.fallback_reserve_s,
             close=completion.close,
             clock=time.monotonic,
@@ -443,44 +383,98 @@ class OpenAIChat:
         except openai.APIConnectionError as exc:
             raise _Retry(f"connection: {type(exc).__name__}", _backoff(ledger.retries)) from exc
         except openai.APIStatusError as exc:
-            status = exc.status_code
-            text = provider_error_text(exc)
-            caps = self.capabilities.get(self.model)
-            if streaming and status == 400:
-                lowered = text.lower()
-                if "stream_options" in lowered or "include_usage" in lowered:
-                    self._usage_in_stream = False
-                    raise _Lesson({}, text, note="stream without usage") from exc
-                if "stream" in lowered.replace("stream_options", ""):
-                    self._stream_refused = True
-                    raise _Lesson({}, text, note="no streaming") from exc
-            if status in (400, 404, 422) or (status >= 500 and status != 503):
-                change = lesson_from_error(text, request, caps, final=final)
-                if change:
-                    raise _Lesson(change, text) from exc
-            if status in (408, 409, 429) or status >= 500:
-                delay = _retry_after(exc) or _backoff(ledger.retries)
-                raise _Retry(f"HTTP {status}: {_short(text)}", delay) from exc
-            if status in (400, 404, 422):
-                raise LLMRequestRejected(f"the LLM rejected the request: HTTP {status}: {_short(text)}") from exc
-            raise LLMError(f"the LLM is unavailable: HTTP {status}: {_short(text)}") from exc
+            raise self._status_failure(exc, request, ledger, final=final, streaming=streaming) from exc
         except openai.OpenAIError as exc:
             raise LLMError(f"the LLM is unavailable: {type(exc).__name__}: {_short(str(exc))}") from exc
         except (json.JSONDecodeError, ValueError) as exc:  # a 200 with a body that is not JSON
             raise _Retry(f"unreadable body: {_short(str(exc))}", _backoff(ledger.retries)) from exc
 
+    def _status_failure(
+        self, exc: openai.APIStatusError, request: dict[str, Any], ledger: LLMLedger, *, final: bool, streaming: bool
+    ) -> Exception:
+        """What an error status asks for, to raise: a lesson (the request changes), a retry after a pause, or
+        the end (the request is rejected, or the LLM is unavailable)."""
+        status = exc.status_code
+        text = provider_error_text(exc)
+        caps = self.capabilities.get(self.model)
+        if streaming and status == 400:
+            lesson = self._streaming_lesson(text)
+            if lesson is not None:
+                return lesson
+        if status in (400, 404, 422) or (status >= 500 and status != 503):
+            change = lesson_from_error(text, request, caps, final=final)
+            if change:
+                return _Lesson(change, text)
+        if status in (408, 409, 429) or status >= 500:
+            delay = _retry_after(exc) or _backoff(ledger.retries)
+            return _Retry(f"HTTP {status}: {_short(text)}", delay)
+        if status in (400, 404, 422):
+            return LLMRequestRejected(f"the LLM rejected the request: HTTP {status}: {_short(text)}")
+        return LLMError(f"the LLM is unavailable: HTTP {status}: {_short(text)}")
 
-class _Forwarder:
-    """Passes content deltas on and remembers whether any reached the caller."""
+    def _streaming_lesson(self, text: str) -> _Lesson | None:
+        """A 400 that refuses the stream's usage chunk, or streaming itself: later calls go without it."""
+        lowered = text.lower()
+        if "stream_options" in lowered or "include_usage" in lowered:
+            self._usage_in_stream = False
+            return _Lesson({}, text, note="stream without usage")
+        if "stream" in lowered.replace("stream_options", ""):
+            self._stream_refused = True
+            return _Lesson({}, text, note="no streaming")
+        return None
 
-    def __init__(self, target: Callable[[str], None] | None, delivered: list[str]):
-        self.target = target
-        self.delivered = delivered
 
-    def __call__(self, delta: str) -> None:
-        self.delivered.append(delta)
-        if self.target is not None:
-            self.target(delta)
+class _CallState:
+    """What one logical call has learned and spent across its attempts."""
+
+    def __init__(self, client: OpenAIChat, tools: list[dict[str, Any]] | None):
+        self.client = client
+        self.tool_names = {t["function"]["name"] for t in tools or [] if "function" in t}
+        self.retries = 0
+        self.provider_errors = 0
+        self.lessons = 0
+        self.lengthened = False
+        self.learned_timeout = client.capabilities.get(client.model).call_timeout_s or 0.0
+        self.timeout_cap = max(client.timeout, self.learned_timeout)
+
+    def attempt_timeout(self, deadline: Deadline) -> float:
+        remaining = deadline.remaining_for_llm()
+        timeout = min(self.timeout_cap, remaining)
+        if remaining - timeout < timeout + MIN_CALL_S:
+            timeout = remaining  # no room for a retry after a cut-short attempt: let this one finish
+        if timeout < MIN_CALL_S:
+            raise LLMDeadlineExceeded(f"the turn's budget is spent ({deadline.budget_s:.1f} s)")
+        return timeout
+
+    def learn_from_duration(self, took: float, ledger: LLMLedger) -> None:
+        client = self.client
+        if took > SLOW_CALL_SHARE * max(client.timeout, self.learned_timeout):
+            # This model writes slowly: later calls get a timeout that lets such an answer finish.
+            self.learned_timeout = round(took * SLOW_CALL_MARGIN, 3)
+            client.capabilities.learn(
+                client.model, {"call_timeout_s": self.learned_timeout}, f"a call took {took:.1f} s"
+            )
+            ledger.lessons.append(f"call_timeout_s={self.learned_timeout:g}")
+
+    def needs_room_to_think(
+        self, reply: LLMReply, caps: ModelCapabilities, deadline: Deadline, ledger: LLMLedger
+    ) -> bool:
+        """Thinking used up the output limit (an empty answer cut by "length"): a larger limit, for this call
+        and the model's later ones. True when the call is tried once more with it."""
+        client = self.client
+        limit_now = caps.output_tokens or client.max_tokens
+        if reply.content or reply.tool_calls or reply.finish_reason != "length" or self.lengthened:
+            return False
+        if limit_now >= MAX_OUTPUT_TOKENS:
+            return False
+        self.lengthened = True
+        limit = min(MAX_OUTPUT_TOKENS, max(4 * limit_now, 8000))
+        client.capabilities.learn(client.model, {"output_tokens": limit}, "empty answer cut by the limit")
+        ledger.lessons.append(f"output_tokens={limit}")
+        if deadline.remaining_for_llm() >= MIN_CALL_S * 2:
+            ledger.retries += 1
+            return True
+        return False
 
 
 class _Lesson(Exception):
@@ -562,23 +556,24 @@ def llm_from_settings(settings: Settings) -> ChatLLM | None:
     """The configured chat LLM, or None when no key is set (offline mode)."""
     if settings.offline:
         return None
-    stated = parse_capabilities(env("LLM_CAPABILITIES"))
-    if env("LLM_RESPONSE_FORMAT"):
+    llm = settings.llm
+    stated = parse_capabilities(llm.capabilities)
+    if llm.response_format:
         stated.setdefault(
-            "response_format", parse_capabilities(f"response_format={response_format_mode()}")["response_format"]
+            "response_format", parse_capabilities(f"response_format={response_format_mode(llm)}")["response_format"]
         )
     return OpenAIChat(
-        api_key=settings.openai_api_key or "",
-        base_url=settings.openai_base_url,
-        model=settings.llm_model,
-        timeout=env_seconds("LLM_TIMEOUT_S", 30.0),
-        max_retries=env_int("LLM_MAX_RETRIES", 2),
-        capabilities=CapabilityRegistry({settings.llm_model: stated} if stated else None),
-        stream=(env("LLM_STREAM") or "on").lower() not in {"0", "false", "no", "off"},
-        stall_timeout=env_seconds("LLM_STREAM_STALL_S", 20.0),
+        api_key=llm.api_key or "",
+        base_url=llm.base_url,
+        model=llm.model,
+        timeout=llm.timeout_s or DEFAULT_CALL_TIMEOUT_S,
+        max_retries=llm.max_retries,
+        capabilities=CapabilityRegistry({llm.model: stated} if stated else None),
+        stream=llm.stream,
+        stall_timeout=llm.stream_stall_s,
     )
 
 
-def response_format_mode() -> str:
+def response_format_mode(llm: LLMSettings) -> str:
     """`json_schema` (default), `json_object` or `none`: the strongest JSON request to try first."""
-    return (env("LLM_RESPONSE_FORMAT") or "json_schema").lower()
+    return llm.response_format or "json_schema"

@@ -1,6 +1,7 @@
 """A streamed chat completion (Server-Sent Events), read robustly.
 
-``read_stream`` turns the openai SDK's chunk iterator into one ``LLMReply``: content and tool-call
+``read_stream`` turns the openai SDK's chunk iterator into content deltas (yielded as they come) and one
+``LLMReply`` (returned): content and tool-call
 deltas are joined, a usage chunk with no choices is counted, and a stream that breaks, reports an
 ``error`` object or ``finish_reason: "error"`` (OpenRouter's way after streaming started), stalls or
 outlives the turn deadline raises ``StreamBroken`` with what had arrived. The SDK already skips SSE
@@ -12,11 +13,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sommelier.agent.llm.client import LLMError, LLMReply, ToolCall, Usage
+from sommelier.agent.llm.port import LLMError, LLMReply, ToolCall, Usage
 
 logger = logging.getLogger(__name__)
 
@@ -36,107 +37,155 @@ class _CallParts:
     arguments: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Assembly:
+    """What a stream has delivered so far, one method per kind of chunk part."""
+
+    content: list[str] = field(default_factory=list)
+    refusal: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    # sent back with the message (Gemini's thought signatures)
+    reasoning_details: list[Any] = field(default_factory=list)
+    calls: dict[int, _CallParts] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+    model: str = ""
+
+    @property
+    def partial(self) -> str:
+        """The content so far, for a StreamBroken."""
+        return "".join(self.content)
+
+    def take_chunk(self, chunk: Any) -> Iterator[str]:
+        """One chunk; yields its content text. Only the first choice is the answer (n > 1 is never asked for)."""
+        self.model = getattr(chunk, "model", None) or self.model
+        chunk_usage = getattr(chunk, "usage", None)
+        if chunk_usage is not None:  # the usage chunk (no choices) or usage on the last choice chunk
+            self.take_usage(chunk_usage)
+        for choice in getattr(chunk, "choices", None) or []:
+            if getattr(choice, "index", 0) not in (0, None):
+                continue
+            if choice.delta is not None:
+                yield from self.take_delta(choice.delta)
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+
+    def take_usage(self, chunk_usage: Any) -> None:
+        """The token counts; a later usage replaces an earlier one."""
+        details = getattr(chunk_usage, "completion_tokens_details", None)
+        self.usage = Usage(
+            chunk_usage.prompt_tokens or 0,
+            chunk_usage.completion_tokens or 0,
+            (getattr(details, "reasoning_tokens", None) or 0) if details is not None else 0,
+        )
+
+    def take_delta(self, delta: Any) -> Iterator[str]:
+        """A choice's delta; its content text is yielded before the rest of it is taken."""
+        text = getattr(delta, "content", None)
+        if text:
+            self.content.append(text)
+            yield text
+        if getattr(delta, "refusal", None):
+            self.refusal.append(delta.refusal)
+        self.take_reasoning(getattr(delta, "model_extra", None) or {})
+        self.take_tool_calls(getattr(delta, "tool_calls", None) or [])
+
+    def take_reasoning(self, extra: dict[str, Any]) -> None:
+        """Reasoning text and details, which providers send as fields the SDK does not model."""
+        for name in ("reasoning", "reasoning_content"):
+            if isinstance(extra.get(name), str):
+                self.reasoning.append(extra[name])
+        if isinstance(extra.get("reasoning_details"), list):
+            self.reasoning_details.extend(extra["reasoning_details"])
+
+    def take_tool_calls(self, tool_calls: list[Any]) -> None:
+        """Tool-call fragments, joined by index (or by position when a provider leaves the index out)."""
+        for position, call in enumerate(tool_calls):
+            index = call.index if call.index is not None else position
+            parts = self.calls.setdefault(index, _CallParts())
+            parts.id = call.id or parts.id
+            function = getattr(call, "function", None)
+            if function is not None:
+                parts.name = function.name or parts.name
+                if function.arguments:
+                    parts.arguments.append(function.arguments)
+
+    def reply(self, requested_model: str) -> LLMReply:
+        """The assembled reply; a call that never got a name is dropped."""
+        tool_calls = [
+            ToolCall(id=parts.id or f"call_{index}", name=parts.name, arguments="".join(parts.arguments) or "{}")
+            for index, parts in sorted(self.calls.items())
+            if parts.name
+        ]
+        return LLMReply(
+            content=self.partial if self.content else None,
+            tool_calls=tool_calls,
+            usage=self.usage,
+            model=self.model or requested_model,
+            finish_reason=self.finish_reason,
+            refusal="".join(self.refusal) or None,
+            reasoning="".join(self.reasoning) or None,
+            reasoning_details=self.reasoning_details or None,
+        )
+
+
 def read_stream(
     chunks: Iterable[Any],
     *,
     model: str,
-    on_content: Callable[[str], None] | None = None,
     deadline: float | None = None,
     close: Callable[[], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
-) -> LLMReply:
-    """Join a chat.completion.chunk stream into one reply. Raises StreamBroken when it does not end well.
+) -> Generator[str, None, LLMReply]:
+    """Join a chat.completion.chunk stream into one reply, yielding each content delta as it arrives.
+    Raises StreamBroken when it does not end well.
 
     ``deadline`` (on ``clock``) bounds the whole stream: a watchdog calls ``close`` (the SDK stream's
     close) when it passes, so even a provider that sends only keep-alive comments is cut off.
     """
-    content: list[str] = []
-    refusal: list[str] = []
-    reasoning: list[str] = []
-    reasoning_details: list[Any] = []  # sent back with the message (Gemini's thought signatures)
-    calls: dict[int, _CallParts] = {}
-    usage = Usage()
-    finish_reason: str | None = None
-    answered_model = ""
+    assembly = _Assembly()
     expired = threading.Event()
-    watchdog = None
-    if deadline is not None and close is not None:
-        watchdog = threading.Timer(max(deadline - clock(), 0.0), lambda: (expired.set(), _quietly(close)))
-        watchdog.daemon = True
-        watchdog.start()
+    watchdog = _start_watchdog(deadline, close, clock, expired)
     try:
         for chunk in chunks:
             if deadline is not None and clock() > deadline:
                 expired.set()
                 break
-            answered_model = getattr(chunk, "model", None) or answered_model
-            chunk_usage = getattr(chunk, "usage", None)
-            if chunk_usage is not None:  # the usage chunk (no choices) or usage on the last choice chunk
-                details = getattr(chunk_usage, "completion_tokens_details", None)
-                usage = Usage(
-                    chunk_usage.prompt_tokens or 0,
-                    chunk_usage.completion_tokens or 0,
-                    (getattr(details, "reasoning_tokens", None) or 0) if details is not None else 0,
-                )
-            for choice in getattr(chunk, "choices", None) or []:
-                if getattr(choice, "index", 0) not in (0, None):
-                    continue
-                delta = choice.delta
-                text = getattr(delta, "content", None) if delta is not None else None
-                if text:
-                    content.append(text)
-                    if on_content is not None:
-                        on_content(text)
-                if delta is not None and getattr(delta, "refusal", None):
-                    refusal.append(delta.refusal)
-                extra = (getattr(delta, "model_extra", None) or {}) if delta is not None else {}
-                for name in ("reasoning", "reasoning_content"):
-                    if isinstance(extra.get(name), str):
-                        reasoning.append(extra[name])
-                if isinstance(extra.get("reasoning_details"), list):
-                    reasoning_details.extend(extra["reasoning_details"])
-                for position, call in enumerate((getattr(delta, "tool_calls", None) if delta else None) or []):
-                    index = call.index if call.index is not None else position
-                    parts = calls.setdefault(index, _CallParts())
-                    parts.id = call.id or parts.id
-                    function = getattr(call, "function", None)
-                    if function is not None:
-                        parts.name = function.name or parts.name
-                        if function.arguments:
-                            parts.arguments.append(function.arguments)
-                if choice.finish_reason:
-                    finish_reason = choice.finish_reason
-            if finish_reason == "error":
-                raise StreamBroken('the stream reported finish_reason "error"', "".join(content))
+            yield from assembly.take_chunk(chunk)
+            if assembly.finish_reason == "error":
+                raise StreamBroken('the stream reported finish_reason "error"', assembly.partial)
     except StreamBroken:
         raise
     except Exception as exc:  # APIError (an error object), APIConnectionError / APITimeoutError (break, stall)
         if expired.is_set():
-            raise StreamBroken("the turn deadline passed while the answer streamed", "".join(content)) from exc
-        raise StreamBroken(f"the stream broke: {type(exc).__name__}: {_short(exc)}", "".join(content)) from exc
+            raise StreamBroken("the turn deadline passed while the answer streamed", assembly.partial) from exc
+        raise StreamBroken(f"the stream broke: {type(exc).__name__}: {_short(exc)}", assembly.partial) from exc
     finally:
         if watchdog is not None:
             watchdog.cancel()
     if expired.is_set():
         _quietly(close)
-        raise StreamBroken("the turn deadline passed while the answer streamed", "".join(content))
-    if finish_reason is None:
-        raise StreamBroken("the stream ended without a finish_reason", "".join(content))
-    tool_calls = [
-        ToolCall(id=parts.id or f"call_{index}", name=parts.name, arguments="".join(parts.arguments) or "{}")
-        for index, parts in sorted(calls.items())
-        if parts.name
-    ]
-    return LLMReply(
-        content="".join(content) if content else None,
-        tool_calls=tool_calls,
-        usage=usage,
-        model=answered_model or model,
-        finish_reason=finish_reason,
-        refusal="".join(refusal) or None,
-        reasoning="".join(reasoning) or None,
-        reasoning_details=reasoning_details or None,
-    )
+        raise StreamBroken("the turn deadline passed while the answer streamed", assembly.partial)
+    if assembly.finish_reason is None:
+        raise StreamBroken("the stream ended without a finish_reason", assembly.partial)
+    return assembly.reply(model)
+
+
+def _start_watchdog(
+    deadline: float | None, close: Callable[[], None] | None, clock: Callable[[], float], expired: threading.Event
+) -> threading.Timer | None:
+    """A timer that sets ``expired`` and closes the stream at the deadline, so a stalled read ends too."""
+    if deadline is None or close is None:
+        return None
+
+    def cut_off() -> None:
+        expired.set()
+        _quietly(close)
+
+    watchdog = threading.Timer(max(deadline - clock(), 0.0), cut_off)
+    watchdog.daemon = True
+    watchdog.start()
+    return watchdog
 
 
 def _quietly(close: Callable[[], None] | None) -> None:

@@ -1,4 +1,4 @@
--- Catalogue, users, conversation history and feedback (DESIGN.md §4).
+-- Catalogue, users, conversation history and feedback (docs/catalog.md).
 -- Every statement is idempotent so a half-applied file can be re-run safely.
 
 CREATE EXTENSION IF NOT EXISTS vector;

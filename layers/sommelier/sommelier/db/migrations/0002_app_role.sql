@@ -1,4 +1,4 @@
--- The run-time database role (DESIGN.md §1, §13: least privilege).
+-- The run-time database role: least privilege (docs/deploy.md, "1. Architecture").
 --
 -- `sommelier_app` is a NOLOGIN group role with data rights only: SELECT, INSERT, UPDATE and DELETE
 -- on the application tables and USAGE on their sequences. No DDL: it owns nothing and may not

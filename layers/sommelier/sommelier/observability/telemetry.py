@@ -1,20 +1,31 @@
-"""Per-turn metrics (Powertools EMF), and optional Langfuse traces when its keys are set (docs/architecture.md)."""
+"""What an invocation reports besides its logs: per-turn metrics (Powertools EMF) and X-Ray subsegments.
+
+Metrics: Powertools' Metrics keeps one metric set per process by design; the handler shell names its
+namespace from the settings (`configure`) and flushes it after each invocation. Outside Lambda (metrics
+disabled) nothing is buffered.
+
+Traces: the handler shell installs a Powertools Tracer here when X-Ray is active; without one (locally, in
+tests, in the webhook) `subsegment` does nothing.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from sommelier.settings import env
-
 logger = logging.getLogger(__name__)
 
-metrics = Metrics(namespace=env("POWERTOOLS_METRICS_NAMESPACE", "Sommelier"), service="sommelier")
-_langfuse_client: Any = None
-_langfuse_checked = False
+metrics = Metrics(namespace="Sommelier", service="sommelier")  # Powertools' process-wide metric set
+
+
+def configure(namespace: str) -> None:
+    """The namespace the metrics are written under (POWERTOOLS_METRICS_NAMESPACE, from the settings)."""
+    metrics.provider.namespace = namespace
 
 
 def record_turn(metadata: dict[str, Any]) -> None:
@@ -23,7 +34,6 @@ def record_turn(metadata: dict[str, Any]) -> None:
 
     if is_metrics_disabled():
         # Powertools still auto-prints its buffer every 100 values; outside Lambda that garbles a chat.
-        _send_to_langfuse(metadata)
         return
     try:
         metrics.add_metric(name="Turns", unit=MetricUnit.Count, value=1)
@@ -32,7 +42,8 @@ def record_turn(metadata: dict[str, Any]) -> None:
         metrics.add_metric(name="PromptTokens", unit=MetricUnit.Count, value=metadata["tokens"]["prompt"])
         metrics.add_metric(name="CompletionTokens", unit=MetricUnit.Count, value=metadata["tokens"]["completion"])
         metrics.add_metric(name="ReasoningTokens", unit=MetricUnit.Count, value=metadata["tokens"].get("reasoning", 0))
-        metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=len(metadata["tools_used"]))
+        # Every tool-function invocation of the turn (begin_turn, each tool round, end_turn, a history read).
+        metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=metadata["tool_function_calls"])
         metrics.add_metric(
             name="StructuredOutputRetries", unit=MetricUnit.Count, value=metadata["structured_output_retries"]
         )
@@ -41,7 +52,6 @@ def record_turn(metadata: dict[str, Any]) -> None:
             metrics.add_metric(name=f"Fallback_{metadata['mode']}", unit=MetricUnit.Count, value=1)
     except Exception:  # metrics must never break a turn
         logger.debug("metrics not recorded", exc_info=True)
-    _send_to_langfuse(metadata)
 
 
 def record_event(name: str, value: float = 1) -> None:
@@ -56,21 +66,28 @@ def record_event(name: str, value: float = 1) -> None:
         logger.debug("metric %s not recorded", name, exc_info=True)
 
 
-def _send_to_langfuse(metadata: dict[str, Any]) -> None:
-    global _langfuse_client, _langfuse_checked
-    if not (env("LANGFUSE_PUBLIC_KEY") and env("LANGFUSE_SECRET_KEY")):
-        return
-    if not _langfuse_checked:
-        _langfuse_checked = True
-        try:
-            from langfuse import Langfuse  # optional dependency
+# ---------------------------------------------------------------- traces
 
-            _langfuse_client = Langfuse()
-        except Exception:
-            logger.warning("LANGFUSE_* keys are set but the langfuse package is unavailable; traces are off")
-    if _langfuse_client is None:
+_tracer: Any = None
+
+
+def install_tracer(tracer: Any) -> None:
+    global _tracer
+    _tracer = tracer
+
+
+def active_tracer() -> Any:
+    return _tracer
+
+
+@contextmanager
+def subsegment(name: str, **annotations: Any) -> Iterator[None]:
+    """An X-Ray subsegment named `name`, annotated; a no-op without a Tracer."""
+    tracer = _tracer
+    if tracer is None:
+        yield
         return
-    try:
-        _langfuse_client.create_event(name="sommelier-turn", metadata=metadata)
-    except Exception:
-        logger.debug("langfuse event not sent", exc_info=True)
+    with tracer.provider.in_subsegment(name) as segment:
+        for key, value in annotations.items():
+            segment.put_annotation(key, value)
+        yield

@@ -1,0 +1,141 @@
+"""The chat LLM port: what the agent asks of a chat model, the reply it gets, and the turn's accounting.
+
+The adapter is `agent/llm/client.py` (the openai SDK); the composition root builds it only when a key is
+set, so an offline turn never loads the SDK or its HTTP client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from sommelier.domain.conversation import Deadline
+
+T = TypeVar("T")
+
+
+class LLMError(RuntimeError):
+    """The model could not be reached or answered something unusable (after the retries that fit)."""
+
+
+class LLMRequestRejected(LLMError):
+    """The endpoint refused the request itself, in a way no known capability fallback fixes."""
+
+
+class ToolsUnsupported(LLMRequestRejected):
+    """The endpoint does not accept tools (learned from its refusal, or stated in config)."""
+
+
+class LLMDeadlineExceeded(LLMError):
+    """The turn's budget has no room for another request."""
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text ("{}" for a call without arguments)
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+
+
+@dataclass
+class LLMLedger:
+    """Honest accounting of one turn's LLM use: logical calls, real HTTP requests, generations paid for."""
+
+    logical_calls: int = 0
+    http_requests: int = 0
+    generations: int = 0  # requests that produced (or timed out producing) a completion
+    timeouts: int = 0
+    provider_errors: int = 0
+    retries: int = 0
+    usage: Usage = field(default_factory=Usage)
+    lessons: list[str] = field(default_factory=list)
+
+    def as_metadata(self) -> dict[str, Any]:
+        return {
+            "llm_calls": self.logical_calls,
+            "llm_http_requests": self.http_requests,
+            "llm_generations": self.generations,
+            "llm_timeouts": self.timeouts,
+            "llm_provider_errors": self.provider_errors,
+            "llm_retries": self.retries,
+            "capabilities_learned": list(self.lessons),
+        }
+
+
+@dataclass
+class LLMReply:
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    finish_reason: str | None = None
+    refusal: str | None = None
+    reasoning: str | None = None  # never shown to the customer
+    reasoning_details: list[Any] | None = None  # sent back with the message (Gemini's thought signatures)
+
+    def assistant_message(self) -> dict[str, Any]:
+        """The reply as a message to append to the conversation (never an empty assistant text)."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        if self.reasoning_details:
+            message["reasoning_details"] = self.reasoning_details
+        return message
+
+
+class ChatLLM(Protocol):
+    """The chat model port: a whole answer, or one that streams its content as values."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def streams(self) -> bool: ...
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        final: bool = False,
+        response_format: dict[str, Any] | None = None,
+        deadline: Deadline | float | None = None,
+        ledger: LLMLedger | None = None,
+    ) -> LLMReply: ...
+
+    def stream(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        final: bool = False,
+        response_format: dict[str, Any] | None = None,
+        deadline: Deadline | float | None = None,
+        ledger: LLMLedger | None = None,
+    ) -> Generator[str, None, LLMReply]: ...
+
+
+def drain(generator: Generator[Any, None, T]) -> T:
+    """Run a generator to its end, dropping what it yields; its return value."""
+    while True:
+        try:
+            next(generator)
+        except StopIteration as done:
+            result: T = done.value
+            return result

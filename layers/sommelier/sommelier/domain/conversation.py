@@ -1,0 +1,168 @@
+"""A conversation as the conversation store keeps it: who wrote, the messages, a turn to save, votes; and a
+turn's deadline.
+
+The deadline is one budget per conversation turn, from which every LLM call takes its time. In the agent
+function it is the invocation's remaining time minus what delivery to Telegram needs
+(`telegram.consumer.lambda_turn_deadline`); locally it is ``LLM_TURN_BUDGET_S``. The caller hands it down
+with the turn. The LLM may use the budget up to a reserve kept for the fallback (the offline answer), so the
+customer always gets an answer before the budget ends.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sommelier.domain.wine import Wine
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    """Who wrote: enough to keep the users table current."""
+
+    telegram_user_id: int
+    chat_id: int
+    username: str | None = None
+    first_name: str | None = None
+    last_name: str | None = None
+    language_code: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredUser:
+    """A customer as the store knows them (``profile``: what they told the bot about their taste)."""
+
+    telegram_user_id: int
+    chat_id: int
+    username: str | None
+    first_name: str | None
+    profile: dict[str, object]  # JSON values, as the customer's answers were kept
+    is_active: bool
+
+
+@dataclass(frozen=True)
+class UserUpsert:
+    user: StoredUser
+    created: bool
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One message of a chat's history, as the customer saw it."""
+
+    id: int
+    role: Role
+    content: str
+    wine_ids: list[str]
+    response_type: str | None
+    created_at: str
+
+
+@dataclass(frozen=True)
+class TurnStats:
+    """A turn's mode and LLM use, kept without any id for the shop's report."""
+
+    mode: str
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """A successful turn to store: the user's text and the rendered answer."""
+
+    chat_id: int
+    user_text: str
+    answer_text: str
+    user_id: int | None = None
+    update_id: int | None = None
+    wine_ids: list[str] = field(default_factory=list)
+    response_type: str | None = None
+    stats: TurnStats | None = None
+
+
+@dataclass(frozen=True)
+class SavedTurn:
+    saved: bool
+    user_message_id: int | None = None
+    assistant_message_id: int | None = None
+
+
+@dataclass(frozen=True)
+class PhotoId:
+    """A Telegram file id learned while delivering a wine's photo."""
+
+    wine_id: str
+    file_id: str
+
+
+@dataclass(frozen=True)
+class TurnStart:
+    user: StoredUser | None
+    history: list[ChatMessage]
+    created: bool = False
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    saved: SavedTurn | None
+    wines: list[Wine]
+    missing: list[str]
+    photos_cached: int = 0
+
+
+@dataclass(frozen=True)
+class FeedbackResult:
+    """The vote stored, and whether it replaced a different one."""
+
+    saved: bool
+    rating: int
+    previous_rating: int | None
+    changed: bool
+
+
+@dataclass(frozen=True)
+class ChatState:
+    chat_id: int
+    is_active: bool
+
+
+# Time kept for the offline answer after the LLM gives up (tool calls and rendering, no network model).
+FALLBACK_RESERVE_FRACTION = 0.05
+MAX_FALLBACK_RESERVE_S = 2.0
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """An absolute end (time.monotonic) for one turn, and the share of it the LLM may use."""
+
+    ends_at: float
+    budget_s: float
+    fallback_reserve_s: float = 0.0
+    started_at: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        seconds = max(0.0, seconds)
+        reserve = min(MAX_FALLBACK_RESERVE_S, seconds * FALLBACK_RESERVE_FRACTION)
+        now = time.monotonic()
+        return cls(ends_at=now + seconds, budget_s=seconds, fallback_reserve_s=reserve, started_at=now)
+
+    def remaining(self) -> float:
+        """Seconds until the whole turn must be over."""
+        return max(0.0, self.ends_at - time.monotonic())
+
+    def remaining_for_llm(self) -> float:
+        """Seconds the LLM may still use; the rest is kept for the fallback answer."""
+        return max(0.0, self.ends_at - self.fallback_reserve_s - time.monotonic())
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started_at
+
+    @property
+    def expired(self) -> bool:
+        return self.remaining_for_llm() <= 0.0

@@ -1,0 +1,172 @@
+"""What the catalogue and the shop's duties answer besides wines: stats, imports, cards, the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sommelier.domain.wine import OMIT_NONE, Wine
+
+
+@dataclass(frozen=True)
+class PriceRange:
+    min: int | float
+    median: int | float
+    max: int | float
+
+
+@dataclass(frozen=True)
+class CatalogStats:
+    wines: int
+    available: int
+    unavailable: int
+    with_photo: int
+    unknown_country: int
+    by_type: dict[str, int]
+    by_country: dict[str, int]
+    price_rub: PriceRange | None
+    embedding_models: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ExportedWine:
+    """A wine as `sommelier catalog export` writes it: an import row with its id and sku, so export → edit →
+    import round-trips. ``extra``: the file's own fields, written back at the top level."""
+
+    id: str
+    sku: str | None
+    name: str
+    producer: str
+    country: str
+    region: str
+    appellation: str | None
+    vintage_year: int | None
+    grape_varieties: list[str]
+    wine_type: str
+    sweetness: str
+    body: int | None
+    tannins: int | None
+    acidity: int | None
+    price_rub: int | float
+    description: str
+    tasting_notes: str
+    food_pairings: list[str]
+    image_key: str | None
+    image_url: str | None = field(default=None, metadata=OMIT_NONE)
+    available: bool | None = field(default=None, metadata=OMIT_NONE)
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def as_file_row(self) -> dict[str, object]:
+        """The row of a catalogue file: every field, then the file's extra fields at the top level."""
+        from sommelier.domain.wire import to_wire
+
+        row = to_wire(self)
+        extra = row.pop("extra", {})
+        for key, value in extra.items():
+            row.setdefault(key, value)
+        return row
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    inserted: int
+    updated: int
+    total: int
+    retired: int
+    ids: list[str]
+    started_at: str
+
+
+@dataclass(frozen=True)
+class WineEmbedding:
+    """A new vector for an existing wine."""
+
+    id: str
+    embedding: list[float]
+
+
+@dataclass(frozen=True)
+class EmbeddingText:
+    """The text a wine is embedded from (re-embedding after a change of model)."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ShelfWine:
+    """A wine found by the shop's sku or id, with the ref it was asked by (shelf labels)."""
+
+    ref: str
+    wine: Wine
+
+
+@dataclass(frozen=True)
+class FoundWines:
+    wines: list[ShelfWine]
+    missing: list[str]
+
+
+@dataclass(frozen=True)
+class WineCard:
+    """A wine's card for a shelf code: the wine and similar ones, or, for an unknown or sold-out wine,
+    alternatives (``unavailable``: the sold-out wine)."""
+
+    wine: Wine | None
+    similar: list[Wine] = field(default_factory=list)
+    alternatives: list[Wine] = field(default_factory=list)
+    unavailable: Wine | None = field(default=None, metadata=OMIT_NONE)
+
+
+@dataclass(frozen=True)
+class ModeFigures:
+    mode: str
+    turns: int
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True)
+class WineVotes:
+    wine_id: str
+    name: str
+    producer: str
+    vintage_year: int | None
+    up: int
+    down: int
+
+
+@dataclass(frozen=True)
+class AskedQuery:
+    text: str
+    wines_shown: int
+    response_type: str | None
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """The raw figures of a period for the shop's report."""
+
+    since: str
+    until: str
+    modes: list[ModeFigures]
+    customers: int
+    votes: list[WineVotes]
+    queries: list[AskedQuery]
+
+
+@dataclass(frozen=True)
+class AdminStats:
+    customers: int
+    turns_today: int
+    turns_7d: int
+    likes_7d: int
+    dislikes_7d: int
+    wines: int
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    """How many rows of each table were deleted for a customer."""
+
+    deleted: dict[str, int]
