@@ -166,3 +166,19 @@ class Deadline:
     @property
     def expired(self) -> bool:
         return self.remaining_for_llm() <= 0.0
+
+
+# What the conversation store answers in one JSON object (the tool function always answers one).
+@dataclass(frozen=True)
+class History:
+    messages: list[ChatMessage]
+
+
+@dataclass(frozen=True)
+class ChatStates:
+    chats: list[ChatState]
+
+
+@dataclass(frozen=True)
+class Archived:
+    archived: int

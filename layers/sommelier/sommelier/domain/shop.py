@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sommelier.domain.wine import OMIT_NONE, Wine
+from sommelier.domain.wine import OMIT_NONE, Wine, WineListing
 
 
 @dataclass(frozen=True)
@@ -170,3 +170,35 @@ class ForgetResult:
     """How many rows of each table were deleted for a customer."""
 
     deleted: dict[str, int]
+
+
+# What the catalogue and the shop's records answer in one JSON object (the tool function always answers one).
+@dataclass(frozen=True)
+class ExportedWines:
+    wines: list[ExportedWine]
+
+
+@dataclass(frozen=True)
+class Listing:
+    wines: list[WineListing]
+
+
+@dataclass(frozen=True)
+class EmbeddingTexts:
+    items: list[EmbeddingText]
+
+
+@dataclass(frozen=True)
+class AgeAnswer:
+    is_adult: bool | None
+
+
+@dataclass(frozen=True)
+class Saved:
+    saved: bool
+
+
+@dataclass(frozen=True)
+class Deleted:
+    deleted: int
+    days: int

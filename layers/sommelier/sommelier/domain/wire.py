@@ -10,34 +10,40 @@ function's cold start); `from_wire` validates with pydantic, which only the call
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Hashable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from sommelier.domain.conversation import (
-    ChatMessage,
-    ChatState,
-    FeedbackResult,
-    SavedTurn,
-    TurnEnd,
-    TurnStart,
-    UserUpsert,
-)
-from sommelier.domain.search import SearchResult, WineList
-from sommelier.domain.shop import (
-    AdminStats,
-    CatalogStats,
-    EmbeddingText,
-    ExportedWine,
-    ForgetResult,
-    FoundWines,
-    ImportSummary,
-    ReportData,
-    WineCard,
-)
-from sommelier.domain.wine import WineListing
+if TYPE_CHECKING:  # the answer types load with the operation that answers them (the handlers' cold start)
+    from sommelier.domain.conversation import (
+        Archived,
+        ChatStates,
+        FeedbackResult,
+        History,
+        SavedTurn,
+        TurnEnd,
+        TurnStart,
+        UserUpsert,
+    )
+    from sommelier.domain.search import SearchResult, WineList
+    from sommelier.domain.shop import (
+        AdminStats,
+        AgeAnswer,
+        CatalogStats,
+        Deleted,
+        EmbeddingTexts,
+        ExportedWines,
+        ForgetResult,
+        FoundWines,
+        ImportSummary,
+        Listing,
+        ReportData,
+        Saved,
+        WineCard,
+    )
 
 T = TypeVar("T")
 
@@ -78,96 +84,63 @@ def from_wire(kind: type[T], data: Any) -> T:
     return value
 
 
-@dataclass(frozen=True)
 class Operation(Generic[T]):
-    """One operation of the tool function: its name on the wire and the object it answers."""
+    """One operation of the tool function: its name on the wire and the object it answers, named as
+    "module:Class" and imported when first asked for (a cold start loads only the types it meets)."""
 
-    name: str
-    answers: type[T]
+    def __init__(self, name: str, answers: str):
+        self.name = name
+        self._answers = answers
+        self._type: type[T] | None = None
 
+    @property
+    def answers(self) -> type[T]:
+        if self._type is None:
+            module, _, name = self._answers.partition(":")
+            self._type = getattr(importlib.import_module(module), name)
+        return self._type
 
-# Envelopes: the tool function always answers one JSON object, so a list or a count travels inside one.
-@dataclass(frozen=True)
-class History:
-    messages: list[ChatMessage]
-
-
-@dataclass(frozen=True)
-class ExportedWines:
-    wines: list[ExportedWine]
-
-
-@dataclass(frozen=True)
-class Listing:
-    wines: list[WineListing]
-
-
-@dataclass(frozen=True)
-class EmbeddingTexts:
-    items: list[EmbeddingText]
-
-
-@dataclass(frozen=True)
-class ChatStates:
-    chats: list[ChatState]
+    def __repr__(self) -> str:
+        return f"Operation({self.name!r}, {self._answers!r})"
 
 
 @dataclass(frozen=True)
 class Updated:
+    """How many rows an operation changed (both stores answer it)."""
+
     updated: int
 
 
-@dataclass(frozen=True)
-class Archived:
-    archived: int
+SEARCH_WINES: Operation[SearchResult] = Operation("search_wines", "sommelier.domain.search:SearchResult")
+SEMANTIC_SEARCH: Operation[SearchResult] = Operation("semantic_search", "sommelier.domain.search:SearchResult")
+GET_WINES: Operation[WineList] = Operation("get_wines", "sommelier.domain.search:WineList")
+GET_LIST: Operation[SearchResult] = Operation("get_list", "sommelier.domain.search:SearchResult")
+CATALOG_STATS: Operation[CatalogStats] = Operation("catalog_stats", "sommelier.domain.shop:CatalogStats")
+EXPORT_WINES: Operation[ExportedWines] = Operation("export_wines", "sommelier.domain.shop:ExportedWines")
+LIST_WINES: Operation[Listing] = Operation("list_wines", "sommelier.domain.shop:Listing")
+IMPORT_WINES: Operation[ImportSummary] = Operation("import_wines", "sommelier.domain.shop:ImportSummary")
+EMBEDDING_TEXTS: Operation[EmbeddingTexts] = Operation("embedding_texts", "sommelier.domain.shop:EmbeddingTexts")
+UPDATE_EMBEDDINGS: Operation[Updated] = Operation("update_embeddings", "sommelier.domain.wire:Updated")
 
+BEGIN_TURN: Operation[TurnStart] = Operation("begin_turn", "sommelier.domain.conversation:TurnStart")
+SAVE_TURN: Operation[SavedTurn] = Operation("save_turn", "sommelier.domain.conversation:SavedTurn")
+END_TURN: Operation[TurnEnd] = Operation("end_turn", "sommelier.domain.conversation:TurnEnd")
+LOAD_HISTORY: Operation[History] = Operation("load_history", "sommelier.domain.conversation:History")
+UPSERT_USER: Operation[UserUpsert] = Operation("upsert_user", "sommelier.domain.conversation:UserUpsert")
+RESET_HISTORY: Operation[Archived] = Operation("reset_history", "sommelier.domain.conversation:Archived")
+SET_USER_ACTIVE: Operation[Updated] = Operation("set_user_active", "sommelier.domain.wire:Updated")
+CHAT_STATE: Operation[ChatStates] = Operation("chat_state", "sommelier.domain.conversation:ChatStates")
+CACHE_PHOTO: Operation[Updated] = Operation("cache_photo", "sommelier.domain.wire:Updated")
+SAVE_FEEDBACK: Operation[FeedbackResult] = Operation("save_feedback", "sommelier.domain.conversation:FeedbackResult")
 
-@dataclass(frozen=True)
-class Deleted:
-    deleted: int
-    days: int
-
-
-@dataclass(frozen=True)
-class AgeAnswer:
-    is_adult: bool | None
-
-
-@dataclass(frozen=True)
-class Saved:
-    saved: bool
-
-
-SEARCH_WINES = Operation("search_wines", SearchResult)
-SEMANTIC_SEARCH = Operation("semantic_search", SearchResult)
-GET_WINES = Operation("get_wines", WineList)
-GET_LIST = Operation("get_list", SearchResult)
-CATALOG_STATS = Operation("catalog_stats", CatalogStats)
-EXPORT_WINES = Operation("export_wines", ExportedWines)
-LIST_WINES = Operation("list_wines", Listing)
-IMPORT_WINES = Operation("import_wines", ImportSummary)
-EMBEDDING_TEXTS = Operation("embedding_texts", EmbeddingTexts)
-UPDATE_EMBEDDINGS = Operation("update_embeddings", Updated)
-
-BEGIN_TURN = Operation("begin_turn", TurnStart)
-SAVE_TURN = Operation("save_turn", SavedTurn)
-END_TURN = Operation("end_turn", TurnEnd)
-LOAD_HISTORY = Operation("load_history", History)
-UPSERT_USER = Operation("upsert_user", UserUpsert)
-RESET_HISTORY = Operation("reset_history", Archived)
-SET_USER_ACTIVE = Operation("set_user_active", Updated)
-CHAT_STATE = Operation("chat_state", ChatStates)
-CACHE_PHOTO = Operation("cache_photo", Updated)
-SAVE_FEEDBACK = Operation("save_feedback", FeedbackResult)
-
-GET_AGE_ANSWER = Operation("get_age_answer", AgeAnswer)
-SAVE_AGE_ANSWER = Operation("save_age_answer", Saved)
-FORGET_USER = Operation("forget_user", ForgetResult)
-PURGE_OLD_MESSAGES = Operation("purge_old_messages", Deleted)
-FIND_WINES = Operation("find_wines", FoundWines)
-WINE_CARD = Operation("wine_card", WineCard)
-REPORT_DATA = Operation("report_data", ReportData)
-ADMIN_STATS = Operation("admin_stats", AdminStats)
+GET_AGE_ANSWER: Operation[AgeAnswer] = Operation("get_age_answer", "sommelier.domain.shop:AgeAnswer")
+SAVE_AGE_ANSWER: Operation[Saved] = Operation("save_age_answer", "sommelier.domain.shop:Saved")
+FORGET_USER: Operation[ForgetResult] = Operation("forget_user", "sommelier.domain.shop:ForgetResult")
+PURGE_OLD_MESSAGES: Operation[Deleted] = Operation("purge_old_messages", "sommelier.domain.shop:Deleted")
+FIND_WINES: Operation[FoundWines] = Operation("find_wines", "sommelier.domain.shop:FoundWines")
+WINE_CARD: Operation[WineCard] = Operation("wine_card", "sommelier.domain.shop:WineCard")
+REPORT_DATA: Operation[ReportData] = Operation("report_data", "sommelier.domain.shop:ReportData")
+ADMIN_STATS: Operation[AdminStats] = Operation("admin_stats", "sommelier.domain.shop:AdminStats")
 
 # Several LLM tool calls in one invocation: {"calls": [{"tool", "arguments"}, ...]} -> {"results": [...]}.
 RUN_TOOLS = "run_tools"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from sommelier.domain.shop import AdminStats
 from sommelier.settings import SettingError, Settings, ShopSettings
 
 logger = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from sommelier.domain.shop import AdminStats
 
 
 def is_admin_chat(shop: ShopSettings, chat_id: int | None) -> bool:

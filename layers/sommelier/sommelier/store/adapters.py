@@ -18,39 +18,39 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sommelier.domain import wire
-from sommelier.domain.conversation import (
-    ChatMessage,
-    ChatState,
-    FeedbackResult,
-    PhotoId,
-    TurnEnd,
-    TurnRecord,
-    TurnStart,
-    UserInfo,
-    UserUpsert,
-)
 from sommelier.domain.errors import PortError, Unavailable, error_from_payload
-from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
-from sommelier.domain.shop import (
-    AdminStats,
-    CatalogStats,
-    EmbeddingText,
-    ExportedWine,
-    ForgetResult,
-    FoundWines,
-    ImportSummary,
-    ReportData,
-    WineCard,
-    WineEmbedding,
-)
-from sommelier.domain.wine import Wine, WineListing
 from sommelier.domain.wire import Operation, to_wire
 from sommelier.observability.telemetry import subsegment
 from sommelier.store.ports import CatalogRepository, ChatRepository, InvocationCounter, ShopRepository
 
 if TYPE_CHECKING:
     from sommelier.db.pool import Database
+    from sommelier.domain.conversation import (
+        ChatMessage,
+        ChatState,
+        FeedbackResult,
+        PhotoId,
+        TurnEnd,
+        TurnRecord,
+        TurnStart,
+        UserInfo,
+        UserUpsert,
+    )
     from sommelier.domain.records import ImportRow
+    from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
+    from sommelier.domain.shop import (
+        AdminStats,
+        CatalogStats,
+        EmbeddingText,
+        ExportedWine,
+        ForgetResult,
+        FoundWines,
+        ImportSummary,
+        ReportData,
+        WineCard,
+        WineEmbedding,
+    )
+    from sommelier.domain.wine import Wine, WineListing
     from sommelier.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -327,6 +327,8 @@ class LambdaChat(_LambdaRunner, _OverChat):
         self._photos[wine_id] = file_id
 
     def _pending_photos(self) -> list[PhotoId]:
+        from sommelier.domain.conversation import PhotoId  # the chat's types load with a chat, not a catalogue drop
+
         photos = [PhotoId(wine_id=w, file_id=f) for w, f in self._photos.items()]
         self._photos.clear()
         return photos

@@ -11,34 +11,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from sommelier.domain.conversation import (
-    ChatMessage,
-    ChatState,
-    FeedbackResult,
-    TurnEnd,
-    TurnRecord,
-    TurnStart,
-    UserInfo,
-    UserUpsert,
-)
 from sommelier.domain.errors import PortError
-from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
-from sommelier.domain.shop import (
-    AdminStats,
-    CatalogStats,
-    EmbeddingText,
-    ExportedWine,
-    ForgetResult,
-    FoundWines,
-    ImportSummary,
-    ReportData,
-    WineCard,
-    WineEmbedding,
-)
-from sommelier.domain.wine import Wine, WineListing
 
 if TYPE_CHECKING:
+    from sommelier.domain.conversation import (
+        ChatMessage,
+        ChatState,
+        FeedbackResult,
+        TurnEnd,
+        TurnRecord,
+        TurnStart,
+        UserInfo,
+        UserUpsert,
+    )
     from sommelier.domain.records import ImportRow
+    from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
+    from sommelier.domain.shop import (
+        AdminStats,
+        CatalogStats,
+        EmbeddingText,
+        ExportedWine,
+        ForgetResult,
+        FoundWines,
+        ImportSummary,
+        ReportData,
+        WineCard,
+        WineEmbedding,
+    )
+    from sommelier.domain.wine import Wine, WineListing
 
 
 class InvocationCounter:

@@ -14,10 +14,12 @@ import time
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sommelier.settings import Settings
-from sommelier.telegram.render import Outgoing
+
+if TYPE_CHECKING:  # the webhook imports this module for the ledger: it must not load the renderer (pydantic)
+    from sommelier.telegram.render import Outgoing
 
 STATE_TTL_SECONDS = 24 * 3600
 
@@ -32,6 +34,8 @@ def _encode(parts: list[Outgoing]) -> str:
 
 
 def _decode(raw: str) -> list[Outgoing]:
+    from sommelier.telegram.render import Outgoing
+
     return [Outgoing(**item) for item in json.loads(raw)]
 
 

@@ -23,9 +23,18 @@ from sommelier.domain.search import (
     single_uuid,
     uuid_list,
 )
-from sommelier.domain.shop import CatalogStats, EmbeddingText, ExportedWine, ImportSummary, PriceRange
+from sommelier.domain.shop import (
+    CatalogStats,
+    EmbeddingText,
+    EmbeddingTexts,
+    ExportedWine,
+    ExportedWines,
+    ImportSummary,
+    Listing,
+    PriceRange,
+)
 from sommelier.domain.wine import WineListing
-from sommelier.domain.wire import EmbeddingTexts, ExportedWines, Listing, Updated
+from sommelier.domain.wire import Updated
 from sommelier.toolfn.search import TYPICAL_PRICE_ORDER, WINE_COLUMNS, full_wine, money, photos_of, wine_for_tool
 
 if TYPE_CHECKING:

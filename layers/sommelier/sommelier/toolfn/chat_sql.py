@@ -13,9 +13,12 @@ from psycopg.rows import dict_row
 
 from sommelier.db.pool import first_row
 from sommelier.domain.conversation import (
+    Archived,
     ChatMessage,
     ChatState,
+    ChatStates,
     FeedbackResult,
+    History,
     SavedTurn,
     StoredUser,
     TurnEnd,
@@ -30,7 +33,7 @@ from sommelier.domain.search import (
     single_uuid,
     uuid_list,
 )
-from sommelier.domain.wire import Archived, ChatStates, History, Updated
+from sommelier.domain.wire import Updated
 from sommelier.toolfn import catalog_sql
 
 MAX_MESSAGE_CHARS = 2000

@@ -9,10 +9,12 @@ one invocation: {"calls": [{"tool", "arguments"}, ...]}.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import threading
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import psycopg
@@ -20,56 +22,63 @@ import psycopg
 from sommelier.db.pool import Database
 from sommelier.domain import wire
 from sommelier.domain.errors import InvalidArgument, ModelMismatchError, NotFound, PortError, Unavailable
-from sommelier.domain.search import ArgumentError, require_object, search_filters, semantic_request
+from sommelier.domain.search import ArgumentError, require_object
 from sommelier.domain.wire import RUN_TOOLS, to_wire
 from sommelier.settings import SettingError, Settings
-from sommelier.toolfn import catalog_sql, chat_sql, search, shop_sql
 
 logger = logging.getLogger(__name__)
 
 Implementation = Callable[[psycopg.Connection, Any], Any]  # (connection, JSON arguments) -> a domain object
 
-LLM_OPERATIONS: dict[str, Implementation] = {
-    wire.SEARCH_WINES.name: lambda conn, args: search.search_wines(conn, search_filters(args)),
-    wire.SEMANTIC_SEARCH.name: lambda conn, args: search.semantic_search(conn, semantic_request(args)),
+# Every operation's implementation as "module:function" of this package, imported when the operation first
+# runs: a cold start loads only the SQL (and the domain types) its first call needs.
+LLM_OPERATIONS: dict[str, str] = {
+    wire.SEARCH_WINES.name: "search:search_wines_tool",
+    wire.SEMANTIC_SEARCH.name: "search:semantic_search_tool",
+}
+OPERATIONS: dict[str, str] = {
+    **LLM_OPERATIONS,
+    wire.BEGIN_TURN.name: "chat_sql:begin_turn",
+    wire.END_TURN.name: "chat_sql:end_turn",
+    wire.GET_WINES.name: "catalog_sql:get_wines",
+    wire.GET_LIST.name: "catalog_sql:get_list",
+    wire.LOAD_HISTORY.name: "chat_sql:load_history",
+    wire.SAVE_TURN.name: "chat_sql:save_turn",
+    wire.RESET_HISTORY.name: "chat_sql:reset_history",
+    wire.UPSERT_USER.name: "chat_sql:upsert_user",
+    wire.SET_USER_ACTIVE.name: "chat_sql:set_user_active",
+    wire.CHAT_STATE.name: "chat_sql:chat_state",
+    wire.CACHE_PHOTO.name: "chat_sql:cache_photo",
+    wire.SAVE_FEEDBACK.name: "chat_sql:save_feedback",
+    wire.CATALOG_STATS.name: "catalog_sql:catalog_stats",
+    wire.EXPORT_WINES.name: "catalog_sql:export_wines",
+    wire.LIST_WINES.name: "catalog_sql:list_wines",
+    wire.IMPORT_WINES.name: "catalog_sql:import_wines",
+    wire.UPDATE_EMBEDDINGS.name: "catalog_sql:update_embeddings",
+    wire.EMBEDDING_TEXTS.name: "catalog_sql:embedding_texts",
+    wire.GET_AGE_ANSWER.name: "shop_sql:get_age_answer",
+    wire.SAVE_AGE_ANSWER.name: "shop_sql:save_age_answer",
+    wire.FORGET_USER.name: "shop_sql:forget_user",
+    wire.PURGE_OLD_MESSAGES.name: "shop_sql:purge_old_messages",
+    wire.FIND_WINES.name: "shop_sql:find_wines",
+    wire.WINE_CARD.name: "shop_sql:wine_card",
+    wire.REPORT_DATA.name: "shop_sql:report_data",
+    wire.ADMIN_STATS.name: "shop_sql:admin_stats",
 }
 
-OPERATIONS: dict[str, Implementation] = {
-    **LLM_OPERATIONS,
-    wire.BEGIN_TURN.name: chat_sql.begin_turn,
-    wire.END_TURN.name: chat_sql.end_turn,
-    wire.GET_WINES.name: catalog_sql.get_wines,
-    wire.GET_LIST.name: catalog_sql.get_list,
-    wire.LOAD_HISTORY.name: chat_sql.load_history,
-    wire.SAVE_TURN.name: chat_sql.save_turn,
-    wire.RESET_HISTORY.name: chat_sql.reset_history,
-    wire.UPSERT_USER.name: chat_sql.upsert_user,
-    wire.SET_USER_ACTIVE.name: chat_sql.set_user_active,
-    wire.CHAT_STATE.name: chat_sql.chat_state,
-    wire.CACHE_PHOTO.name: chat_sql.cache_photo,
-    wire.SAVE_FEEDBACK.name: chat_sql.save_feedback,
-    wire.CATALOG_STATS.name: catalog_sql.catalog_stats,
-    wire.EXPORT_WINES.name: catalog_sql.export_wines,
-    wire.LIST_WINES.name: catalog_sql.list_wines,
-    wire.IMPORT_WINES.name: catalog_sql.import_wines,
-    wire.UPDATE_EMBEDDINGS.name: catalog_sql.update_embeddings,
-    wire.EMBEDDING_TEXTS.name: catalog_sql.embedding_texts,
-    wire.GET_AGE_ANSWER.name: shop_sql.get_age_answer,
-    wire.SAVE_AGE_ANSWER.name: shop_sql.save_age_answer,
-    wire.FORGET_USER.name: shop_sql.forget_user,
-    wire.PURGE_OLD_MESSAGES.name: shop_sql.purge_old_messages,
-    wire.FIND_WINES.name: shop_sql.find_wines,
-    wire.WINE_CARD.name: shop_sql.wine_card,
-    wire.REPORT_DATA.name: shop_sql.report_data,
-    wire.ADMIN_STATS.name: shop_sql.admin_stats,
-}
+
+@cache
+def implementation(name: str) -> Implementation:
+    module, _, function = OPERATIONS[name].partition(":")
+    found: Implementation = getattr(importlib.import_module(f"sommelier.toolfn.{module}"), function)
+    return found
 
 
 def run_operation(database: Database, name: str, arguments: Any) -> Any:
     """Run one named operation on a pooled connection; database failures raise port errors."""
     try:
         with database.connection() as conn:
-            return OPERATIONS[name](conn, arguments)
+            return implementation(name)(conn, arguments)
     except ModelMismatchError as exc:
         raise InvalidArgument(str(exc)) from exc
     except psycopg.errors.CheckViolation as exc:

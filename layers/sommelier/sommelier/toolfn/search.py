@@ -12,7 +12,7 @@ from psycopg.rows import dict_row
 from sommelier import language
 from sommelier.db.pool import first_row
 from sommelier.domain.errors import ModelMismatchError
-from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest
+from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, search_filters, semantic_request
 from sommelier.domain.wine import Wine, WinePhoto
 from sommelier.language import matching
 
@@ -264,3 +264,12 @@ def _refuse_model_mismatch(conn: psycopg.Connection, model: str) -> None:
             f"{', '.join(repr(m) for m in sorted(models))}; vectors of different models are not comparable. "
             "Re-embed the catalogue (sommelier catalog reembed) or use the same EMBEDDING_PROVIDER/EMBEDDING_MODEL."
         )
+
+
+def search_wines_tool(conn: psycopg.Connection, arguments: Any) -> SearchResult:
+    """`search_wines` as the model calls it: its JSON arguments validated, then the search."""
+    return search_wines(conn, search_filters(arguments))
+
+
+def semantic_search_tool(conn: psycopg.Connection, arguments: Any) -> SearchResult:
+    return semantic_search(conn, semantic_request(arguments))

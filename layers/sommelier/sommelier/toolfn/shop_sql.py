@@ -18,16 +18,18 @@ from sommelier.db.pool import first_row
 from sommelier.domain.search import ArgumentError, optional_text, require_object
 from sommelier.domain.shop import (
     AdminStats,
+    AgeAnswer,
     AskedQuery,
+    Deleted,
     ForgetResult,
     FoundWines,
     ModeFigures,
     ReportData,
+    Saved,
     ShelfWine,
     WineCard,
     WineVotes,
 )
-from sommelier.domain.wire import AgeAnswer, Deleted, Saved
 from sommelier.toolfn.chat_sql import _telegram_id
 from sommelier.toolfn.search import TYPICAL_PRICE_ORDER, WINE_COLUMNS, full_wine
 
