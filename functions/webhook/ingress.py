@@ -5,7 +5,7 @@ from sommelier.edge.ingress import Ingress, InlineSink, SqsSink, TurnSink
 from sommelier.observability.shell import HandlerShell
 from sommelier.secrets import SettingsSource
 from sommelier.settings import Settings
-from sommelier.telegram.updates import BotUsername
+from sommelier.telegram.identity import webhook_bot_username
 
 source = SettingsSource()
 # No Tracer here: aws_xray_sdk would triple the cold start; Lambda's own segment covers the ack.
@@ -27,21 +27,12 @@ def sink(settings: Settings) -> TurnSink:
     return InlineSink(lambda: inline_turns(settings))
 
 
-def bot_username(settings: Settings) -> BotUsername:
-    """TELEGRAM_BOT_USERNAME; else, with a token (a local run of this function), one getMe."""
-    if not settings.telegram.bot_token:
-        return BotUsername(settings.telegram)  # deployed: the webhook has no token
-
-    def get_me() -> str | None:
-        from sommelier.telegram.client import get_me_username
-
-        return get_me_username(settings.telegram)
-
-    return BotUsername(settings.telegram, get_me)
-
-
 def app(settings: Settings):
-    return create_app(Ingress(settings, sink(settings), bot_username=bot_username(settings), correlate=shell.correlate))
+    return create_app(
+        Ingress(
+            settings, sink(settings), bot_username=webhook_bot_username(settings.telegram), correlate=shell.correlate
+        )
+    )
 
 
 # The container's state (duplicate filter, idempotency, bot username), rebuilt when a secret changed.

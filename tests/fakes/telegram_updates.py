@@ -79,11 +79,9 @@ def webhook_function(sink=None, settings=None, **ingress_options):
                 return build_bot(settings).process
 
             sink = InlineSink(inline_turns)
-    if "bot_username" not in ingress_options and settings.telegram.bot_token:
-        # As functions/webhook/ingress.py: with a token (a local run), one getMe names the bot.
-        from sommelier.telegram.client import get_me_username
-        from sommelier.telegram.updates import BotUsername
+    if "bot_username" not in ingress_options:  # as functions/webhook/ingress.py names the bot
+        from sommelier.telegram.identity import webhook_bot_username
 
-        ingress_options["bot_username"] = BotUsername(settings.telegram, lambda: get_me_username(settings.telegram))
+        ingress_options["bot_username"] = webhook_bot_username(settings.telegram)
     webhook = LambdaWebhook(lambda s: create_app(Ingress(s, sink, **ingress_options)), lambda: (settings, False))
     return webhook

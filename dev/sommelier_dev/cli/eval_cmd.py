@@ -213,7 +213,7 @@ def _missed_bound(row: dict) -> str:
 
 def _print_summary(result, thresholds) -> None:
     from sommelier_dev.evaluation.metrics import RATIO_METRICS
-    from sommelier_dev.evaluation.report import COST_METRICS, LABELS, format_bound, format_value
+    from sommelier_dev.evaluation.report import CHART_METRICS, COST_METRICS, LABELS, format_bound, format_value
 
     overall = result.summary["overall"]
     table = Table(title="overall", show_lines=False)
@@ -227,15 +227,7 @@ def _print_summary(result, thresholds) -> None:
         table.add_row(LABELS[metric], format_value(metric, entry), format_bound(thresholds.get(metric), metric))
     console.print(table)
     per_category = Table(title="per category")
-    columns = (
-        "response_type_accuracy",
-        "tool_choice_accuracy",
-        "filter_accuracy",
-        "constraint_satisfaction",
-        "groundedness",
-        "guard_accuracy",
-        "recall_at_5_mood",
-    )
+    columns = CHART_METRICS  # the chart's metrics, one column each
     per_category.add_column("category")
     per_category.add_column("cases", justify="right")
     for metric in columns:

@@ -55,9 +55,8 @@ def build_local_server(
     """
     from sommelier.edge.app import create_app
     from sommelier.edge.ingress import Ingress
-    from sommelier.telegram.client import get_me_username
+    from sommelier.telegram.identity import webhook_bot_username
     from sommelier.telegram.state import ledger_from_settings
-    from sommelier.telegram.updates import BotUsername
 
     from sommelier_dev.devtools.local_server import ChatOrderedWorkers, LocalServer
 
@@ -67,8 +66,8 @@ def build_local_server(
 
         process = build_bot(settings, runtime=build_runtime(settings, repositories=repositories), ledger=ledger).process
     queue = ChatOrderedWorkers(process, workers=workers)
-    username = BotUsername(settings.telegram, lambda: get_me_username(settings.telegram))
-    app = create_app(Ingress(settings, queue, ledger=ledger, bot_username=username), webhook_path=webhook_path())
+    ingress = Ingress(settings, queue, ledger=ledger, bot_username=webhook_bot_username(settings.telegram))
+    app = create_app(ingress, webhook_path=webhook_path())
     return LocalServer(app, host=host, port=port), queue
 
 

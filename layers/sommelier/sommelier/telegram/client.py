@@ -465,13 +465,3 @@ def _image_type(data: bytes) -> str | None:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "image/webp"
     return None
-
-
-def get_me_username(settings: TelegramSettings) -> str | None:
-    """The bot's username by one getMe (`BotUsername`'s lookup where there is a token)."""
-    from sommelier.telegram.updates import NoToken
-
-    if not settings.bot_token:
-        raise NoToken("no bot token to ask getMe with; set TELEGRAM_BOT_USERNAME")
-    with TelegramClient.from_settings(settings) as client:
-        return client.get_me().username

@@ -249,7 +249,7 @@ def route(update: Update, bot_username: str | None = None) -> Routed:
 #
 # "Addressed to the bot" in a group (`/start@bot`, `@bot …`) depends on it, and both sides must decide
 # it alike: TELEGRAM_BOT_USERNAME when set, else one `getMe` (``lookup``, given where there is a Bot API
-# client: `telegram.client.get_me_username`), cached. A failed `getMe` is retried at
+# client: `telegram.identity`), cached. A failed `getMe` is retried at
 # most once a minute; meanwhile routing matches group commands and mentions loosely (None).
 # ---------------------------------------------------------------------------
 RETRY_AFTER_FAILURE_S = 60.0

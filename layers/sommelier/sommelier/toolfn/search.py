@@ -188,15 +188,7 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResu
             sql = f"SELECT {WINE_COLUMNS} FROM wines w WHERE {where} ORDER BY {order}, w.id LIMIT %(limit)s"  # nosec B608 - built from constant fragments; every value is a bound parameter
         with conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(sql, params).fetchall()
-    wines = [wine_for_tool(row) for row in rows]
-    return SearchResult(
-        found=len(wines),
-        matched=matched,
-        wines=wines,
-        filters_applied=applied,
-        matched_more=matched >= MATCH_COUNT_CAP,
-        photos=photos_of(rows),
-    )
+    return _result(rows, [wine_for_tool(row) for row in rows], matched, applied)
 
 
 # Session settings for the nearest-neighbour query when many wines match, local to its transaction.
@@ -238,6 +230,11 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> Searc
     wines = [
         wine_for_tool(row, similarity_score=round(max(0.0, min(1.0, 1.0 - float(row["distance"]))), 4)) for row in rows
     ]
+    return _result(rows, wines, matched, applied)
+
+
+def _result(rows: list[dict[str, Any]], wines: list[Wine], matched: int, applied: dict[str, Any]) -> SearchResult:
+    """Either search's answer: the wines as the model reads them, the photo keys beside them."""
     return SearchResult(
         found=len(wines),
         matched=matched,
