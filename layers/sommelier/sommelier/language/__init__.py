@@ -18,7 +18,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 _WORD = re.compile(r"[a-zа-я0-9]+")
 _SPACES = re.compile(r"\s+")
@@ -855,11 +855,39 @@ def named_wines_in(text: str) -> list[tuple[Match, NamedWine]]:
     return list(found.values())
 
 
-# The appellations and the words of Russian legal names (language/knowledge.py).
-from sommelier.language.knowledge import Appellation as Appellation  # noqa: E402  (builds on the matching above)
-from sommelier.language.knowledge import LegalReading as LegalReading  # noqa: E402
-from sommelier.language.knowledge import appellation as appellation  # noqa: E402
-from sommelier.language.knowledge import appellations as appellations  # noqa: E402
-from sommelier.language.knowledge import appellations_in as appellations_in  # noqa: E402
-from sommelier.language.knowledge import legal_reading as legal_reading  # noqa: E402
-from sommelier.language.knowledge import non_wine as non_wine  # noqa: E402
+# The appellations and the words of Russian legal names live in language/knowledge.py; they load on first
+# use (the tool function and the webhook import this package and need none of them).
+_KNOWLEDGE = frozenset(
+    {"Appellation", "LegalReading", "appellation", "appellations", "appellations_in", "legal_reading", "non_wine"}
+)
+
+if TYPE_CHECKING:
+    from sommelier.language.knowledge import (
+        Appellation as Appellation,
+    )
+    from sommelier.language.knowledge import (
+        LegalReading as LegalReading,
+    )
+    from sommelier.language.knowledge import (
+        appellation as appellation,
+    )
+    from sommelier.language.knowledge import (
+        appellations as appellations,
+    )
+    from sommelier.language.knowledge import (
+        appellations_in as appellations_in,
+    )
+    from sommelier.language.knowledge import (
+        legal_reading as legal_reading,
+    )
+    from sommelier.language.knowledge import (
+        non_wine as non_wine,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name in _KNOWLEDGE:
+        from sommelier.language import knowledge
+
+        return getattr(knowledge, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
