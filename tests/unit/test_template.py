@@ -956,10 +956,15 @@ def test_the_alarms_thresholds(resources, template):
     # A stalled queue is caught long before a turn could expire (the queue keeps a turn 4 days).
     retention = int(resources["TurnQueue"]["Properties"]["MessageRetentionPeriod"])
     assert age["Statistic"] == "Maximum" and 300 <= age["Threshold"] <= 3600 < retention
-    # Missing data is a silent webhook check, which must alarm as an unset webhook would.
+    # A check that stopped running leaves no data: INSUFFICIENT_DATA, told like an alarm (not "breaching",
+    # which would raise a false alarm on every new stack before its first check).
     unset = alarms["WebhookUnsetAlarm"]
-    assert unset["TreatMissingData"] == "breaching" and unset["ComparisonOperator"] == "LessThanThreshold"
+    assert unset["TreatMissingData"] == "missing" and unset["InsufficientDataActions"] == [{"Ref": "AlarmTopic"}]
+    assert unset["ComparisonOperator"] == "LessThanThreshold"
     assert unset["Threshold"] == 1 and unset["Statistic"] == "Maximum"
+    # Its schedule starts after the migrations, next to the deploy's own registration of the webhook.
+    assert resources["WebhookCheckFunction"]["DependsOn"] == "DatabaseMigrations"
+    assert "DatabaseMigrations" in _as_list(resources["TelegramWebhook"]["DependsOn"])
     check = resources["WebhookCheckFunction"]["Properties"]
     minutes = int(
         re.fullmatch(r"rate\((\d+) minutes\)", check["Events"]["EveryQuarterHour"]["Properties"]["Schedule"])[1]
@@ -973,6 +978,13 @@ def test_the_alarms_thresholds(resources, template):
     for name in ("ToolFailuresAlarm", "LLMDownAlarm"):  # a metric that never appeared is 0, not missing
         expression = next(q["Expression"] for q in alarms[name]["Metrics"] if "Expression" in q)
         assert expression.count("FILL(") == 2, name
+
+
+def test_the_alarm_names_output_lists_every_alarm(template, resources):
+    """`sommelier deploy check` reads the alarms' states through this output."""
+    separator, names = template["Outputs"]["AlarmNames"]["Value"]["Fn::Join"]
+    assert separator == ","
+    assert sorted(n["Ref"] for n in names) == sorted(_of_type(resources, "AWS::CloudWatch::Alarm"))
 
 
 def test_the_alarmed_metrics_are_the_ones_the_code_emits():
