@@ -1,7 +1,8 @@
 """`sommelier deploy check`: a deployed stack, checked from its outputs after a deploy.
 
 In order: Telegram's webhook (getWebhookInfo names the stack's WebhookUrl, without a delivery error),
-the webhook function's health answer (HealthUrl), one synthetic turn through the turn queue (`/stats`
+the webhook function's health answer (HealthUrl), the catalogue the tool function serves (a new stack's
+is empty until one is imported), one synthetic turn through the turn queue (`/stats`
 from the admin chat, which the agent answers there from the database: the queue, the agent, the tool
 function, Aurora and the Bot API in one pass, without an LLM call), and the state of every alarm of the
 stack. Each check is one line with a fix; nothing here changes the stack.
@@ -104,6 +105,22 @@ def check_health(stack: Stack, opener: Callable[..., Any] = urllib.request.urlop
     return Check("health", OK, f"version {answer.get('version')}, revision {answer.get('revision') or '-'}")
 
 
+def check_catalogue(stack: Stack, lambda_client: Any) -> Check:
+    """What the agent will search: catalog_stats through the deployed tool function (only it reaches Aurora)."""
+    from sommelier.store.adapters import lambda_repositories
+
+    stats = lambda_repositories(stack.output("WineToolsFunctionName"), client=lambda_client).catalog.stats()
+    detail = f"{stats.wines} wines; embeddings {dict(stats.embedding_models) or 'none'}"
+    if stats.wines == 0:
+        return Check(
+            "catalog",
+            FAIL,
+            "the catalogue is empty: the bot answers, but has no wine to show",
+            "import one (docs/deploy.md section 5.2), or upload the shop's file to the CatalogDropPrefix output",
+        )
+    return Check("catalog", OK, detail)
+
+
 def synthetic_update(chat_id: int, username: str | None) -> dict[str, Any]:
     """`/stats` from the admin chat, as Telegram would deliver it (an update id no real update has)."""
     update_id = 900_000_000_000 + random.randrange(100_000_000)  # noqa: S311 - an id, not a secret
@@ -197,6 +214,13 @@ def check_alarms(session: Any, stack: Stack) -> Check:
     return Check("alarms", OK, f"{len(states)} alarms: {summary}")
 
 
+def _tool_client(session: Any) -> Any:
+    from botocore.config import Config
+
+    # The tool function may wait up to 50 s for Aurora to resume from 0 ACU (its timeout is 60 s).
+    return session.client("lambda", config=Config(read_timeout=70, retries={"max_attempts": 1}))
+
+
 def _safe(name: str, probe: Callable[[], Check]) -> Check:
     try:
         return probe()
@@ -214,6 +238,7 @@ def run_checks(
     turn_timeout_s: float = TURN_TIMEOUT_S,
     poll_s: float = POLL_S,
     opener: Callable[..., Any] = urllib.request.urlopen,
+    lambda_client: Any = None,
 ) -> list[Check]:
     from sommelier.telegram.client import TelegramClient
 
@@ -242,6 +267,7 @@ def run_checks(
             except Exception:  # the group command works without the @name too; this only makes it explicit
                 username = None
     checks.append(_safe("health", lambda: check_health(stack, opener)))
+    checks.append(_safe("catalog", lambda: check_catalogue(stack, lambda_client or _tool_client(session))))
     if turn:
         checks.append(
             _safe("turn", lambda: check_turn(session, stack, username, timeout_s=turn_timeout_s, poll_s=poll_s))

@@ -1,6 +1,7 @@
 """`sommelier deploy check` against a stack on moto's CloudFormation (the queues, a secret with the bot token,
-the alarms and the outputs the template declares), the fake Bot API and a local health endpoint; a thread
-stands in for the agent that consumes the turn queue."""
+the alarms and the outputs the template declares), the fake Bot API, a local health endpoint and the real
+tool-function handler behind a local Lambda Invoke endpoint (on the embedded PostgreSQL); a thread stands
+in for the agent that consumes the turn queue."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ def stack_template(secret_arn: str, alarm_names: list[str], health_url: str, adm
                 "BotSecretsArn": {"Value": secret_arn},
                 "AlarmNames": {"Value": ",".join(alarm_names)},
                 "AdminChatId": {"Value": admin_chat},
+                "WineToolsFunctionName": {"Value": "wine-tools"},
             },
         }
     )
@@ -66,6 +68,17 @@ def health():
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/health"
     server.shutdown()
+
+
+@pytest.fixture
+def tools(catalog_db):
+    """The deployed tool function, with the shipped catalogue in its database."""
+    from sommelier.toolfn.handler import handle
+
+    from tests.fakes.lambda_invoke import LocalLambda
+
+    with LocalLambda("wine-tools", lambda event: handle(event, catalog_db)) as local:
+        yield local
 
 
 @pytest.fixture
@@ -144,17 +157,27 @@ def statuses(checks) -> dict[str, str]:
     return {c.name: c.status for c in checks}
 
 
-def test_a_deployed_stack_that_answers_passes_every_check(aws, telegram, health):
+def test_a_deployed_stack_that_answers_passes_every_check(aws, telegram, health, tools):
     outputs = create_stack(aws, telegram, health)
     register_webhook(telegram, WEBHOOK_URL)
     agent = Agent(aws, outputs)
     agent.start()
     try:
-        checks = deploy_check.run_checks(aws, settings_for(telegram), "sommelier", turn_timeout_s=10, poll_s=0.05)
+        checks = deploy_check.run_checks(
+            aws, settings_for(telegram), "sommelier", turn_timeout_s=10, poll_s=0.05, lambda_client=tools.client()
+        )
     finally:
         agent.stopped.set()
         agent.join()
-    assert statuses(checks) == {"stack": "ok", "webhook": "ok", "health": "ok", "turn": "ok", "alarms": "ok"}
+    assert statuses(checks) == {
+        "stack": "ok",
+        "webhook": "ok",
+        "health": "ok",
+        "catalog": "ok",
+        "turn": "ok",
+        "alarms": "ok",
+    }
+    assert tools.invocations == ["catalog_stats"]
     details = {c.name: c.detail for c in checks}
     assert WEBHOOK_URL in details["webhook"] and "version 1.2.3" in details["health"]
     assert details["alarms"].startswith("2 alarms")
@@ -166,13 +189,22 @@ def test_a_deployed_stack_that_answers_passes_every_check(aws, telegram, health)
     assert update["message"]["text"] == f"/stats@{telegram.bot_username}"  # a group: addressed to the bot
 
 
-def test_what_an_operator_would_meet_is_named_with_its_fix(aws, telegram, health):
+def test_what_an_operator_would_meet_is_named_with_its_fix(aws, telegram, health, empty_db):
+    from sommelier.toolfn.handler import handle
+
+    from tests.fakes.lambda_invoke import LocalLambda
+
     create_stack(aws, telegram, health)
     register_webhook(telegram, "https://elsewhere.example.com/hook")
     name = "sommelier-OldestTurnAgeAlarm-X1"
     aws.client("cloudwatch").set_alarm_state(AlarmName=name, StateValue="ALARM", StateReason="test")
-    checks = deploy_check.run_checks(aws, settings_for(telegram), "sommelier", turn_timeout_s=0.3, poll_s=0.05)
+    with LocalLambda("wine-tools", lambda event: handle(event, empty_db)) as empty:  # a new stack's database
+        checks = deploy_check.run_checks(
+            aws, settings_for(telegram), "sommelier", turn_timeout_s=0.3, poll_s=0.05, lambda_client=empty.client()
+        )
     by_name = {c.name: c for c in checks}
+    assert by_name["catalog"].failed and "empty" in by_name["catalog"].detail
+    assert "CatalogDropPrefix" in by_name["catalog"].fix
     assert by_name["webhook"].failed and "elsewhere.example.com" in by_name["webhook"].detail
     assert by_name["webhook"].fix == f'sommelier webhook set "{WEBHOOK_URL}"'
     assert by_name["turn"].failed and "still holds" in by_name["turn"].detail  # nobody consumes the queue
@@ -194,21 +226,22 @@ def test_a_turn_that_reaches_the_dead_letter_queue_fails(aws, telegram, health):
     assert json.loads(agent.taken[0]["Body"])["message"]["text"] == "/stats"  # no username known
 
 
-def test_no_admin_chat_skips_the_turn_and_a_missing_stack_is_one_clear_line(aws, telegram, health):
+def test_no_admin_chat_skips_the_turn_and_a_missing_stack_is_one_clear_line(aws, telegram, health, tools):
     create_stack(aws, telegram, health, name="quiet", admin_chat="")
     register_webhook(telegram, WEBHOOK_URL)
-    checks = deploy_check.run_checks(aws, settings_for(telegram), "quiet", poll_s=0.05)
+    checks = deploy_check.run_checks(aws, settings_for(telegram), "quiet", poll_s=0.05, lambda_client=tools.client())
     assert statuses(checks)["turn"] == "skip"
     assert not [c for c in checks if c.failed]
     missing = deploy_check.run_checks(aws, settings_for(telegram), "nonexistent")
     assert [(c.name, c.status) for c in missing] == [("stack", "fail")]
 
 
-def test_the_command_exits_non_zero_when_a_check_fails(aws, telegram, health, monkeypatch, capsys):
+def test_the_command_exits_non_zero_when_a_check_fails(aws, telegram, health, tools, monkeypatch, capsys):
     from sommelier_dev.cli.main import main
 
     create_stack(aws, telegram, health)
     monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_LAMBDA", tools.endpoint_url)  # boto3's own per-service override
     for name in ("TELEGRAM_BOT_TOKEN", "SOMMELIER_SECRETS_ARN", "MODEL_KEYS_SECRET_ARN", "TELEGRAM_WEBHOOK_SECRET_ARN"):
         monkeypatch.delenv(name, raising=False)
     assert main(["deploy", "check", "--stack", "sommelier", "--no-turn"]) == 1  # the webhook is not set
