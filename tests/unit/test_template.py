@@ -1178,6 +1178,21 @@ def test_weekly_report_function_runs_on_mondays_with_its_own_matplotlib(resource
     assert agent["REPORT_FUNCTION_NAME"] == {"Ref": "WeeklyReportFunction"}
 
 
+def test_the_shops_file_is_seeded_on_deploy_only_when_named(resources, template):
+    seed = resources["CatalogueSeed"]
+    assert seed["Type"] == "Custom::CatalogueSeed" and seed["Condition"] == "CatalogueUrlGiven"
+    assert template["Conditions"]["CatalogueUrlGiven"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "CatalogueUrl"}, ""]}]}
+    assert seed["DependsOn"] == "DatabaseMigrations"  # the tables exist first
+    properties = seed["Properties"]
+    assert properties["ServiceToken"] == {"Fn::GetAtt": ["CatalogDropFunction", "Arn"]}
+    assert properties["Url"] == {"Ref": "CatalogueUrl"}
+    drop_timeout = resources["CatalogDropFunction"]["Properties"]["Timeout"]
+    assert drop_timeout <= properties["ServiceTimeout"] <= 3600
+    pattern = template["Parameters"]["CatalogueUrl"]["AllowedPattern"]
+    assert re.fullmatch(pattern, "") and re.fullmatch(pattern, "https://shop.example/catalog.csv")
+    assert not re.fullmatch(pattern, "http://shop.example/catalog.csv")
+
+
 def test_catalogue_drops_reach_their_function_through_eventbridge(resources):
     bucket = resources["ImagesBucket"]["Properties"]
     assert bucket["NotificationConfiguration"] == {"EventBridgeConfiguration": {"EventBridgeEnabled": True}}
