@@ -971,4 +971,8 @@ def start_lambda(env, env_file: Path, port: int) -> _Server:
 
 
 if __name__ == "__main__":
+    # `--x86-template PATH`: only write the x86_64 copy of the template (for `sam build` by hand, events/README.md).
+    if len(sys.argv) == 3 and sys.argv[1] == "--x86-template":
+        Path(sys.argv[2]).write_text(x86_64_template((ROOT / "template.yaml").read_text("utf-8")), "utf-8")
+        sys.exit(0)
     sys.exit(main())

@@ -108,3 +108,13 @@ def test_the_x86_64_copy_of_the_template_names_no_arm64_and_finds_the_code(sam_t
     assert all(Path(f["Properties"]["CodeUri"]).is_dir() for f in functions)
     with pytest.raises(sam_test.Failure, match="arm64"):
         sam_test.x86_64_template(text + "\n  Extra:\n    Architectures: [x86_64, arm64]\n")
+
+
+def test_the_x86_64_copy_can_be_written_for_a_build_by_hand(tmp_path):
+    target = tmp_path / "x86.yaml"
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "sam_test.py"), "--x86-template", str(target)],
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "layers" / "sommelier")])},
+    )
+    assert "Architectures: [x86_64]" in target.read_text("utf-8")
