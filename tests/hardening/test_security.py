@@ -573,7 +573,7 @@ def test_no_function_role_allows_sqs_actions_on_every_queue():
     sqs = [s for s in agent if any(str(a).startswith("sqs:") for a in s["Action"])]
     assert sqs and all(s["Resource"] == {"Fn::GetAtt": ["TurnQueue", "Arn"]} for s in sqs)
     mappings = [r for r in output["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
-    assert len(mappings) == 1 and mappings[0]["Properties"]["FunctionName"] == {"Ref": "AgentFunction"}
+    assert len(mappings) == 1 and mappings[0]["Properties"]["FunctionName"] == {"Ref": "AgentFunctionAliaslive"}
     record_figure(
         "security.iam",
         {"roles": len(roles), "statements_on_*": 0, "agent_sqs_actions": sorted(a for s in sqs for a in s["Action"])},

@@ -171,6 +171,8 @@ class AwsSettings(NamedTuple):
     sqs_max_receives: int = 3
     secrets_arn: str | None = None
     webhook_secret_arn: str | None = None
+    # The stack's webhook URL (WEBHOOK_URL): what the scheduled webhook check expects Telegram to hold.
+    webhook_url: str | None = None
     lambda_task_root: str | None = None
     sam_local: bool = False
 
@@ -351,6 +353,7 @@ def _aws(read: _Reader) -> AwsSettings:
         sqs_max_receives=read.integer("SQS_MAX_RECEIVES", 3),
         secrets_arn=read.text("SOMMELIER_SECRETS_ARN"),
         webhook_secret_arn=read.text("TELEGRAM_WEBHOOK_SECRET_ARN"),
+        webhook_url=read.text("WEBHOOK_URL"),
         lambda_task_root=read.text("LAMBDA_TASK_ROOT"),
         sam_local=bool(read.text("AWS_SAM_LOCAL")),
     )
