@@ -127,7 +127,8 @@ class Router:
         return register
 
     def on(self, kind: Kind, *, rate_limited: bool = True, typing: bool = True) -> Callable[[Handler], Handler]:
-        """The route for a kind of update: text, non_text, callback, member (command: unknown commands)."""
+        """The route for a kind of update: text, voice, photo, non_text, callback, member (command: unknown
+        commands)."""
 
         def register(handler: Handler) -> Handler:
             route = Route(kind, handler, rate_limited, typing)
@@ -161,7 +162,10 @@ class Router:
             prefix = (routed.callback_data or "").partition(":")[0]
             if prefix in self.callbacks:
                 return self.callbacks[prefix]
-        return self.kinds.get(routed.kind)
+        found = self.kinds.get(routed.kind)
+        if found is None and routed.kind in ("voice", "photo"):
+            return self.kinds.get("non_text")  # a table without those routes answers them as any non-text
+        return found
 
     def dispatch(self, turn: Turn) -> Reply | ReplyStream | None:
         """The reply to this turn (None: nothing to send; a ReplyStream: its answer streams)."""
