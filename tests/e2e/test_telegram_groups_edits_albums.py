@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sommelier.telegram.router import NON_TEXT_REPLY, RATE_NOTICE
+from sommelier.telegram.router import LABEL_AS_TEXT, NON_TEXT_REPLY, RATE_NOTICE
 
 from tests.bot_harness import deliver, make_bot
 from tests.fakes.openai_server import reply
@@ -199,7 +199,7 @@ def test_an_album_gets_one_reply(environment, fresh_db, telegram):
     for i in range(4):
         photo = [{"file_id": f"AgACAgIAAxkBAAIB{i}", "file_unique_id": f"AQAD{i}", "width": 90, "height": 90}]
         deliver(bot, message(30 + i, private_chat(), photo=photo, media_group_id="13612345678901234"))
-    assert sent(telegram, TEST_CHAT) == [NON_TEXT_REPLY]
+    assert sent(telegram, TEST_CHAT) == [LABEL_AS_TEXT]  # one answer for the album: a label photo asks for the name
 
 
 @pytest.mark.parametrize(

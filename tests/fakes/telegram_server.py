@@ -124,6 +124,7 @@ _DEFAULT_DESCRIPTIONS = {
 # Parameter coercion for form / multipart / query values (which are all strings).
 _INT_FIELDS = frozenset(
     {
+        "direct_messages_topic_id",
         "message_id",
         "draft_id",
         "reply_to_message_id",

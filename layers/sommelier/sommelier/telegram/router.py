@@ -37,6 +37,14 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 NON_TEXT_REPLY = "Я пока понимаю только текст 🙂 Напишите, к какому блюду или поводу нужно вино, и какой у вас бюджет."
+VOICE_AS_TEXT = (
+    "Голосовые сообщения я пока не слушаю 🙂 Напишите, пожалуйста, текстом: к какому блюду или поводу нужно вино "
+    "и какой у вас бюджет."
+)
+LABEL_AS_TEXT = (
+    "Этикетку по фото я пока не читаю 🙂 Напишите название вина (производитель, сорт, год) — и я проверю, есть ли "
+    "оно у нас или что-то похожее."
+)
 RATE_NOTICE = "Вы пишете очень быстро 🙂 Дайте мне минутку подумать — и напишите снова."
 CALLBACK_TOO_OFTEN = "Слишком часто — подождите минутку 🙂"
 CALLBACK_SEARCHING = "Ищу другие варианты…"
@@ -196,6 +204,8 @@ def customer_router() -> Router:
     router.command("/reset")(reset)
     router.on("command")(unknown_command)
     router.on("text")(text)
+    router.on("voice", typing=False)(voice)
+    router.on("photo", typing=False)(photo)
     router.on("non_text", typing=False)(non_text)  # stickers count toward the rate limit like text
     router.on("member", rate_limited=False, typing=False)(member)
     router.on("callback", rate_limited=False, typing=False)(callback)
@@ -228,6 +238,16 @@ def text(turn: Turn) -> Reply | ReplyStream:
         turn.sender, turn.routed.text, update_id=turn.routed.update_id, shown=shown, deadline=turn.deadline
     )
     return ReplyStream(pieces)
+
+
+def voice(turn: Turn) -> Reply:
+    """A voice or a video note, with no transcription here: ask for the request as text."""
+    return Reply(parts=render_text(VOICE_AS_TEXT))
+
+
+def photo(turn: Turn) -> Reply:
+    """A photo with no caption (a label, most often), with no model that sees here: ask for the wine's name."""
+    return Reply(parts=render_text(LABEL_AS_TEXT))
 
 
 def non_text(turn: Turn) -> Reply:

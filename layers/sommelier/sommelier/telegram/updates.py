@@ -141,8 +141,8 @@ def _same_bot(name: str | None, bot_username: str | None) -> bool:
 
 def _addressed(message: Message, bot_username: str | None) -> bool:
     """Groups: answer only a command, a reply to the bot, or a mention of it (in the text or a caption)."""
-    if message.chat.type not in ("group", "supergroup"):
-        return True
+    if message.chat.type not in ("group", "supergroup") or message.chat.is_direct_messages:
+        return True  # a private chat, or a channel's direct messages: every message is to the shop
     text = message.text or ""
     if text.startswith("/"):
         target = text.split()[0].partition("@")[2]
