@@ -107,8 +107,9 @@ class TelegramChannel:
         except Forbidden:
             raise
         except BadRequest as exc:
-            if exc.is_chat_unavailable:
+            if exc.is_chat_unavailable and exc.migrate_to_chat_id is None:
                 raise  # a closed topic or a gone chat: end the turn before asking the model anything
+            # (a group that became a supergroup: the answer goes there, see TelegramBot._deliver)
             logger.info("typing not shown: %s", exc)
         except TelegramError as exc:
             logger.info("typing not shown: %s", exc)
