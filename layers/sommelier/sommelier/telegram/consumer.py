@@ -129,6 +129,18 @@ class TelegramChannel:
     def set_active(self, active: bool) -> None:
         self.bot.set_active(self.routed, active)
 
+    def file(self, file_id: str, max_bytes: int) -> bytes | None:
+        """getFile, then the download from {TELEGRAM_API_BASE_URL}/file/bot<token>/<file_path>."""
+        try:
+            found = self.bot.client.get_file(file_id)
+            if not found.file_path or (found.file_size or 0) > max_bytes:
+                logger.info("file %s not downloaded: no path, or %s bytes", file_id, found.file_size)
+                return None
+            return self.bot.client.download_file(found.file_path, max_bytes=max_bytes)
+        except TelegramError as exc:  # too big for getFile (20 MB), gone, or Telegram did not answer
+            logger.warning("file %s not downloaded: %s", file_id, exc)
+            return None
+
 
 class TelegramBot:
     def __init__(

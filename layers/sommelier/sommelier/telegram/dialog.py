@@ -14,6 +14,7 @@ from sommelier.agent.context import moment_context
 from sommelier.agent.llm.port import drain
 from sommelier.agent.loop import SommelierAgent, TurnRequest, TurnResult
 from sommelier.agent.streaming import AnswerPiece, Shown
+from sommelier.agent.transcription import Transcriber
 from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.conversation import ChatMessage, Deadline, UserInfo
 from sommelier.domain.errors import PortError
@@ -109,8 +110,16 @@ class Author:
 
 
 class Dialog:
-    def __init__(self, agent: SommelierAgent, repositories: Repositories, *, health_warning: str | None = None):
+    def __init__(
+        self,
+        agent: SommelierAgent,
+        repositories: Repositories,
+        *,
+        health_warning: str | None = None,
+        transcriber: Transcriber | None = None,
+    ):
         self.agent = agent
+        self.transcriber = transcriber  # voice messages heard as text (None: customers are asked to type)
         self.health_warning = health_warning  # the line under every answer that shows wine (None: none)
         self.repositories = repositories
         self.chat = repositories.chat

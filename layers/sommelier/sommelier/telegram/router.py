@@ -22,10 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from sommelier.agent.transcription import TranscriptionError
 from sommelier.domain.conversation import Deadline
 from sommelier.settings import Settings
 from sommelier.telegram.dialog import Author, Reply, ReplyStream
-from sommelier.telegram.render import feedback_keyboard, parse_callback_data, render_text
+from sommelier.telegram.render import feedback_keyboard, parse_callback_data, render_text, shorten
 from sommelier.telegram.state import RateDecision
 from sommelier.telegram.updates import Kind, Routed
 
@@ -45,6 +46,11 @@ LABEL_AS_TEXT = (
     "Этикетку по фото я пока не читаю 🙂 Напишите название вина (производитель, сорт, год) — и я проверю, есть ли "
     "оно у нас или что-то похожее."
 )
+VOICE_TOO_LONG = "Это длинное голосовое 🙂 Я слушаю сообщения до {minutes} мин. Запишите покороче или напишите текстом."
+VOICE_NOT_HEARD = "Не получилось разобрать голосовое 🙂 Запишите ещё раз или напишите, пожалуйста, текстом."
+HEARD = "🎙 Я услышал: «{text}»"
+HEARD_SHOWN = 600  # characters of the transcript shown back
+VOICE_FILES = {"voice": "voice.ogg", "video_note": "video_note.mp4"}  # what Telegram records them as
 RATE_NOTICE = "Вы пишете очень быстро 🙂 Дайте мне минутку подумать — и напишите снова."
 CALLBACK_TOO_OFTEN = "Слишком часто — подождите минутку 🙂"
 CALLBACK_SEARCHING = "Ищу другие варианты…"
@@ -71,6 +77,10 @@ class Channel(Protocol):
     def edit_buttons(self, message_id: int, keyboard: dict) -> None: ...
 
     def set_active(self, active: bool) -> None: ...
+
+    def file(self, file_id: str, max_bytes: int) -> bytes | None:
+        """The bytes of a file the customer sent (None: not available here, or over ``max_bytes``)."""
+        ...
 
 
 @dataclass
@@ -204,7 +214,7 @@ def customer_router() -> Router:
     router.command("/reset")(reset)
     router.on("command")(unknown_command)
     router.on("text")(text)
-    router.on("voice", typing=False)(voice)
+    router.on("voice", typing=False)(voice)  # typing only while it is heard: no transcriber, no wait
     router.on("photo", typing=False)(photo)
     router.on("non_text", typing=False)(non_text)  # stickers count toward the rate limit like text
     router.on("member", rate_limited=False, typing=False)(member)
@@ -241,8 +251,27 @@ def text(turn: Turn) -> Reply | ReplyStream:
 
 
 def voice(turn: Turn) -> Reply:
-    """A voice or a video note, with no transcription here: ask for the request as text."""
-    return Reply(parts=render_text(VOICE_AS_TEXT))
+    """A voice message or a video note: what was said (and the caption) is answered like a typed message, and
+    the answer begins with what was heard. With no transcription configured: a request to type it."""
+    routed, transcriber, limits = turn.routed, turn.dialog.transcriber, turn.settings.speech
+    if transcriber is None or routed.file_id is None:
+        return Reply(parts=render_text(VOICE_AS_TEXT))
+    if (routed.duration or 0) > limits.max_seconds or (routed.file_size or 0) > limits.max_bytes:
+        return Reply(parts=render_text(VOICE_TOO_LONG.format(minutes=max(1, limits.max_seconds // 60))))
+    turn.channel.typing()
+    audio = turn.channel.file(routed.file_id, limits.max_bytes)
+    heard = ""
+    if audio:
+        try:
+            heard = transcriber.transcribe(audio, VOICE_FILES.get(routed.media or "", "voice.ogg"))
+        except TranscriptionError as exc:
+            logger.warning("voice message not transcribed: %s", exc)
+    if not heard:
+        return Reply(parts=render_text(VOICE_NOT_HEARD))
+    request = f"{heard}\n{routed.text}" if routed.text else heard
+    reply = turn.dialog.message(turn.sender, request, update_id=routed.update_id, deadline=turn.deadline)
+    reply.parts = render_text(HEARD.format(text=shorten(heard, HEARD_SHOWN))) + reply.parts
+    return reply
 
 
 def photo(turn: Turn) -> Reply:
