@@ -158,9 +158,10 @@ class Dialog:
         exclude_ids: list[str] | None = None,
         deadline: Deadline | None = None,
         invocations_at_start: int | None = None,
+        image: str | None = None,
     ) -> Reply:
         """One recommendation turn, answered whole: begin_turn, the model's tool calls, end_turn (three
-        invocations)."""
+        invocations). ``image``: a photo the customer sent (a data URL), for a model that sees."""
         turn = self.message_stream(
             sender,
             text,
@@ -168,6 +169,7 @@ class Dialog:
             exclude_ids=exclude_ids,
             deadline=deadline,
             invocations_at_start=invocations_at_start,
+            image=image,
         )
         return drain(turn)
 
@@ -181,6 +183,7 @@ class Dialog:
         shown: Shown | None = None,
         deadline: Deadline | None = None,
         invocations_at_start: int | None = None,
+        image: str | None = None,
     ) -> Generator[AnswerPiece, None, Reply]:
         """The same turn, yielding the answer's pieces while the model streams them (``shown``: what the
         customer already has from this update, updated as pieces go out; None: the answer comes whole)."""
@@ -198,6 +201,7 @@ class Dialog:
             history=history,
             invocations_at_start=invocations_at_start,
             deadline=deadline,
+            image=image,
         )
         turn = yield from self.agent.stream_turn(request)
         ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
@@ -282,6 +286,11 @@ class Dialog:
             reply.parts = render_text(NOTHING_MORE)
             reply.exhausted = True
         return reply
+
+    def sees_images(self) -> bool:
+        """Whether a photo can be shown to the model now (an online model that has not refused images)."""
+        llm = self.agent.llm
+        return llm is not None and bool(getattr(llm, "sees_images", False))
 
     # -- helpers --------------------------------------------------------------
     def _render(

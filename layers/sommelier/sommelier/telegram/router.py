@@ -17,6 +17,7 @@ case-insensitively):
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ VOICE_NOT_HEARD = "Не получилось разобрать голосово
 HEARD = "🎙 Я услышал: «{text}»"
 HEARD_SHOWN = 600  # characters of the transcript shown back
 VOICE_FILES = {"voice": "voice.ogg", "video_note": "video_note.mp4"}  # what Telegram records them as
+LABEL_QUESTION = "Что это за вино? Есть ли оно или похожее в магазине?"
+PHOTO_MAX_BYTES = 5 * 1024 * 1024  # a Telegram photo is a JPEG of a few hundred kB; more is not a photo
 RATE_NOTICE = "Вы пишете очень быстро 🙂 Дайте мне минутку подумать — и напишите снова."
 CALLBACK_TOO_OFTEN = "Слишком часто — подождите минутку 🙂"
 CALLBACK_SEARCHING = "Ищу другие варианты…"
@@ -239,13 +242,20 @@ def unknown_command(turn: Turn) -> Reply:
 
 
 def text(turn: Turn) -> Reply | ReplyStream:
+    """A typed message, or a caption (with its photo, for a model that sees)."""
+    image = _photo_for_the_model(turn) if turn.routed.media == "photo" else None
     shown = turn.channel.shown()
     if shown is None:
         return turn.dialog.message(
-            turn.sender, turn.routed.text, update_id=turn.routed.update_id, deadline=turn.deadline
+            turn.sender, turn.routed.text, update_id=turn.routed.update_id, deadline=turn.deadline, image=image
         )
     pieces = turn.dialog.message_stream(
-        turn.sender, turn.routed.text, update_id=turn.routed.update_id, shown=shown, deadline=turn.deadline
+        turn.sender,
+        turn.routed.text,
+        update_id=turn.routed.update_id,
+        shown=shown,
+        deadline=turn.deadline,
+        image=image,
     )
     return ReplyStream(pieces)
 
@@ -275,8 +285,27 @@ def voice(turn: Turn) -> Reply:
 
 
 def photo(turn: Turn) -> Reply:
-    """A photo with no caption (a label, most often), with no model that sees here: ask for the wine's name."""
-    return Reply(parts=render_text(LABEL_AS_TEXT))
+    """A photo with no caption, a label most often: a model that sees names the wine and searches for it; with
+    none (offline, or a model that refused images), the customer is asked for the name as text."""
+    image = _photo_for_the_model(turn)
+    if image is None:
+        return Reply(parts=render_text(LABEL_AS_TEXT))
+    turn.channel.typing()
+    return turn.dialog.message(
+        turn.sender, LABEL_QUESTION, update_id=turn.routed.update_id, deadline=turn.deadline, image=image
+    )
+
+
+def _photo_for_the_model(turn: Turn) -> str | None:
+    """The customer's photo (its largest size) as a data URL, when the chat model can see it."""
+    file_id = turn.routed.file_id
+    if file_id is None or not turn.dialog.sees_images():
+        return None
+    data = turn.channel.file(file_id, PHOTO_MAX_BYTES)
+    if not data:
+        return None
+    kind = "image/png" if data.startswith(b"\x89PNG") else "image/webp" if data[8:12] == b"WEBP" else "image/jpeg"
+    return f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def non_text(turn: Turn) -> Reply:
