@@ -53,14 +53,21 @@ def business_message(update_id: int, connection: str, text: str, *, sender: int 
     }
 
 
-def test_a_group_that_became_a_supergroup_gets_the_answer_there(environment, fresh_db, telegram):
-    telegram.migrate_group(OLD_GROUP, SUPERGROUP)
+def test_a_group_that_became_a_supergroup_gets_the_answer_there_and_its_history_moves(environment, fresh_db, telegram):
     bot = make_bot(fresh_db, telegram)
-    deliver(bot, group_mention(1, OLD_GROUP, "красное сухое к стейку до 3000"))
+    deliver(bot, group_mention(1, OLD_GROUP, "что такое танины?"))  # the group talks before it is upgraded
+    before = [m.content for m in bot.repositories.chat.history(OLD_GROUP, 10)]
+    assert before
+    telegram.migrate_group(OLD_GROUP, SUPERGROUP)
+    start = len(telegram.calls)
+    deliver(bot, group_mention(2, OLD_GROUP, "красное сухое к стейку до 3000"))
     refused = [c for c in telegram.calls if c.params.get("chat_id") == OLD_GROUP and c.http_status == 400]
     assert refused and all("upgraded" in c.response["description"] for c in refused)
     assert telegram.sent_messages(SUPERGROUP)  # the whole answer, in the new chat
-    assert not [c for c in telegram.calls if c.params.get("chat_id") == OLD_GROUP and c.delivered]
+    assert not [c for c in telegram.calls[start:] if c.params.get("chat_id") == OLD_GROUP and c.delivered]
+    moved = [m.content for m in bot.repositories.chat.history(SUPERGROUP, 10)]
+    assert moved[: len(before)] == before and len(moved) > len(before)  # the old talk, then this turn
+    assert bot.repositories.chat.history(OLD_GROUP, 10) == []
 
 
 def test_a_business_account_that_may_reply_is_answered_with_its_connection_on_every_call(

@@ -294,8 +294,11 @@ class TelegramBot:
                 moved = exc.migrate_to_chat_id
                 if moved is None or moved == place.chat_id:
                     raise
-                logger.info("chat %s became supergroup %s: the answer goes there", place.chat_id, moved)
+                logger.info(
+                    "chat %s became supergroup %s: the answer and the chat's state go there", place.chat_id, moved
+                )
                 record_event("TelegramChatMigrated")
+                self._move_chat(place.chat_id, moved)
                 place = place.moved_to(moved)
 
     # ------------------------------------------------------------------ planning a reply
@@ -328,6 +331,13 @@ class TelegramBot:
             # What went out while the answer streamed keeps its indexes; the rest follows without repeats.
             return progress.finish(reply.parts, reply.turn.response.intro), progress
         return reply.parts, progress
+
+    def _move_chat(self, old: int, new: int) -> None:
+        """The conversation (history, votes, members) follows the group into its supergroup; best effort."""
+        try:
+            self.chat.move_chat(old, new)
+        except PortError as exc:
+            logger.warning("chat %s not moved to %s: %s", old, new, exc)
 
     def set_active(self, routed: Routed, active: bool) -> None:
         try:
