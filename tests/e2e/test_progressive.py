@@ -214,3 +214,31 @@ def test_a_turn_that_dies_after_streaming_is_redelivered_without_duplicates(bot,
     assert sent[:3] == shown_first
     assert len(sent) == 5 and len(set(sent)) == 5, sent  # one new wine and the closing, nothing repeated
     assert telegram.sent_messages(TEST_CHAT)[-1].params["reply_markup"]["inline_keyboard"]
+
+
+def test_a_flood_wait_during_a_streamed_answer_silences_the_chat_then_the_answer_arrives_once(bot, telegram, llm):
+    """A 429 (retry_after 40) on the second wine card while the answer streams: nothing at all goes to the chat
+    until the wait is over (no retry of the card, no typing, no draft), then the rest of the answer, once."""
+    script(llm, lambda body: streamed(reply(answer_text(body, count=3)), chars_per_token=CPT))
+    counted = {"messages": 0}
+
+    def second_card(call) -> bool:
+        if call.method not in ("sendMessage", "sendPhoto") or call.params.get("chat_id") != TEST_CHAT:
+            return False
+        counted["messages"] += 1
+        return counted["messages"] == 3  # the intro, the first card, then this one
+
+    telegram.fail_when(second_card, status=429, retry_after=40, times=1)
+    waits: list[tuple[int, float]] = []  # (calls the fake had seen when the bot slept, seconds)
+    bot.sleep = bot.sender.sleep = lambda seconds: waits.append((len(telegram.calls), seconds))
+    bot.process(text_update(9110, "красное сухое к стейку до 3000"))
+
+    calls = telegram.calls
+    flood = next(i for i, c in enumerate(calls) if c.http_status == 429)
+    assert waits and sum(s for _, s in waits) >= 39  # the rest of the 40 s (a few ms passed since the 429)
+    woke = next(at for at, _ in waits if at > flood)  # the wait that followed the 429
+    inside = [c.method for c in calls[flood + 1 : woke] if c.params.get("chat_id") == TEST_CHAT]
+    assert inside == []  # silent for retry_after: no resend, no typing, no draft
+    sent = visible(telegram)
+    assert len(sent) == 1 + 3 + 1 and len(set(sent)) == len(sent)  # intro, three wines, the closing: once each
+    assert sent[0].startswith("Вот что я нашёл")

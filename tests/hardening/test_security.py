@@ -668,6 +668,7 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
         "cache_photo": {"wine_id": wine_ids[0], "file_id": "AgAD-app-user"},
         "save_feedback": {"chat_id": 1, "user_id": 1, "rating": 1, "wine_id": wine_ids[0]},
         "reset_history": {"chat_id": 1},
+        "move_chat": {"from_chat_id": -4001, "to_chat_id": -1004001},
         "catalog_stats": {},
         "export_wines": {},
         "embedding_texts": {},

@@ -12,6 +12,7 @@ from typing import Any
 
 from sommelier.agent.llm.port import ChatLLM
 from sommelier.agent.loop import Fallback, SommelierAgent
+from sommelier.agent.transcription import transcriber_from_settings
 from sommelier.embeddings import EmbeddingProvider, provider_from_settings
 from sommelier.settings import Settings
 from sommelier.shop import routes as shop_routes
@@ -53,7 +54,12 @@ def build_runtime(settings: Settings, *, repositories: Repositories | None = Non
         settings=settings,
         repositories=repositories,
         agent=agent,
-        dialog=Dialog(agent, repositories, health_warning=settings.shop.health_warning),
+        dialog=Dialog(
+            agent,
+            repositories,
+            health_warning=settings.shop.health_warning,
+            transcriber=transcriber_from_settings(settings),
+        ),
         photos=photo_store_from_settings(settings),
         age_gate=AgeGate(repositories.shop),
     )

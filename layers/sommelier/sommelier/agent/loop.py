@@ -97,6 +97,7 @@ class TurnRequest:
     shown: Shown | None = None  # what the customer already has from this update (a redelivery); streamed turns
     history: list[ChatMessage] | None = None  # loaded by the caller's begin_turn; None: the agent loads it
     invocations_at_start: int | None = None  # the counter before the caller's begin_turn
+    image: str | None = None  # a photo the customer sent (a data URL), shown to a model that sees images
 
 
 @dataclass
@@ -233,10 +234,16 @@ class SommelierAgent:
     ) -> Generator[AnswerPiece, None, tuple[SommelierResponse, Found, bool]]:
         moment = moment_context()
         user_prompt = prompts.build_user_prompt(text, moment=moment, history=history, profile=request.profile)
+        content: str | list[dict[str, Any]] = user_prompt
+        if request.image:  # the client turns it into words for a model that cannot see
+            content = [
+                {"type": "text", "text": user_prompt},
+                {"type": "image_url", "image_url": {"url": request.image}},
+            ]
         turn = _Online(
             request,
             trace,
-            [{"role": "system", "content": prompts.SYSTEM_PROMPT}, {"role": "user", "content": user_prompt}],
+            [{"role": "system", "content": prompts.SYSTEM_PROMPT}, {"role": "user", "content": content}],
             streamed=request.shown is not None and bool(getattr(self.llm, "streams", False)),
         )
         try:

@@ -53,6 +53,7 @@ OPERATIONS: dict[str, str] = {
     wire.LOAD_HISTORY.name: "chat_sql:load_history",
     wire.SAVE_TURN.name: "chat_sql:save_turn",
     wire.RESET_HISTORY.name: "chat_sql:reset_history",
+    wire.MOVE_CHAT.name: "chat_sql:move_chat",
     wire.UPSERT_USER.name: "chat_sql:upsert_user",
     wire.SET_USER_ACTIVE.name: "chat_sql:set_user_active",
     wire.CHAT_STATE.name: "chat_sql:chat_state",

@@ -36,6 +36,7 @@ class ModelCapabilities:
     parallel_tool_calls: bool = True  # whether `parallel_tool_calls: false` may be sent
     output_tokens: int | None = None  # a larger limit, learned when thinking used up the default one
     call_timeout_s: float | None = None  # a longer per-request timeout, learned from a slow model's answers
+    vision: bool = True  # image parts accepted (a label photo); learned false from a refusal, or stated
 
     def describe(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -157,6 +158,46 @@ _SCHEMA_WORDS = re.compile(
 )
 
 
+# A text-only model refusing an image part ("does not support image input", "image_url is not supported",
+# "multimodal content not allowed", "Invalid content type. image_url is only supported by certain models").
+_IMAGES_REFUSED = re.compile(r"image|vision|multimodal|multi-modal", re.IGNORECASE)
+
+# What a model that cannot see is told in place of the photo (it then asks for the wine's name).
+IMAGE_NOT_SEEN = (
+    "[Покупатель прислал фото (скорее всего, этикетки), но вы не можете его увидеть. Не угадывайте вино: "
+    "попросите написать его название текстом — производителя, сорт, год.]"
+)
+
+
+def has_images(messages: Any) -> bool:
+    return any(part.get("type") == "image_url" for part in _parts(messages))
+
+
+def _parts(messages: Any) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for message in messages or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            found += [part for part in content if isinstance(part, dict)]
+    return found
+
+
+def without_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages for a model that cannot see: each image part becomes IMAGE_NOT_SEEN, content plain text."""
+    plain: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            texts = [
+                IMAGE_NOT_SEEN if part.get("type") == "image_url" else str(part.get("text") or "")
+                for part in content
+                if isinstance(part, dict)
+            ]
+            message = {**message, "content": "\n\n".join(t for t in texts if t)}
+        plain.append(message)
+    return plain
+
+
 # A parameter the request sent and the refusal names, and the lesson: what to send instead.
 _NAMED_PARAMETER_LESSONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("max_tokens", {"token_parameter": "max_completion_tokens"}),  # nosec B105 - a parameter name, not a secret
@@ -170,6 +211,8 @@ def lesson_from_error(text: str, request: dict[str, Any], caps: ModelCapabilitie
     lowered = text.lower()
     if "thought_signature" in lowered:
         return None  # the reasoning_details of a message were not sent back: no parameter to change
+    if caps.vision and has_images(request.get("messages")) and _IMAGES_REFUSED.search(lowered):
+        return {"vision": False}
     if "response_format" in request and _SCHEMA_WORDS.search(lowered):
         step = RESPONSE_FORMAT_STEPS.index(caps.response_format)
         if step + 1 < len(RESPONSE_FORMAT_STEPS):

@@ -24,9 +24,11 @@ from sommelier.agent.llm.capabilities import (
     MAX_OUTPUT_TOKENS,
     CapabilityRegistry,
     ModelCapabilities,
+    has_images,
     lesson_from_error,
     parse_capabilities,
     provider_error_text,
+    without_images,
 )
 from sommelier.agent.llm.port import (
     ChatLLM,
@@ -106,6 +108,11 @@ class OpenAIChat:
         )
 
     @property
+    def sees_images(self) -> bool:
+        """Whether image parts reach the model (stated, or not yet refused)."""
+        return self.capabilities.get(self.model).vision
+
+    @property
     def streams(self) -> bool:
         """Whether `stream` calls really stream (config on, provider not refusing)."""
         return self._stream_wanted and not self._stream_refused
@@ -125,6 +132,8 @@ class OpenAIChat:
         caps: ModelCapabilities,
     ) -> dict[str, Any]:
         """The request body this model accepts (one place, so a streaming final call can reuse it)."""
+        if not caps.vision and has_images(messages):
+            messages = without_images(messages)
         request: dict[str, Any] = {"model": self.model, "messages": messages}
         if caps.temperature:
             request["temperature"] = self.temperature
