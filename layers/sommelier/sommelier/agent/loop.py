@@ -386,7 +386,7 @@ class SommelierAgent:
             instruction = prompts.RETRY_INSTRUCTION.format(error=result.error)
             if shown is not None and shown.anything:
                 instruction = f"{instruction}\n{shown.retry_note()}"
-            turn.messages.append({"role": "user", "content": instruction})
+            append_user(turn.messages, instruction)
             trace.retries += 1
             reply = yield from self._streamed_final(turn, tools=tools)
             result = _parsed(reply, turn.found)
@@ -550,6 +550,21 @@ class SommelierAgent:
             "latency_ms": {**trace.stages_ms, "total": elapsed},
             "recommendations": [_grounding(rec, found) for rec in response.wines],
         }
+
+
+def append_user(messages: list[dict[str, Any]], text: str) -> None:
+    """A user message, kept alternating: after another user message the text joins it (Mistral-family and
+    strict chat templates refuse two user messages in a row)."""
+    last = messages[-1] if messages else None
+    if last is None or last.get("role") != "user":
+        messages.append({"role": "user", "content": text})
+        return
+    content = last.get("content")
+    if isinstance(content, list):  # content parts (an image with its caption)
+        joined: Any = [*content, {"type": "text", "text": text}]
+    else:
+        joined = f"{content or ''}\n\n{text}".strip()
+    messages[-1] = {**last, "content": joined}
 
 
 STREAM_BROKEN_ERROR = "ответ оборвался на середине; верни весь JSON-объект заново"
