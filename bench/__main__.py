@@ -33,6 +33,7 @@ BENCHMARKS: dict[str, str] = {
     "turn_overhead": "bench.turn_overhead",
     "e2e_local": "bench.e2e_local",
     "streaming": "bench.streaming",
+    "prefetch": "bench.prefetch",
     "langchain": "bench.langchain_compare",
 }
 DEFAULT_OUTPUT = ROOT / "bench" / "results" / "latest.json"

@@ -127,7 +127,7 @@ def test_two_rounds_then_final_without_tools(make_agent, fake_llm):
     assert "tools" in fake_llm.chat_requests[1]
     assert "tools" not in fake_llm.chat_requests[2], "the final call carries no tools by default"
     assert fake_llm.chat_requests[2]["response_format"]["type"] == "json_schema", "the answer schema goes there"
-    assert result.metadata["tools_used"] == ["search_wines", "semantic_search"]
+    assert result.metadata["tools_used"] == ["prefetch", "search_wines", "semantic_search"]
     sources = {w["source_tool"] for w in rows(result.found_wines).values()}
     assert sources == {"search_wines", "semantic_search"}, "found_wines accumulates across rounds"
 
@@ -405,3 +405,51 @@ def test_offline_mode_without_a_key(fresh_db):
     assert result.metadata["mode"] == "offline" and result.metadata["llm_calls"] == 0
     SommelierResponse.model_validate(result.response.model_dump())
     assert result.response.wines
+
+
+def prompt_rows(body: dict) -> list[dict]:
+    """The prefetched candidates of the first user message (a JSON object a line after «## Кандидаты»)."""
+    prompt = body["messages"][1]["content"]
+    if "## Кандидаты" not in prompt:
+        return []
+    return [json.loads(line) for line in prompt.split("## Кандидаты", 1)[1].splitlines() if line.startswith("{")]
+
+
+def answer_from_candidates(body: dict):
+    wines = prompt_rows(body)[:2]
+    assert wines, "the prompt should carry the candidates"
+    payload = {
+        "response_type": "recommendation",
+        "intro": "Вот что я нашёл.",
+        "wines": [{"wine_id": w["id"], "wine_name": w["name"], "description": "Подойдёт к ужину."} for w in wines],
+        "closing": "Подобрать что-то ещё?",
+        "guard_type": None,
+    }
+    return reply(json.dumps(payload, ensure_ascii=False))
+
+
+def test_prefetched_candidates_make_a_one_call_turn(make_agent, fake_llm):
+    fake_llm.script(answer_from_candidates)
+    result = make_agent().run(TurnRequest(text="красное сухое к стейку до 3000", chat_id=91))
+    assert result.metadata["mode"] == "llm" and result.metadata["llm_calls"] == 1
+    rows = prompt_rows(fake_llm.chat_requests[0])
+    assert rows and all(row["wine_type"] == "red" and row["price_rub"] <= 3000 for row in rows)
+    assert not {"similarity_score", "image_key", "body", "tannins"} & {k for row in rows for k in row}
+    assert "tools" in fake_llm.chat_requests[0], "the model may still look further"
+    assert result.metadata["prefetched_candidates"] == len(rows)
+    assert result.metadata["cost_usd"] > 0 and result.metadata["cost_source"] == "price"
+
+
+def test_prefetch_off_keeps_the_tool_round(make_agent, fake_llm):
+    fake_llm.script(tool_calls(("search_wines", {"wine_type": "red"})), answer_with(2))
+    result = make_agent(prefetch=False).run(TurnRequest(text="красное сухое к стейку до 3000", chat_id=92))
+    assert result.metadata["llm_calls"] == 2 and result.metadata["prefetched_candidates"] is None
+    assert "## Кандидаты" not in fake_llm.chat_requests[0]["messages"][1]["content"]
+
+
+def test_tool_results_are_compact(make_agent, fake_llm):
+    fake_llm.script(tool_calls(("search_wines", {"wine_type": "white"})), answer_with(1))
+    make_agent(prefetch=False).run(TurnRequest(text="белое", chat_id=93))
+    wines = found_wines(fake_llm.chat_requests[1])
+    assert wines and all({"id", "name", "price_rub"} <= set(w) for w in wines)
+    assert not {"similarity_score", "image_key", "telegram_file_id", "body"} & {k for w in wines for k in w}

@@ -48,7 +48,7 @@ from sommelier.domain.answer import (
 )
 from sommelier.domain.conversation import ChatMessage, Deadline, SavedTurn, TurnRecord, TurnStats
 from sommelier.domain.errors import PortError
-from sommelier.domain.pricing import LLMPrice
+from sommelier.domain.pricing import DEFAULT_PRICE, LLMPrice
 from sommelier.domain.search import SearchResult, ToolRequest
 from sommelier.domain.wine import Wine
 from sommelier.domain.wire import to_wire
@@ -161,7 +161,7 @@ class SommelierAgent:
         history_messages: int = HISTORY_MESSAGES,
         turn_budget_s: float = DEFAULT_TURN_BUDGET_S,
         prefetch: bool = True,
-        price: LLMPrice | None = None,
+        price: LLMPrice | None = DEFAULT_PRICE,
     ):
         self.repositories = repositories
         self.catalog = repositories.catalog

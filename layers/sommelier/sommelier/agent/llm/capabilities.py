@@ -22,6 +22,7 @@ logger = logging.getLogger(__name__)
 ResponseFormatMode = Literal["json_schema", "json_object", "none"]
 FinalTools = Literal["omit", "none_choice"]
 TokenParameter = Literal["max_tokens", "max_completion_tokens"]
+PromptCache = Literal["auto", "cache_control"]
 
 RESPONSE_FORMAT_STEPS: tuple[ResponseFormatMode, ...] = ("json_schema", "json_object", "none")
 MAX_OUTPUT_TOKENS = 16000
@@ -38,6 +39,9 @@ class ModelCapabilities:
     output_tokens: int | None = None  # a larger limit, learned when thinking used up the default one
     call_timeout_s: float | None = None  # a longer per-request timeout, learned from a slow model's answers
     thinking_off: str | None = None  # the switch sent as false on non-streamed calls (DashScope's enable_thinking)
+    # "cache_control": the stable system prompt marked as a cache breakpoint (Anthropic-style, through
+    # OpenRouter); "auto": nothing to ask (OpenAI, DeepSeek and Gemini cache a repeated prefix by themselves).
+    prompt_cache: PromptCache = "auto"
 
     def describe(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -50,6 +54,7 @@ KNOWN_MODELS: tuple[tuple[re.Pattern[str], dict[str, Any]], ...] = (
         {"token_parameter": "max_completion_tokens", "temperature": False},  # nosec B105 - a parameter name, not a secret
     ),
     (re.compile(r"deepseek", re.IGNORECASE), {"response_format": "json_object"}),
+    (re.compile(r"(?:^|/)(?:anthropic/)?claude", re.IGNORECASE), {"prompt_cache": "cache_control"}),
 )
 
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
@@ -67,6 +72,7 @@ def parse_capabilities(text: str | None) -> dict[str, Any]:
         "response_format": RESPONSE_FORMAT_STEPS,
         "final_tools": ("omit", "none_choice"),
         "token_parameter": ("max_tokens", "max_completion_tokens"),
+        "prompt_cache": ("auto", "cache_control"),
     }
     result: dict[str, Any] = {}
     for entry in re.split(r"[,;]", text):
@@ -257,6 +263,8 @@ def lesson_from_error(text: str, request: dict[str, Any], caps: ModelCapabilitie
     lowered = text.lower()
     if "thought_signature" in lowered:
         return None  # the reasoning_details of a message were not sent back: no parameter to change
+    if caps.prompt_cache == "cache_control" and "cache_control" in lowered:
+        return {"prompt_cache": "auto"}
     switch = _THINKING_SWITCH.search(text)
     if switch and not request.get("stream") and caps.thinking_off != switch.group(1):
         return {"thinking_off": switch.group(1)}

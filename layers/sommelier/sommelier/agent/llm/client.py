@@ -143,6 +143,8 @@ class OpenAIChat:
         caps: ModelCapabilities,
     ) -> dict[str, Any]:
         """The request body this model accepts (one place, so a streaming final call can reuse it)."""
+        if caps.prompt_cache == "cache_control":
+            messages = cache_marked(messages)
         request: dict[str, Any] = {"model": self.model, "messages": messages}
         if caps.temperature:
             request["temperature"] = self.temperature
@@ -545,6 +547,22 @@ class _Lesson(Exception):
         self.change = change
         self.reason = _short(reason)
         self.note = note
+
+
+def cache_marked(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with the system prompt (the stable prefix, sent first) marked as a cache breakpoint:
+    Anthropic-style `cache_control` on its last text part, which OpenRouter passes on."""
+    marked = list(messages)
+    for index, message in enumerate(marked):
+        if message.get("role") != "system":
+            continue
+        content = message.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        if parts and isinstance(parts[-1], dict):
+            parts[-1] = {**parts[-1], "cache_control": {"type": "ephemeral"}}
+            marked[index] = {**message, "content": parts}
+        break
+    return marked
 
 
 def _cut(stream: Any) -> None:
