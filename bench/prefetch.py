@@ -9,8 +9,8 @@ run stays short (the agent's own milliseconds are not scaled, which only counts 
 
 Figures per mode, and the ratios on/off:
 - the share of turns that made exactly one LLM call (target ≥ 75 % with prefetch on);
-- the time outside generating the answer: wall time − the answer's own output tokens (reading, the tool round,
-  the first-token waits, round trips), target ≤ 0.65×;
+- the time outside generating the answer: the agent's own time (reading, prefetch, tools, saving; real seconds)
+  plus every modelled wait but the answer's output tokens (first tokens, the tool round), target ≤ 0.65×;
 - prompt tokens per turn, estimated as the characters of every request's messages and tools / 4, target ≤ 0.8×;
 - the cost per turn at DEFAULT_PRICE (domain/pricing.py) from the same estimates;
 - turns whose wines break a constraint of the request (a wine of another type, over the budget): must be 0.
@@ -57,6 +57,7 @@ class Turn:
     wall_s: float
     llm_calls: int
     answer_output_s: float  # the final answer's output tokens at the latency model (unscaled)
+    model_s: float  # every request's modelled time (first token + output), unscaled
     prompt_tokens: int
     completion_tokens: int
     violations: list[str] = field(default_factory=list)
@@ -137,7 +138,7 @@ def _budget(query: str) -> float | None:
 
 
 def settings(ctx: Context) -> dict[str, Any]:
-    return {"time_scale": 0.1, "queries": QUERIES} if ctx.quick else {"time_scale": 0.25, "queries": QUERIES}
+    return {"time_scale": 0.05, "queries": QUERIES} if ctx.quick else {"time_scale": 0.25, "queries": QUERIES}
 
 
 def run(ctx: Context, cfg: dict[str, Any] | None = None) -> list[Figure]:
@@ -187,6 +188,7 @@ def measure(database: Any, mode: str, cfg: dict[str, Any]) -> list[Turn]:
                     wall_s=wall,
                     llm_calls=result.metadata["llm_calls"],
                     answer_output_s=(answers[-1]["output_tokens"] / TOKENS_PER_S) if answers else 0.0,
+                    model_s=sum(FIRST_TOKEN_S + r["output_tokens"] / TOKENS_PER_S for r in requests),
                     prompt_tokens=sum(math.ceil(r["prompt_chars"] / PROMPT_CHARS_PER_TOKEN) for r in requests),
                     completion_tokens=sum(r["output_tokens"] for r in requests),
                     violations=violations(database, query, result),
@@ -221,11 +223,14 @@ def figures(turns: dict[str, list[Turn]], cfg: dict[str, Any]) -> list[Figure]:
 
     scale = cfg["time_scale"]
 
-    def outside(t: Turn) -> float:  # in latency-model seconds
-        return t.wall_s / scale - t.answer_output_s
+    def outside(t: Turn) -> float:
+        """The agent's own time (real seconds: not scaled) plus the modelled waits other than the answer's
+        output tokens (first tokens, the tool round), in latency-model seconds."""
+        own = t.wall_s - scale * t.model_s
+        return own + t.model_s - t.answer_output_s
 
-    def cost(t: Turn) -> float:
-        return DEFAULT_PRICE.cost(t.prompt_tokens, t.completion_tokens)
+    def cost(t: Turn) -> float:  # in cents
+        return 100 * DEFAULT_PRICE.cost(t.prompt_tokens, t.completion_tokens)
 
     on, off = turns["on"], turns["off"]
     one_call = {mode: sum(t.llm_calls == 1 for t in ts) / len(ts) for mode, ts in turns.items()}
@@ -238,8 +243,8 @@ def figures(turns: dict[str, list[Turn]], cfg: dict[str, Any]) -> list[Figure]:
     }
     log(
         f"prefetch: one-call turns {one_call['on']:.0%} on / {one_call['off']:.0%} off; outside generation "
-        f"{outside_ratio:.2f}×; prompt tokens {prompt_ratio:.2f}×; cost/turn ${mean(cost(t) for t in on):.4f} on, "
-        f"${mean(cost(t) for t in off):.4f} off; constraint violations {broken}"
+        f"{outside_ratio:.2f}×; prompt tokens {prompt_ratio:.2f}×; cost/turn {mean(cost(t) for t in on):.2f} ¢ on, "
+        f"{mean(cost(t) for t in off):.2f} ¢ off; constraint violations {broken}"
     )
     note = f"latency model ×{scale:g}"
     return [
@@ -253,7 +258,7 @@ def figures(turns: dict[str, list[Turn]], cfg: dict[str, Any]) -> list[Figure]:
         figure(NAME, "prompt tokens per turn, on/off", "×", [prompt_ratio], at_most=PROMPT_RATIO_TARGET),
         figure(NAME, "prompt tokens per turn, on", "tokens", [mean(t.prompt_tokens for t in on)]),
         figure(NAME, "prompt tokens per turn, off", "tokens", [mean(t.prompt_tokens for t in off)]),
-        figure(NAME, "cost per turn, on", "$", [mean(cost(t) for t in on)], note="DEFAULT_PRICE"),
-        figure(NAME, "cost per turn, off", "$", [mean(cost(t) for t in off)], note="DEFAULT_PRICE"),
+        figure(NAME, "cost per turn, on", "¢", [mean(cost(t) for t in on)], note="DEFAULT_PRICE"),
+        figure(NAME, "cost per turn, off", "¢", [mean(cost(t) for t in off)], note="DEFAULT_PRICE"),
         figure(NAME, "turns breaking a constraint", "turns", [broken], at_most=0, details=details),
     ]

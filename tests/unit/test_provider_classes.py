@@ -183,3 +183,13 @@ def test_two_wines_with_the_same_name_are_two_wines():
         )
     row = compact_wine(first)
     assert row["id"] == first.id and "similarity_score" not in row and "image_key" not in row
+
+
+def test_stats_show_the_llm_cost_of_the_week():
+    from sommelier.domain.shop import AdminStats
+    from sommelier.shop.admin import stats_text
+
+    stats = AdminStats(1, 2, 10, 0, 0, 64, prompt_tokens_7d=1_000_000, completion_tokens_7d=100_000)
+    text = stats_text(stats, LLMPrice(3, 15))
+    assert "LLM за 7 дней: ≈ $4.50, ≈ $0.4500 за вопрос" in text
+    assert "LLM" not in stats_text(stats, None)
