@@ -138,7 +138,9 @@ def _budget(query: str) -> float | None:
 
 
 def settings(ctx: Context) -> dict[str, Any]:
-    return {"time_scale": 0.05, "queries": QUERIES} if ctx.quick else {"time_scale": 0.25, "queries": QUERIES}
+    if ctx.smoke:
+        return {"time_scale": 0.01, "queries": QUERIES[:2]}
+    return {"time_scale": 0.02, "queries": QUERIES} if ctx.quick else {"time_scale": 0.25, "queries": QUERIES}
 
 
 def run(ctx: Context, cfg: dict[str, Any] | None = None) -> list[Figure]:

@@ -67,6 +67,8 @@ SEARCH_P50_TARGET_MS = 5.0  # at 10k
 
 
 def settings(ctx: Context, rows: int) -> dict[str, int]:
+    if ctx.smoke:
+        return {"calls": 3, "warmup": 1}
     if ctx.quick:
         return {"calls": 30, "warmup": 10}
     if rows >= 100_000:

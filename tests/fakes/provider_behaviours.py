@@ -86,7 +86,9 @@ def offered_wines(body: dict) -> list[dict]:
 
 def prompt_candidates(content: str) -> list[dict]:
     """The wines the agent found before asking (one JSON object a line after «## Кандидаты»)."""
-    wines = []
+    wines: list[dict] = []
+    if "## Кандидаты" not in content:
+        return wines
     for line in content.split("## Кандидаты", 1)[1].splitlines():
         if line.startswith("{"):
             try:

@@ -86,6 +86,10 @@ class Fallback(Protocol):
         self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
     ) -> FallbackAnswer: ...
 
+    def candidate_searches(
+        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
+    ) -> list[ToolRequest]: ...
+
 
 @dataclass
 class TurnRequest:
@@ -302,7 +306,7 @@ class SommelierAgent:
         """The request's candidates before the first call; none when the search fails (the model searches)."""
         started = time.perf_counter()
         try:
-            found = prefetch(self.offline, text, history, request.exclude_ids)
+            found = prefetch(self.offline, self.catalog, text, history, request.exclude_ids)
         except Exception as exc:  # the model's own tools still serve the turn
             logger.warning("prefetch failed; the model searches itself: %s", exc)
             trace.tool_errors.append(f"prefetch: {type(exc).__name__}")

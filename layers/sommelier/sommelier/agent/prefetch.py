@@ -1,20 +1,22 @@
 """Prefetch: the candidates the project can find for a request by itself, put before the model at once.
 
-Before the first LLM call the request is read by the language layer and searched with the catalogue's own
-operations (the offline responder does both: its filters, its hybrid of structured and semantic search, its
-relaxation of the softest constraint). The candidates go into that call's prompt as compact rows, so a
-typical turn is one call: the model answers from them, and calls a tool only to look further. Kept apart
-so that a better reader or search plugs in here unchanged (LLM_PREFETCH=off: the model searches itself).
+Before the first LLM call the request is read by the language layer (the offline reader: its filters, its
+mood words for the semantic search, the history's chain of follow-ups) and its searches run together, in one
+tool-function invocation, through the data port. The candidates go into that call's prompt as compact rows,
+so a typical turn is one call: the model answers from them, and calls a tool only to look further. Kept
+apart so that a better reader or search plugs in here unchanged (LLM_PREFETCH=off: the model searches first).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from sommelier.domain.conversation import ChatMessage
+from sommelier.domain.errors import PortError
+from sommelier.domain.search import SearchResult, ToolRequest
 from sommelier.domain.wine import Wine
 
 logger = logging.getLogger(__name__)
@@ -22,26 +24,23 @@ logger = logging.getLogger(__name__)
 PREFETCH_ROWS = 8  # enough to choose three from, few enough to keep the prompt short
 NOTES_CHARS = 160
 FOOD_ITEMS = 4
-PREFETCH_SOURCE = "prefetch"
 
 
-class CandidateAnswer(Protocol):
-    found_wines: list[Wine]
-    tool_calls: list[dict[str, Any]]
-    error: str | None
+class CandidateReader(Protocol):
+    """What reads a request into the searches that would answer it (sommelier.offline.OfflineResponder)."""
 
-
-class CandidateFinder(Protocol):
-    """What reads a request and searches the catalogue for it (sommelier.offline.OfflineResponder)."""
-
-    def respond(
+    def candidate_searches(
         self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
-    ) -> Any: ...
+    ) -> list[ToolRequest]: ...
+
+
+class ToolRunner(Protocol):
+    def run_llm_tools(self, calls: Sequence[ToolRequest]) -> list[SearchResult | PortError]: ...
 
 
 @dataclass
 class Prefetched:
-    """The candidates of one request: the wines by id (each with found_by), and how they were found."""
+    """The candidates of one request, best first, by id (each with found_by), and the searches that found them."""
 
     wines: dict[str, Wine] = field(default_factory=dict)
     searches: list[dict[str, Any]] = field(default_factory=list)  # [{"name": tool, "arguments": {...}}]
@@ -54,30 +53,52 @@ class Prefetched:
         return [compact_wine(wine) for wine in self.wines.values()]
 
     def filters(self) -> dict[str, Any]:
-        """The filters the reader understood (the first search's), for the prompt."""
+        """What the reader understood (the searches' arguments), for the prompt."""
+        understood: dict[str, Any] = {}
         for search in self.searches:
-            arguments = {k: v for k, v in (search.get("arguments") or {}).items() if k not in ("exclude_ids", "limit")}
-            if arguments:
-                return arguments
-        return {}
+            understood.update(search["arguments"])
+        return understood
 
 
-def prefetch(finder: CandidateFinder, text: str, history: list[ChatMessage], exclude_ids: list[str]) -> Prefetched:
-    """The candidates for this request, best first; empty when the reader saw no wine request (a greeting,
-    a question about wine) or the catalogue could not be searched."""
-    answer = finder.respond(text, history, exclude_ids=exclude_ids)
-    searches = [c for c in answer.tool_calls if c.get("name") in ("search_wines", "semantic_search")]
-    if answer.error or not searches:
+def prefetch(
+    reader: CandidateReader, tools: ToolRunner, text: str, history: list[ChatMessage], exclude_ids: list[str]
+) -> Prefetched:
+    """The candidates for this request: found by both searches first, then the structured search's, then the
+    semantic one's. Empty and not `searched` when the reader saw no wine request or every search failed."""
+    requests = reader.candidate_searches(text, history, exclude_ids=exclude_ids)
+    if not requests:
         return Prefetched()
-    picked = [rec.wine_id for rec in getattr(answer.response, "wines", []) if rec.wine_id]
-    by_id = {wine.id: wine for wine in answer.found_wines}
-    order = picked + [wine_id for wine_id in by_id if wine_id not in picked]
-    wines = {
-        wine_id: replace(by_id[wine_id], found_by=by_id[wine_id].found_by or PREFETCH_SOURCE)
-        for wine_id in order[:PREFETCH_ROWS]
-        if wine_id in by_id
-    }
-    return Prefetched(wines=wines, searches=searches)
+    answers = tools.run_llm_tools(requests)
+    found: dict[str, list[Wine]] = {}
+    searches: list[dict[str, Any]] = []
+    for request, answer in zip(requests, answers, strict=True):
+        if isinstance(answer, PortError):
+            logger.warning("prefetch: %s failed: %s", request.tool, answer)
+            continue
+        found[request.tool] = [replace(w, found_by=request.tool) for w in answer.wines_with_photos() if w.id]
+        shown = {
+            k: v
+            for k, v in request.arguments.items()
+            if k not in ("embedding", "embedding_model", "limit", "exclude_ids")
+        }
+        searches.append({"name": request.tool, "arguments": shown})
+    if not searches:
+        return Prefetched()
+    return Prefetched(wines=_ranked(found.get("search_wines", []), found.get("semantic_search", [])), searches=searches)
+
+
+def _ranked(structured: list[Wine], semantic: list[Wine]) -> dict[str, Wine]:
+    semantic_ids = {w.id for w in semantic}
+    structured_ids = {w.id for w in structured}
+    both = [w for w in semantic if w.id in structured_ids]
+    order = (
+        both + [w for w in structured if w.id not in semantic_ids] + [w for w in semantic if w.id not in structured_ids]
+    )
+    ranked: dict[str, Wine] = {}
+    for wine in order:
+        if len(ranked) < PREFETCH_ROWS:
+            ranked.setdefault(wine.id, wine)
+    return ranked
 
 
 def compact_wine(wine: Wine) -> dict[str, Any]:
