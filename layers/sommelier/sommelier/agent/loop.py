@@ -25,6 +25,7 @@ from sommelier.agent.context import moment_context
 from sommelier.agent.guards import GuardVerdict, guard_response, is_leak_error, precheck
 from sommelier.agent.llm.port import (
     ChatLLM,
+    GenerationsSpent,
     LLMDeadlineExceeded,
     LLMError,
     LLMLedger,
@@ -425,7 +426,12 @@ class SommelierAgent:
                 instruction = f"{instruction}\n{shown.retry_note()}"
             append_user(turn.messages, instruction)
             trace.retries += 1
-            reply = yield from self._streamed_final(turn, tools=tools)
+            try:
+                reply = yield from self._streamed_final(turn, tools=tools)
+            except GenerationsSpent as exc:  # retries end here: the answer is settled from what failed
+                logger.warning("no more generations this turn: %s", exc)
+                trace.errors.append(str(exc)[:300])
+                break
             result = _parsed(reply, turn.found)
         if not result.ok:
             trace.errors.append(result.error or "")

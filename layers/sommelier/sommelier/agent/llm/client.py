@@ -31,6 +31,7 @@ from sommelier.agent.llm.capabilities import (
 )
 from sommelier.agent.llm.port import (
     ChatLLM,
+    GenerationsSpent,
     LLMDeadlineExceeded,
     LLMError,
     LLMLedger,
@@ -38,6 +39,7 @@ from sommelier.agent.llm.port import (
     LLMRequestRejected,
     ToolCall,
     ToolsUnsupported,
+    UnusableEndpoint,
     drain,
 )
 from sommelier.agent.llm.reply import normalise_message, usage_of
@@ -64,12 +66,13 @@ BACKOFF_MAX_S = 4.0
 MAX_GENERATIONS_PER_TURN = 3  # billed generations (timed-out ones too) one turn may cause
 
 
-class UnusableEndpoint(LLMError):
-    """The endpoint answered a page that is not the API (an HTML gateway or login page): no retry helps."""
-
-
-class GenerationsSpent(LLMDeadlineExceeded):
-    """The turn has been billed its share of generations: answer from what it has."""
+def _check_stream_body(response: Any) -> None:
+    """A stream's response that is not Server-Sent Events: an HTML page (by its type or its first byte) is
+    not the API. Anything else is left to the stream's reader."""
+    content_type = response.headers.get("content-type", "")
+    _check_content_type(content_type, streaming=True)
+    if "event-stream" not in content_type.lower() and response.read()[:512].lstrip()[:1] == b"<":
+        raise UnusableEndpoint(f"the stream is an HTML page ({content_type or 'no content type'}), not the API")
 
 
 def _check_content_type(content_type: str, *, streaming: bool) -> None:
@@ -419,7 +422,7 @@ class OpenAIChat:
                     # may think silently before its first token. read_stream times the data itself.
                     stream = self._client.chat.completions.create(**request, timeout=httpx2.Timeout(timeout))
                     try:
-                        _check_content_type(stream.response.headers.get("content-type", ""), streaming=True)
+                        _check_stream_body(stream.response)
                     except UnusableEndpoint:
                         stream.close()
                         raise

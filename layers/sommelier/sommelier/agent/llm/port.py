@@ -31,6 +31,14 @@ class LLMDeadlineExceeded(LLMError):
     """The turn's budget has no room for another request."""
 
 
+class GenerationsSpent(LLMDeadlineExceeded):
+    """The turn has been billed its share of generations (MAX_GENERATIONS_PER_TURN): answer from what it has."""
+
+
+class UnusableEndpoint(LLMError):
+    """The endpoint answered a page that is not the API (an HTML gateway or login page): no retry helps."""
+
+
 @dataclass
 class ToolCall:
     id: str
