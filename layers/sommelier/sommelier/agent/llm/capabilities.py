@@ -177,8 +177,8 @@ def provider_error_text(exc: Exception) -> str:
     if len(parts) == 1 and response is not None:
         try:
             parts += error_causes(response.text[:4000])
-        except Exception:  # the body could not be read: the message alone
-            pass
+        except Exception as exc_reading:  # the body could not be read: the message alone
+            logger.debug("the error body could not be read: %s", exc_reading)
     return " | ".join(p for p in parts if p)
 
 
