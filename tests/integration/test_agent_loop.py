@@ -184,8 +184,10 @@ def test_invented_wine_then_valid(make_agent, fake_llm):
 
 
 def test_retries_exhausted_degrade_gracefully_and_do_not_save(make_agent, fake_llm, fresh_db):
-    fake_llm.script(tool_calls(RED_STEAK), reply("plain text"), reply("still text"), reply("```json\n{}\n```"))
+    # The prefetch found the candidates: the answer and its two retries are the turn's three generations.
+    fake_llm.script(reply("plain text"), reply("still text"), reply("```json\n{}\n```"))
     result = make_agent(max_retries=2).run(TurnRequest(text="красное к стейку", chat_id=8, update_id=11))
+    assert result.metadata["llm_generations"] == 3
     assert result.metadata["mode"] == "degraded"
     assert result.metadata["structured_output_retries"] == 2
     assert len(result.metadata["structured_output_errors"]) == 3
@@ -195,6 +197,13 @@ def test_retries_exhausted_degrade_gracefully_and_do_not_save(make_agent, fake_l
     assert result.saved is None
     history = {"messages": in_process_repositories(fresh_db).chat.history(8)}
     assert history["messages"] == []
+
+
+def test_never_more_than_three_generations_a_turn(make_agent, fake_llm):
+    fake_llm.script(tool_calls(RED_STEAK), reply("plain text"), reply("still text"), reply("```json\n{}\n```"))
+    result = make_agent(max_retries=2).run(TurnRequest(text="красное к стейку", chat_id=18, update_id=12))
+    assert result.metadata["llm_generations"] == 3 and fake_llm.pending == 1
+    assert result.metadata["mode"] == "degraded" and result.response.response_type == "recommendation"
 
 
 def test_retries_configurable_to_zero(make_agent, fake_llm):
