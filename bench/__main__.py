@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="sommelier-bench-"))
-    ctx = Context(quick=args.quick, runs=runs, workdir=workdir, smoke=args.smoke)
+    ctx = Context(quick=args.quick, runs=runs, workdir=workdir, smoke=args.smoke, runs_explicit=args.runs is not None)
     figures: list[Figure] = []
     failures: dict[str, str] = {}
     seconds: dict[str, float] = {}

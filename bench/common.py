@@ -748,6 +748,7 @@ class Context:
     runs: int
     workdir: Path
     smoke: bool = False  # every section on tiny sizes, one run: the suite's check that the bench still runs
+    runs_explicit: bool = False  # --runs was given (sections that cut their runs in quick mode keep it)
     postgres: Postgres | None = None
     databases: Databases | None = None
     shared: dict[str, Any] = field(default_factory=dict)  # figures one benchmark reuses from another

@@ -221,7 +221,7 @@ def run(ctx: Context) -> list[Figure]:
         )
         for tool, events in series:
             figures.extend(series_figures(ctx, wdb, tool, events, cfg, shared))
-        if wdb.rows >= 10_000:
+        if wdb.rows >= 10_000 and not ctx.quick:  # issue 14's before/after comparison: full runs only
             figures.extend(region_match_figures(wdb, ctx, cfg))
     ctx.shared[NAME] = shared
     return figures
