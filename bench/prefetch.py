@@ -147,7 +147,8 @@ def run(ctx: Context, cfg: dict[str, Any] | None = None) -> list[Figure]:
     cfg = cfg or settings(ctx)
     database = ctx.db().shipped_copy()
     turns: dict[str, list[Turn]] = {"on": [], "off": []}
-    for _ in range(ctx.runs if not ctx.quick else 1):
+    # Each full run is 16 turns of ~4 s at ×0.25: two runs (or what --runs asks for) bound the section.
+    for _ in range(1 if ctx.quick and not ctx.runs_explicit else ctx.runs if ctx.runs_explicit else 2):
         for mode in ("off", "on"):
             turns[mode] += measure(database, mode, cfg)
     return figures(turns, cfg)
