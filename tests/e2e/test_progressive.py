@@ -11,13 +11,25 @@ import uuid
 
 import pytest
 
-from bench.agent_harness import TOOL_CALL, found_wines, tool_results
+from bench.agent_harness import TOOL_CALL, tool_results
+from bench.agent_harness import found_wines as tool_wines
 from tests.bot_harness import make_bot
 from tests.fakes.openai_server import reply, streamed, tool_calls
+from tests.fakes.provider_behaviours import prompt_candidates
 from tests.fakes.telegram_updates import TEST_BOT, TEST_CHAT, text_update
 
 CPT = 8  # characters per streamed chunk
 GROUP = -4000123
+
+
+def candidates(body: dict) -> list[dict]:
+    """The wines the agent put in the prompt before asking (its prefetch)."""
+    return prompt_candidates(str(body["messages"][1]["content"])) if len(body["messages"]) > 1 else []
+
+
+def found_wines(body: dict) -> list[dict]:
+    """What a model answers from: the tool results, else the prefetched candidates."""
+    return tool_wines(body) or candidates(body)
 
 
 def answer_text(body: dict, *, count: int = 2, ghost_first: bool = False, skip: int = 0) -> str:
@@ -52,7 +64,7 @@ def script(llm, *finals):
     queue = list(finals)
 
     def respond(body):
-        if body.get("tools") and not tool_results(body):
+        if body.get("tools") and not tool_results(body) and not candidates(body):
             return streamed(tool_calls(TOOL_CALL))
         return queue.pop(0)(body)
 

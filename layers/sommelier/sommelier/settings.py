@@ -132,7 +132,8 @@ class LLMSettings(NamedTuple):
     stream_stall_s: float = 20.0
     turn_budget_s: float | None = None  # LLM_TURN_BUDGET_S when set
     delivery_reserve_s: float = DEFAULT_DELIVERY_RESERVE_S
-    price_per_mtok: str | None = None  # "prompt,completion" $ per million tokens, read by the report
+    price_per_mtok: str | None = None  # "prompt,completion[,cached]" $ per million tokens (domain/pricing.py)
+    prefetch: bool = True  # LLM_PREFETCH: candidates in the first call's prompt (off: the model searches first)
 
     @property
     def local_turn_budget_s(self) -> float:
@@ -327,6 +328,7 @@ def _llm(read: _Reader) -> LLMSettings:
         turn_budget_s=read.seconds("LLM_TURN_BUDGET_S", DEFAULT_TURN_BUDGET_S) if configured_budget else None,
         delivery_reserve_s=read.seconds("DELIVERY_RESERVE_S", DEFAULT_DELIVERY_RESERVE_S),
         price_per_mtok=read.text("LLM_PRICE_PER_MTOK"),
+        prefetch=read.flag("LLM_PREFETCH", True),
     )
 
 
