@@ -125,3 +125,19 @@ def test_the_token_and_the_model_keys_come_from_separate_secrets(aws, monkeypatc
         "sk-llm",
         "sk-emb",
     )
+
+
+def test_a_speech_key_in_the_model_keys_secret_is_used_and_masked(aws, monkeypatch):
+    """STT_API_KEY may live in the model keys' secret (stt_api_key); without it, voice uses the LLM key."""
+    from sommelier.observability.redaction import redact
+
+    client, _, _ = aws
+    keys = client.create_secret(
+        Name="keys-with-speech", SecretString=json.dumps({"openai_api_key": "sk-llm", "stt_api_key": "sk-speech-key"})
+    )["ARN"]
+    monkeypatch.setenv("MODEL_KEYS_SECRET_ARN", keys)
+    parameters.clear_caches()
+    settings = secrets.SettingsSource().settings
+    assert (settings.llm.api_key, settings.speech.api_key) == ("sk-llm", "sk-speech-key")
+    assert "sk-speech-key" in settings.secret_values()
+    assert "sk-speech-key" not in redact('{"stt_api_key": "sk-speech-key"}')

@@ -34,6 +34,7 @@ SECRET_VARIABLES: dict[str, str] = {
     "TELEGRAM_WEBHOOK_SECRET": "telegram_webhook_secret",  # nosec B105 - the key's name in the secret, not its value
     "OPENAI_API_KEY": "openai_api_key",
     "EMBEDDING_API_KEY": "embedding_api_key",
+    "STT_API_KEY": "stt_api_key",  # optional in the model keys' secret: unset, voice uses the LLM key
 }
 _OFF = {"0", "false", "no", "off"}
 _ON = {"1", "true", "yes", "on"}

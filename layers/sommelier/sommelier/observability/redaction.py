@@ -55,7 +55,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(
             r"(?i)(\"(?:password|secret|api_key|token|telegram_bot_token|telegram_webhook_secret|"
-            r"openai_api_key|embedding_api_key)\"\s*:\s*\")[^\"]+"
+            r"openai_api_key|embedding_api_key|stt_api_key)\"\s*:\s*\")[^\"]+"
         ),
         r"\1" + MASK,
     ),
