@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 DEFAULT_LLM_MODEL = "anthropic/claude-sonnet-4"
 DEFAULT_OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
@@ -104,8 +105,7 @@ def project_root() -> Path:
     return Path.cwd()
 
 
-@dataclass(frozen=True)
-class DatabaseSettings:
+class DatabaseSettings(NamedTuple):
     url: str | None = None  # DATABASE_URL; unset locally: the embedded server under the state folder
     secret_arn: str | None = None  # in AWS: the Aurora secret (username, password, host)
     app_secret_arn: str | None = None  # the migration's: the tool function's own login
@@ -119,8 +119,7 @@ class DatabaseSettings:
     statement_timeout_ms: int = 5000
 
 
-@dataclass(frozen=True)
-class LLMSettings:
+class LLMSettings(NamedTuple):
     api_key: str | None = None
     base_url: str | None = None
     model: str = DEFAULT_LLM_MODEL
@@ -139,16 +138,14 @@ class LLMSettings:
         return self.turn_budget_s if self.turn_budget_s is not None else DEFAULT_TURN_BUDGET_S
 
 
-@dataclass(frozen=True)
-class EmbeddingSettings:
+class EmbeddingSettings(NamedTuple):
     provider: str = "local"
     model: str = LOCAL_MODEL_NAME
     base_url: str | None = None
     api_key: str | None = None
 
 
-@dataclass(frozen=True)
-class TelegramSettings:
+class TelegramSettings(NamedTuple):
     bot_token: str | None = None
     webhook_secret: str | None = None
     api_base_url: str = DEFAULT_TELEGRAM_API_BASE_URL
@@ -163,8 +160,7 @@ class TelegramSettings:
         return self.bot_token
 
 
-@dataclass(frozen=True)
-class AwsSettings:
+class AwsSettings(NamedTuple):
     """What the template wires between the functions; all unset locally (in-process tools, inline turns)."""
 
     images_bucket: str | None = None
@@ -179,8 +175,7 @@ class AwsSettings:
     sam_local: bool = False
 
 
-@dataclass(frozen=True)
-class ShopSettings:
+class ShopSettings(NamedTuple):
     age_gate: bool = True
     health_warning: str | None = DEFAULT_HEALTH_WARNING
     retention_days_raw: str | None = None
@@ -211,20 +206,20 @@ class ShopSettings:
             ) from exc
 
 
-@dataclass(frozen=True)
-class AgentSettings:
+class AgentSettings(NamedTuple):
     max_tool_rounds: int = 2
     max_retries: int = 2
 
 
-@dataclass(frozen=True)
-class ObservabilitySettings:
+class ObservabilitySettings(NamedTuple):
     metrics_namespace: str = "Sommelier"
     xray_daemon: str | None = None
     trace_disabled: bool = False
     git_revision: str | None = None
 
 
+# The parts are named tuples, the whole a frozen dataclass: both immutable, and a named tuple's class is
+# built several times faster than a frozen dataclass's, which every cold start pays (BENCHMARKS.md).
 @dataclass(frozen=True)
 class Settings:
     database: DatabaseSettings = field(default_factory=DatabaseSettings)

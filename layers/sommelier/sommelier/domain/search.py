@@ -16,7 +16,8 @@ import uuid
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from sommelier.domain.errors import InvalidArgument
+from sommelier.domain.errors import ArgumentError as ArgumentError  # the operations' argument errors
+from sommelier.domain.errors import require_object as require_object
 from sommelier.domain.wine import OMIT_EMPTY, SWEETNESS_LEVELS, WINE_TYPES, Wine, WinePhoto
 from sommelier.language import enum_words, normalize
 from sommelier.settings import EMBEDDING_DIMENSIONS
@@ -26,10 +27,6 @@ MAX_QUERY_TEXT = 1000
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 MAX_IDS = 200
-
-
-class ArgumentError(InvalidArgument):
-    """The arguments can't be used; the message is shown to the caller as {"error": ...}."""
 
 
 def llm_parameter(description: str, *, enum: tuple[str, ...] | None = None, required: bool = False) -> Any:
@@ -127,14 +124,6 @@ class ToolRequest:
 
     tool: str
     arguments: dict[str, object]
-
-
-def require_object(arguments: Any) -> dict[str, Any]:
-    if arguments is None:
-        return {}
-    if not isinstance(arguments, dict):
-        raise ArgumentError("arguments must be a JSON object")
-    return arguments
 
 
 def optional_text(args: dict[str, Any], name: str, max_length: int = MAX_FILTER_TEXT) -> str | None:

@@ -21,8 +21,15 @@ import psycopg
 
 from sommelier.db.pool import Database
 from sommelier.domain import wire
-from sommelier.domain.errors import InvalidArgument, ModelMismatchError, NotFound, PortError, Unavailable
-from sommelier.domain.search import ArgumentError, require_object
+from sommelier.domain.errors import (
+    ArgumentError,
+    InvalidArgument,
+    ModelMismatchError,
+    NotFound,
+    PortError,
+    Unavailable,
+    require_object,
+)
 from sommelier.domain.wire import RUN_TOOLS, to_wire
 from sommelier.settings import SettingError, Settings
 
