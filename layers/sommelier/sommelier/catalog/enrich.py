@@ -31,13 +31,16 @@ def empty(value: Any) -> bool:
 
 
 def _appellation(texts: list[str]) -> Any:
-    """The appellation the texts name: the longest phrase of the first text that names one."""
+    """The appellation the texts name, the narrowest when they name several: a named appellation over a
+    country or wide region, one that is not its own region («Шабли» over «Бургундия»), then the last
+    named (a legal name gives the region first, «региона Бургундия», and the appellation in the quoted
+    product name)."""
     for text in texts:
         if not text:
             continue
         found = language.appellations_in(text)
         if found:
-            return max(found, key=lambda f: f[0].end_char - f[0].start_char)[1]
+            return max(found, key=lambda f: (f[1].level != "region", f[1].name != f[1].region, f[0].end))[1]
     return None
 
 
@@ -67,8 +70,9 @@ def _style(texts: list[str]) -> tuple[str | None, str | None]:
         text = language.expand_shorthand(text)
         reading = language.legal_reading(text)
         said_type = "sparkling" if reading.sparkling else reading.colour
-        wine_type = wine_type or said_type or _said("wine_types", text)
-        sweetness = sweetness or reading.sweetness or _said("sweetness", text)
+        said_sugar = _said("sweetness", reading.sweetness.replace("_", " ")) if reading.sweetness else None
+        wine_type = wine_type or (said_type if said_type in _COLOUR_GRAPES else None) or _said("wine_types", text)
+        sweetness = sweetness or said_sugar or _said("sweetness", text)
     return wine_type, sweetness
 
 
@@ -105,7 +109,7 @@ def inferred_facts(item: dict[str, Any], category: str) -> dict[str, Any]:
     wine_type, sweetness = _style([name, category, str(item.get("wine_type") or "")])
     own_type = item.get("wine_type") if item.get("wine_type") in _COLOUR_GRAPES else None  # read by enrich()
     place = _appellation([name, str(item.get("appellation") or ""), str(item.get("region") or "")])
-    grapes = _grapes_named(name)
+    grapes = _grapes_named(name) or _grapes_named(category)  # a shop's section may be a grape: «Chardonnay»
     if place is not None:
         facts["appellation"] = place.name
         country = language.country_by_code(place.country)
@@ -118,6 +122,9 @@ def inferred_facts(item: dict[str, Any], category: str) -> dict[str, Any]:
             wine_type = colours[0]
         if sweetness is None:
             sweetness = _sweetness_of_style(place.style)
+        # A grape the name shares with the appellation is surely meant («Кьянти Санджовезе»); another one
+        # may be a word of a place or a producer («Севр-э-Мен» is not Пино Менье).
+        grapes = [g for g in grapes if g in place.grapes] or grapes
         if not grapes:
             grapes = _grapes_of_colour(place.grapes, own_type or wine_type)
     if wine_type is None and grapes:  # «Каберне Совиньон» alone: a red wine
@@ -125,7 +132,7 @@ def inferred_facts(item: dict[str, Any], category: str) -> dict[str, Any]:
         if len(colours) == 1 and (colour := colours.pop()) in ("red", "white"):
             wine_type = colour
     if grapes:
-        facts["grape_varieties"] = grapes[:20]
+        facts["grape_varieties"] = (_grapes_of_colour(grapes, own_type or wine_type) or grapes)[:20]
     if wine_type:
         facts["wine_type"] = wine_type
         # A wine whose names say no sweetness is taken as dry (brut, for a sparkling one): most wines are,
@@ -149,6 +156,12 @@ def enrich(item: dict[str, Any], category: str) -> dict[str, Any]:
         out["wine_type"] = own_type or type_cell
         if own_sugar and empty(out.get("sweetness")):
             out["sweetness"] = own_sugar
+    if out.get("wine_type") in ("red", "white", "rose"):
+        # A colour cell («Белое») next to a legal name «Вино игристое … брют»: the colour is the shop's, kept
+        # in `colour`; the catalogue's type puts sparkling before colour.
+        if _style([str(out.get("name") or "")])[0] == "sparkling":
+            out.setdefault("colour", out["wine_type"])
+            out["wine_type"] = ""
     blend = _blend_only(out.get("grape_varieties"))
     if blend:
         out["grape_varieties"] = []  # «Купаж»: a blend whose grapes the file does not name

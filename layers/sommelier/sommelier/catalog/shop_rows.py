@@ -122,6 +122,9 @@ def shop_row(raw: dict[str, Any]) -> ShopRow:
         item["sku"] = _text(item["sku"])
     if isinstance(item.get("sku"), str):
         item["sku"] = item["sku"].strip()
+    image = item.get("image")
+    if isinstance(image, str) and image.lower().startswith(("http://", "https://")) and not item.get("image_url"):
+        item["image_url"] = item.pop("image")  # a web address in the shop's «image» column is a photo to fetch
     available = item.get("available")
     stocked = in_stock(item.get(STOCK))
     if isinstance(available, str):
@@ -134,23 +137,32 @@ def row_kind(name: str, category: str, colour_cell: str) -> str:
     """Whether a row is a wine the catalogue takes (RowKind), from its legal name, then its category, then
     its colour cell. A file without categories (a wine list) is all wine unless a name says otherwise."""
     reading = language.legal_reading(name)
-    if reading.fortified:
+    # A legal name states two of colour, sugar and sparkle («сухое красное»); one word alone may be a
+    # snack's («Чипсы … розовый перец»). The shop's own colour cell is enough.
+    said_of_style = sum(1 for v in (reading.colour, reading.sweetness, reading.sparkling) if v)
+    styled = said_of_style >= 2 or _names_a_style(colour_cell)
+    said = language.legal_reading(category) if category else None
+    category_not_wine = said is not None and (said.is_wine is False or language.non_wine(category))
+    if reading.is_wine and category_not_wine and not styled:
+        # a wine word in a spirit's name («… Шерри Каск», «… Вино Баррик Сингл Молт»: a cask), filed as one
+        return RowKind.NOT_WINE
+    if reading.fortified and reading.is_wine:
         return RowKind.FORTIFIED
     if reading.is_wine:
         return RowKind.WINE
-    if reading.is_wine is False or language.non_wine(name):
+    if reading.is_wine is False and not _names_a_style(colour_cell):
+        return RowKind.NOT_WINE  # «в подарочной упаковке» with the shop's own colour is still a wine
+    if said is None:
+        return RowKind.WINE
+    if said.fortified or (reading.fortified and not category_not_wine):
+        return RowKind.FORTIFIED  # «Ароматизированный напиток … Вермут»: filed under food or not
+    if category_not_wine:
         return RowKind.NOT_WINE
-    if category:
-        said = language.legal_reading(category)
-        if said.fortified:
-            return RowKind.FORTIFIED
-        if said.is_wine is False or language.non_wine(category):
-            return RowKind.NOT_WINE
-        if said.is_wine or _names_a_style(category):
-            return RowKind.WINE
-        if not _names_a_style(colour_cell):
-            return RowKind.UNKNOWN
-    return RowKind.WINE
+    if styled or _names_a_style(category):
+        return RowKind.WINE
+    if said.is_wine and (language.appellations_in(name) or language.grapes_in(name)):
+        return RowKind.WINE
+    return RowKind.UNKNOWN  # «Другое», or «Вино / Прочее» holding a smoking gun: listed in the report
 
 
 def _names_a_style(text: str) -> bool:
