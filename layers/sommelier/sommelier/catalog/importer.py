@@ -146,9 +146,10 @@ _MISSING_HINTS = {
 
 def split_extra(item: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The fields the catalogue models, and the rest (kept in `extra`)."""
-    known = {k: v for k, v in item.items() if k in MODEL_FIELDS}
+    # An empty cell says nothing: the field's default (None, "", []) or, for a required one, "missing".
+    known = {k: v for k, v in item.items() if k in MODEL_FIELDS and v != ""}
     extra = dict(item["extra"]) if isinstance(item.get("extra"), dict) else {}
-    extra.update({k: v for k, v in item.items() if k not in MODEL_FIELDS and k != "extra"})
+    extra.update({k: v for k, v in item.items() if k not in MODEL_FIELDS and k != "extra" and v not in ("", None, [])})
     return known, extra
 
 
@@ -169,8 +170,8 @@ def prepare_rows(rows: list[SourceRow], base_dir: Path) -> PreparedRows:
     Raises CatalogImportError naming every bad row by its position, its sku or name, field and value."""
     errors: list[RowError] = []
     prepared = PreparedRows([])
-    seen: dict[tuple, int] = {}
-    seen_sku: dict[str, int] = {}
+    seen: dict[tuple, str] = {}
+    seen_sku: dict[str, str] = {}
     for source in rows:
         item = source.item
         if not isinstance(item, dict):
@@ -196,7 +197,8 @@ def prepare_rows(rows: list[SourceRow], base_dir: Path) -> PreparedRows:
         except ValidationError as exc:
             errors.append(RowError(source.row, _reason(exc), label, source.line))
             continue
-        problem = _clash(record, source.row, seen, seen_sku) or _photo_file_problem(record, base_dir)
+        where = f"row {source.row}" + (f", line {source.line}" if source.line else "")
+        problem = _clash(record, where, seen, seen_sku) or _photo_file_problem(record, base_dir)
         if problem:
             errors.append(RowError(source.row, problem, label, source.line))
             continue
@@ -214,18 +216,18 @@ def _counted(counter: Counter[str]) -> str:
     return ", ".join(f"{kind}: {count}" for kind, count in counter.most_common())
 
 
-def _clash(record: WineRecord, row: int, seen: dict[tuple, int], seen_sku: dict[str, int]) -> str | None:
+def _clash(record: WineRecord, where: str, seen: dict[tuple, str], seen_sku: dict[str, str]) -> str | None:
     """A row that repeats an earlier one: the same sku, or the same name, producer and vintage without skus
     (one name under two skus is two wines: two volumes or vintages the name does not show)."""
     if record.sku and record.sku in seen_sku:
-        return f"sku: {record.sku!r} is also on row {seen_sku[record.sku]}"
+        return f"sku: {record.sku!r} is also on {seen_sku[record.sku]}"
     key = record.natural_key()
     if not record.sku:
         if key in seen:
-            return f"duplicate of row {seen[key]} (same name, producer and vintage, and no sku to tell them apart)"
-        seen[key] = row
+            return f"duplicate of {seen[key]} (same name, producer and vintage, and no sku to tell them apart)"
+        seen[key] = where
     else:
-        seen_sku[record.sku] = row
+        seen_sku[record.sku] = where
     return None
 
 

@@ -90,8 +90,11 @@ def _catalog_in(folder: Path) -> Path:
 def _failure_text(name: str, exc: Exception) -> str:
     lines = [f"❌ Каталог «{name}» не загружен — в каталоге ничего не изменилось.", f"Причина: {exc}"]
     for error in getattr(exc, "errors", [])[:30]:
-        if getattr(error, "line", 0):
-            lines.append(f"• строка {error.line}: {error.reason}")
+        row, line = getattr(error, "row", 0), getattr(error, "line", 0)
+        if row or line:
+            where = ", ".join(p for p in (f"запись {row}" if row else "", f"строка {line}" if line else "") if p)
+            wine = f" {error.wine}" if getattr(error, "wine", "") else ""
+            lines.append(f"• {where}{wine}: {error.reason}")
     return "\n".join(lines)
 
 
