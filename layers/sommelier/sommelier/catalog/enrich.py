@@ -31,16 +31,27 @@ def empty(value: Any) -> bool:
 
 
 def _appellation(texts: list[str]) -> Any:
-    """The appellation the texts name, the narrowest when they name several: a named appellation over a
-    country or wide region, one that is not its own region («Шабли» over «Бургундия»), then the last
-    named (a legal name gives the region first, «региона Бургундия», and the appellation in the quoted
-    product name)."""
+    """The appellation the texts name; when they name several, the one named as written (not a word that
+    only stems alike: «Лоден» is not Лоди), then the one the others agree with (its country named again:
+    «Кот-дю-Рон (Долина Роны)»), then a named appellation over a country or wide region, one that is not
+    its own region («Шабли» over «Бургундия»), then the last named (a legal name gives the region first,
+    «региона Бургундия», and the appellation in the quoted product name)."""
     for text in texts:
         if not text:
             continue
         found = language.appellations_in(text)
-        if found:
-            return max(found, key=lambda f: (f[1].level != "region", f[1].name != f[1].region, f[0].end))[1]
+        if not found:
+            continue
+        said = language.words(language.fold_accents(text))
+        countries = [place.country for _, place in found]
+
+        def rank(hit: tuple[Any, Any]) -> tuple[bool, int, bool, bool, int]:
+            match, place = hit
+            exact = said[match.start : match.end] == language.words(match.phrase)
+            agreeing = countries.count(place.country) - 1
+            return (exact, agreeing, place.level != "region", place.name != place.region, match.end)
+
+        return max(found, key=rank)[1]
     return None
 
 
