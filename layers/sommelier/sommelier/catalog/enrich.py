@@ -198,5 +198,5 @@ def _blend_only(grapes: Any) -> str | None:
     """The shop's blend word when its grape cell says only that («Купаж»)."""
     cells = [grapes] if isinstance(grapes, str) else grapes
     if isinstance(cells, list) and cells and all(isinstance(g, str) and language.blend_word(g) for g in cells):
-        return "купаж"
+        return "Купаж"
     return None
