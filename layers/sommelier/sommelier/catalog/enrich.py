@@ -37,22 +37,23 @@ def _appellation(texts: list[str]) -> Any:
     its own region («Шабли» over «Бургундия»), then the last named (a legal name gives the region first,
     «региона Бургундия», and the appellation in the quoted product name)."""
     for text in texts:
-        if not text:
-            continue
-        found = language.appellations_in(text)
-        if not found:
-            continue
-        said = language.words(language.fold_accents(text))
-        countries = [place.country for _, place in found]
-
-        def rank(hit: tuple[Any, Any]) -> tuple[bool, int, bool, bool, int]:
-            match, place = hit
-            exact = said[match.start : match.end] == language.words(match.phrase)
-            agreeing = countries.count(place.country) - 1
-            return (exact, agreeing, place.level != "region", place.name != place.region, match.end)
-
-        return max(found, key=rank)[1]
+        found = language.appellations_in(text) if text else []
+        if found:
+            return max(found, key=_rank_of(text, found))[1]
     return None
+
+
+def _rank_of(text: str, found: list[tuple[Any, Any]]) -> Any:
+    said = language.words(language.fold_accents(text))
+    countries = [place.country for _, place in found]
+
+    def rank(hit: tuple[Any, Any]) -> tuple[bool, int, bool, bool, int]:
+        match, place = hit
+        exact = said[match.start : match.end] == language.words(match.phrase)
+        agreeing = countries.count(place.country) - 1
+        return (exact, agreeing, place.level != "region", place.name != place.region, match.end)
+
+    return rank
 
 
 def _grapes_named(name: str) -> list[str]:
@@ -113,37 +114,48 @@ def _sweetness_of_style(style: tuple[str, ...] | list[str]) -> str | None:
     return None
 
 
+def _place_facts(place: Any) -> dict[str, Any]:
+    facts: dict[str, Any] = {"appellation": place.name}
+    country = language.country_by_code(place.country)
+    if country is not None:
+        facts["country"] = country.name
+    if place.region:
+        facts["region"] = place.region
+    return facts
+
+
+def _colour_of_grapes(grapes: list[str]) -> str | None:
+    """«Каберне Совиньон» alone: a red wine; grapes of both colours say nothing."""
+    colours = {g.colour for g in (language.grape(n, fuzzy=False) for n in grapes) if g is not None}
+    colour = colours.pop() if len(colours) == 1 else None
+    return colour if colour in ("red", "white") else None
+
+
 def inferred_facts(item: dict[str, Any], category: str) -> dict[str, Any]:
     """Every fact of INFERABLE the row's texts say (whether or not the row has it)."""
     name = str(item.get("name") or "")
-    facts: dict[str, Any] = {}
     wine_type, sweetness = _style([name, category, str(item.get("wine_type") or "")])
     own_type = item.get("wine_type") if item.get("wine_type") in _COLOUR_GRAPES else None  # read by enrich()
     place = _appellation([name, str(item.get("appellation") or ""), str(item.get("region") or "")])
     grapes = _grapes_named(name) or _grapes_named(category)  # a shop's section may be a grape: «Chardonnay»
+    facts: dict[str, Any] = _place_facts(place) if place is not None else {}
     if place is not None:
-        facts["appellation"] = place.name
-        country = language.country_by_code(place.country)
-        if country is not None:
-            facts["country"] = country.name
-        if place.region:
-            facts["region"] = place.region
         colours = [c for c in place.colours if c in _COLOUR_GRAPES]
-        if wine_type is None and len(colours) == 1:
-            wine_type = colours[0]
-        if sweetness is None:
-            sweetness = _sweetness_of_style(place.style)
+        wine_type = wine_type or (colours[0] if len(colours) == 1 else None)
+        sweetness = sweetness or _sweetness_of_style(place.style)
         # A grape the name shares with the appellation is surely meant («Кьянти Санджовезе»); another one
         # may be a word of a place or a producer («Севр-э-Мен» is not Пино Менье).
-        grapes = [g for g in grapes if g in place.grapes] or grapes
-        if not grapes:
-            grapes = _grapes_of_colour(place.grapes, own_type or wine_type)
-    if wine_type is None and grapes:  # «Каберне Совиньон» alone: a red wine
-        colours = {g.colour for g in (language.grape(n, fuzzy=False) for n in grapes) if g is not None}
-        if len(colours) == 1 and (colour := colours.pop()) in ("red", "white"):
-            wine_type = colour
+        grapes = (
+            [g for g in grapes if g in place.grapes] or grapes or _grapes_of_colour(place.grapes, own_type or wine_type)
+        )
+    wine_type = wine_type or (_colour_of_grapes(grapes) if grapes else None)
     if grapes:
         facts["grape_varieties"] = (_grapes_of_colour(grapes, own_type or wine_type) or grapes)[:20]
+    return {**facts, **_style_facts(wine_type, sweetness, name)}
+
+
+def _style_facts(wine_type: str | None, sweetness: str | None, name: str) -> dict[str, Any]:
+    facts: dict[str, Any] = {}
     if wine_type:
         facts["wine_type"] = wine_type
         # A wine whose names say no sweetness is taken as dry (brut, for a sparkling one): most wines are,

@@ -83,9 +83,7 @@ def _catalog_in(folder: Path) -> Path:
     found = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in CATALOG_TYPES)
     if len(found) != 1:
         names = ", ".join(str(p.relative_to(folder)) for p in found) or "нет ни одного"
-        raise DropError(
-            f"в архиве должен быть ровно один файл каталога .json, .csv, .xlsx или .yml (найдено: {names})"
-        )
+        raise DropError(f"в архиве должен быть ровно один файл каталога .json, .csv, .xlsx или .yml (найдено: {names})")
     return found[0]
 
 
