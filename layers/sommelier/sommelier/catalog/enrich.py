@@ -19,7 +19,6 @@ from typing import Any
 from sommelier import language
 
 INFERABLE = ("wine_type", "sweetness", "country", "region", "appellation", "grape_varieties", "vintage_year")
-_HARVEST_YEAR = re.compile(r"(?:год\s+урожая|урожай|vintage)\s*:?\s*((?:19|20)\d{2})", re.IGNORECASE)
 _TRAILING_YEAR = re.compile(r"(?:^|[\s,(])((?:19|20)\d{2})\s*(?:г\.?|год)?\s*\)?\s*$", re.IGNORECASE)
 _LEADING_YEAR = re.compile(r"^((?:19|20)\d{2})\s")  # «2024 Riesling QbA feinherb»
 ASSUMED_SWEETNESS = "dry"
@@ -89,7 +88,7 @@ def _style(texts: list[str]) -> tuple[str | None, str | None]:
 
 
 def _vintage(name: str) -> int | None:
-    found = _HARVEST_YEAR.search(name) or _TRAILING_YEAR.search(name) or _LEADING_YEAR.search(name)
+    found = language.harvest_year_pattern().search(name) or _TRAILING_YEAR.search(name) or _LEADING_YEAR.search(name)
     return int(found.group(1)) if found else None
 
 

@@ -22,7 +22,6 @@ MODEL_FIELDS = frozenset(WineRecord.model_fields) - {"extra"}
 # Fields of a shop's row that are not the catalogue's but are read at import (kept in `extra` too).
 STOCK, CATEGORY = "stock", "category"
 FLATTEN_DEPTH = 2  # {"metadata": {"Страна": …}}, {"stock": {"in_stock": …}}: a scraper's nested record
-_NO_STOCK_WORDS = {"нет", "нет в наличии", "no", "false", "out of stock", "отсутствует", "под заказ", "0"}
 PLACEHOLDERS = {"-", "—", "–", "n/a", "N/A", "нет данных", "?"}
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
 
@@ -100,12 +99,10 @@ def in_stock(value: Any) -> bool | None:
         return value
     if isinstance(value, int | float):
         return value > 0
-    text = str(value).strip().lower()
-    if text in {"true", "да", "yes", "в наличии", "есть"}:
-        return True
-    if text in _NO_STOCK_WORDS:
-        return False
-    number = _NUMBER.search(text)
+    said = language.stock_word(str(value))
+    if said is not None:
+        return said
+    number = _NUMBER.search(str(value))
     return float(number.group().replace(",", ".")) > 0 if number else None
 
 

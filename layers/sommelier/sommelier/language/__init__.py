@@ -657,6 +657,27 @@ def catalog_column(header: str) -> str | None:
     return found
 
 
+def stock_word(cell: str) -> bool | None:
+    """What a stock cell's words say: True in stock («в наличии», «да»), False none («нет», «под заказ»),
+    None when they say neither (catalog_columns.json `stock_words`)."""
+    words_of = data("catalog_columns.json")["stock_words"]
+    text = normalize(cell)
+    if text in {normalize(w) for w in words_of["in_stock"]}:
+        return True
+    if text in {normalize(w) for w in words_of["none"]}:
+        return False
+    return None
+
+
+@cache
+def harvest_year_pattern() -> re.Pattern[str]:
+    """A vintage after its words in a name: «год урожая 2020», «урожай: 2019» (catalog_columns.json)."""
+    spoken = "|".join(
+        re.escape(w) for w in sorted(data("catalog_columns.json")["harvest_words"], key=len, reverse=True)
+    )
+    return re.compile(rf"(?:{spoken})\s*:?\s*((?:19|20)\d{{2}})", re.IGNORECASE)
+
+
 @cache
 def _money_words() -> tuple[str, ...]:
     """The currency words and signs (budget.json), longest first, without a closing dot."""
