@@ -26,15 +26,6 @@ class ArgumentError(InvalidArgument):
     """The arguments can't be used; the message is shown to the caller as {"error": ...}."""
 
 
-def require_object(arguments: Any) -> dict[str, Any]:
-    """An operation's arguments: a JSON object (None: no arguments)."""
-    if arguments is None:
-        return {}
-    if not isinstance(arguments, dict):
-        raise ArgumentError("arguments must be a JSON object")
-    return arguments
-
-
 class NotFound(PortError):
     """The operation or the thing asked for does not exist."""
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from sommelier.domain.errors import ArgumentError as ArgumentError  # the operations' argument errors
-from sommelier.domain.errors import require_object as require_object
 from sommelier.domain.wine import OMIT_EMPTY, SWEETNESS_LEVELS, WINE_TYPES, Wine, WinePhoto
+from sommelier.domain.wire import require_object as require_object
 from sommelier.language import enum_words, normalize
 from sommelier.settings import EMBEDDING_DIMENSIONS
 

@@ -17,6 +17,8 @@ from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
+from sommelier.domain.errors import ArgumentError
+
 if TYPE_CHECKING:  # the answer types load with the operation that answers them (the handlers' cold start)
     from sommelier.domain.conversation import (
         Archived,
@@ -46,6 +48,15 @@ if TYPE_CHECKING:  # the answer types load with the operation that answers them 
     )
 
 T = TypeVar("T")
+
+
+def require_object(arguments: Any) -> dict[str, Any]:
+    """An operation's arguments on the wire: a JSON object (None: no arguments)."""
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict):
+        raise ArgumentError("arguments must be a JSON object")
+    return arguments
 
 
 def to_wire(value: Any) -> Any:

@@ -28,9 +28,8 @@ from sommelier.domain.errors import (
     NotFound,
     PortError,
     Unavailable,
-    require_object,
 )
-from sommelier.domain.wire import RUN_TOOLS, to_wire
+from sommelier.domain.wire import RUN_TOOLS, require_object, to_wire
 from sommelier.settings import SettingError, Settings
 
 logger = logging.getLogger(__name__)
