@@ -135,7 +135,7 @@ def inferred_facts(item: dict[str, Any], category: str) -> dict[str, Any]:
     name = str(item.get("name") or "")
     wine_type, sweetness = _style([name, category, str(item.get("wine_type") or "")])
     own_type = item.get("wine_type") if item.get("wine_type") in _COLOUR_GRAPES else None  # read by enrich()
-    place = _appellation([name, str(item.get("appellation") or ""), str(item.get("region") or "")])
+    place = _appellation([name, str(item.get("appellation") or "")])  # not the region: a wider place
     grapes = _grapes_named(name) or _grapes_named(category)  # a shop's section may be a grape: «Chardonnay»
     facts: dict[str, Any] = _place_facts(place) if place is not None else {}
     if place is not None:
