@@ -63,7 +63,9 @@ def canonical_keys(item: dict[str, Any]) -> dict[str, Any]:
     """A shop's own column names («Наименование», «Сорт винограда», «wineColor», «Цена, руб.») as the
     catalogue's fields, from the language layer's table; a name it does not know, or a field the row also
     fills under its own name, stays as written (and so in `extra`)."""
+    # `stock` and `category` are read where they are (_read_as): the shop's own column stays in `extra`.
     meant = {k: language.catalog_column(str(k)) for k in item if k not in MODEL_FIELDS and k != "extra"}
+    meant = {k: target if target in MODEL_FIELDS else None for k, target in meant.items()}
     out = {k: v for k, v in item.items() if meant.get(k) is None}
     taken: set[str] = set()
     for key, target in meant.items():
@@ -123,11 +125,19 @@ def shop_row(raw: dict[str, Any]) -> ShopRow:
     if isinstance(image, str) and image.lower().startswith(("http://", "https://")) and not item.get("image_url"):
         item["image_url"] = item.pop("image")  # a web address in the shop's «image» column is a photo to fetch
     available = item.get("available")
-    stocked = in_stock(item.get(STOCK))
+    stocked = in_stock(_read_as(item, STOCK))
     if isinstance(available, str):
         available = in_stock(available)
     item["available"] = (available is not False) and (stocked is not False)
-    return ShopRow(item, _text(item.get(CATEGORY)), item["available"])
+    return ShopRow(item, _text(_read_as(item, CATEGORY)), item["available"])
+
+
+def _read_as(item: dict[str, Any], meaning: str) -> Any:
+    """The first non-empty cell of a column that means `meaning` («Остаток-1», «qty»; «Категория», «section»)."""
+    for key, value in item.items():
+        if value not in (None, "", []) and key not in MODEL_FIELDS and language.catalog_column(str(key)) == meaning:
+            return value
+    return None
 
 
 def row_kind(name: str, category: str, colour_cell: str) -> str:
