@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, str] = {
     "turn_overhead": "bench.turn_overhead",
     "e2e_local": "bench.e2e_local",
     "streaming": "bench.streaming",
+    "prefetch": "bench.prefetch",
     "langchain": "bench.langchain_compare",
 }
 DEFAULT_OUTPUT = ROOT / "bench" / "results" / "latest.json"
@@ -41,7 +42,12 @@ DEFAULT_OUTPUT = ROOT / "bench" / "results" / "latest.json"
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="skip 100k wines, fewer repetitions (< 2 minutes)")
+    parser.add_argument("--quick", action="store_true", help="skip 100k wines, fewer repetitions (< 150 s)")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every section on tiny sizes, one run, no network (the test suite's check that the bench runs)",
+    )
     parser.add_argument(
         "--only",
         action="append",
@@ -124,23 +130,26 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     selected = args.only or list(BENCHMARKS)
     selected = [name for name in BENCHMARKS if name in selected]
-    runs = args.runs or (3 if args.quick else 5)
+    args.quick = args.quick or args.smoke
+    runs = args.runs or (1 if args.smoke else 3 if args.quick else 5)
     for name in SCRUBBED_VARIABLES:
         os.environ.pop(name, None)
     os.environ.setdefault("AWS_DEFAULT_REGION", "eu-central-1")
 
     started = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="sommelier-bench-"))
-    ctx = Context(quick=args.quick, runs=runs, workdir=workdir)
+    ctx = Context(quick=args.quick, runs=runs, workdir=workdir, smoke=args.smoke, runs_explicit=args.runs is not None)
     figures: list[Figure] = []
     failures: dict[str, str] = {}
     seconds: dict[str, float] = {}
-    mode = "quick" if args.quick else "full"
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     log(f"sommelier benchmarks ({mode}, {runs} runs per figure): {', '.join(selected)}")
     try:
         for name in selected:
             module = importlib.import_module(BENCHMARKS[name])
             skip = getattr(module, "skip_reason", lambda: None)()
+            if ctx.smoke and getattr(module, "NEEDS_NETWORK", False):
+                skip = "needs the package index (a smoke run has no network)"
             if skip:
                 log(f"[yellow]{name}: skipped: {skip}[/yellow]")
                 ctx.note(name, f"skipped: {skip}")

@@ -1,4 +1,4 @@
-"""`catalog_import`: `sommelier catalog import` at 1k and 10k wines, through the real importer.
+"""`catalog_import`: `sommelier catalog import` at 1k and 10k wines (quick mode: 1k), through the real importer.
 
 Each size is a JSON file of synthetic shop rows (bench.common.synthetic_rows: the shipped catalogue's
 joint distribution, unique names, a sku and an extra field each), imported into a freshly migrated
@@ -42,7 +42,9 @@ def run(ctx: Context) -> list[Figure]:
     postgres = ctx.db().postgres
     figures: list[Figure] = []
     runs = 1 if ctx.quick else max(1, min(ctx.runs, 3))
-    for rows in SIZES:
+    # Quick mode imports 1k only (10k takes minutes on 2 cores); a smoke run 100.
+    sizes = (100,) if ctx.smoke else SIZES[:1] if ctx.quick else SIZES
+    for rows in sizes:
         label = size_label(rows)
         path = ctx.workdir / f"import-{label}.json"
         write_file(path, rows, seed=rows)

@@ -747,6 +747,8 @@ class Context:
     quick: bool
     runs: int
     workdir: Path
+    smoke: bool = False  # every section on tiny sizes, one run: the suite's check that the bench still runs
+    runs_explicit: bool = False  # --runs was given (sections that cut their runs in quick mode keep it)
     postgres: Postgres | None = None
     databases: Databases | None = None
     shared: dict[str, Any] = field(default_factory=dict)  # figures one benchmark reuses from another
@@ -763,7 +765,9 @@ class Context:
         self.notes.setdefault(benchmark, []).append(text)
 
     def sizes(self) -> list[int]:
-        """Synthetic catalogue sizes: 10k (and 100k outside quick mode)."""
+        """Synthetic catalogue sizes: 10k (and 100k outside quick mode); 500 in a smoke run."""
+        if self.smoke:
+            return [500]
         return [10_000] if self.quick else [10_000, 100_000]
 
     def close(self) -> None:

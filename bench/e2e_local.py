@@ -42,6 +42,8 @@ def text_update(update_id: int, text: str) -> dict[str, Any]:
 
 
 def settings(ctx: Context) -> dict[str, int]:
+    if ctx.smoke:
+        return {"turns": 2, "warmup": 1}
     return {"turns": 8, "warmup": 4} if ctx.quick else {"turns": 25, "warmup": 5}
 
 

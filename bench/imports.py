@@ -168,6 +168,8 @@ def measure(path: Path, repeats: int, *, deployed: Deployed | None = None) -> di
 
 
 def repeats(ctx: Context) -> int:
+    if ctx.smoke:
+        return 1
     return max(ctx.runs, 5 if ctx.quick else 10)
 
 

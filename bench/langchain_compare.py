@@ -200,7 +200,7 @@ def exact_top(wdb: WineDatabase, vector: list[float]) -> list[str]:
 
 
 def search_settings(ctx: Context, rows: int, variant: str) -> dict[str, int]:
-    calls = 20 if ctx.quick else 100
+    calls = 3 if ctx.smoke else 20 if ctx.quick else 100
     if variant == "A" and rows >= 100_000:
         calls = 20  # a sequential scan per query: keep the full run within its budget
     return {"calls": calls, "warmup": 5}
@@ -331,14 +331,14 @@ class LangChainTurns:
 def compare_turns(ctx: Context) -> list[Figure]:
     from bench.agent_harness import TURN_TEXT, OurAgentTurns, start_fake_llm
 
-    turns = 10 if ctx.quick else 40
+    turns = 2 if ctx.smoke else 10 if ctx.quick else 40
     databases = ctx.db()
     wdb = databases.shipped_copy()
     fake = start_fake_llm()
     try:
         ours = OurAgentTurns(wdb.database, fake.base_url, chat_id=990001)
         theirs = LangChainTurns(wdb.database, fake.base_url)
-        for _ in range(5 if ctx.quick else 8):
+        for _ in range(1 if ctx.smoke else 5 if ctx.quick else 8):
             ours.turn()
             theirs.turn(TURN_TEXT)
         samples: dict[str, list[list[Any]]] = {"ours": [], "theirs": []}

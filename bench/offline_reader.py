@@ -95,7 +95,7 @@ def run(ctx: Context) -> list[Figure]:
     baseline = os.environ.get("BENCH_READER_BASELINE")
     if baseline:
         trees = {f"baseline {baseline}": _unpack(baseline, ctx.workdir / "reader-baseline"), **trees}
-    import_samples = 5 if ctx.quick else 10
+    import_samples = 1 if ctx.smoke else 5 if ctx.quick else 10
     imports: dict[str, list[float]] = {label: [] for label in trees}
     reads: dict[str, list[float]] = {label: [] for label in trees}
     for _ in range(import_samples):

@@ -25,6 +25,7 @@ from bench.common import ROOT, Context, Figure, figure, log
 from scripts.sam_test import python312
 
 NAME = "sizes"
+NEEDS_NETWORK = True  # it installs the layer's requirements from the package index
 REQUIREMENTS = ROOT / "layers" / "sommelier" / "requirements.txt"
 LAYER_DIR = ROOT / "layers" / "sommelier"
 PACKAGE = LAYER_DIR / "sommelier"

@@ -80,6 +80,7 @@ class PacedLLM:
 
     def __init__(self) -> None:
         self.on = False
+        self.pace = 1.0  # a smoke run plays the latency model ten times faster
 
     def __call__(self, body: dict):
         from tests.fakes.openai_server import reply, streamed, tool_calls
@@ -87,7 +88,12 @@ class PacedLLM:
         step = tool_calls(TOOL_CALL) if body.get("tools") and not tool_results(body) else reply(realistic_answer(body))
         if not self.on:
             return streamed(step, chars_per_token=CHARS_PER_TOKEN)
-        return streamed(step, first_token_s=FIRST_TOKEN_S, tokens_per_s=TOKENS_PER_S, chars_per_token=CHARS_PER_TOKEN)
+        return streamed(
+            step,
+            first_token_s=FIRST_TOKEN_S * self.pace,
+            tokens_per_s=TOKENS_PER_S / self.pace,
+            chars_per_token=CHARS_PER_TOKEN,
+        )
 
 
 class LangChainDialog:
@@ -174,6 +180,7 @@ def run(ctx: Context) -> list[Figure]:
     databases = ctx.db()
     wdb = databases.shipped_copy()
     paced = PacedLLM()
+    paced.pace = 0.1 if ctx.smoke else 1.0
     fake_llm = FakeOpenAI().start()
     fake_llm.default = paced
     telegram = FakeTelegram(bot_username=BOT).start()
@@ -191,7 +198,8 @@ def run(ctx: Context) -> list[Figure]:
         details=details,
     )
     try:
-        for _ in range(ctx.runs):
+        # Each run is ~16 s a mode in real time: quick mode makes one unless --runs asks for more.
+        for _ in range(ctx.runs if ctx.runs_explicit or not ctx.quick else 1):
             for mode in modes:  # the modes alternate within each run
                 for metric, value in rig.run_mode(mode, turns).items():
                     results[mode].setdefault(metric, []).append(value)

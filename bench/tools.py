@@ -67,6 +67,8 @@ SEARCH_P50_TARGET_MS = 5.0  # at 10k
 
 
 def settings(ctx: Context, rows: int) -> dict[str, int]:
+    if ctx.smoke:
+        return {"calls": 3, "warmup": 1}
     if ctx.quick:
         return {"calls": 30, "warmup": 10}
     if rows >= 100_000:
@@ -219,7 +221,7 @@ def run(ctx: Context) -> list[Figure]:
         )
         for tool, events in series:
             figures.extend(series_figures(ctx, wdb, tool, events, cfg, shared))
-        if wdb.rows >= 10_000:
+        if wdb.rows >= 10_000 and not ctx.quick:  # issue 14's before/after comparison: full runs only
             figures.extend(region_match_figures(wdb, ctx, cfg))
     ctx.shared[NAME] = shared
     return figures

@@ -25,6 +25,8 @@ OVERHEAD_TARGET_MS = 50.0
 
 
 def settings(ctx: Context) -> dict[str, int]:
+    if ctx.smoke:
+        return {"turns": 2, "warmup": 1}
     return {"turns": 10, "warmup": 6} if ctx.quick else {"turns": 40, "warmup": 10}
 
 

@@ -134,6 +134,8 @@ def function_environment(**more: str) -> dict[str, str]:
 
 
 def settings(ctx: Context) -> dict[str, int]:
+    if ctx.smoke:
+        return {"calls": 10, "warmup": 2}
     return {"calls": 100, "warmup": 20} if ctx.quick else {"calls": 300, "warmup": 50}
 
 

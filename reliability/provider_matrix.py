@@ -151,7 +151,7 @@ def run_behaviour(
     figures: list[TurnFigures] = []
     with FakeOpenAI() as fake:
         model = fake.behave(name, time_scale=scale)
-        options: dict[str, Any] = {"stream": streaming}
+        options: dict[str, Any] = {"stream": streaming, "stall_timeout": behaviour.stall_s * scale}
         accepted = inspect.signature(OpenAIChat).parameters
         llm = OpenAIChat(
             api_key="test",

@@ -1,16 +1,19 @@
-"""Catalogue drop function: imports a JSON/CSV/ZIP uploaded under catalog/incoming/ in the photo bucket.
+"""Catalogue drop function: imports a JSON/CSV/ZIP uploaded under catalog/incoming/ in the photo bucket, and,
+as the CatalogueSeed custom resource, the shop's file (CatalogueUrl) on deploy while the catalogue is empty.
 
 Outside the VPC (it reaches the embeddings API and Telegram without a NAT); the rows reach the database
 through the in-VPC tool function, as with `sommelier catalog import`."""
 
 import boto3
+from sommelier.deploy.catalogue_seed import PHYSICAL_ID, is_custom_resource, not_seeded, seed
+from sommelier.deploy.custom_resource import respond
 from sommelier.embeddings import provider_from_settings
 from sommelier.observability.shell import HandlerShell
 from sommelier.secrets import SettingsSource
 from sommelier.settings import SettingError
 from sommelier.shop.admin import notify_admin
 from sommelier.shop.catalog_drop import dropped_objects, handle_drop_event, refuse_drop_event
-from sommelier.storage.photos import S3PhotoStore
+from sommelier.storage.photos import S3PhotoStore, photo_store_from_settings
 from sommelier.store.adapters import repositories_from_settings
 
 
@@ -27,8 +30,25 @@ shell = HandlerShell("sommelier-catalog-drop", source.environment, correlation=d
 logger = shell.logger
 
 
+def seed_on_deploy(event, budget):
+    try:
+        settings, _ = source.current()
+    except Exception as exc:  # a seed never fails the deploy; `sommelier deploy check` names an empty catalogue
+        return not_seeded(event, exc)
+    return seed(
+        event,
+        budget,
+        catalog=repositories_from_settings(settings).catalog,
+        embedder=lambda: provider_from_settings(settings),
+        photos=lambda: photo_store_from_settings(settings),
+        notify=lambda text: notify_admin(settings, text),
+    )
+
+
 @shell
 def handler(event, context):
+    if is_custom_resource(event):  # CatalogueSeed: answers CloudFormation whatever happens
+        return {"status": respond(event, context, seed_on_deploy, physical_id=PHYSICAL_ID).status}
     s3 = boto3.client("s3")
     try:
         settings, _ = source.current()

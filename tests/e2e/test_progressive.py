@@ -11,13 +11,25 @@ import uuid
 
 import pytest
 
-from bench.agent_harness import TOOL_CALL, found_wines, tool_results
+from bench.agent_harness import TOOL_CALL, tool_results
+from bench.agent_harness import found_wines as tool_wines
 from tests.bot_harness import make_bot
 from tests.fakes.openai_server import reply, streamed, tool_calls
+from tests.fakes.provider_behaviours import prompt_candidates
 from tests.fakes.telegram_updates import TEST_BOT, TEST_CHAT, text_update
 
 CPT = 8  # characters per streamed chunk
 GROUP = -4000123
+
+
+def candidates(body: dict) -> list[dict]:
+    """The wines the agent put in the prompt before asking (its prefetch)."""
+    return prompt_candidates(str(body["messages"][1]["content"])) if len(body["messages"]) > 1 else []
+
+
+def found_wines(body: dict) -> list[dict]:
+    """What a model answers from: the tool results, else the prefetched candidates."""
+    return tool_wines(body) or candidates(body)
 
 
 def answer_text(body: dict, *, count: int = 2, ghost_first: bool = False, skip: int = 0) -> str:
@@ -52,7 +64,7 @@ def script(llm, *finals):
     queue = list(finals)
 
     def respond(body):
-        if body.get("tools") and not tool_results(body):
+        if body.get("tools") and not tool_results(body) and not candidates(body):
             return streamed(tool_calls(TOOL_CALL))
         return queue.pop(0)(body)
 
@@ -214,3 +226,31 @@ def test_a_turn_that_dies_after_streaming_is_redelivered_without_duplicates(bot,
     assert sent[:3] == shown_first
     assert len(sent) == 5 and len(set(sent)) == 5, sent  # one new wine and the closing, nothing repeated
     assert telegram.sent_messages(TEST_CHAT)[-1].params["reply_markup"]["inline_keyboard"]
+
+
+def test_a_flood_wait_during_a_streamed_answer_silences_the_chat_then_the_answer_arrives_once(bot, telegram, llm):
+    """A 429 (retry_after 40) on the second wine card while the answer streams: nothing at all goes to the chat
+    until the wait is over (no retry of the card, no typing, no draft), then the rest of the answer, once."""
+    script(llm, lambda body: streamed(reply(answer_text(body, count=3)), chars_per_token=CPT))
+    counted = {"messages": 0}
+
+    def second_card(call) -> bool:
+        if call.method not in ("sendMessage", "sendPhoto") or call.params.get("chat_id") != TEST_CHAT:
+            return False
+        counted["messages"] += 1
+        return counted["messages"] == 3  # the intro, the first card, then this one
+
+    telegram.fail_when(second_card, status=429, retry_after=40, times=1)
+    waits: list[tuple[int, float]] = []  # (calls the fake had seen when the bot slept, seconds)
+    bot.sleep = bot.sender.sleep = lambda seconds: waits.append((len(telegram.calls), seconds))
+    bot.process(text_update(9110, "красное сухое к стейку до 3000"))
+
+    calls = telegram.calls
+    flood = next(i for i, c in enumerate(calls) if c.http_status == 429)
+    assert waits and sum(s for _, s in waits) >= 39  # the rest of the 40 s (a few ms passed since the 429)
+    woke = next(at for at, _ in waits if at > flood)  # the wait that followed the 429
+    inside = [c.method for c in calls[flood + 1 : woke] if c.params.get("chat_id") == TEST_CHAT]
+    assert inside == []  # silent for retry_after: no resend, no typing, no draft
+    sent = visible(telegram)
+    assert len(sent) == 1 + 3 + 1 and len(set(sent)) == len(sent)  # intro, three wines, the closing: once each
+    assert sent[0].startswith("Вот что я нашёл")

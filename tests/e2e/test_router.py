@@ -133,6 +133,9 @@ class RecordingChannel:
     def set_active(self, active):
         self.calls.append(f"active:{active}")
 
+    def file(self, file_id, max_bytes):
+        return None
+
 
 def test_a_new_command_a_guard_and_the_rate_limit_extend_the_table():
     router = Router()

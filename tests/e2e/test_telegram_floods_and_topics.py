@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import boto3
 import pytest
@@ -171,7 +172,9 @@ def test_in_lambda_the_sqs_message_comes_back_after_the_flood_wait(environment, 
     assert receive(sqs, url) is None  # the visibility was pushed out past the wait (the queue's own is 0 s)
     assert retry_delay(1, 40) == 41
 
-    # The wait is over: the message is visible again and comes back as attempt 2.
+    # The wait is over: the message is visible again and comes back as attempt 2 (41 s later).
+    later = time.monotonic() + 41
+    monkeypatch.setattr(bot.floods, "_clock", lambda: later)
     sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=0)
     second = receive(sqs, url)
     assert second["Attributes"]["ApproximateReceiveCount"] == "2"

@@ -61,7 +61,7 @@ def environment(monkeypatch, telegram, fresh_db, state_dir):
 
 
 def _chat_of(update: dict) -> int | None:
-    for key in ("message", "edited_message"):
+    for key in ("message", "edited_message", "business_message"):
         if key in update:
             return update[key]["chat"]["id"]
     return None
@@ -81,6 +81,12 @@ def test_every_update_of_the_corpus(environment, fresh_db, telegram):
         body = case["update"].get("message") or case["update"].get("edited_message") or {}
         if body.get("chat", {}).get("is_forum") and body.get("is_topic_message"):
             telegram.open_forum(body["chat"]["id"], body["message_thread_id"])
+        connection = case["update"].get("business_connection")
+        if connection:  # the Business accounts the corpus talks in are connected (Telegram knows them)
+            can_reply = (connection.get("rights") or {}).get("can_reply", connection.get("can_reply", False))
+            telegram.connect_business(
+                connection["id"], connection["user_chat_id"], can_reply=can_reply, enabled=connection["is_enabled"]
+            )
     bot = make_bot(fresh_db, telegram, rate=100_000)
     problems: list[str] = []
     tally = {"reply": 0, "silent": 0, "callback": 0}
@@ -109,6 +115,9 @@ def test_every_update_of_the_corpus(environment, fresh_db, telegram):
             thread = _thread_of(update)
             if any(c.params.get("message_thread_id") != thread for c in sends):
                 problems.append(f"{name}: a send outside the topic {thread}")
+            business = (update.get("business_message") or {}).get("business_connection_id")
+            if any(c.params.get("business_connection_id") != business for c in sends):
+                problems.append(f"{name}: a send without the business connection {business}")
         elif expect == "silent":
             if sends or answered:
                 problems.append(f"{name}: expected silence, got {[c.method for c in calls]}")

@@ -61,6 +61,7 @@ DEFAULT_MODELS = ("gpt-4o-mini", "gpt-4o", "text-embedding-3-small")
 
 _CHAT_PATH = "/v1/chat/completions"
 _EMBEDDINGS_PATH = "/v1/embeddings"
+_TRANSCRIPTIONS_PATH = "/v1/audio/transcriptions"
 _MODELS_PATH = "/v1/models"
 
 
@@ -561,6 +562,8 @@ class FakeOpenAI:
         self._requests: list[RecordedRequest] = []
         self._chat_requests: list[dict] = []
         self._embedding_requests: list[dict] = []
+        self._transcriptions: dict[bytes, str] = {}  # audio -> what the fake "hears" in it
+        self._transcription_requests: list[dict] = []
         self._unscripted: list[RecordedRequest] = []
         self._counter = 0
         self._call_counter = 0
@@ -750,6 +753,8 @@ class FakeOpenAI:
                     return _bad_request("fake: request body is not a JSON object")
                 self._embedding_requests.append(body)
                 step = self._emb_queue.pop(0) if self._emb_queue else Step("embeddings_default")
+            elif rec.method == "POST" and rec.path == _TRANSCRIPTIONS_PATH:
+                return self._transcribe(rec)
             elif rec.method == "GET" and rec.path == _MODELS_PATH:
                 return Step("models")
             elif rec.method == "GET" and rec.path.startswith(_MODELS_PATH + "/"):
@@ -765,6 +770,52 @@ class FakeOpenAI:
         if not isinstance(step, Step):
             return error(500, f"fake: default/script callable returned {step!r}, not a Step")
         return step
+
+    # -- speech to text ----------------------------------------------------
+    def hear(self, audio: bytes, text: str) -> None:
+        """What /audio/transcriptions returns for this audio (other audio: 400, as for a file it can't decode)."""
+        with self._lock:
+            self._transcriptions[bytes(audio)] = text
+
+    @property
+    def transcription_requests(self) -> list[dict]:
+        """{"model", "filename", "size", "language", "content_type"} of each transcription request."""
+        with self._lock:
+            return [dict(r) for r in self._transcription_requests]
+
+    def _transcribe(self, rec: RecordedRequest) -> Step:
+        """Multipart form: ``file`` and ``model`` required, as the real endpoint; answers {"text": ...}."""
+        from email.parser import BytesParser
+        from email.policy import HTTP
+
+        ctype = rec.headers.get("content-type", "")
+        if not ctype.startswith("multipart/form-data"):
+            return _bad_request("fake: transcriptions take multipart/form-data")
+        message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {ctype}\r\n\r\n".encode() + rec.raw)
+        fields: dict[str, str] = {}
+        audio: tuple[str, bytes, str] | None = None
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            payload = part.get_payload(decode=True) or b""
+            if name == "file":
+                audio = (part.get_filename() or "", payload, part.get_content_type())
+            elif isinstance(name, str):
+                fields[name] = payload.decode("utf-8", "replace")
+        if audio is None or not fields.get("model"):
+            return _bad_request("fake: 'file' and 'model' are required")
+        self._transcription_requests.append(
+            {
+                "model": fields["model"],
+                "filename": audio[0],
+                "size": len(audio[1]),
+                "language": fields.get("language"),
+                "content_type": audio[2],
+            }
+        )
+        text = self._transcriptions.get(audio[1])
+        if text is None:
+            return error(400, "Invalid file format.", code="invalid_value")
+        return json_response({"text": text})
 
     def _usage(self, step: Step, body: dict, completion_text: str) -> dict:
         pt = step.data.get("prompt_tokens")

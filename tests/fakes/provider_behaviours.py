@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.openai_server import Step, delayed, drop_connection, json_response, malformed
+from tests.fakes.openai_server import Step, delayed, drop_connection, json_response, malformed, reply, streamed
 
 SEARCH_TOOL = "search_wines"
 REASONING_TEXT = "Let me think step by step about what the customer wants before answering."
@@ -79,7 +79,38 @@ def offered_wines(body: dict) -> list[dict]:
             except ValueError:
                 continue
             wines += [w for w in catalogue if isinstance(w, dict) and w.get("id")]
+        if message.get("role") == "user" and isinstance(content, str) and "## Кандидаты" in content:
+            wines += prompt_candidates(content)
     return wines
+
+
+def prompt_candidates(content: str) -> list[dict]:
+    """The wines the agent found before asking (one JSON object a line after «## Кандидаты»)."""
+    wines: list[dict] = []
+    if "## Кандидаты" not in content:
+        return wines
+    for line in content.split("## Кандидаты", 1)[1].splitlines():
+        if line.startswith("{"):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict) and row.get("id"):
+                wines.append(row)
+    return wines
+
+
+def candidates_suffice(body: dict) -> bool:
+    """What a model does with candidates in the prompt: answers from them when some are of the kind asked."""
+    query = customer_query(body)
+    kind = wanted_type(query)
+    rows = [
+        row
+        for m in body.get("messages") or []
+        if m.get("role") == "user" and "## Кандидаты" in str(m.get("content"))
+        for row in prompt_candidates(str(m["content"]))
+    ]
+    return any(kind is None or row.get("wine_type") == kind for row in rows)
 
 
 def is_retry(body: dict) -> bool:
@@ -231,6 +262,7 @@ class SimulatedModel:
             and body.get("tool_choice") != "none"
             and rounds_done < self.tool_rounds
             and not is_retry(body)
+            and not (self.tool_rounds <= 1 and candidates_suffice(body))
         ):
             query = customer_query(body)
             if rounds_done == 0:
@@ -681,6 +713,207 @@ class SlowFinalAnswer(SimulatedModel):
         return delayed(super().answer_step(body, call), self.generation_s)
 
 
+class MagistralContentParts(SimulatedModel):
+    """`content` as a list of chunks: a `thinking` chunk (its own list of text chunks), then the `text` one."""
+
+    def answer_step(self, body, call):
+        parts = [
+            {"type": "thinking", "thinking": [{"type": "text", "text": REASONING_TEXT}]},
+            {"type": "text", "text": answer_json(body)},
+        ]
+        return completion(body, {"content": parts})
+
+
+class DashScopeThinkingNonStream(SimulatedModel):
+    """Qwen3 on DashScope: a call that does not stream must turn thinking off (`enable_thinking: false`)."""
+
+    def reject(self, body, call):
+        if body.get("stream") or body.get("enable_thinking") is False:
+            return None
+        self.count("thinking_refusals")
+        return json_response(
+            {
+                "error": {
+                    "code": "invalid_parameter_error",
+                    "param": None,
+                    "message": "parameter.enable_thinking must be set to false for non-streaming calls",
+                    "type": "invalid_request_error",
+                },
+                "id": "chatcmpl-fake",
+                "request_id": "fake",
+            },
+            status=400,
+        )
+
+
+class LlamaCppNullContent(SimulatedModel):
+    """An assistant message with `content: null` in the history is refused (500), even beside tool calls."""
+
+    def reject(self, body, call):
+        for message in body.get("messages") or []:
+            if message.get("role") == "assistant" and "content" in message and message["content"] is None:
+                self.count("null_content")
+                error = {
+                    "code": 500,
+                    "message": "Expected 'content' to be a string or an array",
+                    "type": "server_error",
+                }
+                return json_response({"error": error}, status=500)
+        return None
+
+
+def gemini_list_error(status: int, message: str, google_status: str, details: list[dict]) -> Step:
+    """Gemini's OpenAI-compatible endpoint: the error body is a JSON list of one `{"error": …}` object."""
+    return json_response(
+        [{"error": {"code": status, "message": message, "status": google_status, "details": details}}], status=status
+    )
+
+
+class Gemini429ListBody(SimulatedModel):
+    """Per-minute quota: 429 with no Retry-After header; the wait is RetryInfo's `retryDelay` inside a list-shaped
+    body, and every request before it has passed is refused again."""
+
+    def __init__(self, retry_delay_s: float, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.retry_delay_s = retry_delay_s
+        self.blocked_until: float | None = None
+        self.served_since_block = True
+
+    def reject(self, body, call):
+        now = time.monotonic()
+        if self.served_since_block and not body.get("messages", [{}])[-1].get("role") == "tool":
+            self.blocked_until = now + self.retry_delay_s
+            self.served_since_block = False
+        if self.blocked_until is not None and now < self.blocked_until:
+            self.count("quota_refusals")
+            delay = f"{self.retry_delay_s:.3f}s"
+            return gemini_list_error(
+                429,
+                "You exceeded your current quota, please check your plan and billing details.\n"
+                f"* Quota exceeded for metric: generate_content_free_tier_requests, limit: 10\nPlease retry in {delay}.",
+                "RESOURCE_EXHAUSTED",
+                [
+                    {
+                        "@type": "type.googleapis.com/google.rpc.Help",
+                        "links": [{"description": "Learn more about quotas"}],
+                    },
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay},
+                ],
+            )
+        return None
+
+    def answer_step(self, body, call):
+        self.served_since_block = True
+        return super().answer_step(body, call)
+
+
+class Gemini400ListBody(SimulatedModel):
+    """A field the compatibility layer does not know (`parallel_tool_calls`): 400 with the cause only in a
+    list-shaped body."""
+
+    def reject(self, body, call):
+        if "parallel_tool_calls" not in body:
+            return None
+        message = 'Invalid JSON payload received. Unknown name "parallel_tool_calls": Cannot find field.'
+        return gemini_list_error(
+            400,
+            message,
+            "INVALID_ARGUMENT",
+            [{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"description": message}]}],
+        )
+
+
+class KeepAliveStall(SimulatedModel):
+    """The first answer streams a little, then only `: keep-alive` comments come, no data, for a minute."""
+
+    def __init__(self, keepalive_for_s: float, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.keepalive_for_s = keepalive_for_s
+
+    def answer_step(self, body, call):
+        if not body.get("stream") or self.stats.get("stalled"):
+            return super().answer_step(body, call)
+        self.count("stalled")
+        return streamed(
+            reply(answer_json(body)), chars_per_token=24, stall_after=3, stall_s=self.keepalive_for_s, keepalive_s=0.02
+        )
+
+    def __call__(self, body: dict) -> Step:
+        with self._lock:
+            self.calls += 1
+            call = self.calls
+        step = self._answer(body, call)
+        if body.get("stream") and step.kind != "streamed":
+            return as_stream(step, body)
+        return step
+
+
+class SilentReasoning(SimulatedModel):
+    """A reasoning model thinks hidden for `silence_s` before its first token (streamed or whole)."""
+
+    def __init__(self, silence_s: float, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.silence_s = silence_s
+
+    def answer_step(self, body, call):
+        self.count("slow_generations")
+        if body.get("stream"):
+            return streamed(reply(answer_json(body)), chars_per_token=24, first_token_s=self.silence_s)
+        return delayed(super().answer_step(body, call), self.silence_s)
+
+    __call__ = KeepAliveStall.__call__
+
+
+class HarmonyMarkup(SimulatedModel):
+    """gpt-oss without a harmony parser: the analysis channel (with a JSON object of its own) and the final
+    channel, markup and all, in `content`."""
+
+    def answer_step(self, body, call):
+        analysis = f"{REASONING_TEXT} {json.dumps(search_arguments(customer_query(body)), ensure_ascii=False)}"
+        content = (
+            f"<|channel|>analysis<|message|>{analysis}<|end|>"
+            f"<|start|>assistant<|channel|>final<|message|>{answer_json(body)}<|return|>"
+        )
+        return completion(body, {"content": content})
+
+
+class HtmlPage200(SimulatedModel):
+    """A gateway (or a wrong base URL) answers every request with an HTML page and status 200."""
+
+    def reject(self, body, call):
+        return malformed(
+            "<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>Please enable cookies</body></html>",
+            content_type="text/html; charset=UTF-8",
+        )
+
+
+class AlternatingRoles(SimulatedModel):
+    """Mistral-family templates: two user (or two assistant) messages in a row are refused. The first answer
+    is empty, so the agent must ask again without breaking the order."""
+
+    def reject(self, body, call):
+        roles = [m.get("role") for m in body.get("messages") or [] if m.get("role") != "system"]
+        for before, after in zip(roles, roles[1:], strict=False):
+            if before == after and before in ("user", "assistant"):
+                self.count("order_refusals")
+                return json_response(
+                    {
+                        "object": "error",
+                        "message": f"Unexpected role '{after}' after role '{before}'",
+                        "type": "invalid_request_message_order",
+                        "param": None,
+                        "code": "3230",
+                    },
+                    status=400,
+                )
+        return None
+
+    def answer_step(self, body, call):
+        if not is_retry(body):
+            return completion(body, {"content": ""})
+        return super().answer_step(body, call)
+
+
 class ProviderDown(SimulatedModel):
     """Every request: 503 with no Retry-After."""
 
@@ -774,12 +1007,14 @@ class Behaviour:
     build: Any  # (time_scale) -> SimulatedModel
     budget_s: float = 60.0  # the turn budget (real seconds)
     timeout_s: float = 30.0  # LLM_TIMEOUT_S (real seconds)
+    stall_s: float = 20.0  # LLM_STREAM_STALL_S (real seconds)
     scaled: bool = False  # its times are scaled down in tests (a 35 s generation in a fraction of a second)
 
 
 def _b(name, provider, documented, cls, expected="answer", **kwargs) -> Behaviour:
-    args = {k: v for k, v in kwargs.items() if k not in ("budget_s", "timeout_s", "scaled")}
-    limits = {k: v for k, v in kwargs.items() if k in ("budget_s", "timeout_s", "scaled")}
+    limit_names = ("budget_s", "timeout_s", "stall_s", "scaled")
+    args = {k: v for k, v in kwargs.items() if k not in limit_names}
+    limits = {k: v for k, v in kwargs.items() if k in limit_names}
     return Behaviour(
         name, provider, documented, expected, lambda scale: cls(name=name, **_scaled(args, scale)), **limits
     )
@@ -959,6 +1194,69 @@ BEHAVIOURS: dict[str, Behaviour] = {
             budget_s=52.0,
             timeout_s=30.0,
             scaled=True,
+        ),
+        _b(
+            "magistral_content_parts",
+            "Mistral",
+            "`content` as a list of `thinking` and `text` chunks",
+            MagistralContentParts,
+        ),
+        _b(
+            "dashscope_thinking_non_stream",
+            "DashScope",
+            "400 `parameter.enable_thinking must be set to false for non-streaming calls`",
+            DashScopeThinkingNonStream,
+        ),
+        _b(
+            "llamacpp_null_content",
+            "llama.cpp",
+            "500 \"Expected 'content' to be a string or an array\" on an assistant `content: null`",
+            LlamaCppNullContent,
+            tool_rounds=2,
+        ),
+        _b(
+            "gemini_429_list_body",
+            "Gemini",
+            "429 without Retry-After; `retryDelay` (28 s) in a list-shaped body",
+            Gemini429ListBody,
+            retry_delay_s=28.0,
+            scaled=True,
+        ),
+        _b(
+            "gemini_400_list_body",
+            "Gemini",
+            "400 for `parallel_tool_calls`; the cause only in a list-shaped body",
+            Gemini400ListBody,
+        ),
+        _b(
+            "keepalive_stall",
+            "OpenRouter/DeepSeek",
+            "a stream held open by `: keep-alive` comments and no data for 60 s",
+            KeepAliveStall,
+            keepalive_for_s=60.0,
+            scaled=True,
+        ),
+        _b(
+            "silent_reasoning_25s",
+            "reasoning models",
+            "25 s of hidden thinking before the first token",
+            SilentReasoning,
+            silence_s=25.0,
+            scaled=True,
+        ),
+        _b("harmony_markup", "gpt-oss", "harmony channels (`<|channel|>analysis…`) in `content`", HarmonyMarkup),
+        _b(
+            "html_page_200",
+            "gateways",
+            "an HTML page with status 200 on every request",
+            HtmlPage200,
+            expected="offline",
+        ),
+        _b(
+            "alternating_roles",
+            "Mistral/strict templates",
+            "two user messages in a row refused; the first answer is empty",
+            AlternatingRoles,
         ),
         _b("provider_down", "any", "every request 503, no Retry-After", ProviderDown, expected="offline"),
         _b(

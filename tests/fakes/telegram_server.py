@@ -88,6 +88,8 @@ _CANONICAL_METHODS = (
     "setMyCommands",
     "getMyCommands",
     "deleteMyCommands",
+    "getBusinessConnection",
+    "getFile",
 )
 _METHODS = {m.lower(): m for m in _CANONICAL_METHODS}
 
@@ -122,6 +124,7 @@ _DEFAULT_DESCRIPTIONS = {
 # Parameter coercion for form / multipart / query values (which are all strings).
 _INT_FIELDS = frozenset(
     {
+        "direct_messages_topic_id",
         "message_id",
         "draft_id",
         "reply_to_message_id",
@@ -625,6 +628,16 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             self.close_connection = True
 
+    def _send_file(self, data: bytes | None) -> None:
+        if data is None:
+            self._send_json(404, _error_envelope(404, "Not Found"))
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def _reset(self) -> None:
         self.close_connection = True
         try:
@@ -640,6 +653,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         url = urlsplit(self.path)
+        download = re.fullmatch(r"/file/bot([^/]*)/(.+)", url.path)
+        if download and http_method == "GET":
+            self._send_file(fake.file_bytes(unquote(download.group(1)), unquote(download.group(2))))
+            return
         m = re.fullmatch(r"/bot([^/]*)/([^/]+)/?", url.path)
         if not m:
             self._send_json(404, _error_envelope(404, "Not Found"))
@@ -759,6 +776,10 @@ class FakeTelegram:
         self._draft_refused_chats: set[Any] = set()
         self.drafts_refused = False  # the whole bot may not use drafts (e.g. an older Bot API server)
         self.draft_min_interval: float | None = None  # faster changes of one draft get a 429
+        self._business: dict[str, dict[str, Any]] = {}  # connection id -> BusinessConnection
+        self._direct_chats: set[int] = set()  # channels' direct-messages chats
+        self._migrated: dict[int, int] = {}  # basic group -> the supergroup it became
+        self._files: dict[str, bytes] = {}  # file_id -> the bytes getFile and /file/ serve
 
     # ---------------- lifecycle ----------------
     @property
@@ -906,6 +927,37 @@ class FakeTelegram:
         with self._lock:
             self._forums.setdefault(chat_id, {})[thread_id] = True
 
+    def connect_business(
+        self, connection_id: str, user_chat_id: int, *, can_reply: bool = True, enabled: bool = True
+    ) -> dict[str, Any]:
+        """A Business account (its owner's private chat ``user_chat_id``) connected to the bot."""
+        connection: dict[str, Any] = {
+            "id": connection_id,
+            "user": {"id": user_chat_id, "is_bot": False, "first_name": "Owner"},
+            "user_chat_id": user_chat_id,
+            "date": int(time.time()),
+            "is_enabled": enabled,
+        }
+        connection["rights"] = {"can_reply": True} if can_reply else {}  # false rights are omitted
+        with self._lock:
+            self._business[connection_id] = connection
+        return copy.deepcopy(connection)
+
+    def direct_messages_chat(self, chat_id: int) -> None:
+        """``chat_id`` is a channel's direct-messages chat: sends need direct_messages_topic_id, no chat actions."""
+        with self._lock:
+            self._direct_chats.add(chat_id)
+
+    def migrate_group(self, chat_id: int, supergroup_id: int) -> None:
+        """The basic group became a supergroup: sends to the old id get 400 with migrate_to_chat_id."""
+        with self._lock:
+            self._migrated[chat_id] = supergroup_id
+
+    def add_file(self, file_id: str, data: bytes) -> None:
+        """A file users sent (a voice, a photo size): getFile knows it and /file/bot<token>/... serves it."""
+        with self._lock:
+            self._files[file_id] = data
+
     def lose_chat(self, chat_id: Any) -> None:
         """The chat is gone for the bot (deleted, or it never existed): every send gets "chat not found"."""
         with self._lock:
@@ -1052,6 +1104,18 @@ class FakeTelegram:
             return {"id": chat_id, "type": "channel", "username": chat_id[1:], "title": chat_id[1:]}
         if chat_id == 0 or chat_id in self._gone_chats:
             raise _bad("Bad Request: chat not found")
+        if chat_id in self._migrated:
+            raise _ApiError(
+                400,
+                "Bad Request: group chat was upgraded to a supergroup chat",
+                {"migrate_to_chat_id": self._migrated[chat_id]},
+            )
+        self._check_business(params)
+        if chat_id in self._direct_chats:
+            topic = params.get("direct_messages_topic_id")
+            if isinstance(topic, bool) or not isinstance(topic, int):
+                raise _bad("Bad Request: direct messages topic must be specified")
+            return {"id": chat_id, "type": "supergroup", "title": "Shop direct messages", "is_direct_messages": True}
         if chat_id in self._forums:
             self._check_topic(chat_id, params.get("message_thread_id"))
             return {"id": chat_id, "type": "supergroup", "title": "Test forum", "is_forum": True}
@@ -1060,6 +1124,16 @@ class FakeTelegram:
         if str(chat_id).startswith("-100"):
             return {"id": chat_id, "type": "supergroup", "title": "Test supergroup"}
         return {"id": chat_id, "type": "group", "title": "Test group"}
+
+    def _check_business(self, params: dict[str, Any]) -> None:
+        """A send on behalf of a Business account: the connection must exist, be enabled and may reply."""
+        connection_id = params.get("business_connection_id")
+        if connection_id is None:
+            return
+        connection = self._business.get(connection_id) if isinstance(connection_id, str) else None
+        # Disabled, or without the right to answer the account's chats (the exact text then is not known).
+        if connection is None or not connection["is_enabled"] or not connection.get("rights", {}).get("can_reply"):
+            raise _bad("Bad Request: business connection not found")
 
     def _check_topic(self, chat_id: int, thread: Any) -> None:
         """Forum rules: a message without a thread id goes to General; a closed or unknown topic refuses it."""
@@ -1248,6 +1322,8 @@ class FakeTelegram:
         return copy.deepcopy(msg), None
 
     def _m_sendChatAction(self, call: Call) -> tuple[Any, str | None]:
+        if call.params.get("chat_id") in self._direct_chats:  # "channel direct messages chats aren't supported"
+            raise _bad("Bad Request: chat actions can't be sent to channel direct messages chats")
         self._chat(call.params)
         action = call.params.get("action")
         if not action:
@@ -1294,6 +1370,33 @@ class FakeTelegram:
                 raise _ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
         self._drafts[key] = {"text": plain, "time": call.time}
         return True, None
+
+    def _m_getBusinessConnection(self, call: Call) -> tuple[Any, str | None]:
+        connection = self._business.get(call.params.get("business_connection_id") or "")
+        if connection is None:
+            raise _bad("Bad Request: business connection not found")
+        return copy.deepcopy(connection), None
+
+    def _m_getFile(self, call: Call) -> tuple[Any, str | None]:
+        file_id = call.params.get("file_id")
+        if not isinstance(file_id, str) or file_id not in self._files:
+            raise _bad("Bad Request: invalid file_id")
+        size = len(self._files[file_id])
+        if size > 20 << 20:
+            raise _bad("Bad Request: file is too big")
+        return {
+            "file_id": file_id,
+            "file_unique_id": "AgAD" + file_id[-8:],
+            "file_size": size,
+            "file_path": f"files/{file_id}",
+        }, None
+
+    def file_bytes(self, token: str, file_path: str) -> bytes | None:
+        """What ``GET /file/bot<token>/<file_path>`` serves (None: 404)."""
+        with self._lock:
+            if token != self.token or not file_path.startswith("files/"):
+                return None
+            return self._files.get(file_path[len("files/") :])
 
     def _m_answerCallbackQuery(self, call: Call) -> tuple[Any, str | None]:
         if not call.params.get("callback_query_id"):

@@ -63,6 +63,7 @@ KEYS = {
     "load_history": ["chat_id", "limit"],
     "save_turn": ["chat_id", "user_id", "update_id", "user_text", "answer_text", "wine_ids", "response_type", "stats"],
     "reset_history": ["chat_id"],
+    "move_chat": ["from_chat_id", "to_chat_id"],
     "upsert_user": ["telegram_user_id", "chat_id", "username", "first_name", "last_name", "language_code", "profile"],
     "set_user_active": ["telegram_user_id", "chat_id", "active"],
     "chat_state": ["telegram_user_id"],
@@ -289,6 +290,7 @@ def plausible(name: str, ids: list[str]) -> dict:
             "stats": {"mode": "llm", "llm_calls": 2, "prompt_tokens": 900, "completion_tokens": 120},
         },
         "reset_history": {"chat_id": 7700001},
+        "move_chat": {"from_chat_id": -4077001, "to_chat_id": -1004077001},
         "upsert_user": {
             "telegram_user_id": 7700001,
             "chat_id": 7700001,

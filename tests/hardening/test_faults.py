@@ -43,6 +43,7 @@ from tests.fakes.openai_server import (
     reply,
     tool_calls,
 )
+from tests.fakes.provider_behaviours import prompt_candidates
 from tests.hardening.support import (
     CHAT,
     catalogue_in_prompt,
@@ -134,7 +135,11 @@ def smart_llm(body: dict):
     results = tool_results(body)
     if body.get("tools") and not results:
         return tool_calls(SEARCH)
-    wines = [w for r in results for w in r.get("wines", [])] or catalogue_in_prompt(body)
+    wines = (
+        [w for r in results for w in r.get("wines", [])]
+        or catalogue_in_prompt(body)
+        or prompt_candidates(str(body["messages"][1]["content"]))
+    )
     if not wines:
         return reply(
             json.dumps(

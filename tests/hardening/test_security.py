@@ -573,7 +573,7 @@ def test_no_function_role_allows_sqs_actions_on_every_queue():
     sqs = [s for s in agent if any(str(a).startswith("sqs:") for a in s["Action"])]
     assert sqs and all(s["Resource"] == {"Fn::GetAtt": ["TurnQueue", "Arn"]} for s in sqs)
     mappings = [r for r in output["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
-    assert len(mappings) == 1 and mappings[0]["Properties"]["FunctionName"] == {"Ref": "AgentFunction"}
+    assert len(mappings) == 1 and mappings[0]["Properties"]["FunctionName"] == {"Ref": "AgentFunctionAliaslive"}
     record_figure(
         "security.iam",
         {"roles": len(roles), "statements_on_*": 0, "agent_sqs_actions": sorted(a for s in sqs for a in s["Action"])},
@@ -668,6 +668,7 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
         "cache_photo": {"wine_id": wine_ids[0], "file_id": "AgAD-app-user"},
         "save_feedback": {"chat_id": 1, "user_id": 1, "rating": 1, "wine_id": wine_ids[0]},
         "reset_history": {"chat_id": 1},
+        "move_chat": {"from_chat_id": -4001, "to_chat_id": -1004001},
         "catalog_stats": {},
         "export_wines": {},
         "embedding_texts": {},

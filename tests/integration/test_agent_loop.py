@@ -127,7 +127,7 @@ def test_two_rounds_then_final_without_tools(make_agent, fake_llm):
     assert "tools" in fake_llm.chat_requests[1]
     assert "tools" not in fake_llm.chat_requests[2], "the final call carries no tools by default"
     assert fake_llm.chat_requests[2]["response_format"]["type"] == "json_schema", "the answer schema goes there"
-    assert result.metadata["tools_used"] == ["search_wines", "semantic_search"]
+    assert result.metadata["tools_used"] == ["prefetch", "search_wines", "semantic_search"]
     sources = {w["source_tool"] for w in rows(result.found_wines).values()}
     assert sources == {"search_wines", "semantic_search"}, "found_wines accumulates across rounds"
 
@@ -184,8 +184,10 @@ def test_invented_wine_then_valid(make_agent, fake_llm):
 
 
 def test_retries_exhausted_degrade_gracefully_and_do_not_save(make_agent, fake_llm, fresh_db):
-    fake_llm.script(tool_calls(RED_STEAK), reply("plain text"), reply("still text"), reply("```json\n{}\n```"))
+    # The prefetch found the candidates: the answer and its two retries are the turn's three generations.
+    fake_llm.script(reply("plain text"), reply("still text"), reply("```json\n{}\n```"))
     result = make_agent(max_retries=2).run(TurnRequest(text="красное к стейку", chat_id=8, update_id=11))
+    assert result.metadata["llm_generations"] == 3
     assert result.metadata["mode"] == "degraded"
     assert result.metadata["structured_output_retries"] == 2
     assert len(result.metadata["structured_output_errors"]) == 3
@@ -195,6 +197,13 @@ def test_retries_exhausted_degrade_gracefully_and_do_not_save(make_agent, fake_l
     assert result.saved is None
     history = {"messages": in_process_repositories(fresh_db).chat.history(8)}
     assert history["messages"] == []
+
+
+def test_never_more_than_three_generations_a_turn(make_agent, fake_llm):
+    fake_llm.script(tool_calls(RED_STEAK), reply("plain text"), reply("still text"), reply("```json\n{}\n```"))
+    result = make_agent(max_retries=2).run(TurnRequest(text="красное к стейку", chat_id=18, update_id=12))
+    assert result.metadata["llm_generations"] == 3 and fake_llm.pending == 1
+    assert result.metadata["mode"] == "degraded" and result.response.response_type == "recommendation"
 
 
 def test_retries_configurable_to_zero(make_agent, fake_llm):
@@ -405,3 +414,51 @@ def test_offline_mode_without_a_key(fresh_db):
     assert result.metadata["mode"] == "offline" and result.metadata["llm_calls"] == 0
     SommelierResponse.model_validate(result.response.model_dump())
     assert result.response.wines
+
+
+def prompt_rows(body: dict) -> list[dict]:
+    """The prefetched candidates of the first user message (a JSON object a line after «## Кандидаты»)."""
+    prompt = body["messages"][1]["content"]
+    if "## Кандидаты" not in prompt:
+        return []
+    return [json.loads(line) for line in prompt.split("## Кандидаты", 1)[1].splitlines() if line.startswith("{")]
+
+
+def answer_from_candidates(body: dict):
+    wines = prompt_rows(body)[:2]
+    assert wines, "the prompt should carry the candidates"
+    payload = {
+        "response_type": "recommendation",
+        "intro": "Вот что я нашёл.",
+        "wines": [{"wine_id": w["id"], "wine_name": w["name"], "description": "Подойдёт к ужину."} for w in wines],
+        "closing": "Подобрать что-то ещё?",
+        "guard_type": None,
+    }
+    return reply(json.dumps(payload, ensure_ascii=False))
+
+
+def test_prefetched_candidates_make_a_one_call_turn(make_agent, fake_llm):
+    fake_llm.script(answer_from_candidates)
+    result = make_agent().run(TurnRequest(text="красное сухое к стейку до 3000", chat_id=91))
+    assert result.metadata["mode"] == "llm" and result.metadata["llm_calls"] == 1
+    rows = prompt_rows(fake_llm.chat_requests[0])
+    assert rows and all(row["wine_type"] == "red" and row["price_rub"] <= 3000 for row in rows)
+    assert not {"similarity_score", "image_key", "body", "tannins"} & {k for row in rows for k in row}
+    assert "tools" in fake_llm.chat_requests[0], "the model may still look further"
+    assert result.metadata["prefetched_candidates"] == len(rows)
+    assert result.metadata["cost_usd"] > 0 and result.metadata["cost_source"] == "price"
+
+
+def test_prefetch_off_keeps_the_tool_round(make_agent, fake_llm):
+    fake_llm.script(tool_calls(("search_wines", {"wine_type": "red"})), answer_with(2))
+    result = make_agent(prefetch=False).run(TurnRequest(text="красное сухое к стейку до 3000", chat_id=92))
+    assert result.metadata["llm_calls"] == 2 and result.metadata["prefetched_candidates"] is None
+    assert "## Кандидаты" not in fake_llm.chat_requests[0]["messages"][1]["content"]
+
+
+def test_tool_results_are_compact(make_agent, fake_llm):
+    fake_llm.script(tool_calls(("search_wines", {"wine_type": "white"})), answer_with(1))
+    make_agent(prefetch=False).run(TurnRequest(text="белое", chat_id=93))
+    wines = found_wines(fake_llm.chat_requests[1])
+    assert wines and all({"id", "name", "price_rub"} <= set(w) for w in wines)
+    assert not {"similarity_score", "image_key", "telegram_file_id", "body"} & {k for w in wines for k in w}

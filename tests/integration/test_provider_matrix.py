@@ -59,3 +59,49 @@ def test_bedrock_final_call_keeps_tools_with_tool_choice_none(catalog_db):
     turns, _ = run_behaviour(catalog_db, "bedrock_tools_required", save=False)
     assert turns[0].learned == ["final_tools=none_choice"]
     assert all(t.outcome == "answer" for t in turns)
+
+
+def test_an_html_page_is_recognised_at_once_and_not_asked_again(catalog_db):
+    for streaming in (False, True):
+        turns, _ = run_behaviour(catalog_db, "html_page_200", save=False, streaming=streaming)
+        assert all(t.outcome == "offline" for t in turns)
+        assert [t.http_requests for t in turns] == [1, 1, 1], "one request, no retry within the turn"
+        assert [t.generations for t in turns] == [0, 0, 0], "a page is not a generation"
+
+
+def test_keepalive_comments_do_not_keep_a_stalled_stream_alive(catalog_db):
+    turns, stats = run_behaviour(catalog_db, "keepalive_stall", save=False, streaming=True)
+    assert stats["stalled"] == 1 and all(t.outcome == "answer" for t in turns)
+    stall_s = BEHAVIOURS["keepalive_stall"].stall_s * turns[0].time_scale
+    assert turns[0].wall_s < 3 * stall_s, "cut by the stall timer, not by the keep-alive's minute"
+
+
+def test_silent_thinking_gets_one_long_wait_and_never_three_generations(catalog_db):
+    for streaming in (False, True):
+        turns, stats = run_behaviour(catalog_db, "silent_reasoning_25s", save=False, streaming=streaming)
+        assert all(t.outcome == "answer" for t in turns)
+        assert stats["slow_generations"] == len(turns), "each answer generated once"
+        assert all(t.generations <= 2 for t in turns)
+
+
+def test_gemini_retry_delay_is_read_from_its_list_shaped_body(catalog_db):
+    turns, stats = run_behaviour(catalog_db, "gemini_429_list_body", save=False)
+    assert all(t.outcome == "answer" for t in turns)
+    assert stats["quota_refusals"] == len(turns), "one wait of retryDelay, not several short retries"
+
+
+def test_list_shaped_400_still_teaches_its_lesson(catalog_db):
+    turns, _ = run_behaviour(catalog_db, "gemini_400_list_body", save=False)
+    assert turns[0].learned == ["parallel_tool_calls=False"] and turns[1].learned == []
+
+
+def test_thinking_switch_is_learned_for_calls_that_do_not_stream(catalog_db):
+    turns, stats = run_behaviour(catalog_db, "dashscope_thinking_non_stream", save=False)
+    assert turns[0].learned == ["thinking_off=enable_thinking"]
+    assert stats["thinking_refusals"] == 1
+
+
+def test_content_is_never_null_and_roles_always_alternate(catalog_db):
+    _, null_stats = run_behaviour(catalog_db, "llamacpp_null_content", save=False, streaming=True)
+    _, order_stats = run_behaviour(catalog_db, "alternating_roles", save=False, streaming=True)
+    assert not null_stats.get("null_content") and not order_stats.get("order_refusals")

@@ -90,6 +90,7 @@ def test_report_writes_a_png_chart_and_a_text_summary(week, tmp_path, capsys):
     assert "17%" in text and "из 6" in text
     cost = (13_000 * 3 + 1_600 * 15) / 1_000_000
     assert f"${cost / 6 * 1000:.2f} на 1 000 вопросов" in text
+    assert f"≈ ${cost / 6:.4f} за вопрос" in text and "в неделю" in text
 
 
 def test_report_counts_votes_per_wine(week, fresh_db):

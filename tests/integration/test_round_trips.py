@@ -16,14 +16,22 @@ from sommelier.toolfn.handler import handle
 from tests.bot_harness import configure_llm
 from tests.fakes.lambda_invoke import LocalLambda
 from tests.fakes.openai_server import reply, tool_calls
+from tests.fakes.provider_behaviours import prompt_candidates
 from tests.hardening.support import tool_results
 
+# The prefetch's searches in one invocation: «к стейку» reads as filters only, so one search_wines call
+# (several searches would go as one run_tools batch).
+PREFETCH = "search_wines"
 ANNA = Author(user_id=5150001, chat_id=5150001, first_name="Анна")
 
 
 def two_searches_then_answer(body: dict):
-    """A model that asks for two searches at once, then recommends the first wine they found."""
+    """A model that answers from the prefetched candidates when the prompt has them; otherwise it asks for
+    two searches at once, then recommends the first wine they found."""
     results = tool_results(body)
+    candidates = prompt_candidates(str(body["messages"][1]["content"])) if len(body["messages"]) > 1 else []
+    if candidates and not results:
+        results = [{"wines": candidates}]
     if body.get("tools") and not results:
         return tool_calls(
             ("search_wines", {"wine_type": "red", "food_pairing": "стейк"}),
@@ -52,7 +60,7 @@ def test_a_recommendation_turn_makes_three_invocations(fresh_db, llm, monkeypatc
         runtime = lambda_runtime(local)
         turn = runtime.dialog.message(ANNA, "красное сухое к стейку", update_id=1).turn
     assert turn is not None and turn.metadata["mode"] == "llm", turn.metadata
-    assert local.invocations == ["begin_turn", "run_tools", "end_turn"]
+    assert local.invocations == ["begin_turn", PREFETCH, "end_turn"], "the prefetch's search is the one tool round"
     assert turn.metadata["tool_function_calls"] == len(local.invocations) == 3
     assert turn.saved and turn.wines, "saved and the shown wine loaded for rendering in end_turn"
 
@@ -66,7 +74,7 @@ def test_photo_ids_learned_while_delivering_ride_on_the_next_end_turn(fresh_db, 
         first = runtime.dialog.message(ANNA, "красное сухое к стейку", update_id=1).turn
         wine_id = next(iter(first.wines))
         runtime.repositories.chat.remember_photo(wine_id, "AgACAgIAAxkBAAIBfile")  # what delivery does
-        assert local.invocations == ["begin_turn", "run_tools", "end_turn"], "no round trip for the photo id"
+        assert local.invocations == ["begin_turn", PREFETCH, "end_turn"], "no round trip for the photo id"
         second = runtime.dialog.message(ANNA, "а ещё?", update_id=2).turn
     assert second.metadata["tool_function_calls"] == 3
     with fresh_db.connection() as conn:
@@ -103,7 +111,7 @@ def test_a_streamed_turn_sends_its_wine_cards_from_the_tool_results_within_three
         bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, repositories=repositories)
         assert bot.progressive, "the model streams and the bot sends as it streams"
         bot.process(text_update(7001, "красное сухое к стейку", chat_id=5150002), attempt=1)
-    assert local.invocations == ["begin_turn", "run_tools", "end_turn"], "no get_wines for the streamed card"
+    assert local.invocations == ["begin_turn", PREFETCH, "end_turn"], "no get_wines for the streamed card"
     methods = [c.method for c in telegram.calls]
     assert methods[0] == "sendMessageDraft", methods  # the answer streamed
     cards = [c for c in telegram.sent_messages(5150002) if "Плотное и сочное" in str(c.params)]

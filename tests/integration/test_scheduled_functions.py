@@ -101,11 +101,24 @@ def test_the_nightly_retention_job_deletes_old_messages(database):
     with psycopg.connect(database.conninfo) as conn:
         conn.execute("UPDATE messages SET created_at = now() - interval '181 days' WHERE update_id = 1")
     event = schedule_input("WineToolsFunction", "MessageRetention")
-    assert event == {"tool": "purge_old_messages", "arguments": {"days": 180}}
+    assert event == {"tool": "purge_old_messages", "arguments": {"days": 180}, "scheduled": True}
     app = load(ROOT / "functions" / "wine_tools" / "app.py", "wine_tools_retention")
     assert app.handler(event, Context()) == {"deleted": 2, "days": 180}
     with psycopg.connect(database.conninfo) as conn:
         assert [r[0] for r in conn.execute("SELECT content FROM messages WHERE role = 'user'")] == ["новое"]
+
+
+def test_a_failed_nightly_job_fails_its_invocation(database):
+    """Asynchronous: an error answer would be read by nobody, so the invocation fails instead (Lambda retries
+    it, then sends it to the failure destination that the JobFailuresAlarm watches)."""
+    from sommelier.toolfn.handler import ScheduledJobFailed
+
+    app = load(ROOT / "functions" / "wine_tools" / "app.py", "wine_tools_retention_failing")
+    event = schedule_input("WineToolsFunction", "MessageRetention") | {"arguments": {"days": 0}}
+    with pytest.raises(ScheduledJobFailed, match="purge_old_messages"):
+        app.handler(event, Context())
+    unscheduled = {"tool": "purge_old_messages", "arguments": {"days": 0}}
+    assert "error" in app.handler(unscheduled, Context())  # a caller's error stays an answer
 
 
 @pytest.mark.parametrize(

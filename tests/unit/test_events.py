@@ -205,3 +205,20 @@ def test_sam_local_env_file_points_at_loopback_stand_ins():
                 assert value in ("", "123456:TEST-TOKEN"), name  # the fake Bot API's token, never a real one
             if name.endswith("_ARN"):
                 assert value == "", name
+
+
+def test_every_secret_arn_the_template_declares_is_emptied_for_sam_local():
+    """`sam local` resolves `!Ref Secret` to a name no local service knows, and the function would ask Secrets
+    Manager for it and crash: every *_ARN variable a function declares is set empty in events/env.json."""
+    import cfnlint.decode
+
+    template, _ = cfnlint.decode.decode(str(ROOT / "template.yaml"))
+    env = _load(EVENTS / "env.json")
+    for name, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        declared = resource["Properties"].get("Environment", {}).get("Variables", {})
+        arns = {variable for variable in declared if variable.endswith("_ARN")}
+        if arns:
+            assert name in env, f"{name} declares {sorted(arns)}: give it an entry in events/env.json"
+            assert {variable: env[name].get(variable) for variable in arns} == dict.fromkeys(arns, ""), name

@@ -91,3 +91,37 @@ def test_the_layer_gets_every_wheel_tag_the_runtime_accepts(arch, machine):
         ["make", "-n", "-C", str(LAYER), "build-SommelierLayer", "LAYER_ARCH=sparc"], capture_output=True, text=True
     )
     assert wrong.returncode != 0 and "LAYER_ARCH must be arm64 or x86_64" in wrong.stderr
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            requirement = Requirement(line)
+            specifiers = list(requirement.specifier)
+            assert len(specifiers) == 1 and specifiers[0].operator == "==", f"{path}: {line!r} is not pinned with =="
+            pins[canonicalize_name(requirement.name)] = specifiers[0].version
+    return pins
+
+
+@pytest.mark.parametrize(
+    "requirements", sorted((ROOT / "functions").glob("*/requirements.txt")), ids=lambda p: p.parent.name
+)
+def test_every_function_dependency_is_pinned_to_the_lock_with_its_dependencies(requirements):
+    """SAM's builder installs a function's requirements.txt as written (it never sees the lock): each line
+    pins the lock's version, and every dependency of a pinned package is pinned too, so nothing floats."""
+    import importlib.metadata
+
+    from packaging.markers import default_environment
+
+    locked = locked_versions(LOCK_TEXT)
+    pins = _pins(requirements)
+    for name, version in pins.items():
+        assert locked.get(name) == version, f"{requirements}: {name}=={version}, the lock has {locked.get(name)}"
+    runtime = {**default_environment(), "python_version": "3.12", "python_full_version": "3.12.0"}
+    runtime |= {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "aarch64"}
+    for name in pins:
+        for line in importlib.metadata.requires(name) or []:
+            dependency = Requirement(line)
+            if dependency.marker is None or dependency.marker.evaluate({**runtime, "extra": ""}):
+                assert canonicalize_name(dependency.name) in pins, f"{requirements}: {name} needs {dependency.name}"

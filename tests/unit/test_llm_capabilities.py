@@ -102,7 +102,7 @@ def test_registry_known_models_config_and_memory():
     assert registry.get("openai/gpt-5-mini").token_parameter == "max_completion_tokens"
     assert registry.get("o3").temperature is False
     assert registry.get("deepseek/deepseek-chat").response_format == "json_object"
-    assert registry.get("anthropic/claude-sonnet-4") == ModelCapabilities()
+    assert registry.get("anthropic/claude-sonnet-4") == ModelCapabilities(prompt_cache="cache_control")
     stated = registry.get("my/model")
     assert stated.response_format == "none" and stated.final_tools == "none_choice"
     registry.learn("anthropic/claude-sonnet-4", {"final_tools": "none_choice"}, "bedrock")

@@ -6,6 +6,7 @@ import pytest
 from sommelier.domain.answer import WineRecommendation
 from sommelier.telegram.client import BadRequest, TelegramClient
 from sommelier.telegram.delivery import InMemoryDeliveryLog, Sender
+from sommelier.telegram.place import Place
 from sommelier.telegram.progressive import DraftSupport, ProgressiveReply
 from sommelier.telegram.render import render_answer
 from sommelier.telegram.state import InMemoryTurnPlans
@@ -44,7 +45,7 @@ def progressive(client, *, log=None, plans=None, drafts=None, chat=CHAT, private
         sender=Sender(client, NoPhotos(), log, sleep=lambda _: None),
         plans=plans if plans is not None else InMemoryTurnPlans(),
         key=key,
-        chat_id=chat,
+        place=Place(chat),
         private=private,
         drafts=drafts or DraftSupport(),
         draft_interval=1.0,

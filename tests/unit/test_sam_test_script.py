@@ -89,3 +89,32 @@ def test_the_make_target_installs_a_pinned_sam_cli_and_runs_the_script():
     ).stdout
     assert '"aws-sam-cli==' in plan and "/nonexistent-sam-venv/bin/python -m pip install" in plan
     assert "scripts/sam_test.py" in plan
+
+
+def test_the_x86_64_copy_of_the_template_names_no_arm64_and_finds_the_code(sam_test):
+    """The template deploys arm64 only; the copy `make sam-test` builds runs in x86_64 containers."""
+    import cfnlint.decode
+
+    text = (ROOT / "template.yaml").read_text("utf-8")
+    copy, matches = cfnlint.decode.decode_str(sam_test.x86_64_template(text))
+    assert not matches
+    assert copy["Globals"]["Function"]["Architectures"] == ["x86_64"]
+    layer = copy["Resources"]["SommelierLayer"]
+    assert layer["Metadata"]["BuildArchitecture"] == "x86_64"
+    assert layer["Properties"]["CompatibleArchitectures"] == ["x86_64"]
+    assert Path(layer["Properties"]["ContentUri"]).is_dir()
+    functions = [r for r in copy["Resources"].values() if r["Type"] == "AWS::Serverless::Function"]
+    assert functions and all(Path(f["Properties"]["CodeUri"]).is_absolute() for f in functions)
+    assert all(Path(f["Properties"]["CodeUri"]).is_dir() for f in functions)
+    with pytest.raises(sam_test.Failure, match="arm64"):
+        sam_test.x86_64_template(text + "\n  Extra:\n    Architectures: [x86_64, arm64]\n")
+
+
+def test_the_x86_64_copy_can_be_written_for_a_build_by_hand(tmp_path):
+    target = tmp_path / "x86.yaml"
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "sam_test.py"), "--x86-template", str(target)],
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "layers" / "sommelier")])},
+    )
+    assert "Architectures: [x86_64]" in target.read_text("utf-8")

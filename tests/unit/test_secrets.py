@@ -103,3 +103,25 @@ def test_a_secret_value_is_masked_in_log_lines(aws):
     secrets.SettingsSource().current()
     assert "hook-one" not in redact("the header was hook-one-but-longer") or len("hook-one") < 8
     assert "123:token-one" not in redact("token 123:token-one in a line")
+
+
+def test_the_token_and_the_model_keys_come_from_separate_secrets(aws, monkeypatch):
+    """The deployed split (template.yaml): the bot token alone in one secret, the LLM and embedding keys in
+    another; a function given only the token's secret never sees the keys."""
+    client, _, _ = aws
+    token_only = client.create_secret(Name="token", SecretString=json.dumps({"telegram_bot_token": "9:token"}))["ARN"]
+    keys = client.create_secret(
+        Name="keys", SecretString=json.dumps({"openai_api_key": "sk-llm", "embedding_api_key": "sk-emb"})
+    )["ARN"]
+    monkeypatch.setenv("SOMMELIER_SECRETS_ARN", token_only)
+    monkeypatch.delenv("TELEGRAM_WEBHOOK_SECRET_ARN")
+    settings = secrets.SettingsSource().settings
+    assert (settings.telegram.bot_token, settings.llm.api_key, settings.embeddings.api_key) == ("9:token", None, None)
+    monkeypatch.setenv("MODEL_KEYS_SECRET_ARN", keys)
+    parameters.clear_caches()
+    settings = secrets.SettingsSource().settings
+    assert (settings.telegram.bot_token, settings.llm.api_key, settings.embeddings.api_key) == (
+        "9:token",
+        "sk-llm",
+        "sk-emb",
+    )

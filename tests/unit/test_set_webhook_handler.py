@@ -24,7 +24,14 @@ APP_PATH = ROOT / "functions" / "set_webhook" / "app.py"
 TOKEN = "7012345678:AAFakeTokenForTestsOnly_abcdefghijklmn"
 SECRET_TOKEN = "Q3xv9LkP0aZ7mN2bC5dE8fG1hJ4kL6mN9pR2sT5uV8wX1yZ4"  # 48 letters and digits
 WEBHOOK_URL = "https://abc123defg.execute-api.eu-central-1.amazonaws.com/telegram/webhook"
-ALLOWED = ["message", "edited_message", "callback_query", "my_chat_member"]
+ALLOWED = [
+    "message",
+    "edited_message",
+    "callback_query",
+    "my_chat_member",
+    "business_connection",
+    "business_message",
+]
 
 
 class _FakeTelegramAndCloudFormation(CloudFormationResponses):

@@ -86,9 +86,25 @@ def test_a_stream_that_fails_midway_raises_with_what_arrived(fake, how):
 def test_a_stalled_stream_fails_after_the_stall_timeout(fake):
     fake.script(streamed(reply(TEXT), chars_per_token=5, stall_after=3, stall_s=30))
     started = time.monotonic()
-    with pytest.raises(StreamBroken, match="stream broke"):
+    with pytest.raises(StreamBroken, match="stalled"):
         stream_call(chat(fake, stall_timeout=0.3), MESSAGES, on_content=lambda _: None)
     assert time.monotonic() - started < 10
+
+
+def test_keepalive_comments_do_not_reset_the_stall_timer(fake):
+    """A stream held open by `: keep-alive` comments and no data stalls all the same: only data is life."""
+    fake.script(streamed(reply(TEXT), chars_per_token=5, stall_after=3, stall_s=30, keepalive_s=0.05))
+    started = time.monotonic()
+    with pytest.raises(StreamBroken, match="stalled"):
+        stream_call(chat(fake, stall_timeout=0.3), MESSAGES, on_content=lambda _: None)
+    assert time.monotonic() - started < 3
+
+
+def test_a_model_that_thinks_silently_gets_one_long_wait_for_its_first_token(fake):
+    """Silence before the first token is thinking, not a stall: the stall timer starts with the data."""
+    fake.script(streamed(reply(TEXT), chars_per_token=5, first_token_s=0.8, comments=1))
+    reply_ = stream_call(chat(fake, stall_timeout=0.3), MESSAGES, on_content=lambda _: None)
+    assert reply_.content == TEXT and len(fake.chat_requests) == 1
 
 
 def test_keepalive_comments_do_not_outlive_the_turn_deadline(fake):

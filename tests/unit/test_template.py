@@ -22,7 +22,8 @@ SECRET_ARN = {"Fn::GetAtt": ["DatabaseCluster", "MasterUserSecret.SecretArn"]}
 APP_SECRET_ARN = {"Ref": "AppDatabaseSecret"}  # the tool function's data-only database user
 SECRET_NAME = re.compile(r"(password|token|api_?key)$", re.I)
 SECRET_PARAMETERS = {"TelegramBotToken", "OpenAIApiKey", "EmbeddingApiKey"}
-BOT_SECRETS = {"Ref": "BotSecrets"}
+BOT_SECRETS = {"Ref": "BotSecrets"}  # the bot token alone
+MODEL_KEYS = {"Ref": "ModelKeysSecret"}  # the LLM and embedding keys
 WEBHOOK_SECRET = {"Ref": "WebhookSecretToken"}
 TABLE_ARN = {"Fn::GetAtt": ["IdempotencyTable", "Arn"]}
 TELEGRAM_FUNCTIONS = ("WebhookFunction", "AgentFunction", "SetWebhookFunction")
@@ -89,6 +90,13 @@ def test_cfn_lint_is_clean():
 def test_every_reference_points_at_something_that_exists(template):
     """cfn-lint validates SAM resources by schema only; catch a dangling !Ref/!GetAtt/${} here."""
     known = set(template["Resources"]) | set(template.get("Parameters", {})) | PSEUDO_PARAMETERS
+    # SAM's references to what AutoPublishAlias creates: `!Ref Function.Alias` and `.Version`.
+    known |= {
+        f"{name}.{part}"
+        for name, resource in template["Resources"].items()
+        if "AutoPublishAlias" in resource.get("Properties", {})
+        for part in ("Alias", "Version")
+    }
     dangling: list[str] = []
 
     def walk(node):
@@ -128,9 +136,12 @@ def test_is_a_sam_template_with_the_python_globals(template):
     function_globals = template["Globals"]["Function"]
     assert function_globals["Runtime"] == "python3.12"
     assert function_globals["Tracing"] == "Active"
-    assert function_globals["Architectures"] == [{"Ref": "Architecture"}]
-    architecture = template["Parameters"]["Architecture"]
-    assert architecture["Default"] == "arm64" and architecture["AllowedValues"] == ["arm64", "x86_64"]
+    # One architecture, not a choice: the layer's Makefile can't follow a parameter, so an x86_64 answer
+    # at the guided deploy would have deployed x86_64 functions on an arm64 layer.
+    assert function_globals["Architectures"] == ["arm64"]
+    assert "Architecture" not in template["Parameters"]
+    for name, function in _functions(template["Resources"]).items():
+        assert "Architectures" not in function["Properties"], name
     variables = function_globals["Environment"]["Variables"]
     assert variables["POWERTOOLS_SERVICE_NAME"] == "sommelier"
     assert {"POWERTOOLS_LOG_LEVEL", "LOG_LEVEL"} <= set(variables)
@@ -172,6 +183,10 @@ def test_outputs(template):
         "TurnQueueUrl",
         "DeadLetterQueueUrl",
         "BotSecretsArn",
+        "ModelKeysSecretArn",
+        "HealthUrl",
+        "AlarmTopicArn",
+        "DashboardUrl",
     }
     assert expected <= set(template["Outputs"])
     outputs = template["Outputs"]
@@ -253,16 +268,13 @@ def test_vpc_has_two_private_subnets_in_two_azs(resources):
         assert subnet["Properties"].get("MapPublicIpOnLaunch", False) is False
 
 
-def test_database_accepts_postgres_only_from_the_function_security_group(resources):
+def test_database_accepts_postgres_only_from_the_function_security_groups(resources):
     group = resources["DatabaseSecurityGroup"]["Properties"]
-    assert group["SecurityGroupIngress"] == [
-        {
-            "Description": group["SecurityGroupIngress"][0]["Description"],
-            "IpProtocol": "tcp",
-            "FromPort": 5432,
-            "ToPort": 5432,
-            "SourceSecurityGroupId": {"Ref": "FunctionSecurityGroup"},
-        }
+    assert [
+        (r["IpProtocol"], r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]) for r in group["SecurityGroupIngress"]
+    ] == [
+        ("tcp", 5432, 5432, {"Ref": "FunctionSecurityGroup"}),
+        ("tcp", 5432, 5432, {"Ref": "MigrateSecurityGroup"}),
     ]
     standalone = _of_type(resources, "AWS::EC2::SecurityGroupIngress")
     assert not [r for r in standalone.values() if r["Properties"].get("GroupId") == {"Ref": "DatabaseSecurityGroup"}]
@@ -281,8 +293,25 @@ def test_secrets_manager_interface_endpoint(resources):
     assert endpoint["SubnetIds"] == [{"Ref": "PrivateSubnetA"}, {"Ref": "PrivateSubnetB"}]
     group_ref = endpoint["SecurityGroupIds"][0]["Ref"]
     ingress = resources[group_ref]["Properties"]["SecurityGroupIngress"]
-    assert [(r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]) for r in ingress] == [
-        (443, 443, {"Ref": "FunctionSecurityGroup"})
+    vpc_range = resources["Vpc"]["Properties"]["CidrBlock"]
+    assert [(r["FromPort"], r["ToPort"], r["CidrIp"]) for r in ingress] == [(443, 443, vpc_range)]
+
+
+def test_the_tool_functions_https_goes_only_to_the_secrets_endpoint(resources):
+    """Its security group allows 443 to the Secrets Manager endpoint's group, not to anywhere."""
+    egress = resources["FunctionSecurityGroup"]["Properties"]["SecurityGroupEgress"]
+    vpc_range = resources["Vpc"]["Properties"]["CidrBlock"]
+    assert [(r["FromPort"], r.get("CidrIp") or r.get("DestinationSecurityGroupId")) for r in egress] == [
+        (5432, vpc_range),
+        (443, {"Ref": "EndpointSecurityGroup"}),
+    ]
+    assert not [r for r in egress if r.get("CidrIp") == "0.0.0.0/0"]
+    assert resources["WineToolsFunction"]["Properties"]["VpcConfig"]["SecurityGroupIds"] == [
+        {"Ref": "FunctionSecurityGroup"}
+    ]
+    # Only the migrate function answers CloudFormation through S3 (the gateway endpoint's public ranges).
+    assert resources["MigrateFunction"]["Properties"]["VpcConfig"]["SecurityGroupIds"] == [
+        {"Ref": "MigrateSecurityGroup"}
     ]
 
 
@@ -325,8 +354,9 @@ def test_aurora_serverless_v2_scales_to_zero_with_a_managed_secret(resources, te
     for instance in instances.values():
         assert instance["Properties"]["DBClusterIdentifier"] == {"Ref": "DatabaseCluster"}
         assert instance["Properties"].get("PubliclyAccessible") is False
-        # The template's AuroraEngineVersion is the version that runs: no upgrade behind its back.
-        assert instance["Properties"]["AutoMinorVersionUpgrade"] is False
+        # Security and bug-fix minor versions arrive in the maintenance window.
+        assert instance["Properties"]["AutoMinorVersionUpgrade"] is True
+    assert properties["EnableCloudwatchLogsExports"] == ["postgresql"]  # the server's log in CloudWatch
 
 
 def test_migrations_custom_resource(resources):
@@ -348,7 +378,9 @@ def test_every_function_uses_the_shared_layer(resources):
     assert layer["Type"] == "AWS::Serverless::LayerVersion"
     assert layer["Properties"]["ContentUri"] == "layers/sommelier"
     assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
+    # One architecture: the Makefile builds what BuildArchitecture says, and every function runs it.
     assert layer["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
+    assert layer["Properties"]["CompatibleArchitectures"] == ["arm64"]
     functions = _functions(resources)
     assert {"WineToolsFunction", "MigrateFunction", *TELEGRAM_FUNCTIONS} <= set(functions)
     for name, function in functions.items():
@@ -382,7 +414,7 @@ def test_database_functions_run_in_the_private_subnets(resources):
         vpc = function["Properties"].get("VpcConfig")
         assert vpc, f"{name} reads the database secret but is not in the VPC"
         assert vpc["SubnetIds"] == [{"Ref": "PrivateSubnetA"}, {"Ref": "PrivateSubnetB"}]
-        assert vpc["SecurityGroupIds"] == [{"Ref": "FunctionSecurityGroup"}]
+        assert vpc["SecurityGroupIds"] in ([{"Ref": "FunctionSecurityGroup"}], [{"Ref": "MigrateSecurityGroup"}])
 
 
 def test_wine_tools_function_environment_and_vpc(resources):
@@ -533,6 +565,7 @@ def test_agent_function(resources, template):
     assert variables["IDEMPOTENCY_TABLE"] == {"Ref": "IdempotencyTable"}
     assert variables["IMAGES_BUCKET"] == {"Ref": "ImagesBucket"}
     assert variables["SOMMELIER_SECRETS_ARN"] == BOT_SECRETS
+    assert variables["MODEL_KEYS_SECRET_ARN"] == MODEL_KEYS
     assert variables["OPENAI_BASE_URL"] == {"Ref": "OpenAIBaseUrl"}
     assert variables["LLM_MODEL"] == {"Ref": "LLMModel"}
     assert variables["EMBEDDING_PROVIDER"] == "openai"
@@ -548,14 +581,14 @@ def test_agent_function(resources, template):
     assert parameters["EmbeddingBaseUrl"]["Default"] == "https://api.openai.com/v1"
     assert str(parameters["RatePerMinute"]["Default"]) == "10"
     assert str(parameters["AgentTimeoutSeconds"]["Default"]) == "120"
-    assert parameters["SetWebhookOnDeploy"]["Default"] == "false"
+    assert parameters["SetWebhookOnDeploy"]["Default"] == "true"  # a first deploy that answers
     # The trigger is an explicit event source mapping, not a SAM `Events: Type: SQS` (which would also
     # attach AWSLambdaSQSQueueExecutionRole: sqs:ReceiveMessage/DeleteMessage on every queue).
     assert "Events" not in properties
     mappings = _of_type(resources, "AWS::Lambda::EventSourceMapping")
     assert len(mappings) == 1
     mapping = next(iter(mappings.values()))["Properties"]
-    assert mapping["FunctionName"] == {"Ref": "AgentFunction"}
+    assert mapping["FunctionName"] == {"Ref": "AgentFunction.Alias"}  # the canary's share of the turns
     assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["TurnQueue", "Arn"]}
     assert mapping["BatchSize"] == 1
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
@@ -602,21 +635,26 @@ def test_idempotency_table(resources):
     assert "TableName" not in table
 
 
-def test_bot_secret_holds_exactly_the_noecho_parameters(resources):
-    secret = resources["BotSecrets"]
-    assert secret["Type"] == "AWS::SecretsManager::Secret"
-    properties = secret["Properties"]
-    assert "GenerateSecretString" not in properties  # nothing in it is regenerated on update
+def test_the_token_and_the_model_keys_live_in_separate_secrets(resources):
+    bot = resources["BotSecrets"]
+    assert bot["Type"] == "AWS::SecretsManager::Secret"
+    assert "GenerateSecretString" not in bot["Properties"]  # nothing in it is regenerated on update
+    token_text = bot["Properties"]["SecretString"]["Fn::Sub"]
+    assert json.loads(re.sub(r"\$\{(\w+)\}", "x", token_text)) == {"telegram_bot_token": "x"}
+    assert re.findall(r"\$\{([^}]+)\}", token_text) == ["TelegramBotToken"]
+    keys = resources["ModelKeysSecret"]
+    assert keys["Type"] == "AWS::SecretsManager::Secret"
+    assert "GenerateSecretString" not in keys["Properties"]
     # Built from parameters, never a literal; "none" (for `sam deploy --guided`) is stored as empty.
-    template_text, variables = properties["SecretString"]["Fn::Sub"]
+    template_text, variables = keys["Properties"]["SecretString"]["Fn::Sub"]
     document = json.loads(re.sub(r"\$\{(\w+)\}", "x", template_text))
-    assert set(document) == {"telegram_bot_token", "openai_api_key", "embedding_api_key"}
+    assert set(document) == {"openai_api_key", "embedding_api_key"}
     assert variables == {
         "OpenAIKey": {"Fn::If": ["NoOpenAIApiKey", "", {"Ref": "OpenAIApiKey"}]},
         "EmbeddingKey": {"Fn::If": ["NoEmbeddingApiKey", "", {"Ref": "EmbeddingApiKey"}]},
     }
     names = {n.split(".")[0] for n in re.findall(r"\$\{([^}]+)\}", template_text)}
-    assert names == {"TelegramBotToken", "OpenAIKey", "EmbeddingKey"}
+    assert names == {"OpenAIKey", "EmbeddingKey"}
 
 
 def test_webhook_secret_token_is_generated_once_in_its_own_secret(resources):
@@ -649,7 +687,7 @@ def test_webhook_secret_token_is_generated_once_in_its_own_secret(resources):
 
 def test_every_function_logs_to_a_group_that_expires(template, resources):
     functions = {name: r for name, r in resources.items() if r["Type"] == "AWS::Serverless::Function"}
-    assert len(functions) == 7
+    assert len(functions) == 8
     for _name, function in functions.items():
         group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
         assert resources[group]["Type"] == "AWS::Logs::LogGroup"
@@ -673,8 +711,8 @@ def test_secret_parameters_feed_only_the_bot_secret(template):
     assert _refs(conditions["NoEmbeddingApiKey"]) == {"EmbeddingApiKey"}
     assert users == {
         "TelegramBotToken": {"BotSecrets"},
-        "OpenAIApiKey": {"BotSecrets", "Conditions"},
-        "EmbeddingApiKey": {"BotSecrets", "Conditions"},
+        "OpenAIApiKey": {"ModelKeysSecret", "Conditions"},
+        "EmbeddingApiKey": {"ModelKeysSecret", "Conditions"},
     }
     for resource in template["Resources"].values():
         assert not (_refs(resource.get("Metadata", {})) & SECRET_PARAMETERS)
@@ -700,7 +738,7 @@ def test_no_secret_appears_as_a_literal_value(template):
 
 def test_telegram_iam_statements_are_scoped_to_one_resource_each(resources):
     """No "*" anywhere; every action goes to the one resource it needs (SAM adds logs/X-Ray itself)."""
-    images_objects = {"Fn::Sub": "${ImagesBucket.Arn}/*"}
+    images_objects = {"Fn::Sub": "${ImagesBucket.Arn}/wines/*"}  # the photos, never the raw uploads
     allowed = {
         "sqs:SendMessage": [{"Fn::GetAtt": ["TurnQueue", "Arn"]}],
         "dynamodb:GetItem": [TABLE_ARN],
@@ -742,7 +780,7 @@ def test_telegram_iam_statements_are_scoped_to_one_resource_each(resources):
     # Only the functions that check or register the webhook read its secret token.
     secrets_read = {
         "WebhookFunction": [WEBHOOK_SECRET],
-        "AgentFunction": [BOT_SECRETS],
+        "AgentFunction": [BOT_SECRETS, MODEL_KEYS],
         "SetWebhookFunction": [BOT_SECRETS, WEBHOOK_SECRET],
     }
     for name, actions in expected_actions.items():
@@ -868,13 +906,120 @@ def test_alarms_go_to_a_topic_with_an_optional_email(resources, template):
     assert errors["AlarmActions"] == [topic]
 
 
-def test_dashboard_shows_the_first_week_figures(resources):
-    """Turns, fallbacks, p95 turn time, LLM tokens and the DLQ depth, with the names the code emits."""
+ALARMS = {
+    # alarm: (namespace, metric names it reads, the resource its dimension names)
+    "DeadLetterQueueAlarm": ("AWS/SQS", {"ApproximateNumberOfMessagesVisible"}, "TurnDeadLetterQueue"),
+    "AgentErrorRateAlarm": (None, {"Errors", "Invocations", "AgentErrorLogs"}, "AgentFunction"),
+    "OldestTurnAgeAlarm": ("AWS/SQS", {"ApproximateAgeOfOldestMessage"}, "TurnQueue"),
+    "WebhookApi5xxAlarm": ("AWS/ApiGateway", {"5xx"}, "WebhookApi"),
+    "WebhookErrorsAlarm": ("AWS/Lambda", {"Errors"}, "WebhookFunction"),
+    "ToolFailuresAlarm": ("AWS/Lambda", {"Errors", "Throttles"}, "WineToolsFunction"),
+    "LLMDownAlarm": ("Sommelier", {"Fallback_offline_fallback", "Fallback_offline"}, None),
+    "JobFailuresAlarm": ("AWS/SQS", {"ApproximateNumberOfMessagesVisible"}, "JobFailureQueue"),
+    "WebhookUnsetAlarm": ("Sommelier", {"WebhookRegistered"}, None),
+    "LLMBudgetAlarm": ("Sommelier", {"LLMCostUSD"}, None),
+}
+
+
+def _alarm_metrics(alarm: dict) -> list[dict]:
+    """Each metric an alarm reads: its own, or those of its metric-math queries."""
+    if "MetricName" in alarm:
+        return [{k: alarm.get(k) for k in ("Namespace", "MetricName", "Dimensions")}]
+    return [q["MetricStat"]["Metric"] for q in alarm["Metrics"] if "MetricStat" in q]
+
+
+def test_each_alarm_watches_what_it_names_and_tells_the_one_topic(resources):
+    alarms = _of_type(resources, "AWS::CloudWatch::Alarm")
+    assert set(alarms) == set(ALARMS)
+    for name, (namespace, metric_names, target) in ALARMS.items():
+        alarm = alarms[name]["Properties"]
+        assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}] and alarm["OKActions"] == [{"Ref": "AlarmTopic"}], name
+        assert len(alarm["AlarmDescription"]) > 40, name
+        metrics = _alarm_metrics(alarm)
+        assert {m["MetricName"] for m in metrics} == metric_names, name
+        if namespace:
+            assert {m["Namespace"] for m in metrics} == {namespace}, name
+        for metric in metrics:
+            dimensions = metric.get("Dimensions") or []
+            if metric["Namespace"] == "Sommelier" and dimensions:
+                assert dimensions == [{"Name": "service", "Value": "sommelier"}], name  # Powertools' dimension
+            elif target and metric["Namespace"] != "Sommelier":
+                assert target in _refs(dimensions), (name, dimensions)
+        if "Metrics" in alarm:
+            returned = [q for q in alarm["Metrics"] if q.get("ReturnData", True)]
+            assert len(returned) == 1 and "Expression" in returned[0], name
+
+
+def test_the_alarms_thresholds(resources, template):
+    alarms = {name: r["Properties"] for name, r in _of_type(resources, "AWS::CloudWatch::Alarm").items()}
+    age = alarms["OldestTurnAgeAlarm"]
+    # A stalled queue is caught long before a turn could expire (the queue keeps a turn 4 days).
+    retention = int(resources["TurnQueue"]["Properties"]["MessageRetentionPeriod"])
+    assert age["Statistic"] == "Maximum" and 300 <= age["Threshold"] <= 3600 < retention
+    # A check that stopped running leaves no data: INSUFFICIENT_DATA, told like an alarm (not "breaching",
+    # which would raise a false alarm on every new stack before its first check).
+    unset = alarms["WebhookUnsetAlarm"]
+    assert unset["TreatMissingData"] == "missing" and unset["InsufficientDataActions"] == [{"Ref": "AlarmTopic"}]
+    assert unset["ComparisonOperator"] == "LessThanThreshold"
+    assert unset["Threshold"] == 1 and unset["Statistic"] == "Maximum"
+    # Its schedule starts after the migrations, next to the deploy's own registration of the webhook.
+    assert resources["WebhookCheckFunction"]["DependsOn"] == "DatabaseMigrations"
+    assert "DatabaseMigrations" in _as_list(resources["TelegramWebhook"]["DependsOn"])
+    check = resources["WebhookCheckFunction"]["Properties"]
+    minutes = int(
+        re.fullmatch(r"rate\((\d+) minutes\)", check["Events"]["EveryQuarterHour"]["Properties"]["Schedule"])[1]
+    )
+    assert minutes * 60 * 2 <= unset["Period"] * unset["EvaluationPeriods"]  # at least two checks per window
+    budget = alarms["LLMBudgetAlarm"]
+    assert budget["Threshold"] == {"Ref": "MonthlyLLMBudgetUSD"}
+    queries = {q["Id"]: q for q in budget["Metrics"]}
+    assert queries["cost"]["MetricStat"]["Period"] == 86400 and "* 30" in queries["monthAtThisRate"]["Expression"]
+    assert int(template["Parameters"]["MonthlyLLMBudgetUSD"]["Default"]) > 0
+    for name in ("ToolFailuresAlarm", "LLMDownAlarm"):  # a metric that never appeared is 0, not missing
+        expression = next(q["Expression"] for q in alarms[name]["Metrics"] if "Expression" in q)
+        assert expression.count("FILL(") == 2, name
+
+
+def test_the_alarm_names_output_lists_every_alarm(template, resources):
+    """`sommelier deploy check` reads the alarms' states through this output."""
+    separator, names = template["Outputs"]["AlarmNames"]["Value"]["Fn::Join"]
+    assert separator == ","
+    assert sorted(n["Ref"] for n in names) == sorted(_of_type(resources, "AWS::CloudWatch::Alarm"))
+
+
+def test_the_alarmed_metrics_are_the_ones_the_code_emits():
+    from sommelier.deploy import webhook_check
+
+    telemetry = (ROOT / "layers" / "sommelier" / "sommelier" / "observability" / "telemetry.py").read_text("utf-8")
+    loop = (ROOT / "layers" / "sommelier" / "sommelier" / "agent" / "loop.py").read_text("utf-8")
+    assert "f\"Fallback_{metadata['mode']}\"" in telemetry
+    assert 'trace.mode = "offline_fallback"' in loop  # Fallback_offline_fallback: the LLM failed
+    assert webhook_check.METRIC == "WebhookRegistered"
+    if '"LLMCostUSD"' not in telemetry:
+        pytest.skip("LLMCostUSD is emitted by issue 27's change (per-turn cost); not merged into this tree yet")
+
+
+def test_dashboard_shows_every_alarm_and_the_first_week_figures(resources):
+    """Every alarm's state, then turns, fallbacks, p95 turn time, LLM tokens and cost, the queues."""
     body_template, variables = resources["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    shown_alarms = set(re.findall(r"\$\{(\w+)\.Arn\}", body_template))
+    assert shown_alarms == set(_of_type(resources, "AWS::CloudWatch::Alarm"))
     body = json.loads(re.sub(r"\$\{[^}]+\}", "x", body_template))
-    metrics = [m for widget in body["widgets"] for m in widget["properties"]["metrics"]]
+    assert body["widgets"][0]["type"] == "alarm"
+    metrics = [m for widget in body["widgets"] if widget["type"] == "metric" for m in widget["properties"]["metrics"]]
     names = {m[1] for m in metrics if isinstance(m[0], str)}
-    assert {"Turns", "TurnLatency", "PromptTokens", "CompletionTokens", "ApproximateNumberOfMessagesVisible"} <= names
+    assert {
+        "Turns",
+        "TurnLatency",
+        "PromptTokens",
+        "CompletionTokens",
+        "LLMCostUSD",
+        "ApproximateNumberOfMessagesVisible",
+        "ApproximateAgeOfOldestMessage",
+        "5xx",
+        "Throttles",
+        "WebhookRegistered",
+    } <= names
     stats = {w["properties"]["title"]: w["properties"].get("stat") for w in body["widgets"]}
     assert stats["Turn time p95 (ms)"] == "p95"
     assert any("Fallback" in m[0].get("expression", "") for m in metrics if isinstance(m[0], dict))
@@ -889,6 +1034,121 @@ def test_dashboard_shows_the_first_week_figures(resources):
     assert load_settings({}).observability.metrics_namespace == "Sommelier"  # the dashboard's namespace
 
 
+# ------------------------------------------------------------------------------ deploys --
+
+
+def test_the_webhook_and_the_agent_deploy_gradually_with_alarms_to_roll_back(resources):
+    rollback = {
+        "WebhookFunction": {"WebhookApi5xxAlarm", "WebhookErrorsAlarm"},
+        "AgentFunction": {"AgentErrorRateAlarm", "OldestTurnAgeAlarm"},
+    }
+    for name, alarms in rollback.items():
+        properties = resources[name]["Properties"]
+        assert properties["AutoPublishAlias"] == "live", name
+        preference = properties["DeploymentPreference"]
+        assert preference["Type"].startswith("Canary"), name
+        assert {a["Ref"] for a in preference["Alarms"]} == alarms, name
+        for alarm in alarms:
+            assert resources[alarm]["Type"] == "AWS::CloudWatch::Alarm"
+            # An alarm that stays in ALARM until someone acts (the DLQ) would block every deployment.
+            assert alarm != "DeadLetterQueueAlarm"
+    mapping = next(iter(_of_type(resources, "AWS::Lambda::EventSourceMapping").values()))
+    assert mapping["Properties"]["FunctionName"] == {"Ref": "AgentFunction.Alias"}
+
+
+@pytest.fixture(scope="module")
+def translated(template) -> dict:
+    """What SAM makes of the template (its own translator, as `sam build`/`sam deploy` run it)."""
+    import os
+
+    import samtranslator.translator.transform as translator
+
+    copy = json.loads(json.dumps(template, default=str))
+    for name, resource in copy["Resources"].items():
+        properties = resource.get("Properties", {})
+        for key in ("CodeUri", "ContentUri"):
+            if isinstance(properties.get(key), str):
+                properties[key] = f"s3://artifacts/{name}.zip"  # what `sam package` would put there
+
+    class NoManagedPolicies:
+        def load(self):
+            return {}
+
+    os.environ.setdefault("AWS_DEFAULT_REGION", "eu-central-1")
+    return translator.transform(copy, {}, NoManagedPolicies())["Resources"]
+
+
+def test_the_translated_template_routes_traffic_through_the_aliases_with_rollback(translated):
+    for function in ("WebhookFunction", "AgentFunction"):
+        alias = translated[f"{function}Aliaslive"]
+        assert alias["Type"] == "AWS::Lambda::Alias"
+        assert alias["UpdatePolicy"]["CodeDeployLambdaAliasUpdate"]["DeploymentGroupName"] == {
+            "Ref": f"{function}DeploymentGroup"
+        }
+        group = translated[f"{function}DeploymentGroup"]["Properties"]
+        assert group["AlarmConfiguration"]["Enabled"] is True and group["AlarmConfiguration"]["Alarms"]
+        assert group["AutoRollbackConfiguration"]["Enabled"] is True
+        assert "DEPLOYMENT_STOP_ON_ALARM" in group["AutoRollbackConfiguration"]["Events"]
+    permissions = [r["Properties"] for r in translated.values() if r["Type"] == "AWS::Lambda::Permission"]
+    api = [p for p in permissions if p["Principal"] == "apigateway.amazonaws.com"]
+    assert api and all(p["FunctionName"] == {"Ref": "WebhookFunctionAliaslive"} for p in api)
+    mapping = next(r for r in translated.values() if r["Type"] == "AWS::Lambda::EventSourceMapping")
+    assert mapping["Properties"]["FunctionName"] == {"Ref": "AgentFunctionAliaslive"}
+
+
+SECRETS_READ = {
+    # role: the secrets it may read - the bot token, the model keys, the webhook token, the database users
+    "WebhookFunctionRole": {"WebhookSecretToken"},
+    "AgentFunctionRole": {"BotSecrets", "ModelKeysSecret"},
+    "CatalogDropFunctionRole": {"BotSecrets", "ModelKeysSecret"},
+    "WeeklyReportFunctionRole": {"BotSecrets"},
+    "SetWebhookFunctionRole": {"BotSecrets", "WebhookSecretToken"},
+    "WebhookCheckFunctionRole": {"BotSecrets"},
+    "WineToolsFunctionRole": {"AppDatabaseSecret"},
+    "MigrateFunctionRole": {"DatabaseCluster", "AppDatabaseSecret"},  # the master (RDS-managed) secret
+}
+
+
+def test_each_role_reads_only_the_secrets_its_function_uses(translated):
+    roles = {name: r for name, r in translated.items() if r["Type"] == "AWS::IAM::Role"}
+    read: dict[str, set[str]] = {}
+    for name, role in roles.items():
+        for policy in role["Properties"].get("Policies", []):
+            for statement in policy["PolicyDocument"]["Statement"]:
+                actions = _as_list(statement["Action"])
+                if any(a.startswith("secretsmanager:") for a in actions):
+                    assert actions == ["secretsmanager:GetSecretValue"], (name, actions)
+                    read.setdefault(name, set()).update(_refs(statement["Resource"]))
+    assert read == SECRETS_READ
+    # And each function is told exactly the secrets its role may read (no variable it couldn't use).
+    arn_variables = ("SOMMELIER_SECRETS_ARN", "MODEL_KEYS_SECRET_ARN", "TELEGRAM_WEBHOOK_SECRET_ARN")
+    arn_variables += ("DATABASE_SECRET_ARN", "APP_DATABASE_SECRET_ARN")
+    for role, secrets in SECRETS_READ.items():
+        function = translated[role.removesuffix("Role")]["Properties"]
+        variables = function.get("Environment", {}).get("Variables", {})
+        told = set().union(*(_refs(variables[v]) for v in arn_variables if v in variables))
+        assert told == secrets, role
+
+
+def test_the_agent_reads_photos_but_not_raw_uploads(translated, resources):
+    statements = [
+        s
+        for p in translated["AgentFunctionRole"]["Properties"]["Policies"]
+        for s in p["PolicyDocument"]["Statement"]
+        if any(a.startswith("s3:") for a in _as_list(s["Action"]))
+    ]
+    assert [(s["Action"], s["Resource"]) for s in statements] == [
+        ("s3:GetObject", {"Fn::Sub": "${ImagesBucket.Arn}/wines/*"})
+    ]
+    from sommelier.catalog.importer import photo_key
+
+    assert photo_key("a.jpg", b"x").startswith("wines/")  # where imported photos are put
+    rules = resources["ImagesBucket"]["Properties"]["LifecycleConfiguration"]["Rules"]
+    uploads = next(r for r in rules if r.get("Prefix") == "catalog/incoming/")
+    assert uploads["Status"] == "Enabled" and 1 <= uploads["ExpirationInDays"] <= 90
+    assert not [r for r in rules if r.get("Prefix", "").startswith("wines")]  # photos are never expired
+
+
 # ------------------------------------------------------------------------------ the shop --
 
 
@@ -899,7 +1159,10 @@ def test_retention_job_runs_nightly_in_the_tool_function(resources, template):
     assert json.loads(body.replace("${MessageRetentionDays}", "180")) == {
         "tool": "purge_old_messages",
         "arguments": {"days": 180},
+        "scheduled": True,  # a failure raises: Lambda retries, then JobFailureQueue (JobFailuresAlarm)
     }
+    on_failure = resources["WineToolsFunction"]["Properties"]["EventInvokeConfig"]["DestinationConfig"]["OnFailure"]
+    assert on_failure == {"Type": "SQS", "Destination": {"Fn::GetAtt": ["JobFailureQueue", "Arn"]}}
     assert str(template["Parameters"]["MessageRetentionDays"]["Default"]) == "180"
 
 
@@ -913,6 +1176,21 @@ def test_weekly_report_function_runs_on_mondays_with_its_own_matplotlib(resource
     assert function["Environment"]["Variables"]["ADMIN_CHAT_ID"] == {"Ref": "AdminChatId"}
     agent = resources["AgentFunction"]["Properties"]["Environment"]["Variables"]
     assert agent["REPORT_FUNCTION_NAME"] == {"Ref": "WeeklyReportFunction"}
+
+
+def test_the_shops_file_is_seeded_on_deploy_only_when_named(resources, template):
+    seed = resources["CatalogueSeed"]
+    assert seed["Type"] == "Custom::CatalogueSeed" and seed["Condition"] == "CatalogueUrlGiven"
+    assert template["Conditions"]["CatalogueUrlGiven"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "CatalogueUrl"}, ""]}]}
+    assert seed["DependsOn"] == "DatabaseMigrations"  # the tables exist first
+    properties = seed["Properties"]
+    assert properties["ServiceToken"] == {"Fn::GetAtt": ["CatalogDropFunction", "Arn"]}
+    assert properties["Url"] == {"Ref": "CatalogueUrl"}
+    drop_timeout = resources["CatalogDropFunction"]["Properties"]["Timeout"]
+    assert drop_timeout <= properties["ServiceTimeout"] <= 3600
+    pattern = template["Parameters"]["CatalogueUrl"]["AllowedPattern"]
+    assert re.fullmatch(pattern, "") and re.fullmatch(pattern, "https://shop.example/catalog.csv")
+    assert not re.fullmatch(pattern, "http://shop.example/catalog.csv")
 
 
 def test_catalogue_drops_reach_their_function_through_eventbridge(resources):

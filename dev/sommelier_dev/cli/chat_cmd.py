@@ -136,6 +136,9 @@ class TerminalChannel:
     def set_active(self, active: bool) -> None:
         return None  # a terminal chat never blocks the bot
 
+    def file(self, file_id: str, max_bytes: int) -> bytes | None:
+        return None  # the terminal sends text only
+
 
 class TerminalChat:
     def __init__(self, runtime, chat_id: int, console: Console):

@@ -11,6 +11,7 @@ from sommelier.secrets import SettingsSource
 from sommelier_dev.cli import (
     catalog_cmd,
     chat_cmd,
+    deploy_cmd,
     dev_cmd,
     doctor_cmd,
     eval_cmd,
@@ -33,6 +34,7 @@ COMMANDS = (
     serve_cmd,
     telegram_cmd,
     doctor_cmd,
+    deploy_cmd,
     invoke_cmd,
     eval_cmd,
     qr_cmd,

@@ -7,11 +7,14 @@ agent, the dialog and the age gate), `build_router` (the conversation's routes a
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 from sommelier.agent.llm.port import ChatLLM
 from sommelier.agent.loop import Fallback, SommelierAgent
+from sommelier.agent.transcription import transcriber_from_settings
+from sommelier.domain.pricing import LLMPrice, parse_price
 from sommelier.embeddings import EmbeddingProvider, provider_from_settings
 from sommelier.settings import Settings
 from sommelier.shop import routes as shop_routes
@@ -22,6 +25,8 @@ from sommelier.telegram.consumer import TelegramBot
 from sommelier.telegram.dialog import Dialog
 from sommelier.telegram.router import Router, customer_router
 from sommelier.telegram.state import MessageLedger
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -48,15 +53,31 @@ def build_runtime(settings: Settings, *, repositories: Repositories | None = Non
         max_tool_rounds=settings.agent.max_tool_rounds,
         max_retries=settings.agent.max_retries,
         turn_budget_s=settings.llm.local_turn_budget_s,
+        prefetch=settings.llm.prefetch,
+        price=llm_price(settings),
     )
     return Runtime(
         settings=settings,
         repositories=repositories,
         agent=agent,
-        dialog=Dialog(agent, repositories, health_warning=settings.shop.health_warning),
+        dialog=Dialog(
+            agent,
+            repositories,
+            health_warning=settings.shop.health_warning,
+            transcriber=transcriber_from_settings(settings),
+        ),
         photos=photo_store_from_settings(settings),
         age_gate=AgeGate(repositories.shop),
     )
+
+
+def llm_price(settings: Settings) -> LLMPrice | None:
+    """LLM_PRICE_PER_MTOK for the cost of a turn; an unreadable one costs the metric, not the bot."""
+    try:
+        return parse_price(settings.llm.price_per_mtok)
+    except ValueError as exc:
+        logger.warning("%s; turns are not priced", exc)
+        return None
 
 
 def chat_llm(settings: Settings) -> ChatLLM | None:

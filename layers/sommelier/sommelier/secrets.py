@@ -2,9 +2,10 @@
 read through Powertools Parameters and cached for five minutes; they go into `Settings`, never into
 `os.environ`. A variable the operator set wins over the secret.
 
-Two secrets, merged in this order: `SOMMELIER_SECRETS_ARN` (bot token, LLM and embedding keys) and
-`TELEGRAM_WEBHOOK_SECRET_ARN` (the generated webhook secret token, kept apart so that changing a key
-never regenerates it). `SettingsSource` is what a handler keeps per process: each invocation asks it for
+Up to three secrets, merged in this order: `SOMMELIER_SECRETS_ARN` (the bot token),
+`MODEL_KEYS_SECRET_ARN` (the LLM and embedding keys) and `TELEGRAM_WEBHOOK_SECRET_ARN` (the generated
+webhook secret token, kept apart so that changing a key never regenerates it). Each function is given
+only the ones it uses (template.yaml), so a role that never calls the LLM can't read its key. `SettingsSource` is what a handler keeps per process: each invocation asks it for
 the current settings and learns whether a secret changed (a rotated key), so it can rebuild what it
 built from the old value.
 """
@@ -21,7 +22,7 @@ from sommelier.settings import SECRET_VARIABLES, SettingError, Settings, load_se
 
 logger = logging.getLogger(__name__)
 
-SECRET_ARN_VARIABLES = ("SOMMELIER_SECRETS_ARN", "TELEGRAM_WEBHOOK_SECRET_ARN")
+SECRET_ARN_VARIABLES = ("SOMMELIER_SECRETS_ARN", "MODEL_KEYS_SECRET_ARN", "TELEGRAM_WEBHOOK_SECRET_ARN")
 CACHE_SECONDS = 300
 
 

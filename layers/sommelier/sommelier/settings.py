@@ -21,6 +21,7 @@ DEFAULT_LLM_MODEL = "anthropic/claude-sonnet-4"
 DEFAULT_OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
 LOCAL_MODEL_NAME = "local-ngram-hash-v4"  # the local hashing embeddings (embeddings/local.py)
 DEFAULT_TELEGRAM_API_BASE_URL = "https://api.telegram.org"
+DEFAULT_STT_MODEL = "whisper-1"
 EMBEDDING_DIMENSIONS = 1536
 DEFAULT_HEALTH_WARNING = "Чрезмерное употребление алкоголя вредит вашему здоровью"
 DEFAULT_RETENTION_DAYS = 180
@@ -131,11 +132,22 @@ class LLMSettings(NamedTuple):
     stream_stall_s: float = 20.0
     turn_budget_s: float | None = None  # LLM_TURN_BUDGET_S when set
     delivery_reserve_s: float = DEFAULT_DELIVERY_RESERVE_S
-    price_per_mtok: str | None = None  # "prompt,completion" $ per million tokens, read by the report
+    price_per_mtok: str | None = None  # "prompt,completion[,cached]" $ per million tokens (domain/pricing.py)
+    prefetch: bool = True  # LLM_PREFETCH: candidates in the first call's prompt (off: the model searches first)
 
     @property
     def local_turn_budget_s(self) -> float:
         return self.turn_budget_s if self.turn_budget_s is not None else DEFAULT_TURN_BUDGET_S
+
+
+class SpeechSettings(NamedTuple):
+    """Speech to text for voice messages and video notes: an OpenAI-compatible /audio/transcriptions."""
+
+    api_key: str | None = None  # STT_API_KEY, else OPENAI_API_KEY; None: voice is asked to be typed
+    base_url: str | None = None  # STT_BASE_URL, else OPENAI_BASE_URL
+    model: str = DEFAULT_STT_MODEL
+    max_seconds: int = 180  # longer voice messages are asked to be shorter (cost and the turn's time)
+    max_bytes: int = 10 * 1024 * 1024
 
 
 class EmbeddingSettings(NamedTuple):
@@ -171,6 +183,8 @@ class AwsSettings(NamedTuple):
     sqs_max_receives: int = 3
     secrets_arn: str | None = None
     webhook_secret_arn: str | None = None
+    # The stack's webhook URL (WEBHOOK_URL): what the scheduled webhook check expects Telegram to hold.
+    webhook_url: str | None = None
     lambda_task_root: str | None = None
     sam_local: bool = False
 
@@ -225,6 +239,7 @@ class Settings:
     database: DatabaseSettings = field(default_factory=DatabaseSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
     embeddings: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    speech: SpeechSettings = field(default_factory=SpeechSettings)
     telegram: TelegramSettings = field(default_factory=TelegramSettings)
     aws: AwsSettings = field(default_factory=AwsSettings)
     shop: ShopSettings = field(default_factory=ShopSettings)
@@ -251,6 +266,7 @@ class Settings:
             self.telegram.webhook_secret,
             self.llm.api_key,
             self.embeddings.api_key,
+            self.speech.api_key,
         ]
         return [v for v in values if v]
 
@@ -263,6 +279,7 @@ def load_settings(environ: Mapping[str, str] | None = None, secrets: Mapping[str
         database=_database(read),
         llm=_llm(read),
         embeddings=_embeddings(read),
+        speech=_speech(read),
         telegram=_telegram(read),
         aws=_aws(read),
         shop=_shop(read),
@@ -311,6 +328,7 @@ def _llm(read: _Reader) -> LLMSettings:
         turn_budget_s=read.seconds("LLM_TURN_BUDGET_S", DEFAULT_TURN_BUDGET_S) if configured_budget else None,
         delivery_reserve_s=read.seconds("DELIVERY_RESERVE_S", DEFAULT_DELIVERY_RESERVE_S),
         price_per_mtok=read.text("LLM_PRICE_PER_MTOK"),
+        prefetch=read.flag("LLM_PREFETCH", True),
     )
 
 
@@ -326,6 +344,16 @@ def _embeddings(read: _Reader) -> EmbeddingSettings:
         model=read.text("EMBEDDING_MODEL") or default_model,
         base_url=read.text("EMBEDDING_BASE_URL") or read.text("OPENAI_BASE_URL"),
         api_key=api_key,
+    )
+
+
+def _speech(read: _Reader) -> SpeechSettings:
+    return SpeechSettings(
+        api_key=read.text("STT_API_KEY") or read.text("OPENAI_API_KEY"),
+        base_url=read.text("STT_BASE_URL") or read.text("OPENAI_BASE_URL"),
+        model=read.text("STT_MODEL") or DEFAULT_STT_MODEL,
+        max_seconds=read.integer("STT_MAX_SECONDS", 180),
+        max_bytes=read.integer("STT_MAX_BYTES", 10 * 1024 * 1024),
     )
 
 
@@ -351,6 +379,7 @@ def _aws(read: _Reader) -> AwsSettings:
         sqs_max_receives=read.integer("SQS_MAX_RECEIVES", 3),
         secrets_arn=read.text("SOMMELIER_SECRETS_ARN"),
         webhook_secret_arn=read.text("TELEGRAM_WEBHOOK_SECRET_ARN"),
+        webhook_url=read.text("WEBHOOK_URL"),
         lambda_task_root=read.text("LAMBDA_TASK_ROOT"),
         sam_local=bool(read.text("AWS_SAM_LOCAL")),
     )

@@ -25,15 +25,18 @@ from sommelier.agent.context import moment_context
 from sommelier.agent.guards import GuardVerdict, guard_response, is_leak_error, precheck
 from sommelier.agent.llm.port import (
     ChatLLM,
+    GenerationsSpent,
     LLMDeadlineExceeded,
     LLMError,
     LLMLedger,
     LLMReply,
     LLMRequestRejected,
     ToolCall,
+    Usage,
     drain,
 )
 from sommelier.agent.llm.stream import StreamBroken
+from sommelier.agent.prefetch import Prefetched, compact_result, prefetch
 from sommelier.agent.streaming import AnswerPiece, Shown, StreamedAnswer, merge_shown
 from sommelier.agent.tools import LLM_TOOLS, TOOL_SCHEMAS
 from sommelier.domain.answer import (
@@ -46,6 +49,7 @@ from sommelier.domain.answer import (
 )
 from sommelier.domain.conversation import ChatMessage, Deadline, SavedTurn, TurnRecord, TurnStats
 from sommelier.domain.errors import PortError
+from sommelier.domain.pricing import DEFAULT_PRICE, LLMPrice
 from sommelier.domain.search import SearchResult, ToolRequest
 from sommelier.domain.wine import Wine
 from sommelier.domain.wire import to_wire
@@ -83,6 +87,10 @@ class Fallback(Protocol):
         self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
     ) -> FallbackAnswer: ...
 
+    def candidate_searches(
+        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
+    ) -> list[ToolRequest]: ...
+
 
 @dataclass
 class TurnRequest:
@@ -97,6 +105,7 @@ class TurnRequest:
     shown: Shown | None = None  # what the customer already has from this update (a redelivery); streamed turns
     history: list[ChatMessage] | None = None  # loaded by the caller's begin_turn; None: the agent loads it
     invocations_at_start: int | None = None  # the counter before the caller's begin_turn
+    image: str | None = None  # a photo the customer sent (a data URL), shown to a model that sees images
 
 
 @dataclass
@@ -128,6 +137,7 @@ class _Trace:
     retries: int = 0
     errors: list[str] = field(default_factory=list)
     stages_ms: dict[str, float] = field(default_factory=dict)
+    prefetched: int | None = None  # candidates put in the first call's prompt (None: no prefetch)
 
     def add_stage(self, name: str, since: float) -> None:
         self.stages_ms[name] = round(self.stages_ms.get(name, 0.0) + (time.perf_counter() - since) * 1000, 2)
@@ -156,6 +166,8 @@ class SommelierAgent:
         max_retries: int = 2,
         history_messages: int = HISTORY_MESSAGES,
         turn_budget_s: float = DEFAULT_TURN_BUDGET_S,
+        prefetch: bool = True,
+        price: LLMPrice | None = DEFAULT_PRICE,
     ):
         self.repositories = repositories
         self.catalog = repositories.catalog
@@ -168,6 +180,8 @@ class SommelierAgent:
         self.max_retries = max_retries
         self.history_messages = history_messages
         self.turn_budget_s = turn_budget_s  # a turn's budget when the caller gives no deadline
+        self.prefetch = prefetch  # candidates in the first call's prompt (LLM_PREFETCH)
+        self.price = price  # LLM_PRICE_PER_MTOK, for the cost of a turn the provider does not report
 
     @property
     def offline(self) -> Fallback:
@@ -220,7 +234,7 @@ class SommelierAgent:
             self._record(request, text, rendered, response, trace) if save and trace.mode != "unavailable" else None
         )
         saved, wines = self._end_turn(record, response, trace)
-        metadata = self._metadata(response, found, history, trace)
+        metadata = self._metadata(response, found, history, trace, self.price)
         metadata["tool_function_calls"] = counter.count - invocations_at_start
         record_turn(metadata)
         return TurnResult(
@@ -232,11 +246,26 @@ class SommelierAgent:
         self, text: str, history: list[ChatMessage], request: TurnRequest, trace: _Trace
     ) -> Generator[AnswerPiece, None, tuple[SommelierResponse, Found, bool]]:
         moment = moment_context()
-        user_prompt = prompts.build_user_prompt(text, moment=moment, history=history, profile=request.profile)
+        prefetched = self._prefetch(text, history, request, trace) if self.prefetch else None
+        user_prompt = prompts.build_user_prompt(
+            text,
+            moment=moment,
+            history=history,
+            profile=request.profile,
+            candidates=prefetched.rows() if prefetched is not None and prefetched.searched else None,
+            filters=prefetched.filters() if prefetched is not None else None,
+        )
+        content: str | list[dict[str, Any]] = user_prompt
+        if request.image:  # the client turns it into words for a model that cannot see
+            content = [
+                {"type": "text", "text": user_prompt},
+                {"type": "image_url", "image_url": {"url": request.image}},
+            ]
         turn = _Online(
             request,
             trace,
-            [{"role": "system", "content": prompts.SYSTEM_PROMPT}, {"role": "user", "content": user_prompt}],
+            [{"role": "system", "content": prompts.SYSTEM_PROMPT}, {"role": "user", "content": content}],
+            found=dict(prefetched.wines) if prefetched is not None else {},
             streamed=request.shown is not None and bool(getattr(self.llm, "streams", False)),
         )
         try:
@@ -280,6 +309,22 @@ class SommelierAgent:
             return guard_response(GuardVerdict("prompt_injection", "output leak")), {}, False
         turn.trace.mode = "degraded"
         return degraded_response(turn.found), turn.found, False
+
+    def _prefetch(self, text: str, history: list[ChatMessage], request: TurnRequest, trace: _Trace) -> Prefetched:
+        """The request's candidates before the first call; none when the search fails (the model searches)."""
+        started = time.perf_counter()
+        try:
+            found = prefetch(self.offline, self.catalog, text, history, request.exclude_ids)
+        except Exception as exc:  # the model's own tools still serve the turn
+            logger.warning("prefetch failed; the model searches itself: %s", exc)
+            trace.tool_errors.append(f"prefetch: {type(exc).__name__}")
+            return Prefetched()
+        finally:
+            trace.add_stage("prefetch", started)
+        trace.prefetched = len(found.wines)
+        if found.searched:
+            trace.tools_used.append("prefetch")
+        return found
 
     def _catalogue_for_prompt(
         self, text: str, history: list[ChatMessage], request: TurnRequest, trace: _Trace
@@ -386,9 +431,14 @@ class SommelierAgent:
             instruction = prompts.RETRY_INSTRUCTION.format(error=result.error)
             if shown is not None and shown.anything:
                 instruction = f"{instruction}\n{shown.retry_note()}"
-            turn.messages.append({"role": "user", "content": instruction})
+            append_user(turn.messages, instruction)
             trace.retries += 1
-            reply = yield from self._streamed_final(turn, tools=tools)
+            try:
+                reply = yield from self._streamed_final(turn, tools=tools)
+            except GenerationsSpent as exc:  # retries end here: the answer is settled from what failed
+                logger.warning("no more generations this turn: %s", exc)
+                trace.errors.append(str(exc)[:300])
+                break
             result = _parsed(reply, turn.found)
         if not result.ok:
             trace.errors.append(result.error or "")
@@ -451,7 +501,7 @@ class SommelierAgent:
             return payload
         for wine in answer.wines_with_photos():
             turn.found.setdefault(wine.id, replace(wine, found_by=name))
-        return answer.for_model()  # the model reads the wines, not photo keys
+        return compact_result(answer.for_model(), answer.wines)  # what the answer needs; no photo keys
 
     # ------------------------------------------------------------------ offline and plumbing
     def _offline(
@@ -521,7 +571,11 @@ class SommelierAgent:
 
     @staticmethod
     def _metadata(
-        response: SommelierResponse, found: Found, history: list[ChatMessage], trace: _Trace
+        response: SommelierResponse,
+        found: Found,
+        history: list[ChatMessage],
+        trace: _Trace,
+        price: LLMPrice | None = None,
     ) -> dict[str, Any]:
         elapsed = round((time.perf_counter() - trace.started) * 1000, 2)
         return {
@@ -541,9 +595,12 @@ class SommelierAgent:
             **trace.ledger.as_metadata(),
             "tokens": {
                 "prompt": trace.ledger.usage.prompt_tokens,
+                "cached": trace.ledger.usage.cached_tokens,
                 "completion": trace.ledger.usage.completion_tokens,
                 "reasoning": trace.ledger.usage.reasoning_tokens,
             },
+            **turn_cost(trace.ledger.usage, price),
+            "prefetched_candidates": trace.prefetched,
             "turn_budget_s": round(trace.deadline.budget_s, 2),
             "structured_output_retries": trace.retries,
             "structured_output_errors": trace.errors,
@@ -552,7 +609,32 @@ class SommelierAgent:
         }
 
 
+def append_user(messages: list[dict[str, Any]], text: str) -> None:
+    """A user message, kept alternating: after another user message the text joins it (Mistral-family and
+    strict chat templates refuse two user messages in a row)."""
+    last = messages[-1] if messages else None
+    if last is None or last.get("role") != "user":
+        messages.append({"role": "user", "content": text})
+        return
+    content = last.get("content")
+    if isinstance(content, list):  # content parts (an image with its caption)
+        joined: Any = [*content, {"type": "text", "text": text}]
+    else:
+        joined = f"{content or ''}\n\n{text}".strip()
+    messages[-1] = {**last, "content": joined}
+
+
 STREAM_BROKEN_ERROR = "ответ оборвался на середине; верни весь JSON-объект заново"
+
+
+def turn_cost(usage: Usage, price: LLMPrice | None) -> dict[str, Any]:
+    """The turn's LLM cost in dollars: what the provider reported, else the tokens at LLM_PRICE_PER_MTOK."""
+    if usage.cost_usd is not None:
+        return {"cost_usd": round(usage.cost_usd, 6), "cost_source": "provider"}
+    if price is None or not (usage.prompt_tokens or usage.completion_tokens):
+        return {"cost_usd": None if price is None else 0.0, "cost_source": None}
+    cost = price.cost(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
+    return {"cost_usd": round(cost, 6), "cost_source": "price"}
 
 
 def _broken_reply(exc: StreamBroken, trace: _Trace) -> LLMReply:

@@ -56,8 +56,10 @@ class SommelierResponse(BaseModel):
             raise ValueError("guard_type is required when response_type is off_topic")
         if self.guard_type is not None and self.response_type != "off_topic":
             raise ValueError("guard_type is only allowed with response_type off_topic")
-        names = [w.wine_name.casefold() for w in self.wines]
-        if len(set(names)) != len(names):
+        # A wine is its id: two wines may share a name (two producers' «Каберне»); a name counts only
+        # for a recommendation that has no id yet.
+        keys = [w.wine_id or f"name:{w.wine_name.casefold()}" for w in self.wines]
+        if len(set(keys)) != len(keys):
             raise ValueError("the same wine is recommended twice")
         return self
 

@@ -175,6 +175,8 @@ class AdminStats:
     likes_7d: int
     dislikes_7d: int
     wines: int
+    prompt_tokens_7d: int = 0
+    completion_tokens_7d: int = 0
 
 
 @dataclass(frozen=True)

@@ -139,6 +139,7 @@ END_TURN: Operation[TurnEnd] = Operation("end_turn", "sommelier.domain.conversat
 LOAD_HISTORY: Operation[History] = Operation("load_history", "sommelier.domain.conversation:History")
 UPSERT_USER: Operation[UserUpsert] = Operation("upsert_user", "sommelier.domain.conversation:UserUpsert")
 RESET_HISTORY: Operation[Archived] = Operation("reset_history", "sommelier.domain.conversation:Archived")
+MOVE_CHAT: Operation[Updated] = Operation("move_chat", "sommelier.domain.wire:Updated")
 SET_USER_ACTIVE: Operation[Updated] = Operation("set_user_active", "sommelier.domain.wire:Updated")
 CHAT_STATE: Operation[ChatStates] = Operation("chat_state", "sommelier.domain.conversation:ChatStates")
 CACHE_PHOTO: Operation[Updated] = Operation("cache_photo", "sommelier.domain.wire:Updated")
@@ -175,6 +176,7 @@ OPERATIONS: dict[str, Operation[Any]] = {
         LOAD_HISTORY,
         UPSERT_USER,
         RESET_HISTORY,
+        MOVE_CHAT,
         SET_USER_ACTIVE,
         CHAT_STATE,
         CACHE_PHOTO,

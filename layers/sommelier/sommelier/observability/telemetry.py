@@ -42,6 +42,9 @@ def record_turn(metadata: dict[str, Any]) -> None:
         metrics.add_metric(name="PromptTokens", unit=MetricUnit.Count, value=metadata["tokens"]["prompt"])
         metrics.add_metric(name="CompletionTokens", unit=MetricUnit.Count, value=metadata["tokens"]["completion"])
         metrics.add_metric(name="ReasoningTokens", unit=MetricUnit.Count, value=metadata["tokens"].get("reasoning", 0))
+        metrics.add_metric(name="CachedPromptTokens", unit=MetricUnit.Count, value=metadata["tokens"].get("cached", 0))
+        if metadata.get("cost_usd") is not None:  # dollars per turn: the provider's figure or LLM_PRICE_PER_MTOK's
+            metrics.add_metric(name="LLMCostUSD", unit=MetricUnit.NoUnit, value=metadata["cost_usd"])
         # Every tool-function invocation of the turn (begin_turn, each tool round, end_turn, a history read).
         metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=metadata["tool_function_calls"])
         metrics.add_metric(

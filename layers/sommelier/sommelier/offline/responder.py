@@ -32,7 +32,7 @@ from sommelier.agent import guards
 from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
-from sommelier.domain.search import SearchResult, search_filters, semantic_request
+from sommelier.domain.search import SearchResult, ToolRequest, search_filters, semantic_request
 from sommelier.domain.wine import Wine
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
 from sommelier.offline import writer
@@ -102,6 +102,43 @@ class OfflineResponder:
         except Exception as exc:  # the contract: an answer, never an exception
             logger.exception("offline responder failed")
             return self._apology(turn, text, f"{type(exc).__name__}")
+
+    def candidate_searches(
+        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
+    ) -> list[ToolRequest]:
+        """The searches this responder would start a wine request with, not run: the agent's prefetch sends them
+        together (one tool-function invocation). None for anything but a recommendation (a greeting, a question,
+        a wine asked for by name: the model handles those)."""
+        text = text or ""
+        if guards.precheck(text) is not None:
+            return []
+        previous, _, chain = self._replay(_Turn(), _pairs(history or []), resolve=False)
+        intent = read_query(text, previous)
+        if intent.kind != "recommendation" or intent.wine_name:
+            return []
+        exclude = _excluded(_valid_ids(exclude_ids or []), chain, intent)
+        filters = describe_filters(intent.filters)
+        requests: list[ToolRequest] = []
+        if intent.mood:
+            try:
+                vector = embed_one(self.embedder, intent.mood)
+            except Exception as exc:  # no embeddings: the structured search still runs
+                logger.warning("prefetch could not embed the query: %s", exc)
+            else:
+                semantic: dict[str, Any] = {
+                    "query": intent.mood,
+                    "embedding": vector,
+                    "embedding_model": self.embedder.model,
+                    "limit": CANDIDATE_LIMIT,
+                    **filters,
+                }
+                requests.append(
+                    ToolRequest("semantic_search", semantic | ({"exclude_ids": exclude} if exclude else {}))
+                )
+        if filters or not requests:
+            structured: dict[str, Any] = {**filters, "limit": CANDIDATE_LIMIT}
+            requests.append(ToolRequest("search_wines", structured | ({"exclude_ids": exclude} if exclude else {})))
+        return requests
 
     def _apology(self, turn: _Turn, text: str, error: str) -> OfflineAnswer:
         return OfflineAnswer(

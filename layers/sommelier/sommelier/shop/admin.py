@@ -10,6 +10,7 @@ from sommelier.settings import SettingError, Settings, ShopSettings
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from sommelier.domain.pricing import LLMPrice
     from sommelier.domain.shop import AdminStats
 
 
@@ -23,13 +24,21 @@ def is_admin_chat(shop: ShopSettings, chat_id: int | None) -> bool:
     return admin is not None and chat_id == admin
 
 
-def stats_text(stats: AdminStats) -> str:
+def stats_text(stats: AdminStats, price: LLMPrice | None = None) -> str:
+    """The /stats summary; with a price, what the LLM cost in 7 days and per question (cached tokens are
+    not stored per turn, so this is the upper bound: every prompt token at the full price)."""
+    cost = ""
+    if price is not None and (stats.prompt_tokens_7d or stats.completion_tokens_7d):
+        week = price.cost(stats.prompt_tokens_7d, stats.completion_tokens_7d)
+        per_turn = f", ≈ ${week / stats.turns_7d:.4f} за вопрос" if stats.turns_7d else ""
+        cost = f"• LLM за 7 дней: ≈ ${week:.2f}{per_turn}\n"
     return (
         "Сводка сомелье:\n"
         f"• покупателей в базе: {stats.customers}\n"
         f"• вопросов сегодня: {stats.turns_today}, за 7 дней: {stats.turns_7d}\n"
         f"• оценки за 7 дней: 👍 {stats.likes_7d} / 👎 {stats.dislikes_7d}\n"
-        f"• вин в каталоге: {stats.wines}\n\n"
+        f"• вин в каталоге: {stats.wines}\n"
+        f"{cost}\n"
         "Полный отчёт с графиком: /report"
     )
 

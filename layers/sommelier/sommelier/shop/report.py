@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sommelier.domain.errors import PortError
+from sommelier.domain.pricing import parse_price
 from sommelier.domain.shop import ReportData, WineVotes
 from sommelier.domain.wine import WINE_TYPE_RU
 from sommelier.offline.reader import read_query
@@ -52,15 +53,15 @@ def parse_since(text: str) -> timedelta:
 
 
 def llm_prices(llm: LLMSettings) -> tuple[float, float]:
-    """LLM_PRICE_PER_MTOK="3,15": dollars per million prompt and completion tokens."""
-    raw = llm.price_per_mtok
-    if raw is None:
+    """LLM_PRICE_PER_MTOK="3,15[,0.3]": dollars per million prompt and completion tokens (domain/pricing.py;
+    the report's stored tokens do not tell cached ones apart, so the cached price is not used here)."""
+    if llm.price_per_mtok is None:
         return DEFAULT_PRICE_PER_MTOK
     try:
-        prompt, completion = (float(x) for x in raw.split(","))
+        price = parse_price(llm.price_per_mtok)
     except ValueError as exc:
-        raise ReportError(f"LLM_PRICE_PER_MTOK must be two numbers like 3,15, not {raw!r}") from exc
-    return prompt, completion
+        raise ReportError(str(exc)) from exc
+    return price.prompt, price.completion
 
 
 def price_band(filters: dict[str, Any]) -> str | None:
@@ -99,6 +100,15 @@ class WeeklyReport:
     @property
     def cost_per_1000_turns(self) -> float | None:
         return self.cost_usd / self.turns * 1000 if self.turns else None
+
+    @property
+    def cost_per_turn(self) -> float | None:
+        return self.cost_usd / self.turns if self.turns else None
+
+    @property
+    def cost_per_week(self) -> float:
+        days = max((self.until - self.since).total_seconds() / 86400, 1 / 24)
+        return self.cost_usd * 7 / days
 
 
 def _normalised(text: str) -> str:
@@ -205,6 +215,11 @@ def report_text(report: WeeklyReport) -> str:
         )
         + (f"; примерная стоимость — ${per_1000:.2f} на 1 000 вопросов" if per_1000 is not None else "")
         + f" (${report.cost_usd:.2f} за период).",
+        (
+            f"Стоимость LLM: ≈ ${report.cost_per_turn:.4f} за вопрос, ≈ ${report.cost_per_week:.2f} в неделю."
+            if report.cost_per_turn is not None
+            else "Стоимость LLM: вопросов не было."
+        ),
     ]
     return "\n".join(lines)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 
 from sommelier.domain.errors import PortError
+from sommelier.domain.pricing import LLMPrice, parse_price
 from sommelier.shop import age_gate, privacy
 from sommelier.shop.admin import is_admin_chat, stats_text
 from sommelier.shop.cards import card_parts
@@ -144,7 +145,11 @@ def stats(turn: Turn) -> Reply | None:
         result = turn.repositories.shop.admin_stats()
     except PortError as exc:
         return Reply(parts=render_text(f"Статистика недоступна: {exc}"))
-    return Reply(parts=render_text(stats_text(result)))
+    try:
+        price: LLMPrice | None = parse_price(turn.settings.llm.price_per_mtok)
+    except ValueError:  # an unreadable LLM_PRICE_PER_MTOK: the summary without the cost (the doctor names it)
+        price = None
+    return Reply(parts=render_text(stats_text(result, price)))
 
 
 def report_now(turn: Turn) -> Reply | None:

@@ -123,6 +123,9 @@ class _OverChat(_Runner):
     def reset_history(self, chat_id: int) -> int:
         return self._run(wire.RESET_HISTORY, {"chat_id": chat_id}).archived
 
+    def move_chat(self, from_chat_id: int, to_chat_id: int) -> int:
+        return self._run(wire.MOVE_CHAT, {"from_chat_id": from_chat_id, "to_chat_id": to_chat_id}).updated
+
     def set_active(self, chat_id: int, active: bool, *, user_id: int | None = None) -> int:
         arguments: dict[str, Any] = {"chat_id": chat_id, "active": active}
         if user_id is not None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import mimetypes
+from collections.abc import Mapping
 from typing import Any
 
 import httpx2
@@ -27,7 +28,7 @@ import httpx2
 from sommelier.observability.redaction import MASK, TELEGRAM_BOT_TOKEN
 from sommelier.observability.telemetry import subsegment
 from sommelier.settings import DEFAULT_TELEGRAM_API_BASE_URL, TelegramSettings
-from sommelier.telegram.models import Message, User, WebhookInfo
+from sommelier.telegram.models import BusinessConnection, File, Message, User, WebhookInfo
 
 logger = logging.getLogger(__name__)
 
@@ -137,6 +138,9 @@ _CHAT_UNAVAILABLE_MARKERS = (
     "chat_write_forbidden",
     "chat_restricted",
     "group chat was upgraded",
+    "business connection not found",
+    "business_connection_invalid",
+    "business_peer_usage_missing",
 )
 
 
@@ -172,6 +176,19 @@ class BadRequest(TelegramError):
         """The chat or topic can take no message now (gone, closed, no rights): resending can't help."""
         low = self.description.lower()
         return any(marker in low for marker in _CHAT_UNAVAILABLE_MARKERS) or "migrate_to_chat_id" in self.parameters
+
+    @property
+    def migrate_to_chat_id(self) -> int | None:
+        """The supergroup a basic group became ("group chat was upgraded to a supergroup chat")."""
+        value = self.parameters.get("migrate_to_chat_id")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class FileTooBig(TelegramError):
+    """A file the bot would download is over its size limit."""
+
+    def __init__(self, description: str):
+        super().__init__(413, description, method="file")
 
 
 class ServerError(TelegramError):
@@ -336,7 +353,9 @@ class TelegramClient:
         reply_markup: dict[str, Any] | None = None,
         reply_to_message_id: int | None = None,
         message_thread_id: int | None = None,
+        place: Mapping[str, Any] | None = None,
     ) -> Message:
+        """``place``: what a send to that chat must carry (``telegram.place.Place.send_params``)."""
         params: dict[str, Any] = {
             "chat_id": chat_id,
             "message_thread_id": message_thread_id,
@@ -347,6 +366,7 @@ class TelegramClient:
         }
         if reply_to_message_id is not None:
             params["reply_parameters"] = {"message_id": reply_to_message_id, "allow_sending_without_reply": True}
+        params.update({k: v for k, v in (place or {}).items() if v is not None})
         return Message.model_validate(self.call("sendMessage", params))
 
     def send_photo(
@@ -358,6 +378,7 @@ class TelegramClient:
         reply_markup: dict[str, Any] | None = None,
         filename: str = "wine.png",
         message_thread_id: int | None = None,
+        place: Mapping[str, Any] | None = None,
     ) -> Message:
         """``photo``: a file_id or an HTTP(S) URL (str), or the image bytes (multipart upload)."""
         params: dict[str, Any] = {
@@ -367,6 +388,7 @@ class TelegramClient:
             "parse_mode": parse_mode if caption else None,
             "reply_markup": reply_markup,
         }
+        params.update({k: v for k, v in (place or {}).items() if v is not None})
         if isinstance(photo, (bytes, bytearray, memoryview)):
             data = bytes(photo)
             ctype = _image_type(data) or mimetypes.guess_type(filename)[0] or "application/octet-stream"
@@ -377,11 +399,43 @@ class TelegramClient:
         return Message.model_validate(result)
 
     def send_chat_action(
-        self, chat_id: int | str, action: str = "typing", message_thread_id: int | None = None
+        self,
+        chat_id: int | str,
+        action: str = "typing",
+        message_thread_id: int | None = None,
+        business_connection_id: str | None = None,
     ) -> bool:
-        return bool(
-            self.call("sendChatAction", {"chat_id": chat_id, "action": action, "message_thread_id": message_thread_id})
-        )
+        params = {
+            "chat_id": chat_id,
+            "action": action,
+            "message_thread_id": message_thread_id,
+            "business_connection_id": business_connection_id,
+        }
+        return bool(self.call("sendChatAction", params))
+
+    def get_business_connection(self, business_connection_id: str) -> BusinessConnection:
+        result = self.call("getBusinessConnection", {"business_connection_id": business_connection_id})
+        return BusinessConnection.model_validate(result)
+
+    def get_file(self, file_id: str) -> File:
+        return File.model_validate(self.call("getFile", {"file_id": file_id}))
+
+    def download_file(self, file_path: str, *, max_bytes: int) -> bytes:
+        """The file at ``{base}/file/bot<token>/<file_path>`` (from getFile), at most ``max_bytes`` long."""
+        url = f"{self.base_url}/file/bot{self._token}/{file_path.lstrip('/')}"
+        try:
+            with subsegment("telegram", method="file"), self._http.stream("GET", url) as response:
+                if response.status_code != 200:
+                    raise TelegramError(response.status_code, f"file download failed ({response.status_code})")
+                data = bytearray()
+                for chunk in response.iter_bytes():
+                    data.extend(chunk)
+                    if len(data) > max_bytes:
+                        raise FileTooBig(f"the file is larger than {max_bytes} bytes")
+                return bytes(data)
+        except httpx2.TransportError as exc:
+            detail = mask_token(f"{type(exc).__name__}: {exc}", self._token)
+            raise NetworkError(detail, request_sent=True, method="file") from None
 
     def send_message_draft(
         self,

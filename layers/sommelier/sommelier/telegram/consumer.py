@@ -20,6 +20,7 @@ from sommelier.observability.telemetry import record_event
 from sommelier.settings import LLMSettings, SettingError, Settings
 from sommelier.storage.photos import PhotoStore
 from sommelier.store.adapters import Repositories
+from sommelier.telegram.business import BusinessConnections
 from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
 from sommelier.telegram.delivery import DeliveryLog, DynamoDeliveryLog, InMemoryDeliveryLog
 from sommelier.telegram.delivery import Sender as TelegramSender
@@ -30,6 +31,7 @@ from sommelier.telegram.router import Router, Turn
 from sommelier.telegram.state import (
     DynamoRateLimiter,
     DynamoTurnPlans,
+    FloodGate,
     InMemoryLedger,
     InMemoryRateLimiter,
     InMemoryTurnPlans,
@@ -73,14 +75,12 @@ class TelegramChannel:
     def _progressive(self) -> ProgressiveReply | None:
         """The progressive reply of a text turn while the model streams (None: the reply goes at once)."""
         if self.progress is None and self.routed.kind == "text" and self.bot.progressive:
-            chat = self.routed.chat
             self.progress = ProgressiveReply(
                 client=self.bot.client,
                 sender=self.bot.sender,
                 plans=self.bot.plans,
                 key=str(self.routed.update_id),
-                chat_id=chat,
-                thread_id=self.routed.thread_id,
+                place=self.routed.place,
                 private=self.routed.chat_type == "private",
                 drafts=self.bot.drafts,
                 draft_interval=self.bot.draft_interval,
@@ -99,13 +99,17 @@ class TelegramChannel:
         if progress is not None:
             progress.start()  # a "Thinking…" draft in a private chat, typing elsewhere
             return
+        place = self.routed.place
+        if not place.takes_chat_actions or self.bot.floods.remaining(place.chat_id) > 0:
+            return  # a channel's direct messages take no chat action; nothing at all inside a flood wait
         try:
-            self.bot.client.send_chat_action(self.routed.chat, "typing", message_thread_id=self.routed.thread_id)
+            self.bot.client.send_chat_action(place.chat_id, "typing", **place.action_params())
         except Forbidden:
             raise
         except BadRequest as exc:
-            if exc.is_chat_unavailable:
+            if exc.is_chat_unavailable and exc.migrate_to_chat_id is None:
                 raise  # a closed topic or a gone chat: end the turn before asking the model anything
+            # (a group that became a supergroup: the answer goes there, see TelegramBot._deliver)
             logger.info("typing not shown: %s", exc)
         except TelegramError as exc:
             logger.info("typing not shown: %s", exc)
@@ -124,6 +128,18 @@ class TelegramChannel:
 
     def set_active(self, active: bool) -> None:
         self.bot.set_active(self.routed, active)
+
+    def file(self, file_id: str, max_bytes: int) -> bytes | None:
+        """getFile, then the download from {TELEGRAM_API_BASE_URL}/file/bot<token>/<file_path>."""
+        try:
+            found = self.bot.client.get_file(file_id)
+            if not found.file_path or (found.file_size or 0) > max_bytes:
+                logger.info("file %s not downloaded: no path, or %s bytes", file_id, found.file_size)
+                return None
+            return self.bot.client.download_file(found.file_path, max_bytes=max_bytes)
+        except TelegramError as exc:  # too big for getFile (20 MB), gone, or Telegram did not answer
+            logger.warning("file %s not downloaded: %s", file_id, exc)
+            return None
 
 
 class TelegramBot:
@@ -161,8 +177,11 @@ class TelegramBot:
         self.wait_out_floods = wait_out_floods
         self.sleep = sleep or time.sleep
         self.clock = clock
-        self._flood_until: dict[int, float] = {}  # chat -> when Telegram lets the bot write again
-        self.sender = TelegramSender(client, photos, delivery_log, on_file_id=self._cache_file_id, sleep=self.sleep)
+        self.floods = FloodGate(clock)  # chat -> when Telegram lets the bot write again, for every send path
+        self.sender = TelegramSender(
+            client, photos, delivery_log, on_file_id=self._cache_file_id, sleep=self.sleep, floods=self.floods
+        )
+        self.business = BusinessConnections(client, clock)
         # Progressive replies need a model that streams; TELEGRAM_PROGRESSIVE=off sends each answer whole.
         telegram = settings.telegram
         self.progressive = bool(getattr(self.dialog.agent.llm, "streams", False)) and telegram.progressive
@@ -180,7 +199,13 @@ class TelegramBot:
         except UpdateError as exc:
             logger.warning("unreadable update skipped: %s", exc)
             return
+        if routed.kind == "business" and routed.business is not None:
+            self.business.remember(routed.business)  # connected, disconnected, rights changed: no reply
+            return
         if self.router.route_for(routed) is None:
+            return
+        if routed.business_connection_id is not None and not self.business.may_reply(routed.business_connection_id):
+            logger.info("business connection %s is disabled or may not reply: no answer", routed.business_connection_id)
             return
         if routed.kind == "member":  # no reply to plan or deliver
             self.router.dispatch(self._turn(routed))
@@ -198,7 +223,7 @@ class TelegramBot:
                     return
                 self.plans.save(key, plan)
                 failed = progress.failed if progress is not None else None
-                if failed is not None and not isinstance(failed, RetryAfter):  # a flood wait: _deliver handles it
+                if failed is not None and not _deliver_handles(failed):
                     # A part sent while the answer streamed failed: retry the update like any failed
                     # delivery; the saved plan (no second LLM turn) resends only what is missing.
                     raise failed
@@ -224,7 +249,7 @@ class TelegramBot:
         One reply per album and per message: an edit of an answered message gets none, and a message
         edited while it waited in the queue is answered as edited (see sommelier.telegram.state).
         """
-        if routed.kind not in ("text", "command", "non_text") or routed.message_id is None:
+        if routed.kind not in ("text", "command", "voice", "photo", "non_text") or routed.message_id is None:
             return routed
         chat_id = routed.chat
         if routed.media_group_id and not self.ledger.claim(album_key(chat_id, routed.media_group_id), key):
@@ -246,22 +271,35 @@ class TelegramBot:
         return edited if edited.kind != "ignored" else None
 
     def _deliver(self, routed: Routed, key: str, plan) -> None:
-        """Deliver the plan; a flood wait is slept through here (local) or handed to the queue (FloodWait)."""
+        """Deliver the plan; a flood wait is slept through here (local) or handed to the queue (FloodWait); a
+        basic group that became a supergroup gets the answer there."""
         waited = 0.0
+        place = routed.place
         while True:
             try:
-                self.sender.deliver(routed.chat, key, plan, thread_id=routed.thread_id)
+                self.sender.deliver(place.chat_id, key, plan, place=place)
                 return
             except RetryAfter as exc:
                 wait = min(max(float(exc.retry_after), 1.0), MAX_FLOOD_WAIT_SECONDS)
-                self._flood_until[routed.chat] = self.clock() + wait
+                until = self.floods.hold(place.chat_id, wait)
                 record_event("TelegramFloodWait")
                 if not self.wait_out_floods or waited + wait > MAX_FLOOD_WAIT_SECONDS:
-                    logger.info("telegram flood wait of %.0f s for chat %s: the update comes back", wait, routed.chat)
+                    logger.info("telegram flood wait of %.0f s for chat %s: the update comes back", wait, place.chat_id)
                     raise FloodWait(wait) from None
-                logger.info("telegram flood wait of %.0f s for chat %s: waiting", wait, routed.chat)
+                logger.info("telegram flood wait of %.0f s for chat %s: waiting", wait, place.chat_id)
                 self.sleep(wait)
+                self.floods.served(place.chat_id, until)
                 waited += wait
+            except BadRequest as exc:
+                moved = exc.migrate_to_chat_id
+                if moved is None or moved == place.chat_id:
+                    raise
+                logger.info(
+                    "chat %s became supergroup %s: the answer and the chat's state go there", place.chat_id, moved
+                )
+                record_event("TelegramChatMigrated")
+                self._move_chat(place.chat_id, moved)
+                place = place.moved_to(moved)
 
     # ------------------------------------------------------------------ planning a reply
     def _turn(self, routed: Routed, deadline: Deadline | None = None) -> Turn:
@@ -294,6 +332,13 @@ class TelegramBot:
             return progress.finish(reply.parts, reply.turn.response.intro), progress
         return reply.parts, progress
 
+    def _move_chat(self, old: int, new: int) -> None:
+        """The conversation (history, votes, members) follows the group into its supergroup; best effort."""
+        try:
+            self.chat.move_chat(old, new)
+        except PortError as exc:
+            logger.warning("chat %s not moved to %s: %s", old, new, exc)
+
     def set_active(self, routed: Routed, active: bool) -> None:
         try:
             self.chat.set_active(routed.chat, active)
@@ -302,13 +347,18 @@ class TelegramBot:
 
     def _apologise(self, routed: Routed, key: str) -> None:
         """The last attempt failed: one apology (never repeated), then the message goes to the DLQ."""
-        if self.clock() < self._flood_until.get(routed.chat, float("-inf")):
+        if self.floods.remaining(routed.chat) > 0:
             logger.info("no apology to chat %s inside its flood wait", routed.chat)
             return
         try:
-            self.sender.deliver(routed.chat, f"{key}:apology", render_text(APOLOGY), thread_id=routed.thread_id)
+            self.sender.deliver(routed.chat, f"{key}:apology", render_text(APOLOGY), place=routed.place)
         except Exception as exc:
             logger.warning("apology not delivered: %s", exc)
+
+
+def _deliver_handles(failed: Exception) -> bool:
+    """A streamed part's failure the plan's delivery deals with itself: a flood wait, a migrated group."""
+    return isinstance(failed, RetryAfter) or (isinstance(failed, BadRequest) and failed.migrate_to_chat_id is not None)
 
 
 def state_from_settings(settings: Settings) -> tuple[DeliveryLog, TurnPlans, RateLimiter]:

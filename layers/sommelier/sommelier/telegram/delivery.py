@@ -38,7 +38,9 @@ from sommelier.observability.telemetry import record_event
 from sommelier.storage.photos import PhotoStore
 from sommelier.telegram.client import BadRequest, NetworkError, RetryAfter, TelegramClient
 from sommelier.telegram.models import Message
+from sommelier.telegram.place import Place
 from sommelier.telegram.render import TEXT_LIMIT, Outgoing, shorten, split_text, utf16_len
+from sommelier.telegram.state import FloodGate
 
 logger = logging.getLogger(__name__)
 
@@ -219,6 +221,7 @@ class Sender:
         on_file_id: Callable[[str, str], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         max_retry_wait: float = 30.0,
+        floods: FloodGate | None = None,
     ):
         self.client = client
         self.photos = photos
@@ -226,15 +229,20 @@ class Sender:
         self.on_file_id = on_file_id
         self.sleep = sleep
         self.max_retry_wait = max_retry_wait
+        self.floods = floods or FloodGate()  # shared with every other send path of the bot
 
-    def deliver(self, chat_id: int, key: str, parts: list[Outgoing], *, thread_id: int | None = None) -> DeliveryResult:
+    def deliver(
+        self, chat_id: int, key: str, parts: list[Outgoing], *, thread_id: int | None = None, place: Place | None = None
+    ) -> DeliveryResult:
         """Send the parts not yet delivered for ``key``, in order. See the module doc for the error policy.
 
-        ``thread_id``: the forum topic the answer belongs in (sent as message_thread_id with every part).
+        ``place``: where in the chat, with what each send there carries (a forum topic, a Business
+        connection, a channel's direct-messages topic, the comment answered); ``thread_id`` alone: a topic.
         """
-        return self._deliver(_Target(chat_id, thread_id), key, parts, _Budget(self.max_retry_wait))
+        target = place if place is not None else Place(chat_id, thread_id)
+        return self._deliver(target, key, parts, _Budget(self.max_retry_wait))
 
-    def _deliver(self, target: _Target, key: str, parts: list[Outgoing], budget: _Budget) -> DeliveryResult:
+    def _deliver(self, target: Place, key: str, parts: list[Outgoing], budget: _Budget) -> DeliveryResult:
         result = DeliveryResult()
         done = self.log.delivered(key)
         for index, part in enumerate(parts):
@@ -279,7 +287,7 @@ class Sender:
 
     # ---------------- one part ----------------
     def _send_part(
-        self, target: _Target, key: str, index: int, part: Outgoing, result: DeliveryResult, budget: _Budget
+        self, target: Place, key: str, index: int, part: Outgoing, result: DeliveryResult, budget: _Budget
     ) -> tuple[Message | None, dict]:
         if part.kind == "photo":
             try:
@@ -294,6 +302,7 @@ class Sender:
             result.text_fallbacks.append(index)
         try:
             message = self._formatted(
+                target,
                 index,
                 result,
                 budget,
@@ -302,7 +311,7 @@ class Sender:
                     text,
                     parse_mode=mode,
                     reply_markup=part.reply_markup,
-                    message_thread_id=target.thread_id,
+                    place=target.send_params(),
                 ),
                 part,
             )
@@ -315,7 +324,7 @@ class Sender:
 
     def _reshaped(
         self,
-        target: _Target,
+        target: Place,
         key: str,
         index: int,
         reshape: str,
@@ -341,7 +350,7 @@ class Sender:
         return None, {"message_id": last, "pieces": len(pieces)} if last is not None else {"pieces": len(pieces)}
 
     def _send_photo(
-        self, target: _Target, index: int, part: Outgoing, result: DeliveryResult, budget: _Budget
+        self, target: Place, index: int, part: Outgoing, result: DeliveryResult, budget: _Budget
     ) -> Message | None:
         for source, photo in self._photo_sources(part):
             try:
@@ -353,10 +362,10 @@ class Sender:
                         caption=text,
                         parse_mode=mode,
                         reply_markup=part.reply_markup,
-                        message_thread_id=target.thread_id,
+                        place=target.send_params(),
                     )
 
-                message = self._formatted(index, result, budget, send, part)
+                message = self._formatted(target, index, result, budget, send, part)
             except BadRequest as exc:
                 if exc.is_bad_file:
                     logger.info("photo source %s unusable for wine %s: %s", source, part.wine_id, exc.description)
@@ -388,6 +397,7 @@ class Sender:
 
     def _formatted(
         self,
+        target: Place,
         index: int,
         result: DeliveryResult,
         budget: _Budget,
@@ -397,24 +407,31 @@ class Sender:
         """HTML first; on a parse error the same part as plain text (and plain for the rest of this part)."""
         if index not in result.plain_fallbacks:
             try:
-                return self._with_retry(lambda: send(part.html, HTML), budget, result)
+                return self._with_retry(target, lambda: send(part.html, HTML), budget, result)
             except BadRequest as exc:
                 if not exc.is_parse_error:
                     raise
                 logger.warning("HTML rejected for part %d (%s); resending as plain text", index, exc.description)
                 result.plain_fallbacks.append(index)
-        return self._with_retry(lambda: send(part.plain, None), budget, result)
+        return self._with_retry(target, lambda: send(part.plain, None), budget, result)
 
-    def _with_retry(self, call: Callable[[], Message], budget: _Budget, result: DeliveryResult) -> Message:
+    def _with_retry(
+        self, target: Place, call: Callable[[], Message], budget: _Budget, result: DeliveryResult
+    ) -> Message:
         while True:
             try:
+                closed = self.floods.remaining(target.chat_id)
+                if closed > 0:  # another path of this bot met a flood wait in this chat: never send inside it
+                    raise RetryAfter(429, f"flood wait: {closed:.0f} s left", retry_after=closed, method="local")
                 return call()
             except RetryAfter as exc:
                 wait = max(float(exc.retry_after), 0.0)
+                until = self.floods.hold(target.chat_id, wait)
                 if not budget.take(wait):
                     raise
                 logger.info("telegram 429: waiting %.1f s", wait)
                 self.sleep(wait)
+                self.floods.served(target.chat_id, until)
                 result.waited += wait
             except NetworkError as exc:
                 if exc.request_sent:
@@ -432,12 +449,6 @@ class Sender:
             self.on_file_id(part.wine_id, new)
         except Exception:  # the photo is already in the chat: caching is best effort
             logger.exception("could not store the file_id of wine %s", part.wine_id)
-
-
-@dataclass(frozen=True)
-class _Target:
-    chat_id: int
-    thread_id: int | None = None
 
 
 def _halves(part: Outgoing) -> list[Outgoing]:

@@ -14,6 +14,7 @@ from sommelier.agent.context import moment_context
 from sommelier.agent.llm.port import drain
 from sommelier.agent.loop import SommelierAgent, TurnRequest, TurnResult
 from sommelier.agent.streaming import AnswerPiece, Shown
+from sommelier.agent.transcription import Transcriber
 from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.conversation import ChatMessage, Deadline, UserInfo
 from sommelier.domain.errors import PortError
@@ -109,8 +110,16 @@ class Author:
 
 
 class Dialog:
-    def __init__(self, agent: SommelierAgent, repositories: Repositories, *, health_warning: str | None = None):
+    def __init__(
+        self,
+        agent: SommelierAgent,
+        repositories: Repositories,
+        *,
+        health_warning: str | None = None,
+        transcriber: Transcriber | None = None,
+    ):
         self.agent = agent
+        self.transcriber = transcriber  # voice messages heard as text (None: customers are asked to type)
         self.health_warning = health_warning  # the line under every answer that shows wine (None: none)
         self.repositories = repositories
         self.chat = repositories.chat
@@ -149,9 +158,10 @@ class Dialog:
         exclude_ids: list[str] | None = None,
         deadline: Deadline | None = None,
         invocations_at_start: int | None = None,
+        image: str | None = None,
     ) -> Reply:
         """One recommendation turn, answered whole: begin_turn, the model's tool calls, end_turn (three
-        invocations)."""
+        invocations). ``image``: a photo the customer sent (a data URL), for a model that sees."""
         turn = self.message_stream(
             sender,
             text,
@@ -159,6 +169,7 @@ class Dialog:
             exclude_ids=exclude_ids,
             deadline=deadline,
             invocations_at_start=invocations_at_start,
+            image=image,
         )
         return drain(turn)
 
@@ -172,6 +183,7 @@ class Dialog:
         shown: Shown | None = None,
         deadline: Deadline | None = None,
         invocations_at_start: int | None = None,
+        image: str | None = None,
     ) -> Generator[AnswerPiece, None, Reply]:
         """The same turn, yielding the answer's pieces while the model streams them (``shown``: what the
         customer already has from this update, updated as pieces go out; None: the answer comes whole)."""
@@ -189,6 +201,7 @@ class Dialog:
             history=history,
             invocations_at_start=invocations_at_start,
             deadline=deadline,
+            image=image,
         )
         turn = yield from self.agent.stream_turn(request)
         ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
@@ -273,6 +286,11 @@ class Dialog:
             reply.parts = render_text(NOTHING_MORE)
             reply.exhausted = True
         return reply
+
+    def sees_images(self) -> bool:
+        """Whether a photo can be shown to the model now (an online model that has not refused images)."""
+        llm = self.agent.llm
+        return llm is not None and bool(getattr(llm, "sees_images", False))
 
     # -- helpers --------------------------------------------------------------
     def _render(

@@ -32,6 +32,8 @@ class Chat(_BotApiObject):
     title: str | None = None
     username: str | None = None
     first_name: str | None = None
+    is_forum: bool | None = None
+    is_direct_messages: bool | None = None
 
 
 class MessageEntity(_BotApiObject):
@@ -46,6 +48,11 @@ class PhotoSize(_BotApiObject):
     width: int = 0
     height: int = 0
     file_size: int | None = None
+
+
+class DirectMessagesTopic(_BotApiObject):
+    topic_id: int
+    user: User | None = None
 
 
 class Message(_BotApiObject):
@@ -65,6 +72,11 @@ class Message(_BotApiObject):
     sender_chat: Chat | None = None
     is_automatic_forward: bool | None = None
     media_group_id: str | None = None
+    business_connection_id: str | None = None
+    sender_business_bot: User | None = None
+    direct_messages_topic: DirectMessagesTopic | None = None
+    voice: dict[str, Any] | None = None
+    video_note: dict[str, Any] | None = None
 
     @property
     def largest_file_id(self) -> str | None:
@@ -97,12 +109,42 @@ class ChatMemberUpdated(_BotApiObject):
     new_chat_member: ChatMemberStatus
 
 
+class BusinessConnection(_BotApiObject):
+    """A Business account connected to the bot: whose, since when, and what the bot may do there."""
+
+    id: str
+    user: User
+    user_chat_id: int
+    date: int
+    rights: dict[str, Any] | None = None
+    is_enabled: bool = False
+    can_reply: bool | None = None  # before Bot API 9.0 (still sent by the reference server)
+
+    @property
+    def may_reply(self) -> bool:
+        """Enabled, and allowed to answer the account's chats (``rights.can_reply``; before 9.0, ``can_reply``)."""
+        if not self.is_enabled:
+            return False
+        if self.rights is not None:
+            return self.rights.get("can_reply") is True
+        return self.can_reply is True
+
+
 class Update(_BotApiObject):
     update_id: int = Field(ge=0)
     message: Message | None = None
     edited_message: Message | None = None
+    business_message: Message | None = None
+    business_connection: BusinessConnection | None = None
     callback_query: CallbackQuery | None = None
     my_chat_member: ChatMemberUpdated | None = None
+
+
+class File(_BotApiObject):
+    file_id: str
+    file_unique_id: str = ""
+    file_size: int | None = None
+    file_path: str | None = None
 
 
 class WebhookInfo(_BotApiObject):

@@ -24,6 +24,7 @@ from sommelier.domain.answer import WineRecommendation
 from sommelier.domain.wine import Wine
 from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
 from sommelier.telegram.delivery import Sender
+from sommelier.telegram.place import Place
 from sommelier.telegram.render import TEXT_LIMIT, Outgoing, render_text, render_wine, shorten
 from sommelier.telegram.state import TurnPlans
 
@@ -69,8 +70,7 @@ class ProgressiveReply:
         sender: Sender,
         plans: TurnPlans,
         key: str,
-        chat_id: int,
-        thread_id: int | None = None,
+        place: Place,
         private: bool,
         drafts: DraftSupport,
         draft_interval: float = DEFAULT_DRAFT_INTERVAL,
@@ -80,13 +80,15 @@ class ProgressiveReply:
         self.sender = sender
         self.plans = plans
         self.key = key
-        self.chat_id = chat_id
-        self.thread_id = thread_id
+        self.place = place
+        self.chat_id = place.chat_id
+        self.thread_id = place.thread_id
         self.drafts = drafts
         self.draft_interval = draft_interval
         self.clock = clock
         self.draft_id = zlib.crc32(key.encode()) or 1  # non-zero, stable for the update
-        self._drafting = private and drafts.allowed(chat_id)
+        # Drafts: private chats of the bot itself (a Business chat takes no draft).
+        self._drafting = private and place.business_connection_id is None and drafts.allowed(self.chat_id)
         self._last_draft = float("-inf")
         self._draft_blocked_until = float("-inf")
         self.parts: list[Outgoing] = plans.load(progress_key(key)) or []
@@ -97,10 +99,14 @@ class ProgressiveReply:
 
     # ---------------- the start of a turn ----------------
     def start(self) -> None:
+        if self.sender.floods.remaining(self.chat_id) > 0:
+            return  # inside a flood wait nothing goes to the chat, not even "typing"
         if self._drafting and self._send_draft(""):
             return
+        if not self.place.takes_chat_actions:
+            return
         try:
-            self.client.send_chat_action(self.chat_id, "typing", message_thread_id=self.thread_id)
+            self.client.send_chat_action(self.chat_id, "typing", **self.place.action_params())
         except Forbidden:
             raise
         except TelegramError as exc:
@@ -119,6 +125,8 @@ class ProgressiveReply:
     def draft(self, text: str) -> None:
         now = self.clock()
         if not self._drafting or self.refused is not None or not text or now < self._draft_blocked_until:
+            return
+        if self.sender.floods.remaining(self.chat_id) > 0:
             return
         if now - self._last_draft < self.draft_interval:
             return
@@ -174,8 +182,13 @@ class ProgressiveReply:
         self.parts.extend(parts)
         self.plans.save(progress_key(self.key), self.parts)
         try:
-            self.sender.deliver(self.chat_id, self.key, self.parts, thread_id=self.thread_id)
-        except (Forbidden, BadRequest) as exc:  # Telegram refuses this chat: resending can't help
+            self.sender.deliver(self.chat_id, self.key, self.parts, place=self.place)
+        except BadRequest as exc:
+            if exc.migrate_to_chat_id is not None:  # the group became a supergroup: the plan goes there
+                self.failed = exc
+            else:  # Telegram refuses this chat: resending can't help
+                self.refused = exc
+        except Forbidden as exc:
             self.refused = exc
         except Exception as exc:  # 5xx, network, a crash: as for a whole plan, the update is retried with it
             logger.warning("a streamed part was not delivered; the saved plan resends it: %s", exc)

@@ -9,7 +9,14 @@ a test checks that every one does.
 from __future__ import annotations
 
 # Exactly the update kinds `telegram.updates.route` handles; Telegram sends nothing else.
-ALLOWED_UPDATES: tuple[str, ...] = ("message", "edited_message", "callback_query", "my_chat_member")
+ALLOWED_UPDATES: tuple[str, ...] = (
+    "message",
+    "edited_message",
+    "callback_query",
+    "my_chat_member",
+    "business_connection",
+    "business_message",
+)
 
 # The menu (setMyCommands), in Russian: command -> description (1-256 characters; a command is 1-32
 # characters of a-z, 0-9 and _).

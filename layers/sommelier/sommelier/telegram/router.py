@@ -17,15 +17,17 @@ case-insensitively):
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from sommelier.agent.transcription import TranscriptionError
 from sommelier.domain.conversation import Deadline
 from sommelier.settings import Settings
 from sommelier.telegram.dialog import Author, Reply, ReplyStream
-from sommelier.telegram.render import feedback_keyboard, parse_callback_data, render_text
+from sommelier.telegram.render import feedback_keyboard, parse_callback_data, render_text, shorten
 from sommelier.telegram.state import RateDecision
 from sommelier.telegram.updates import Kind, Routed
 
@@ -37,6 +39,21 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 NON_TEXT_REPLY = "Я пока понимаю только текст 🙂 Напишите, к какому блюду или поводу нужно вино, и какой у вас бюджет."
+VOICE_AS_TEXT = (
+    "Голосовые сообщения я пока не слушаю 🙂 Напишите, пожалуйста, текстом: к какому блюду или поводу нужно вино "
+    "и какой у вас бюджет."
+)
+LABEL_AS_TEXT = (
+    "Этикетку по фото я пока не читаю 🙂 Напишите название вина (производитель, сорт, год) — и я проверю, есть ли "
+    "оно у нас или что-то похожее."
+)
+VOICE_TOO_LONG = "Это длинное голосовое 🙂 Я слушаю сообщения до {minutes} мин. Запишите покороче или напишите текстом."
+VOICE_NOT_HEARD = "Не получилось разобрать голосовое 🙂 Запишите ещё раз или напишите, пожалуйста, текстом."
+HEARD = "🎙 Я услышал: «{text}»"
+HEARD_SHOWN = 600  # characters of the transcript shown back
+VOICE_FILES = {"voice": "voice.ogg", "video_note": "video_note.mp4"}  # what Telegram records them as
+LABEL_QUESTION = "Что это за вино? Есть ли оно или похожее в магазине?"
+PHOTO_MAX_BYTES = 5 * 1024 * 1024  # a Telegram photo is a JPEG of a few hundred kB; more is not a photo
 RATE_NOTICE = "Вы пишете очень быстро 🙂 Дайте мне минутку подумать — и напишите снова."
 CALLBACK_TOO_OFTEN = "Слишком часто — подождите минутку 🙂"
 CALLBACK_SEARCHING = "Ищу другие варианты…"
@@ -63,6 +80,10 @@ class Channel(Protocol):
     def edit_buttons(self, message_id: int, keyboard: dict) -> None: ...
 
     def set_active(self, active: bool) -> None: ...
+
+    def file(self, file_id: str, max_bytes: int) -> bytes | None:
+        """The bytes of a file the customer sent (None: not available here, or over ``max_bytes``)."""
+        ...
 
 
 @dataclass
@@ -127,7 +148,8 @@ class Router:
         return register
 
     def on(self, kind: Kind, *, rate_limited: bool = True, typing: bool = True) -> Callable[[Handler], Handler]:
-        """The route for a kind of update: text, non_text, callback, member (command: unknown commands)."""
+        """The route for a kind of update: text, voice, photo, non_text, callback, member (command: unknown
+        commands)."""
 
         def register(handler: Handler) -> Handler:
             route = Route(kind, handler, rate_limited, typing)
@@ -161,7 +183,10 @@ class Router:
             prefix = (routed.callback_data or "").partition(":")[0]
             if prefix in self.callbacks:
                 return self.callbacks[prefix]
-        return self.kinds.get(routed.kind)
+        found = self.kinds.get(routed.kind)
+        if found is None and routed.kind in ("voice", "photo"):
+            return self.kinds.get("non_text")  # a table without those routes answers them as any non-text
+        return found
 
     def dispatch(self, turn: Turn) -> Reply | ReplyStream | None:
         """The reply to this turn (None: nothing to send; a ReplyStream: its answer streams)."""
@@ -192,6 +217,8 @@ def customer_router() -> Router:
     router.command("/reset")(reset)
     router.on("command")(unknown_command)
     router.on("text")(text)
+    router.on("voice", typing=False)(voice)  # typing only while it is heard: no transcriber, no wait
+    router.on("photo", typing=False)(photo)
     router.on("non_text", typing=False)(non_text)  # stickers count toward the rate limit like text
     router.on("member", rate_limited=False, typing=False)(member)
     router.on("callback", rate_limited=False, typing=False)(callback)
@@ -215,15 +242,70 @@ def unknown_command(turn: Turn) -> Reply:
 
 
 def text(turn: Turn) -> Reply | ReplyStream:
+    """A typed message, or a caption (with its photo, for a model that sees)."""
+    image = _photo_for_the_model(turn) if turn.routed.media == "photo" else None
     shown = turn.channel.shown()
     if shown is None:
         return turn.dialog.message(
-            turn.sender, turn.routed.text, update_id=turn.routed.update_id, deadline=turn.deadline
+            turn.sender, turn.routed.text, update_id=turn.routed.update_id, deadline=turn.deadline, image=image
         )
     pieces = turn.dialog.message_stream(
-        turn.sender, turn.routed.text, update_id=turn.routed.update_id, shown=shown, deadline=turn.deadline
+        turn.sender,
+        turn.routed.text,
+        update_id=turn.routed.update_id,
+        shown=shown,
+        deadline=turn.deadline,
+        image=image,
     )
     return ReplyStream(pieces)
+
+
+def voice(turn: Turn) -> Reply:
+    """A voice message or a video note: what was said (and the caption) is answered like a typed message, and
+    the answer begins with what was heard. With no transcription configured: a request to type it."""
+    routed, transcriber, limits = turn.routed, turn.dialog.transcriber, turn.settings.speech
+    if transcriber is None or routed.file_id is None:
+        return Reply(parts=render_text(VOICE_AS_TEXT))
+    if (routed.duration or 0) > limits.max_seconds or (routed.file_size or 0) > limits.max_bytes:
+        return Reply(parts=render_text(VOICE_TOO_LONG.format(minutes=max(1, limits.max_seconds // 60))))
+    turn.channel.typing()
+    audio = turn.channel.file(routed.file_id, limits.max_bytes)
+    heard = ""
+    if audio:
+        try:
+            heard = transcriber.transcribe(audio, VOICE_FILES.get(routed.media or "", "voice.ogg"))
+        except TranscriptionError as exc:
+            logger.warning("voice message not transcribed: %s", exc)
+    if not heard:
+        return Reply(parts=render_text(VOICE_NOT_HEARD))
+    request = f"{heard}\n{routed.text}" if routed.text else heard
+    reply = turn.dialog.message(turn.sender, request, update_id=routed.update_id, deadline=turn.deadline)
+    reply.parts = render_text(HEARD.format(text=shorten(heard, HEARD_SHOWN))) + reply.parts
+    return reply
+
+
+def photo(turn: Turn) -> Reply:
+    """A photo with no caption, a label most often: a model that sees names the wine and searches for it; with
+    none (offline, or a model that refused images), the customer is asked for the name as text."""
+    image = _photo_for_the_model(turn)
+    if image is None:
+        return Reply(parts=render_text(LABEL_AS_TEXT))
+    turn.channel.typing()
+    return turn.dialog.message(
+        turn.sender, LABEL_QUESTION, update_id=turn.routed.update_id, deadline=turn.deadline, image=image
+    )
+
+
+def _photo_for_the_model(turn: Turn) -> str | None:
+    """The customer's photo (its largest size) as a data URL, when the chat model can see it."""
+    file_id = turn.routed.file_id
+    if file_id is None or not turn.dialog.sees_images():
+        return None
+    data = turn.channel.file(file_id, PHOTO_MAX_BYTES)
+    if not data:
+        return None
+    kind = "image/png" if data.startswith(b"\x89PNG") else "image/webp" if data[8:12] == b"WEBP" else "image/jpeg"
+    return f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def non_text(turn: Turn) -> Reply:

@@ -259,3 +259,47 @@ def ledger_from_settings(settings: Settings) -> MessageLedger:
     ledger of its process to both the webhook and the worker)."""
     table = settings.aws.idempotency_table
     return DynamoLedger(table) if table else InMemoryLedger()
+
+
+# ---------------------------------------------------------------------------
+# Flood waits: one memory per chat that every send path honours.
+#
+# A 429 with ``retry_after`` from any call (a streamed card, the final delivery, an apology) closes the
+# chat until then; every later send to that chat, by any path of this process, waits or hands the update
+# back instead of calling Telegram inside the wait (Telegram extends flood waits that are not honoured).
+# ---------------------------------------------------------------------------
+
+
+class FloodGate:
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._until: dict[int, float] = {}
+        self._lock = threading.Lock()
+
+    def hold(self, chat_id: int, seconds: float) -> float:
+        """Telegram asked this chat to wait ``seconds`` from now (a longer wait already known stays).
+        Returns the moment the chat opens again, for ``served``."""
+        until = self._clock() + max(float(seconds), 0.0)
+        with self._lock:
+            until = max(until, self._until.get(chat_id, float("-inf")))
+            self._until[chat_id] = until
+            return until
+
+    def served(self, chat_id: int, until: float) -> None:
+        """The caller slept through the wait that ends at ``until``: the chat is open (unless a later 429
+        set a new wait meanwhile)."""
+        with self._lock:
+            if self._until.get(chat_id) == until:
+                del self._until[chat_id]
+
+    def remaining(self, chat_id: int) -> float:
+        """Seconds until the chat may be written to again (0: now)."""
+        with self._lock:
+            until = self._until.get(chat_id)
+            if until is None:
+                return 0.0
+            left = until - self._clock()
+            if left <= 0:
+                del self._until[chat_id]
+                return 0.0
+            return left

@@ -13,7 +13,8 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from sommelier.settings import TelegramSettings
-from sommelier.telegram.models import CallbackQuery, Message, MessageEntity, Update, User
+from sommelier.telegram.models import BusinessConnection, CallbackQuery, Message, MessageEntity, Update, User
+from sommelier.telegram.place import Place
 
 logger = logging.getLogger(__name__)
 
@@ -33,56 +34,38 @@ def parse_update(data: Any) -> Update:
         raise UpdateError(f"invalid Update at {where}: {first['msg']}") from None
 
 
-Kind = Literal["text", "command", "non_text", "callback", "member", "ignored"]
+Kind = Literal["text", "command", "voice", "photo", "non_text", "callback", "member", "business", "ignored"]
 
-# Message fields that make it a service message (someone joined, a pin, a timer, a topic, a payment...):
-# never a turn. Telegram sends them with no text; a caption-less one would otherwise look "non-text".
-SERVICE_FIELDS = frozenset(
+# What a customer may send that the bot reads: a message is a turn when it carries one of these fields. A
+# message with none of them is a service message (a join, a pin, a gift, a topic, a payment...) or a kind
+# added to the Bot API after this list: silence. Listing what is understood, not what is not, keeps the
+# next Bot API version's service messages silent instead of answered.
+TEXT_FIELDS = frozenset({"text", "caption"})
+MEDIA_FIELDS = frozenset(
     {
-        "new_chat_members",
-        "left_chat_member",
-        "new_chat_title",
-        "new_chat_photo",
-        "delete_chat_photo",
-        "group_chat_created",
-        "supergroup_chat_created",
-        "channel_chat_created",
-        "message_auto_delete_timer_changed",
-        "migrate_to_chat_id",
-        "migrate_from_chat_id",
-        "pinned_message",
-        "successful_payment",
-        "refunded_payment",
-        "users_shared",
-        "chat_shared",
-        "connected_website",
-        "write_access_allowed",
-        "passport_data",
-        "proximity_alert_triggered",
-        "boost_added",
-        "chat_background_set",
-        "checklist_tasks_done",
-        "checklist_tasks_added",
-        "direct_message_price_changed",
-        "forum_topic_created",
-        "forum_topic_edited",
-        "forum_topic_closed",
-        "forum_topic_reopened",
-        "general_forum_topic_hidden",
-        "general_forum_topic_unhidden",
-        "giveaway_created",
-        "giveaway_winners",
-        "giveaway_completed",
-        "paid_message_price_changed",
-        "video_chat_scheduled",
-        "video_chat_started",
-        "video_chat_ended",
-        "video_chat_participants_invited",
-        "web_app_data",
-        "gift",
-        "unique_gift",
+        "photo",
+        "live_photo",
+        "video",
+        "animation",
+        "document",
+        "audio",
+        "voice",
+        "video_note",
+        "sticker",
+        "contact",
+        "location",
+        "venue",
+        "dice",
+        "poll",
+        "story",
+        "game",
+        "paid_media",
     }
 )
+SPOKEN_FIELDS = ("voice", "video_note")  # transcribed: the customer asks aloud
+# Content that is not the sommelier's to take up: a suggested post in a channel's direct messages is for
+# the channel's admins.
+NOT_FOR_THE_BOT = frozenset({"suggested_post_info"})
 
 
 @dataclass(frozen=True)
@@ -104,6 +87,14 @@ class Routed:
     media_group_id: str | None = None  # an album: one reply for all its messages
     inline: bool = False  # a callback from an inline message (no chat to answer in)
     inaccessible: bool = False  # a callback whose message is too old to see or edit (date 0)
+    business_connection_id: str | None = None  # a chat of a connected Business account
+    direct_messages_topic_id: int | None = None  # a channel's direct-messages chat: the customer's topic
+    reply_to: int | None = None  # the message to answer under (a comment under a channel post)
+    media: str | None = None  # "voice", "video_note" or "photo": what the bot may read beyond the text
+    file_id: str | None = None  # that media's file (the largest photo size)
+    file_size: int | None = None
+    duration: int | None = None  # seconds of a voice or video note
+    business: BusinessConnection | None = None  # a business_connection update: the connection as it is now
 
     @property
     def chat(self) -> int:
@@ -111,6 +102,17 @@ class Routed:
         if self.chat_id is None:
             raise UpdateError("this update has no chat to answer in")
         return self.chat_id
+
+    @property
+    def place(self) -> Place:
+        """Where the answer goes, with everything each send there must carry."""
+        return Place(
+            chat_id=self.chat,
+            thread_id=self.thread_id,
+            business_connection_id=self.business_connection_id,
+            direct_messages_topic_id=self.direct_messages_topic_id,
+            reply_to=self.reply_to,
+        )
 
 
 def topic_of(message: dict[str, Any] | Message | None) -> int | None:
@@ -139,14 +141,17 @@ def _same_bot(name: str | None, bot_username: str | None) -> bool:
 
 def _addressed(message: Message, bot_username: str | None) -> bool:
     """Groups: answer only a command, a reply to the bot, or a mention of it (in the text or a caption)."""
-    if message.chat.type not in ("group", "supergroup"):
-        return True
+    if message.chat.type not in ("group", "supergroup") or message.chat.is_direct_messages:
+        return True  # a private chat, or a channel's direct messages: every message is to the shop
     text = message.text or ""
     if text.startswith("/"):
         target = text.split()[0].partition("@")[2]
         return not target or _same_bot(target, bot_username)
-    replied_from = (message.reply_to_message or {}).get("from") or {}
-    if replied_from.get("is_bot") and _same_bot(replied_from.get("username"), bot_username):
+    replied = message.reply_to_message or {}
+    replied_from = replied.get("from") or {}
+    if _replies_to_bot(message, replied) and _same_bot(replied_from.get("username"), bot_username):
+        return True
+    if _comment_on_channel_post(message):
         return True
     for body, entities in ((text, message.entities), (message.caption or "", message.caption_entities)):
         for entity in entities:
@@ -155,9 +160,34 @@ def _addressed(message: Message, bot_username: str | None) -> bool:
     return False
 
 
+def _replies_to_bot(message: Message, replied: dict[str, Any]) -> bool:
+    """A reply to one of the bot's messages. In a forum topic every message without an explicit reply still
+    carries the topic's creation message as ``reply_to_message``: that is where it was written, not whom
+    it answers (even in a topic the bot opened)."""
+    if not (replied.get("from") or {}).get("is_bot"):
+        return False
+    if "forum_topic_created" in replied:
+        return False
+    return not (message.is_topic_message and replied.get("message_id") == message.message_thread_id)
+
+
+def _comment_on_channel_post(message: Message) -> bool:
+    """A comment right under the shop channel's post, in its discussion group: a question to the shop."""
+    replied = message.reply_to_message or {}
+    return message.chat.type == "supergroup" and replied.get("is_automatic_forward") is True
+
+
+def _comment_thread(message: Message) -> int | None:
+    """The comment thread (the channel post's copy in the discussion group) a message was written in."""
+    thread = message.message_thread_id
+    if message.chat.type != "supergroup" or message.is_topic_message or message.chat.is_forum:
+        return None
+    return thread if isinstance(thread, int) else None
+
+
 def needs_bot_username(update: Update) -> bool:
     """Only group messages are routed by the bot's username (private chats are always addressed)."""
-    message = update.message or update.edited_message
+    message = update.message or update.edited_message or update.business_message
     return message is not None and message.chat.type in ("group", "supergroup")
 
 
@@ -167,8 +197,28 @@ def _strip_mention(text: str, bot_username: str | None) -> str:
     return " ".join(text.split())
 
 
-def _is_service(message: Message) -> bool:
-    return bool(SERVICE_FIELDS.intersection(message.model_extra or {}))
+def _fields(message: Message) -> set[str]:
+    """The fields the message carries, declared and not."""
+    declared = {name for name in type(message).model_fields if getattr(message, name) not in (None, [], "")}
+    return declared | set(message.model_extra or {})
+
+
+def _media(message: Message) -> tuple[str | None, str | None, int | None, int | None]:
+    """(kind, file_id, size, duration) of the media the bot may read: a voice, a video note or a photo."""
+    for kind in SPOKEN_FIELDS:
+        body = getattr(message, kind)
+        if isinstance(body, dict) and isinstance(body.get("file_id"), str):
+            size, duration = body.get("file_size"), body.get("duration")
+            return (
+                kind,
+                body["file_id"],
+                size if isinstance(size, int) and not isinstance(size, bool) else None,
+                duration if isinstance(duration, int) and not isinstance(duration, bool) else None,
+            )
+    if message.photo:
+        best = max(message.photo, key=lambda s: (s.width * s.height, s.file_size or 0))
+        return "photo", best.file_id, best.file_size, None
+    return None, None, None, None
 
 
 def _speaker(message: Message) -> User | None:
@@ -212,10 +262,39 @@ def route(update: Update, bot_username: str | None = None) -> Routed:
             member_status=member.new_chat_member.status,
             chat_type=member.chat.type,
         )
+    if update.business_connection is not None:
+        connection = update.business_connection
+        return Routed(
+            kind="business",
+            update_id=update.update_id,
+            chat_id=connection.user_chat_id,
+            user=connection.user,
+            chat_type="private",
+            business=connection,
+        )
+    if update.business_message is not None:
+        return _business(update, update.business_message, bot_username)
     message = update.message or update.edited_message
-    if message is None:
+    if message is None:  # channel posts, edited business messages, reactions, polls, payments...
         return Routed(kind="ignored", update_id=update.update_id)
-    edited = update.message is None
+    return _message(update, message, bot_username, edited=update.message is None)
+
+
+def _business(update: Update, message: Message, bot_username: str | None) -> Routed:
+    """A message in a chat of a connected Business account: only the customer's own are the bot's to answer
+    (not the owner's replies, nor what the bot itself sent on the account's behalf)."""
+    routed = _message(update, message, bot_username, edited=False)
+    speaker = message.from_user
+    customer = speaker is not None and speaker.id == message.chat.id and message.sender_business_bot is None
+    if message.chat.type != "private" or not customer or message.business_connection_id is None:
+        return replace(routed, kind="ignored")
+    return routed
+
+
+def _message(update: Update, message: Message, bot_username: str | None, *, edited: bool) -> Routed:
+    media, file_id, file_size, duration = _media(message)
+    dm_topic = message.direct_messages_topic
+    comment_thread = _comment_thread(message)
     ignored = Routed(
         kind="ignored",
         update_id=update.update_id,
@@ -224,21 +303,30 @@ def route(update: Update, bot_username: str | None = None) -> Routed:
         message_id=message.message_id,
         chat_type=message.chat.type,
         edited=edited,
-        thread_id=topic_of(message),
+        thread_id=topic_of(message) or comment_thread,
         media_group_id=message.media_group_id,
+        business_connection_id=message.business_connection_id,
+        direct_messages_topic_id=dm_topic.topic_id if dm_topic is not None else None,
+        reply_to=message.message_id if comment_thread is not None else None,
+        media=media,
+        file_id=file_id,
+        file_size=file_size,
+        duration=duration,
     )
-    if message.is_automatic_forward or _is_service(message):
-        return ignored  # a channel post mirrored into its group; a pin, a join, a timer...
+    fields = _fields(message)
+    if message.is_automatic_forward or not fields & (MEDIA_FIELDS | TEXT_FIELDS) or fields & NOT_FOR_THE_BOT:
+        return ignored  # a channel post mirrored into its group; a pin, a join, a gift, a newer service kind...
     if message.sender_chat is None and message.from_user is not None and message.from_user.is_bot:
         return ignored
-    addressed = _addressed(message, bot_username)
-    if not addressed:
+    if not _addressed(message, bot_username):
         return replace(ignored, addressed=False)
-    if message.text is None:
-        # A photo, sticker or voice in a private chat, or one whose caption mentions the bot in a group.
-        return replace(ignored, kind="non_text")
-    text = message.text.strip()
-    if text.startswith("/"):
+    text = (message.text if message.text is not None else message.caption or "").strip()
+    if media in SPOKEN_FIELDS:
+        return replace(ignored, kind="voice", text=_strip_mention(text, bot_username))
+    if not text:
+        # A photo with no caption may be a label to read; a sticker, a location... are no request.
+        return replace(ignored, kind="photo" if media == "photo" else "non_text")
+    if message.text is not None and text.startswith("/"):
         command = text.split()[0].partition("@")[0].lower()
         return replace(ignored, kind="command", command=command, text=text)
     return replace(ignored, kind="text", text=_strip_mention(text, bot_username))

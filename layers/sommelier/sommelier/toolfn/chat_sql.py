@@ -159,6 +159,27 @@ def reset_history(conn: psycopg.Connection, arguments: Any) -> Archived:
     return Archived(count)
 
 
+def move_chat(conn: psycopg.Connection, arguments: Any) -> Updated:
+    """A basic group became a supergroup (a new chat id): its conversation, votes and members go with it."""
+    args = require_object(arguments)
+    old = _telegram_id(args, "from_chat_id")
+    new = _telegram_id(args, "to_chat_id")
+    if old == new:
+        raise ArgumentError("from_chat_id and to_chat_id must differ")
+    with conn.transaction(), conn.cursor() as cur:
+        moved = cur.execute("UPDATE messages SET chat_id = %s WHERE chat_id = %s", (new, old)).rowcount
+        cur.execute("UPDATE feedback SET chat_id = %s WHERE chat_id = %s", (new, old))
+        cur.execute(
+            "INSERT INTO user_chats (telegram_user_id, chat_id, is_active, changed_at)"
+            " SELECT telegram_user_id, %s, is_active, now() FROM user_chats WHERE chat_id = %s"
+            " ON CONFLICT (telegram_user_id, chat_id) DO NOTHING",
+            (new, old),
+        )
+        cur.execute("DELETE FROM user_chats WHERE chat_id = %s", (old,))
+        cur.execute("UPDATE users SET chat_id = %s WHERE chat_id = %s", (new, old))
+    return Updated(moved)
+
+
 def upsert_user(conn: psycopg.Connection, arguments: Any) -> UserUpsert:
     args = require_object(arguments)
     user_id = _telegram_id(args, "telegram_user_id")

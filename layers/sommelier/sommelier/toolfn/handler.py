@@ -1,5 +1,7 @@
 """The tool function: every operation by name (the names and answers: domain/wire.py), how one runs against
-PostgreSQL, and the contract: {"tool": name, "arguments": {...}} → a JSON object. Never raises.
+PostgreSQL, and the contract: {"tool": name, "arguments": {...}} → a JSON object. Never raises, except for
+a scheduled job ({"scheduled": true}, the nightly purge), whose failure must reach Lambda's retries and its
+failure destination (template.yaml: JobFailureQueue and its alarm) instead of a JSON answer nobody reads.
 
 `run_operation` is shared by the Lambda contract (`handle`, which answers JSON) and the in-process adapter
 (which raises): database failures become port errors in one place. Failures answer {"error": ...} (plus
@@ -51,6 +53,7 @@ OPERATIONS: dict[str, str] = {
     wire.LOAD_HISTORY.name: "chat_sql:load_history",
     wire.SAVE_TURN.name: "chat_sql:save_turn",
     wire.RESET_HISTORY.name: "chat_sql:reset_history",
+    wire.MOVE_CHAT.name: "chat_sql:move_chat",
     wire.UPSERT_USER.name: "chat_sql:upsert_user",
     wire.SET_USER_ACTIVE.name: "chat_sql:set_user_active",
     wire.CHAT_STATE.name: "chat_sql:chat_state",
@@ -176,6 +179,10 @@ def _batch(arguments: Any, database: Database) -> dict[str, Any]:
     return {"results": results}
 
 
+class ScheduledJobFailed(RuntimeError):
+    """A scheduled job answered an error: raised so the asynchronous invocation counts as failed."""
+
+
 class ToolFunction:
     """The tool function of one process: its database, opened from the settings on the first call."""
 
@@ -192,6 +199,13 @@ class ToolFunction:
             return self._database
 
     def __call__(self, event: Any) -> dict[str, Any]:
+        answer = self._answer(event)
+        if isinstance(event, dict) and event.get("scheduled") is True and "error" in answer:
+            logger.error("scheduled %s failed: %s", event.get("tool"), answer["error"])
+            raise ScheduledJobFailed(f"{event.get('tool')}: {answer['error']}")
+        return answer
+
+    def _answer(self, event: Any) -> dict[str, Any]:
         try:
             database = self.database
         except SettingError as exc:  # names the variable, never its value

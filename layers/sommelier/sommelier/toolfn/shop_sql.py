@@ -286,7 +286,7 @@ def report_data(conn: psycopg.Connection, arguments: Any) -> ReportData:
 
 
 def admin_stats(conn: psycopg.Connection, arguments: Any) -> AdminStats:
-    """Totals for /stats: customers, turns today and in 7 days, votes, wines."""
+    """Totals for /stats: customers, turns today and in 7 days, votes, wines, the LLM tokens of 7 days."""
     require_object(arguments)
     row = first_row(
         conn.execute(
@@ -295,8 +295,20 @@ def admin_stats(conn: psycopg.Connection, arguments: Any) -> AdminStats:
             " (SELECT count(*) FROM turn_stats WHERE created_at >= now() - interval '7 days'),"
             " (SELECT count(*) FILTER (WHERE rating = 1) FROM feedback WHERE created_at >= now() - interval '7 days'),"
             " (SELECT count(*) FILTER (WHERE rating = -1) FROM feedback WHERE created_at >= now() - interval '7 days'),"
-            " (SELECT count(*) FROM wines)"
+            " (SELECT count(*) FROM wines),"
+            " (SELECT coalesce(sum(prompt_tokens), 0) FROM turn_stats WHERE created_at >= now() - interval '7 days'),"
+            " (SELECT coalesce(sum(completion_tokens), 0) FROM turn_stats"
+            "  WHERE created_at >= now() - interval '7 days')"
         )
     )
-    keys = ("customers", "turns_today", "turns_7d", "likes_7d", "dislikes_7d", "wines")
+    keys = (
+        "customers",
+        "turns_today",
+        "turns_7d",
+        "likes_7d",
+        "dislikes_7d",
+        "wines",
+        "prompt_tokens_7d",
+        "completion_tokens_7d",
+    )
     return AdminStats(**dict(zip(keys, (int(x) for x in row), strict=True)))

@@ -10,6 +10,7 @@ sent in a form the endpoint accepts. Capabilities can also be stated in config (
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -21,6 +22,7 @@ logger = logging.getLogger(__name__)
 ResponseFormatMode = Literal["json_schema", "json_object", "none"]
 FinalTools = Literal["omit", "none_choice"]
 TokenParameter = Literal["max_tokens", "max_completion_tokens"]
+PromptCache = Literal["auto", "cache_control"]
 
 RESPONSE_FORMAT_STEPS: tuple[ResponseFormatMode, ...] = ("json_schema", "json_object", "none")
 MAX_OUTPUT_TOKENS = 16000
@@ -36,6 +38,11 @@ class ModelCapabilities:
     parallel_tool_calls: bool = True  # whether `parallel_tool_calls: false` may be sent
     output_tokens: int | None = None  # a larger limit, learned when thinking used up the default one
     call_timeout_s: float | None = None  # a longer per-request timeout, learned from a slow model's answers
+    vision: bool = True  # image parts accepted (a label photo); learned false from a refusal, or stated
+    thinking_off: str | None = None  # the switch sent as false on non-streamed calls (DashScope's enable_thinking)
+    # "cache_control": the stable system prompt marked as a cache breakpoint (Anthropic-style, through
+    # OpenRouter); "auto": nothing to ask (OpenAI, DeepSeek and Gemini cache a repeated prefix by themselves).
+    prompt_cache: PromptCache = "auto"
 
     def describe(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -48,6 +55,7 @@ KNOWN_MODELS: tuple[tuple[re.Pattern[str], dict[str, Any]], ...] = (
         {"token_parameter": "max_completion_tokens", "temperature": False},  # nosec B105 - a parameter name, not a secret
     ),
     (re.compile(r"deepseek", re.IGNORECASE), {"response_format": "json_object"}),
+    (re.compile(r"(?:^|/)(?:anthropic/)?claude", re.IGNORECASE), {"prompt_cache": "cache_control"}),
 )
 
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
@@ -65,6 +73,7 @@ def parse_capabilities(text: str | None) -> dict[str, Any]:
         "response_format": RESPONSE_FORMAT_STEPS,
         "final_tools": ("omit", "none_choice"),
         "token_parameter": ("max_tokens", "max_completion_tokens"),
+        "prompt_cache": ("auto", "cache_control"),
     }
     result: dict[str, Any] = {}
     for entry in re.split(r"[,;]", text):
@@ -81,6 +90,10 @@ def parse_capabilities(text: str | None) -> dict[str, Any]:
             result[name] = int(value)
         elif name == "call_timeout_s":
             result[name] = float(value)
+        elif name == "thinking_off":
+            if not re.fullmatch(r"[A-Za-z_][\w.]*", value):
+                raise ValueError(f"LLM_CAPABILITIES: thinking_off must be a parameter name, got {value!r}")
+            result[name] = value
         else:
             if value.lower() not in _BOOL:
                 raise ValueError(f"LLM_CAPABILITIES: {name} must be true or false, got {value!r}")
@@ -117,25 +130,99 @@ class CapabilityRegistry:
         return updated
 
 
-def provider_error_text(exc: Exception) -> str:
-    """Everything an error says: the message and, for OpenRouter, the upstream's own `metadata.raw`.
+# The keys under which documented error bodies carry their cause, at any depth: OpenAI's and Mistral's
+# `message`, OpenRouter's `metadata.raw` and `provider_name`, Gemini's list-shaped body with `status` and
+# `details[].fieldViolations[].description`, DashScope's `code`.
+_CAUSE_KEYS = ("message", "raw", "description", "detail", "reason", "status", "code", "provider_name", "msg")
+_MAX_CAUSES = 12
 
-    The openai SDK's str(exc) carries only `error.message` ("Provider returned error"); the reason is
-    in the body.
+
+def error_causes(body: Any, depth: int = 0) -> list[str]:
+    """Every cause an error body states, whatever its shape (an object, a list of objects, nested JSON text)."""
+    if depth > 6:
+        return []
+    if isinstance(body, str):
+        stripped = body.strip()
+        if stripped[:1] in "[{":
+            try:
+                return error_causes(json.loads(stripped), depth + 1) or [stripped]
+            except ValueError:
+                return [stripped]
+        return [stripped] if stripped else []
+    causes: list[str] = []
+    if isinstance(body, list):
+        for item in body[:_MAX_CAUSES]:
+            causes += error_causes(item, depth + 1)
+    elif isinstance(body, dict):
+        for key, value in body.items():
+            if key in _CAUSE_KEYS and isinstance(value, (str, int)) and not isinstance(value, bool):
+                causes.append(f"provider {value}" if key == "provider_name" else str(value))
+            elif isinstance(value, (dict, list)) or (key in _CAUSE_KEYS and isinstance(value, str)):
+                causes += error_causes(value, depth + 1)
+    unique: list[str] = []
+    for cause in causes:
+        if cause and cause not in unique:
+            unique.append(cause)
+    return unique[:_MAX_CAUSES]
+
+
+def provider_error_text(exc: Exception) -> str:
+    """Everything an error says: the message and every cause in its body, whatever the body's shape.
+
+    The openai SDK's str(exc) carries only `error.message` ("Provider returned error") of an object-shaped
+    body; the reason is often deeper (OpenRouter's `metadata.raw`) or in a list (Gemini).
     """
     parts = [str(exc)]
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        parts.append(str(body.get("message") or ""))
-        metadata = body.get("metadata")
-        if isinstance(metadata, dict):
-            raw = metadata.get("raw")
-            parts.append(raw if isinstance(raw, str) else repr(raw))
-            if metadata.get("provider_name"):
-                parts.append(f"provider {metadata['provider_name']}")
-    elif isinstance(body, str):
-        parts.append(body)
+    parts += error_causes(getattr(exc, "body", None))
+    response = getattr(exc, "response", None)
+    if len(parts) == 1 and response is not None:
+        try:
+            parts += error_causes(response.text[:4000])
+        except Exception as exc_reading:  # the body could not be read: the message alone
+            logger.debug("the error body could not be read: %s", exc_reading)
     return " | ".join(p for p in parts if p)
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$")
+_RETRY_IN_TEXT = re.compile(
+    r"(?:retry|try again)\s+(?:in|after)\s+(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|sec(?:ond)?s?)\b", re.IGNORECASE
+)
+_DELAY_KEYS = {"retryDelay": 1.0, "retry_delay": 1.0, "retry_after": 1.0, "retryAfter": 1.0, "retry_after_ms": 0.001}
+
+
+def retry_delay_in_body(body: Any, text: str = "") -> float | None:
+    """The wait an error body asks for, in seconds: Gemini's RetryInfo `retryDelay` ("28s", in a list-shaped
+    body), a `retry_after`/`retry_after_ms` field, or "retry in 28.9s" in the message."""
+    found = _delay_field(body, 0)
+    if found is not None:
+        return found
+    match = _RETRY_IN_TEXT.search(text)
+    if match:
+        value = float(match.group(1))
+        return value / 1000 if match.group(2).lower().startswith("m") else value
+    return None
+
+
+def _delay_field(body: Any, depth: int) -> float | None:
+    if depth > 6:
+        return None
+    items: list[Any] = []
+    if isinstance(body, dict):
+        for key, value in body.items():
+            if key in _DELAY_KEYS and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                match = _DURATION.match(str(value))
+                if match:
+                    scale = 0.001 if (match.group(2) == "ms" or key.endswith("_ms")) else 1.0
+                    return float(match.group(1)) * scale
+            items.append(value)
+    elif isinstance(body, list):
+        items = body
+    for item in items:
+        if isinstance(item, (dict, list)):
+            found = _delay_field(item, depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 _TOOL = r"(?:tools?\b|tool[_ ]?use|tool[_ ]?choice|tool[_ ]?calling|function[_ ]?call\w*)"
@@ -157,6 +244,46 @@ _SCHEMA_WORDS = re.compile(
 )
 
 
+# A text-only model refusing an image part ("does not support image input", "image_url is not supported",
+# "multimodal content not allowed", "Invalid content type. image_url is only supported by certain models").
+_IMAGES_REFUSED = re.compile(r"image|vision|multimodal|multi-modal", re.IGNORECASE)
+
+# What a model that cannot see is told in place of the photo (it then asks for the wine's name).
+IMAGE_NOT_SEEN = (
+    "[Покупатель прислал фото (скорее всего, этикетки), но вы не можете его увидеть. Не угадывайте вино: "
+    "попросите написать его название текстом — производителя, сорт, год.]"
+)
+
+
+def has_images(messages: Any) -> bool:
+    return any(part.get("type") == "image_url" for part in _parts(messages))
+
+
+def _parts(messages: Any) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for message in messages or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            found += [part for part in content if isinstance(part, dict)]
+    return found
+
+
+def without_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages for a model that cannot see: each image part becomes IMAGE_NOT_SEEN, content plain text."""
+    plain: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            texts = [
+                IMAGE_NOT_SEEN if part.get("type") == "image_url" else str(part.get("text") or "")
+                for part in content
+                if isinstance(part, dict)
+            ]
+            message = {**message, "content": "\n\n".join(t for t in texts if t)}
+        plain.append(message)
+    return plain
+
+
 # A parameter the request sent and the refusal names, and the lesson: what to send instead.
 _NAMED_PARAMETER_LESSONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("max_tokens", {"token_parameter": "max_completion_tokens"}),  # nosec B105 - a parameter name, not a secret
@@ -165,11 +292,25 @@ _NAMED_PARAMETER_LESSONS: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 
 
+# A thinking switch the provider wants off for calls that do not stream (DashScope's Qwen3: "parameter.
+# enable_thinking must be set to false for non-streaming calls").
+_THINKING_SWITCH = re.compile(
+    r"\b(?:parameter\.)?(\w*think\w*)\b[^.|]{0,60}?\b(?:false|disabled?|off)\b[^.|]{0,60}?non[- ]?stream", re.IGNORECASE
+)
+
+
 def lesson_from_error(text: str, request: dict[str, Any], caps: ModelCapabilities, *, final: bool) -> dict | None:
     """The capability change that a refusal of `request` asks for, or None when it names nothing we sent."""
     lowered = text.lower()
     if "thought_signature" in lowered:
         return None  # the reasoning_details of a message were not sent back: no parameter to change
+    if caps.vision and has_images(request.get("messages")) and _IMAGES_REFUSED.search(lowered):
+        return {"vision": False}
+    if caps.prompt_cache == "cache_control" and "cache_control" in lowered:
+        return {"prompt_cache": "auto"}
+    switch = _THINKING_SWITCH.search(text)
+    if switch and not request.get("stream") and caps.thinking_off != switch.group(1):
+        return {"thinking_off": switch.group(1)}
     if "response_format" in request and _SCHEMA_WORDS.search(lowered):
         step = RESPONSE_FORMAT_STEPS.index(caps.response_format)
         if step + 1 < len(RESPONSE_FORMAT_STEPS):

@@ -24,12 +24,16 @@ from sommelier.agent.llm.capabilities import (
     MAX_OUTPUT_TOKENS,
     CapabilityRegistry,
     ModelCapabilities,
+    has_images,
     lesson_from_error,
     parse_capabilities,
     provider_error_text,
+    retry_delay_in_body,
+    without_images,
 )
 from sommelier.agent.llm.port import (
     ChatLLM,
+    GenerationsSpent,
     LLMDeadlineExceeded,
     LLMError,
     LLMLedger,
@@ -37,10 +41,10 @@ from sommelier.agent.llm.port import (
     LLMRequestRejected,
     ToolCall,
     ToolsUnsupported,
-    Usage,
+    UnusableEndpoint,
     drain,
 )
-from sommelier.agent.llm.reply import normalise_message
+from sommelier.agent.llm.reply import normalise_message, usage_of
 from sommelier.domain.conversation import Deadline
 from sommelier.observability.telemetry import subsegment
 from sommelier.settings import LLMSettings, Settings
@@ -59,6 +63,25 @@ SLOW_CALL_SHARE = 0.8  # a call that took this share of its timeout teaches a lo
 SLOW_CALL_MARGIN = 1.5  # …of this many times what it took
 BACKOFF_BASE_S = 0.5
 BACKOFF_MAX_S = 4.0
+
+
+MAX_GENERATIONS_PER_TURN = 3  # billed generations (timed-out ones too) one turn may cause
+
+
+def _check_stream_body(response: Any) -> None:
+    """A stream's response that is not Server-Sent Events: an HTML page (by its type or its first byte) is
+    not the API. Anything else is left to the stream's reader."""
+    content_type = response.headers.get("content-type", "")
+    _check_content_type(content_type, streaming=True)
+    if "event-stream" not in content_type.lower() and response.read()[:512].lstrip()[:1] == b"<":
+        raise UnusableEndpoint(f"the stream is an HTML page ({content_type or 'no content type'}), not the API")
+
+
+def _check_content_type(content_type: str, *, streaming: bool) -> None:
+    """An HTML page (a gateway's, a captive portal's, a wrong base URL's web UI) is not an answer."""
+    if "html" in content_type.lower():
+        shape = "stream" if streaming else "answer"
+        raise UnusableEndpoint(f"the {shape} is an HTML page ({content_type}), not the API")
 
 
 class _Retry(Exception):
@@ -106,6 +129,11 @@ class OpenAIChat:
         )
 
     @property
+    def sees_images(self) -> bool:
+        """Whether image parts reach the model (stated, or not yet refused)."""
+        return self.capabilities.get(self.model).vision
+
+    @property
     def streams(self) -> bool:
         """Whether `stream` calls really stream (config on, provider not refusing)."""
         return self._stream_wanted and not self._stream_refused
@@ -125,6 +153,10 @@ class OpenAIChat:
         caps: ModelCapabilities,
     ) -> dict[str, Any]:
         """The request body this model accepts (one place, so a streaming final call can reuse it)."""
+        if not caps.vision and has_images(messages):
+            messages = without_images(messages)
+        if caps.prompt_cache == "cache_control":
+            messages = cache_marked(messages)
         request: dict[str, Any] = {"model": self.model, "messages": messages}
         if caps.temperature:
             request["temperature"] = self.temperature
@@ -192,6 +224,8 @@ class OpenAIChat:
 
         turn_deadline = self._deadline(deadline)
         ledger = ledger if ledger is not None else LLMLedger()
+        if ledger.unusable_endpoint:
+            raise UnusableEndpoint(f"not asked again this turn: {ledger.unusable_endpoint}")
         ledger.logical_calls += 1
         state = _CallState(self, tools)
         self._local.ledger = ledger
@@ -202,14 +236,21 @@ class OpenAIChat:
                     raise ToolsUnsupported(f"{self.model} does not accept tools at this endpoint")
                 request = self.build_request(messages, tools, final, response_format, caps)
                 timeout = state.attempt_timeout(turn_deadline)
+                if ledger.generations >= MAX_GENERATIONS_PER_TURN:
+                    raise GenerationsSpent(f"{ledger.generations} generations billed this turn; no more")
                 streaming = stream and self.streams
                 if streaming:
                     request["stream"] = True
                     if self._usage_in_stream:
                         request["stream_options"] = {"include_usage": True}
+                elif caps.thinking_off:
+                    # The provider refuses thinking on non-streamed calls: its own switch, off.
+                    request["extra_body"] = {caps.thinking_off: False}
                 started = time.monotonic()
                 try:
                     completion = self._send(request, timeout, ledger, final=final, streaming=streaming)
+                except UnusableEndpoint as exc:
+                    raise self._unusable(exc, ledger) from None
                 except (openai.APITimeoutError, _Retry, _Lesson) as exc:
                     self._recover(exc, state, turn_deadline, ledger, started)
                     continue
@@ -221,6 +262,7 @@ class OpenAIChat:
                 if reply is None:
                     continue  # a provider error in the answer, tried once more
                 ledger.usage.add(reply.usage)
+                ledger.calls.append(reply.usage)
                 state.learn_from_duration(time.monotonic() - started, ledger)
                 if state.needs_room_to_think(reply, caps, turn_deadline, ledger):
                     continue
@@ -257,7 +299,11 @@ class OpenAIChat:
         ledger.generations += 1  # the provider bills a generation it was producing
         spent = time.monotonic() - started
         # Retry only when the retry gets more time than the attempt that timed out.
-        if state.retries >= self.max_retries or deadline.remaining_for_llm() <= spent + MIN_CALL_S:
+        if (
+            state.retries >= self.max_retries
+            or deadline.remaining_for_llm() <= spent + MIN_CALL_S
+            or ledger.generations >= MAX_GENERATIONS_PER_TURN
+        ):
             raise LLMError(f"the LLM timed out after {spent:.1f} s; no time for another try") from exc
         state.retries += 1
         ledger.retries += 1
@@ -272,7 +318,7 @@ class OpenAIChat:
 
         delivered = False
         try:
-            reader = self._read_stream(completion, deadline, state.tool_names or None)
+            reader = self._read_stream(completion, deadline, state.tool_names or None, state.first_token_s)
             while True:
                 try:
                     delta = next(reader)
@@ -308,7 +354,7 @@ class OpenAIChat:
         return None
 
     def _read_stream(
-        self, completion: Any, deadline: Deadline, tool_names: set[str] | None
+        self, completion: Any, deadline: Deadline, tool_names: set[str] | None, first_token_s: float | None = None
     ) -> Generator[str, None, LLMReply]:
         from sommelier.agent.llm.stream import read_stream  # imports jiter only where streams are read
 
@@ -316,8 +362,10 @@ class OpenAIChat:
             completion,
             model=self.model,
             deadline=deadline.ends_at - deadline.fallback_reserve_s,
-            close=completion.close,
+            close=lambda: _cut(completion),
             clock=time.monotonic,
+            stall_s=self.stall_timeout,
+            first_token_s=first_token_s,
         )
         # The joined stream gets the same hygiene as a whole answer (ids, text tool calls, <think>).
         message = normalise_message(
@@ -355,7 +403,14 @@ class OpenAIChat:
             watchdog.daemon = True
             watchdog.start()
             try:
+                _check_content_type(response.headers.get("content-type", ""), streaming=False)
                 return response.parse()
+            except (json.JSONDecodeError, ValueError) as exc:
+                if expired.is_set():
+                    raise openai.APITimeoutError(request=response.http_request) from exc
+                if response.http_response.text.lstrip()[:1] == "<":
+                    raise UnusableEndpoint("the body is an HTML page, not JSON") from exc
+                raise
             except Exception as exc:
                 if expired.is_set():
                     raise openai.APITimeoutError(request=response.http_request) from exc
@@ -372,11 +427,17 @@ class OpenAIChat:
         try:
             with subsegment("llm", model=str(request.get("model", ""))):
                 if streaming:
-                    # A stream that produces no bytes for stall_timeout fails (httpx2's read timeout between chunks).
-                    timeouts = httpx2.Timeout(timeout, read=min(self.stall_timeout, timeout))
-                    return self._client.chat.completions.create(**request, timeout=timeouts)
+                    # No per-read stall limit here: keep-alive comments would reset it, and a reasoning model
+                    # may think silently before its first token. read_stream times the data itself.
+                    stream = self._client.chat.completions.create(**request, timeout=httpx2.Timeout(timeout))
+                    try:
+                        _check_stream_body(stream.response)
+                    except UnusableEndpoint:
+                        stream.close()
+                        raise
+                    return stream
                 return self._whole(request, timeout)
-        except openai.APITimeoutError:
+        except (openai.APITimeoutError, UnusableEndpoint):
             raise
         except httpx2.TransportError as exc:  # the body broke off after the headers
             raise _Retry(f"connection: {type(exc).__name__}", _backoff(ledger.retries)) from exc
@@ -388,6 +449,12 @@ class OpenAIChat:
             raise LLMError(f"the LLM is unavailable: {type(exc).__name__}: {_short(str(exc))}") from exc
         except (json.JSONDecodeError, ValueError) as exc:  # a 200 with a body that is not JSON
             raise _Retry(f"unreadable body: {_short(str(exc))}", _backoff(ledger.retries)) from exc
+
+    def _unusable(self, exc: UnusableEndpoint, ledger: LLMLedger) -> UnusableEndpoint:
+        """Remembered for the rest of the turn: the same address gives the same page."""
+        ledger.unusable_endpoint = str(exc)
+        logger.warning("the LLM endpoint answered something that is not its API: %s", exc)
+        return exc
 
     def _status_failure(
         self, exc: openai.APIStatusError, request: dict[str, Any], ledger: LLMLedger, *, final: bool, streaming: bool
@@ -406,7 +473,11 @@ class OpenAIChat:
             if change:
                 return _Lesson(change, text)
         if status in (408, 409, 429) or status >= 500:
-            delay = _retry_after(exc) or _backoff(ledger.retries)
+            delay = _retry_after(exc)
+            if delay is None:
+                delay = retry_delay_in_body(getattr(exc, "body", None), text)
+            if delay is None:
+                delay = _backoff(ledger.retries)
             return _Retry(f"HTTP {status}: {_short(text)}", delay)
         if status in (400, 404, 422):
             return LLMRequestRejected(f"the LLM rejected the request: HTTP {status}: {_short(text)}")
@@ -436,6 +507,7 @@ class _CallState:
         self.lengthened = False
         self.learned_timeout = client.capabilities.get(client.model).call_timeout_s or 0.0
         self.timeout_cap = max(client.timeout, self.learned_timeout)
+        self.first_token_s: float | None = None  # the attempt's wait for its first data (set per attempt)
 
     def attempt_timeout(self, deadline: Deadline) -> float:
         remaining = deadline.remaining_for_llm()
@@ -444,6 +516,8 @@ class _CallState:
             timeout = remaining  # no room for a retry after a cut-short attempt: let this one finish
         if timeout < MIN_CALL_S:
             raise LLMDeadlineExceeded(f"the turn's budget is spent ({deadline.budget_s:.1f} s)")
+        # One long wait for the first token (a reasoning model thinks silently), not several short ones.
+        self.first_token_s = timeout
         return timeout
 
     def learn_from_duration(self, took: float, ledger: LLMLedger) -> None:
@@ -487,6 +561,37 @@ class _Lesson(Exception):
         self.note = note
 
 
+def cache_marked(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with the system prompt (the stable prefix, sent first) marked as a cache breakpoint:
+    Anthropic-style `cache_control` on its last text part, which OpenRouter passes on."""
+    marked = list(messages)
+    for index, message in enumerate(marked):
+        if message.get("role") != "system":
+            continue
+        content = message.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        if parts and isinstance(parts[-1], dict):
+            parts[-1] = {**parts[-1], "cache_control": {"type": "ephemeral"}}
+            marked[index] = {**message, "content": parts}
+        break
+    return marked
+
+
+def _cut(stream: Any) -> None:
+    """End a stream from the watchdog's thread: a read blocked on a silent socket wakes only when the socket
+    is shut down (closing the response does not interrupt it)."""
+    import socket
+
+    network = getattr(getattr(stream, "response", None), "extensions", {}).get("network_stream")
+    sock = network.get_extra_info("socket") if network is not None else None
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError as exc:  # already closed
+            logger.debug("shutting the stream's socket down failed: %s", exc)
+    stream.close()
+
+
 def _backoff(attempt: int) -> float:
     return min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2**attempt) * (0.75 + random.random() / 2)  # nosec B311 - retry jitter, not security
 
@@ -528,22 +633,13 @@ def _error_in_body(completion: Any) -> str | None:
     return None
 
 
-def _usage_from(completion: Any) -> Usage:
-    usage = getattr(completion, "usage", None)
-    if usage is None:
-        return Usage()
-    details = getattr(usage, "completion_tokens_details", None)
-    reasoning = getattr(details, "reasoning_tokens", None) if details is not None else None
-    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, reasoning or 0)
-
-
 def _reply_from(completion: Any, model: str, tool_names: set[str] | None) -> LLMReply:
     choice = completion.choices[0]
     message = normalise_message(choice.message, tool_names)
     return LLMReply(
         content=message.content,
         tool_calls=[ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in message.tool_calls],
-        usage=_usage_from(completion),
+        usage=usage_of(getattr(completion, "usage", None)),
         model=completion.model or model,
         finish_reason=choice.finish_reason,
         refusal=getattr(choice.message, "refusal", None),

@@ -31,6 +31,14 @@ class LLMDeadlineExceeded(LLMError):
     """The turn's budget has no room for another request."""
 
 
+class GenerationsSpent(LLMDeadlineExceeded):
+    """The turn has been billed its share of generations (MAX_GENERATIONS_PER_TURN): answer from what it has."""
+
+
+class UnusableEndpoint(LLMError):
+    """The endpoint answered a page that is not the API (an HTML gateway or login page): no retry helps."""
+
+
 @dataclass
 class ToolCall:
     id: str
@@ -43,11 +51,16 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     reasoning_tokens: int = 0
+    cached_tokens: int = 0  # the part of prompt_tokens read from the provider's prompt cache
+    cost_usd: float | None = None  # what the provider says the call cost (OpenRouter's usage.cost)
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.reasoning_tokens += other.reasoning_tokens
+        self.cached_tokens += other.cached_tokens
+        if other.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
 
 
 @dataclass
@@ -62,6 +75,8 @@ class LLMLedger:
     retries: int = 0
     usage: Usage = field(default_factory=Usage)
     lessons: list[str] = field(default_factory=list)
+    calls: list[Usage] = field(default_factory=list)  # each generation's usage, in order
+    unusable_endpoint: str | None = None  # the endpoint answered something that is not an API (an HTML page)
 
     def as_metadata(self) -> dict[str, Any]:
         return {
@@ -72,6 +87,11 @@ class LLMLedger:
             "llm_provider_errors": self.provider_errors,
             "llm_retries": self.retries,
             "capabilities_learned": list(self.lessons),
+            "llm_call_tokens": [
+                {"prompt": u.prompt_tokens, "cached": u.cached_tokens, "completion": u.completion_tokens}
+                | ({"cost_usd": round(u.cost_usd, 6)} if u.cost_usd is not None else {})
+                for u in self.calls
+            ],
         }
 
 
@@ -88,7 +108,8 @@ class LLMReply:
 
     def assistant_message(self) -> dict[str, Any]:
         """The reply as a message to append to the conversation (never an empty assistant text)."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        # Never a null content: some servers (llama.cpp, LM Studio) reject it beside tool calls.
+        message: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
         if self.tool_calls:
             message["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}

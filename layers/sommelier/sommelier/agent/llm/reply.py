@@ -16,9 +16,20 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from sommelier.agent.llm.port import Usage
+
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|$)", re.DOTALL | re.IGNORECASE)
 _STRAY_THINK_END = re.compile(r"^.*?</(?:think|thinking|reasoning)>", re.DOTALL | re.IGNORECASE)
 _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL | re.IGNORECASE)
+# Channel markup (gpt-oss's harmony format, left in the content by servers without its parser): each
+# message is `<|channel|>NAME<|message|>TEXT` closed by <|end|>, <|return|>, <|call|> or the next <|start|>.
+_CHANNEL_MESSAGE = re.compile(
+    r"(?:<\|start\|>\s*\w*\s*)?<\|channel\|>\s*(\w+)[^<]*(?:<\|constrain\|>[^<]*)?<\|message\|>"
+    r"(.*?)(?=<\|end\|>|<\|return\|>|<\|call\|>|<\|start\|>|$)",
+    re.DOTALL,
+)
+_CHANNEL_TOKEN = re.compile(r"<\|(?:start|end|return|call|channel|message|constrain)\|>")
+ANSWER_CHANNELS = ("final",)
 
 
 @dataclass
@@ -37,10 +48,57 @@ class NormalisedMessage:
     calls_from_text: bool = False
 
 
-def strip_reasoning(content: str | None) -> tuple[str | None, str | None]:
-    """(content without <think> blocks, the reasoning text found in them)."""
-    if not content:
+def content_text(content: Any) -> tuple[str | None, str | None]:
+    """(answer text, reasoning text) of a message's content, whatever its shape: a string, or a list of parts
+    (Mistral's `text` and `thinking` chunks, OpenAI-style `{"type": "text", "text": …}` parts)."""
+    if content is None or isinstance(content, str):
         return content, None
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return str(content), None
+    texts: list[str] = []
+    thoughts: list[str] = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+            continue
+        if not isinstance(part, dict):
+            continue
+        kind = str(part.get("type") or "text")
+        if kind in ("thinking", "reasoning", "redacted_thinking"):
+            inner, _ = content_text(part.get("thinking", part.get("text", part.get("reasoning"))))
+            if inner:
+                thoughts.append(inner)
+        elif isinstance(part.get("text"), str) and kind in ("text", "output_text"):
+            texts.append(part["text"])
+    return "".join(texts), "\n".join(thoughts) or None
+
+
+def strip_channels(content: str) -> tuple[str, str | None]:
+    """(the final channel's text, the other channels' text) of content in channel markup; unchanged without it."""
+    if "<|channel|>" not in content and "<|message|>" not in content:
+        return content, None
+    answers: list[str] = []
+    others: list[str] = []
+    for match in _CHANNEL_MESSAGE.finditer(content):
+        (answers if match.group(1).lower() in ANSWER_CHANNELS else others).append(match.group(2).strip())
+    if not answers and not others:
+        return _CHANNEL_TOKEN.sub("", content).strip(), None
+    return "\n".join(answers), "\n".join(others) or None
+
+
+def strip_reasoning(content: Any) -> tuple[str | None, str | None]:
+    """(content without <think> blocks or reasoning channels, the reasoning text found in them); content may
+    be a list of parts."""
+    content, part_thoughts = content_text(content)
+    if not content:
+        return content, part_thoughts
+    content, channel_thoughts = strip_channels(content)
+    if part_thoughts or channel_thoughts:
+        cleaned, think = strip_reasoning(content)
+        joined = "\n".join(t for t in (part_thoughts, channel_thoughts, think) if t)
+        return cleaned, joined or None
     thoughts = [m.group(0) for m in _THINK.finditer(content)]
     cleaned = _THINK.sub("", content)
     if "</think>" in cleaned.lower() or "</thinking>" in cleaned.lower():  # the opening tag was in the prompt
@@ -94,8 +152,35 @@ def calls_from_text(content: str, tool_names: set[str]) -> list[NormalisedCall]:
     return calls
 
 
+def usage_of(raw: Any) -> Usage:
+    """A response's usage in any documented shape: cached prompt tokens as OpenAI's
+    `prompt_tokens_details.cached_tokens` or DeepSeek's `prompt_cache_hit_tokens`, OpenRouter's `cost`."""
+    if raw is None:
+        return Usage()
+    details = _field(raw, "completion_tokens_details")
+    reasoning = _field(details, "reasoning_tokens") if details is not None else None
+    prompt_details = _field(raw, "prompt_tokens_details")
+    cached = _field(prompt_details, "cached_tokens") if prompt_details is not None else None
+    if not cached:
+        cached = _field(raw, "prompt_cache_hit_tokens")
+    cost = _field(raw, "cost")
+    return Usage(
+        _int(_field(raw, "prompt_tokens")),
+        _int(_field(raw, "completion_tokens")),
+        _int(reasoning),
+        _int(cached),
+        float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+    )
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
 def _field(obj: Any, name: str) -> Any:
     """A field of an SDK model, declared or extra (providers add fields the SDK does not declare)."""
+    if isinstance(obj, dict):
+        return obj.get(name)
     value = getattr(obj, name, None)
     if value is None:
         extra = getattr(obj, "model_extra", None) or {}

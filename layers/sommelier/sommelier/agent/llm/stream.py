@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sommelier.agent.llm.port import LLMError, LLMReply, ToolCall, Usage
+from sommelier.agent.llm.reply import content_text, usage_of
 
 logger = logging.getLogger(__name__)
 
@@ -72,16 +73,15 @@ class _Assembly:
 
     def take_usage(self, chunk_usage: Any) -> None:
         """The token counts; a later usage replaces an earlier one."""
-        details = getattr(chunk_usage, "completion_tokens_details", None)
-        self.usage = Usage(
-            chunk_usage.prompt_tokens or 0,
-            chunk_usage.completion_tokens or 0,
-            (getattr(details, "reasoning_tokens", None) or 0) if details is not None else 0,
-        )
+        self.usage = usage_of(chunk_usage)
 
     def take_delta(self, delta: Any) -> Iterator[str]:
         """A choice's delta; its content text is yielded before the rest of it is taken."""
         text = getattr(delta, "content", None)
+        if text is not None and not isinstance(text, str):  # a list of parts (Mistral's thinking and text)
+            text, thought = content_text(text)
+            if thought:
+                self.reasoning.append(thought)
         if text:
             self.content.append(text)
             yield text
@@ -136,56 +136,102 @@ def read_stream(
     deadline: float | None = None,
     close: Callable[[], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    stall_s: float | None = None,
+    first_token_s: float | None = None,
 ) -> Generator[str, None, LLMReply]:
     """Join a chat.completion.chunk stream into one reply, yielding each content delta as it arrives.
     Raises StreamBroken when it does not end well.
 
-    ``deadline`` (on ``clock``) bounds the whole stream: a watchdog calls ``close`` (the SDK stream's
-    close) when it passes, so even a provider that sends only keep-alive comments is cut off.
+    A watchdog calls ``close`` (the SDK stream's close) when the stream outlives ``deadline`` (on ``clock``),
+    when no data chunk came for ``stall_s`` after the first one, or when the first took longer than
+    ``first_token_s``. Only data counts: the SDK drops SSE comments, so keep-alive comments never reset it.
     """
     assembly = _Assembly()
-    expired = threading.Event()
-    watchdog = _start_watchdog(deadline, close, clock, expired)
+    watchdog = _Watchdog(deadline, stall_s, first_token_s, close, clock)
+    watchdog.start()
     try:
         for chunk in chunks:
-            if deadline is not None and clock() > deadline:
-                expired.set()
+            if watchdog.reason:
                 break
+            watchdog.touch()
             yield from assembly.take_chunk(chunk)
             if assembly.finish_reason == "error":
                 raise StreamBroken('the stream reported finish_reason "error"', assembly.partial)
     except StreamBroken:
         raise
     except Exception as exc:  # APIError (an error object), APIConnectionError / APITimeoutError (break, stall)
-        if expired.is_set():
-            raise StreamBroken("the turn deadline passed while the answer streamed", assembly.partial) from exc
+        if watchdog.reason:
+            raise StreamBroken(watchdog.reason, assembly.partial) from exc
         raise StreamBroken(f"the stream broke: {type(exc).__name__}: {_short(exc)}", assembly.partial) from exc
     finally:
-        if watchdog is not None:
-            watchdog.cancel()
-    if expired.is_set():
+        watchdog.stop()
+    if watchdog.reason:
         _quietly(close)
-        raise StreamBroken("the turn deadline passed while the answer streamed", assembly.partial)
+        raise StreamBroken(watchdog.reason, assembly.partial)
     if assembly.finish_reason is None:
         raise StreamBroken("the stream ended without a finish_reason", assembly.partial)
     return assembly.reply(model)
 
 
-def _start_watchdog(
-    deadline: float | None, close: Callable[[], None] | None, clock: Callable[[], float], expired: threading.Event
-) -> threading.Timer | None:
-    """A timer that sets ``expired`` and closes the stream at the deadline, so a stalled read ends too."""
-    if deadline is None or close is None:
-        return None
+class _Watchdog:
+    """Closes the stream when it passes the deadline, stalls between data chunks, or waits too long for the
+    first one; ``reason`` says which. One thread per stream, waking only when a limit could have passed."""
 
-    def cut_off() -> None:
-        expired.set()
-        _quietly(close)
+    def __init__(
+        self,
+        deadline: float | None,
+        stall_s: float | None,
+        first_token_s: float | None,
+        close: Callable[[], None] | None,
+        clock: Callable[[], float],
+    ):
+        self.deadline, self.stall_s, self.first_token_s = deadline, stall_s, first_token_s
+        self.close, self.clock = close, clock
+        self.reason = ""
+        self.started = self.last_data = clock()
+        self.data_seen = False
+        self._stopped = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
 
-    watchdog = threading.Timer(max(deadline - clock(), 0.0), cut_off)
-    watchdog.daemon = True
-    watchdog.start()
-    return watchdog
+    def touch(self) -> None:
+        self.last_data = self.clock()
+        if not self.data_seen:
+            self.data_seen = True
+            self._wake.set()  # from the first data on, the stall limit applies: the thread recomputes
+
+    def start(self) -> None:
+        if self.close is None or (self.deadline is None and self.stall_s is None and self.first_token_s is None):
+            return
+        self._thread = threading.Thread(target=self._run, name="stream-watchdog", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._wake.set()
+
+    def _limit(self) -> tuple[float, str]:
+        limits: list[tuple[float, str]] = []
+        if self.deadline is not None:
+            limits.append((self.deadline, "the turn deadline passed while the answer streamed"))
+        if self.data_seen and self.stall_s is not None:
+            limits.append((self.last_data + self.stall_s, f"the stream stalled: no data for {self.stall_s:g} s"))
+        if not self.data_seen and self.first_token_s is not None:
+            limits.append(
+                (self.started + self.first_token_s, f"no data within {self.first_token_s:.1f} s of the request")
+            )
+        return min(limits) if limits else (float("inf"), "")
+
+    def _run(self) -> None:
+        while not self._stopped.is_set():
+            limit, reason = self._limit()
+            now = self.clock()
+            if now >= limit:
+                self.reason = reason
+                _quietly(self.close)
+                return
+            self._wake.wait(min(limit - now, 3600.0))
+            self._wake.clear()
 
 
 def _quietly(close: Callable[[], None] | None) -> None:

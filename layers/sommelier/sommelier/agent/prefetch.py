@@ -1,0 +1,129 @@
+"""Prefetch: the candidates the project can find for a request by itself, put before the model at once.
+
+Before the first LLM call the request is read by the language layer (the offline reader: its filters, its
+mood words for the semantic search, the history's chain of follow-ups) and its searches run together, in one
+tool-function invocation, through the data port. The candidates go into that call's prompt as compact rows,
+so a typical turn is one call: the model answers from them, and calls a tool only to look further. Kept
+apart so that a better reader or search plugs in here unchanged (LLM_PREFETCH=off: the model searches first).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from sommelier.domain.conversation import ChatMessage
+from sommelier.domain.errors import PortError
+from sommelier.domain.search import SearchResult, ToolRequest
+from sommelier.domain.wine import Wine
+
+logger = logging.getLogger(__name__)
+
+PREFETCH_ROWS = 8  # enough to choose three from, few enough to keep the prompt short
+NOTES_CHARS = 160
+FOOD_ITEMS = 4
+
+
+class CandidateReader(Protocol):
+    """What reads a request into the searches that would answer it (sommelier.offline.OfflineResponder)."""
+
+    def candidate_searches(
+        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
+    ) -> list[ToolRequest]: ...
+
+
+class ToolRunner(Protocol):
+    def run_llm_tools(self, calls: Sequence[ToolRequest]) -> list[SearchResult | PortError]: ...
+
+
+@dataclass
+class Prefetched:
+    """The candidates of one request, best first, by id (each with found_by), and the searches that found them."""
+
+    wines: dict[str, Wine] = field(default_factory=dict)
+    searches: list[dict[str, Any]] = field(default_factory=list)  # [{"name": tool, "arguments": {...}}]
+
+    @property
+    def searched(self) -> bool:
+        return bool(self.searches)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [compact_wine(wine) for wine in self.wines.values()]
+
+    def filters(self) -> dict[str, Any]:
+        """What the reader understood (the searches' arguments), for the prompt."""
+        understood: dict[str, Any] = {}
+        for search in self.searches:
+            understood.update(search["arguments"])
+        return understood
+
+
+def prefetch(
+    reader: CandidateReader, tools: ToolRunner, text: str, history: list[ChatMessage], exclude_ids: list[str]
+) -> Prefetched:
+    """The candidates for this request: found by both searches first, then the structured search's, then the
+    semantic one's. Empty and not `searched` when the reader saw no wine request or every search failed."""
+    requests = reader.candidate_searches(text, history, exclude_ids=exclude_ids)
+    if not requests:
+        return Prefetched()
+    answers = tools.run_llm_tools(requests)
+    found: dict[str, list[Wine]] = {}
+    searches: list[dict[str, Any]] = []
+    for request, answer in zip(requests, answers, strict=True):
+        if isinstance(answer, PortError):
+            logger.warning("prefetch: %s failed: %s", request.tool, answer)
+            continue
+        found[request.tool] = [replace(w, found_by=request.tool) for w in answer.wines_with_photos() if w.id]
+        shown = {
+            k: v
+            for k, v in request.arguments.items()
+            if k not in ("embedding", "embedding_model", "limit", "exclude_ids")
+        }
+        searches.append({"name": request.tool, "arguments": shown})
+    if not searches:
+        return Prefetched()
+    return Prefetched(wines=_ranked(found.get("search_wines", []), found.get("semantic_search", [])), searches=searches)
+
+
+def _ranked(structured: list[Wine], semantic: list[Wine]) -> dict[str, Wine]:
+    semantic_ids = {w.id for w in semantic}
+    structured_ids = {w.id for w in structured}
+    both = [w for w in semantic if w.id in structured_ids]
+    order = (
+        both + [w for w in structured if w.id not in semantic_ids] + [w for w in semantic if w.id not in structured_ids]
+    )
+    ranked: dict[str, Wine] = {}
+    for wine in order:
+        if len(ranked) < PREFETCH_ROWS:
+            ranked.setdefault(wine.id, wine)
+    return ranked
+
+
+def compact_wine(wine: Wine) -> dict[str, Any]:
+    """A wine as the model needs it to choose and explain: no scores, photo keys or long texts."""
+    notes = " ".join(part.strip() for part in (wine.tasting_notes, wine.description) if part and part.strip())
+    if len(notes) > NOTES_CHARS:
+        notes = notes[:NOTES_CHARS].rsplit(" ", 1)[0] + "…"
+    row: dict[str, Any] = {
+        "id": wine.id,
+        "name": wine.name,
+        "producer": wine.producer,
+        "wine_type": wine.wine_type,
+        "sweetness": wine.sweetness,
+        "grapes": ", ".join(wine.grape_varieties),
+        "region": wine.region,
+        "vintage": wine.vintage_year,
+        "price_rub": wine.price_rub,
+        "notes": notes,
+        "food": ", ".join(wine.food_pairings[:FOOD_ITEMS]),
+    }
+    return {k: v for k, v in row.items() if v not in (None, "", [])}
+
+
+def compact_result(view: Mapping[str, Any], wines: list[Wine]) -> dict[str, Any]:
+    """A search tool's result as the model reads it: the counts and filters, the wines as compact rows."""
+    result = {k: v for k, v in view.items() if k not in ("wines", "photos")}
+    result["wines"] = [compact_wine(wine) for wine in wines]
+    return result
