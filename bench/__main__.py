@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, str] = {
     "serve_concurrency": "bench.serve_concurrency",
     "tools": "bench.tools",
     "catalog_import": "bench.catalog_import",
+    "catalog_import_thin": "bench.catalog_import_thin",
     "offline_reader": "bench.offline_reader",
     "turn_overhead": "bench.turn_overhead",
     "e2e_local": "bench.e2e_local",

@@ -123,7 +123,7 @@ def test_a_bad_file_changes_nothing_and_says_why(drop, fresh_db, telegram):
     assert upload(key, json.dumps({"wines": rows}, ensure_ascii=False).encode())["files"][0]["imported"] is False
     assert wines_table(fresh_db) == before
     text = report(key)
-    assert text.startswith("❌") and "ничего не изменилось" in text and "price_rub" in text and "строка" in text
+    assert text.startswith("❌") and "ничего не изменилось" in text and "price_rub" in text and "запись 2" in text
     assert admin_texts(telegram) == [text]
 
 

@@ -153,7 +153,7 @@ def test_bad_json_rows_are_all_named_and_nothing_changes(fresh_db, tmp_path):
         3: "name",
         4: "price_rub",
         5: "(value: '1700')",
-        6: f"duplicate of line {lines[0]}",
+        6: f"duplicate of row 1, line {lines[0]}",
         7: "no-such-file.png",
         8: "object",
         9: "vintage_year",
@@ -199,7 +199,7 @@ def test_bad_csv_rows_are_all_named_and_nothing_changes(fresh_db, tmp_path):
         wine(name="CSV фото", image="photos/missing.jpg"),  # 8
         wine(name="CSV год", vintage_year="MMXX"),  # 9
         wine(name="CSV без цены", price_rub=None),  # 10
-        wine(name="CSV без сортов", grape_varieties=[]),  # 11
+        wine(name="CSV без сортов", grape_varieties=[]),  # 11 fine: grapes are optional
         wine(name="CSV хорошее 2", vintage_year=None),  # 12 fine (NV)
     ]
     write_csv(tmp_path / "bad.csv", rows)
@@ -214,11 +214,10 @@ def test_bad_csv_rows_are_all_named_and_nothing_changes(fresh_db, tmp_path):
         4: "body",
         5: "name",
         6: "price_rub",
-        7: "duplicate of line 2",
+        7: "duplicate of row 1, line 2",
         8: "missing.jpg",
         9: "vintage_year",
         10: "price_rub",
-        11: "grape",
         13: "cells",
     }
     assert set(reported) == set(expected_fragments)
@@ -247,7 +246,9 @@ def test_unknown_columns_are_kept_in_extra_and_reported(empty_db, tmp_path):
         ("empty.json", '{"wines": []}', "no wines"),
         ("empty.csv", "", "header"),
         ("header-only.csv", ",".join(CSV_HEADER) + "\n", "no wines"),
-        ("catalogue.xlsx", "binary", "unsupported"),
+        ("catalogue.xlsx", "binary", "not a readable Excel"),
+        ("catalogue.xls", "binary", "save it as .xlsx"),
+        ("catalogue.pdf", "binary", "unsupported"),
     ],
 )
 def test_unreadable_files_are_refused(empty_db, tmp_path, name, content, fragment):
@@ -330,7 +331,11 @@ def test_good_csv_imports_lists_photos_and_embeddings(empty_db, tmp_path):
     assert white["image_key"] is None
     stored = tmp_path / "store" / red["image_key"]
     assert stored.read_bytes() == (tmp_path / photo).read_bytes()
-    assert handle({"tool": "catalog_stats", "arguments": {}}, empty_db) == {
+    stats = handle({"tool": "catalog_stats", "arguments": {}}, empty_db)
+    coverage = stats.pop("coverage")
+    assert coverage["photo"] == {"given": 1, "inferred": 0, "unknown": 1}
+    assert coverage["country"] == {"given": 2, "inferred": 0, "unknown": 0}
+    assert stats == {
         "wines": 2,
         "available": 2,
         "unavailable": 0,
@@ -662,7 +667,7 @@ def test_duplicate_sku_in_a_file_names_both_rows(empty_db, tmp_path):
     lines = write_json_one_per_line(tmp_path / "dup.json", [shop_wine(), shop_wine(name="Другое")])
     with pytest.raises(CatalogImportError) as info:
         run_import(tmp_path / "dup.json", empty_db, tmp_path / "store")
-    assert f"sku: 'SKU-1' is also on line {lines[0]}" in errors_by_line(info.value)[lines[1]]
+    assert f"sku: 'SKU-1' is also on row 1, line {lines[0]}" in errors_by_line(info.value)[lines[1]]
 
 
 class _PhotoServer:

@@ -124,7 +124,7 @@ def test_a_shops_own_column_names_are_read(tmp_path):
 
 
 def test_a_field_given_under_its_own_name_wins_over_a_shop_column():
-    from sommelier.catalog.importer import canonical_keys
+    from sommelier.catalog.shop_rows import canonical_keys
 
     item = canonical_keys({"name": "Reserva", "Наименование": "Резерва", "Цвет": "красное"})
     assert item == {"name": "Reserva", "Наименование": "Резерва", "wine_type": "красное"}

@@ -15,7 +15,11 @@ from sommelier_dev.cli.output import console, fail, print_json
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("catalog", help="import, export, list or re-embed the shop's wine catalogue")
     actions = parser.add_subparsers(dest="action", required=True)
-    imp = actions.add_parser("import", help="validated, all-or-nothing import of a JSON or CSV catalogue")
+    imp = actions.add_parser(
+        "import",
+        help="validated, all-or-nothing import of a shop's file as it is exported: JSON, CSV, Excel .xlsx or"
+        " Yandex Market YML; rows that are not wine are skipped and counted, missing facts inferred from the names",
+    )
     imp.add_argument("file", type=Path)
     imp.add_argument(
         "--replace",
@@ -31,7 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     listing.add_argument("--all", action="store_true", help="include unavailable wines")
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
     listing.set_defaults(run=run_list)
-    stats = actions.add_parser("stats", help="counts by availability, type and country; prices; embedding models")
+    stats = actions.add_parser(
+        "stats",
+        help="counts by availability, type and country; prices; embedding models; per field, how many wines"
+        " have it from the shop, inferred at import, or unknown",
+    )
     stats.set_defaults(run=run_stats)
     reembed = actions.add_parser("reembed", help="recompute every embedding with the configured provider")
     reembed.set_defaults(run=run_reembed)
@@ -82,7 +90,7 @@ def run_import(args: argparse.Namespace) -> int:
     except CatalogImportError as exc:
         console.print(f"[bold red]import failed:[/] {escape(str(exc))}")
         for error in exc.errors:
-            if error.line:  # row text comes from the operator's file: never read it as rich markup
+            if error.row or error.line:  # row text comes from the operator's file: never read it as rich markup
                 console.print(f"  {error}", markup=False)
         return 1
     except Exception as exc:
@@ -91,8 +99,14 @@ def run_import(args: argparse.Namespace) -> int:
         f"[green]imported[/] {report.rows} wines: {report.inserted} new, {report.updated} updated, "
         f"{report.photos_uploaded} photos, embeddings by {report.embedding_model}"
     )
+    if report.unavailable:
+        console.print(f"{report.unavailable} of them out of stock: imported unavailable (never recommended)")
     if args.replace:
         console.print(f"replaced: {report.retired} wines not in the file are now unavailable (history kept)")
+    _print_skipped(report)
+    if report.inferred:
+        fields = ", ".join(f"{name} ({count})" for name, count in report.inferred.items())
+        console.print(f"inferred from the names (marked in export, counted in stats): {fields}", markup=False)
     if report.unknown_fields:
         fields = ", ".join(f"{name} ({count})" for name, count in report.unknown_fields.items())
         console.print(f"kept in extra (fields the catalogue does not use): {fields}", markup=False)
@@ -105,6 +119,27 @@ def run_import(args: argparse.Namespace) -> int:
     for warning in report.warnings:
         console.print(f"  warning: {warning}", markup=False)
     return 0
+
+
+SHOWN_SKIPPED_ROWS = 20
+
+
+def _print_skipped(report) -> None:
+    """Rows left out because they are not wine: counted by kind; the ones the importer could not place are
+    listed (the first SHOWN_SKIPPED_ROWS), so the owner can see nothing a wine was lost."""
+    from sommelier.catalog.shop_rows import RowKind
+
+    if not report.skipped:
+        return
+    kinds = ", ".join(f"{kind} {count}" for kind, count in report.skipped.items())
+    console.print(f"skipped {sum(report.skipped.values())} rows that are not wine: {kinds}", markup=False)
+    if RowKind.FORTIFIED in report.skipped:
+        console.print("  fortified wines (port, sherry, madeira, vermouth) are not imported", markup=False)
+    unclear = [row for row in report.skipped_rows if row.endswith(RowKind.UNKNOWN)]
+    for row in unclear[:SHOWN_SKIPPED_ROWS]:
+        console.print(f"  {row}", markup=False)
+    if len(unclear) > SHOWN_SKIPPED_ROWS:
+        console.print(f"  … and {len(unclear) - SHOWN_SKIPPED_ROWS} more not recognisably wine", markup=False)
 
 
 def run_export(args: argparse.Namespace) -> int:

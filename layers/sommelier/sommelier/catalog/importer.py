@@ -1,25 +1,26 @@
-"""`sommelier catalog import`: read a JSON or CSV catalogue, validate every row, embed, upload photos, upsert.
+"""`sommelier catalog import`: read a shop's file (JSON, CSV, Excel, YML: catalog/reader.py), keep its wine
+rows (catalog/shop_rows.py), fill what their names say (catalog/enrich.py), validate every row, embed,
+upload photos, upsert.
 
 All or nothing: every row is validated (and every photo file found) before anything is written, and the
 rows are upserted in one transaction by the tool function. Real shop exports are taken as they are:
-fields the catalogue does not model are kept in `extra` and listed in the report; a photo on the web
-(`image_url`) that can't be fetched leaves the wine without a photo and is reported. With `replace`,
-the catalogue becomes exactly the file: other wines become unavailable (never recommended; their
-history and feedback stay).
+rows that are not wine (spirits, beer, food) are skipped and counted; fields the catalogue does not model
+are kept in `extra` and listed in the report; a photo address that is not on the web, or a photo that
+can't be fetched, leaves the wine without a photo and is reported; a stock of 0 imports the wine
+unavailable. With `replace`, the catalogue becomes exactly the file: other wines become unavailable (never
+recommended; their history and feedback stay).
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import re
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from sommelier import language
+from sommelier.catalog.enrich import enrich
+from sommelier.catalog.reader import CatalogFileError, SourceRow, read_rows
+from sommelier.catalog.shop_rows import MODEL_FIELDS, RowKind, row_kind, shop_row
 from sommelier.domain.errors import PortError, Unavailable
 from sommelier.domain.records import ImportRow, WineRecord
 from sommelier.domain.shop import WineEmbedding
@@ -39,9 +43,6 @@ EMBED_BATCH = 32
 # Rows per tool call through Lambda (6 MB payload limit); in-process imports use one call.
 LAMBDA_IMPORT_CHUNK = 150
 IN_PROCESS_IMPORT_CHUNK = 5000
-CSV_LIST_FIELDS = ("grape_varieties", "food_pairings")
-CSV_INT_FIELDS = ("vintage_year", "body", "tannins", "acidity")
-CSV_OPTIONAL_FIELDS = ("appellation", "image", "image_key", "image_url", "sku", "id")
 
 
 PHOTO_DOWNLOAD_TIMEOUT_S = 10
@@ -50,13 +51,16 @@ PHOTO_MAX_BYTES = 5 * 1024 * 1024  # Telegram's limit for photos it fetches by U
 
 @dataclass(frozen=True)
 class RowError:
-    line: int
+    row: int  # the row's position in the file (1 = the first row); 0: the file as a whole
     reason: str
-    wine: str = ""  # «name» (producer, vintage), when the row has them
+    wine: str = ""  # «name» (producer, vintage), sku …, when the row has them
+    line: int = 0  # the file's line or sheet row, when the file has lines worth naming
 
     def __str__(self) -> str:
-        where = f"line {self.line}" + (f", {self.wine}" if self.wine else "")
-        return f"{where}: {self.reason}"
+        where = ", ".join(
+            part for part in (f"row {self.row}" if self.row else "", f"line {self.line}" if self.line else "") if part
+        )
+        return f"{where}{', ' + self.wine if self.wine else ''}: {self.reason}" if where else self.reason
 
 
 class CatalogImportError(Exception):
@@ -77,93 +81,38 @@ class ImportReport:
     unknown_fields: dict[str, int] = field(default_factory=dict)  # kept in `extra`: field → rows
     photos_failed: list[str] = field(default_factory=list)  # wines imported without their image_url photo
     warnings: list[str] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)  # rows that are not wine, by RowKind
+    skipped_rows: list[str] = field(default_factory=list)  # each skipped row: where, what, why
+    inferred: dict[str, int] = field(default_factory=dict)  # field → wines it was inferred for
+    unavailable: int = 0  # wines imported out of stock
 
 
-def _json_rows(text: str) -> Iterator[tuple[int, Any]]:
-    """Each element of the wines array with the line it starts on."""
-    decoder = json.JSONDecoder()
+@dataclass
+class PreparedRows:
+    """A file's wine rows validated, and what was left out or noted on the way."""
+
+    records: list[WineRecord]
+    skipped: Counter[str] = field(default_factory=Counter)
+    skipped_rows: list[str] = field(default_factory=list)
+    photo_notes: list[str] = field(default_factory=list)
+
+
+def read_catalog(path: Path) -> list[SourceRow]:
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CatalogImportError([RowError(exc.lineno, f"invalid JSON: {exc.msg}")]) from exc
-    if isinstance(document, dict):
-        # Other top-level keys (a shop name, an export date) are an export's wrapping, not wines.
-        if not isinstance(document.get("wines"), list):
-            raise CatalogImportError('a JSON catalogue must be {"wines": [...]} or a list of wines')
-        match = re.search(r'"wines"\s*:\s*\[', text)
-        position = match.end() if match else None
-    elif isinstance(document, list):
-        position = text.index("[") + 1
-    else:
-        raise CatalogImportError('a JSON catalogue must be {"wines": [...]} or a list of wines')
-    items = document["wines"] if isinstance(document, dict) else document
-    # Walk the array again with raw_decode to learn where each element starts.
-    lines: list[int] = []
-    if position is not None:
-        for _ in items:
-            while text[position] in " \t\r\n,":
-                position += 1
-            lines.append(text.count("\n", 0, position) + 1)
-            _, position = decoder.raw_decode(text, position)
-    for index, item in enumerate(items):
-        yield (lines[index] if index < len(lines) else index + 1), item
+        return read_rows(Path(path))
+    except CatalogFileError as exc:
+        raise CatalogImportError([RowError(0, str(exc), line=exc.line)] if exc.line else str(exc)) from exc
 
 
-def _csv_rows(text: str) -> Iterator[tuple[int, Any]]:
-    header = text.split("\n", 1)[0]
-    # Russian Excel saves CSV with ";"; lists inside a cell then need quotes, as Excel writes them.
-    delimiter = ";" if header.count(";") > header.count(",") else ","
-    reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
-    if not reader.fieldnames:
-        raise CatalogImportError("the CSV file has no header row")
-    for row in reader:
-        if None in row:
-            yield reader.line_num, {"__error__": "more cells than header columns"}
-            continue
-        item: dict[str, Any] = {}
-        for key, value in row.items():
-            key = (key or "").strip()
-            value = (value or "").strip()
-            if not key or (not value and key not in MODEL_FIELDS):
-                continue  # an unnamed or empty extra column carries nothing
-            if key in CSV_LIST_FIELDS:
-                item[key] = value or []  # the cell's text: WineRecord splits it, by one rule for CSV and JSON
-            elif key in CSV_INT_FIELDS or key in CSV_OPTIONAL_FIELDS:
-                item[key] = value or None
-            else:
-                item[key] = value
-        yield reader.line_num, item
-
-
-def read_catalog(path: Path) -> list[tuple[int, Any]]:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise CatalogImportError(f"cannot read {path}: {exc.strerror}") from exc
-    suffix = path.suffix.lower()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        if suffix != ".csv":
-            raise CatalogImportError(f"{path} is not UTF-8 text") from exc
-        text = raw.decode("cp1251")  # Excel's Russian default; every byte decodes
-    if suffix == ".csv":
-        return list(_csv_rows(text))
-    if suffix == ".json":
-        return list(_json_rows(text))
-    raise CatalogImportError(f"unsupported file type {suffix or '(none)'}: use .json or .csv")
-
-
-MODEL_FIELDS = frozenset(WineRecord.model_fields) - {"extra"}
 _SHOWN_VALUE_CHARS = 60
 
 
 def _wine_label(item: dict[str, Any]) -> str:
     name = str(item.get("name") or "").strip()[:80]
-    if not name:
-        return ""
+    sku = str(item.get("sku") or "").strip()[:40]
     details = ", ".join(str(item[k]).strip()[:60] for k in ("producer", "vintage_year") if item.get(k))
-    return f"«{name}»" + (f" ({details})" if details else "")
+    label = f"«{name}»" + (f" ({details})" if details else "") if name else ""
+    return ", ".join(part for part in (label, f"sku {sku}" if sku else "") if part)
 
 
 def _shown(value: Any) -> str:
@@ -182,87 +131,118 @@ def _reason(exc: ValidationError) -> str:
             unit = "characters" if isinstance(value, str) else "items"
             parts.append(f"{where}: {len(value):,} {unit}, at most {limit:,}" if limit else f"{where}: too long")
         elif error["type"] == "missing":
-            parts.append(f"{where}: required, missing")
+            parts.append(f"{where}: required, missing" + _MISSING_HINTS.get(where, ""))
         else:
             message = error["msg"].removeprefix("Value error, ")
             parts.append(f"{where}: {message} (value: {_shown(value)})")
     return "; ".join(parts)
 
 
-def canonical_keys(item: dict[str, Any]) -> dict[str, Any]:
-    """A shop's own column names («Наименование», «Сорт винограда», «Цена, руб.») as the catalogue's fields,
-    from the language layer's table; a name it does not know, or a field the row also fills under its own
-    name, stays as written (and so in `extra`)."""
-    from sommelier import language
-
-    meant = {k: language.catalog_column(str(k)) for k in item if k not in MODEL_FIELDS and k != "extra"}
-    out = {k: v for k, v in item.items() if meant.get(k) is None}
-    taken: set[str] = set()
-    for key, target in meant.items():
-        if target is None:
-            continue
-        if target not in taken and out.get(target) in (None, ""):  # an empty own-name column does not count
-            out[target] = item[key]
-            taken.add(target)
-        else:
-            out[key] = item[key]
-    return out
+_MISSING_HINTS = {
+    "wine_type": " (no colour column, and the name says no colour, appellation or grape)",
+    "sweetness": " (no sugar column, and the name says neither «сухое» nor «брют» nor the like)",
+}
 
 
 def split_extra(item: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The fields the catalogue models, and the rest (kept in `extra`)."""
-    known = {k: v for k, v in item.items() if k in MODEL_FIELDS}
+    # An empty cell says nothing: the field's default (None, "", []) or, for a required one, "missing".
+    known = {k: v for k, v in item.items() if k in MODEL_FIELDS and v != ""}
     extra = dict(item["extra"]) if isinstance(item.get("extra"), dict) else {}
-    extra.update({k: v for k, v in item.items() if k not in MODEL_FIELDS and k != "extra"})
+    extra.update({k: v for k, v in item.items() if k not in MODEL_FIELDS and k != "extra" and v not in ("", None, [])})
     return known, extra
 
 
-def validate_rows(rows: list[tuple[int, Any]], base_dir: Path) -> list[WineRecord]:
-    """Every row validated; raises CatalogImportError naming every bad row, its wine, field and value."""
+def _relative_photo(item: dict[str, Any], label: str, notes: list[str]) -> dict[str, Any]:
+    """A photo address that is not on the web («/static/images/…», a bare file name) is kept in `extra` as
+    written and the wine is imported without a photo; the report says so."""
+    url = item.get("image_url")
+    if url in (None, "") or not isinstance(url, str) or url.lower().startswith(("http://", "https://")):
+        return item
+    out = {k: v for k, v in item.items() if k != "image_url"}
+    out["image_url_as_written"] = url
+    notes.append(f"{label}: {url}: not a web address (http:// or https://), so not fetched")
+    return out
+
+
+def prepare_rows(rows: list[SourceRow], base_dir: Path) -> PreparedRows:
+    """Every wine row read, enriched and validated; rows that are not wine are counted, never an error.
+    Raises CatalogImportError naming every bad row by its position, its sku or name, field and value."""
     errors: list[RowError] = []
-    records: list[WineRecord] = []
-    seen: dict[tuple, int] = {}
-    seen_sku: dict[str, int] = {}
-    for line, item in rows:
+    prepared = PreparedRows([])
+    seen: dict[tuple, str] = {}
+    seen_sku: dict[str, str] = {}
+    for source in rows:
+        item = source.item
         if not isinstance(item, dict):
-            errors.append(RowError(line, "a wine must be an object"))
+            errors.append(RowError(source.row, "a wine must be an object", line=source.line))
             continue
         if "__error__" in item:
-            errors.append(RowError(line, item["__error__"]))
+            errors.append(RowError(source.row, item["__error__"], line=source.line))
             continue
-        item = canonical_keys(item)
+        shaped = shop_row(item)
+        item = shaped.item
         label = _wine_label(item)
+        kind = row_kind(str(item.get("name") or ""), shaped.category, str(item.get("wine_type") or ""))
+        if kind != RowKind.WINE:
+            prepared.skipped[kind] += 1
+            prepared.skipped_rows.append(f"row {source.row}, {label or 'no name'}: {kind}")
+            continue
+        item = enrich(_relative_photo(item, label, prepared.photo_notes), shaped.category)
+        if source.group:
+            item.setdefault("group", source.group)
         known, extra = split_extra(item)
         try:
             record = WineRecord.model_validate({**known, "extra": extra})
         except ValidationError as exc:
-            errors.append(RowError(line, _reason(exc), label))
+            errors.append(RowError(source.row, _reason(exc), label, source.line))
             continue
-        key = record.natural_key()
-        if key in seen:
-            errors.append(RowError(line, f"duplicate of line {seen[key]} (same name, producer and vintage)", label))
+        where = f"row {source.row}" + (f", line {source.line}" if source.line else "")
+        problem = _clash(record, where, seen, seen_sku) or _photo_file_problem(record, base_dir)
+        if problem:
+            errors.append(RowError(source.row, problem, label, source.line))
             continue
-        if record.sku and record.sku in seen_sku:
-            errors.append(RowError(line, f"sku: {record.sku!r} is also on line {seen_sku[record.sku]}", label))
-            continue
-        seen[key] = line
-        if record.sku:
-            seen_sku[record.sku] = line
-        if record.image and not (base_dir / record.image).is_file():
-            errors.append(RowError(line, f"image: file not found: {record.image}", label))
-            continue
-        if record.image and Path(record.image).suffix.lower() not in PHOTO_TYPES:
-            suffix = Path(record.image).suffix or "no extension"
-            errors.append(
-                RowError(line, f"image: use PNG, JPEG or WebP, not {suffix} (value: {record.image!r})", label)
-            )
-            continue
-        records.append(record)
+        prepared.records.append(record)
     if not rows:
         errors.append(RowError(1, "the catalogue has no wines"))
+    elif not prepared.records and not errors:
+        errors.append(RowError(0, f"no wine rows among the file's {len(rows)} rows ({_counted(prepared.skipped)})"))
     if errors:
         raise CatalogImportError(errors)
-    return records
+    return prepared
+
+
+def _counted(counter: Counter[str]) -> str:
+    return ", ".join(f"{kind}: {count}" for kind, count in counter.most_common())
+
+
+def _clash(record: WineRecord, where: str, seen: dict[tuple, str], seen_sku: dict[str, str]) -> str | None:
+    """A row that repeats an earlier one: the same sku, or the same name, producer and vintage without skus
+    (one name under two skus is two wines: two volumes or vintages the name does not show)."""
+    if record.sku and record.sku in seen_sku:
+        return f"sku: {record.sku!r} is also on {seen_sku[record.sku]}"
+    key = record.natural_key()
+    if not record.sku:
+        if key in seen:
+            return f"duplicate of {seen[key]} (same name, producer and vintage, and no sku to tell them apart)"
+        seen[key] = where
+    else:
+        seen_sku[record.sku] = where
+    return None
+
+
+def _photo_file_problem(record: WineRecord, base_dir: Path) -> str | None:
+    if record.image and not (base_dir / record.image).is_file():
+        return f"image: file not found: {record.image}"
+    if record.image and Path(record.image).suffix.lower() not in PHOTO_TYPES:
+        suffix = Path(record.image).suffix or "no extension"
+        return f"image: use PNG, JPEG or WebP, not {suffix} (value: {record.image!r})"
+    return None
+
+
+def validate_rows(rows: list[SourceRow], base_dir: Path) -> list[WineRecord]:
+    """The file's wine records (prepare_rows without the report's counts)."""
+    return prepare_rows(rows, base_dir).records
 
 
 PHOTO_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
@@ -318,8 +298,8 @@ def import_catalog(
     on_progress: Callable[[str, int, int], None] | None = None,
 ) -> ImportReport:
     path = Path(path)
-    rows = read_catalog(path)
-    records = validate_rows(rows, path.parent)
+    prepared = prepare_rows(read_catalog(path), path.parent)
+    records = prepared.records
     progress = on_progress or (lambda stage, done, total: None)
     unknown_fields = Counter(key for record in records for key in record.extra)
     vectors = _embed(records, embedder, progress)
@@ -340,8 +320,12 @@ def import_catalog(
         embedding_model=embedder.model,
         retired=retired,
         unknown_fields=dict(sorted(unknown_fields.items())),
-        photos_failed=uploads.failed,
+        photos_failed=prepared.photo_notes + uploads.failed,
         warnings=_country_warnings(records),
+        skipped=dict(prepared.skipped.most_common()),
+        skipped_rows=prepared.skipped_rows,
+        inferred=dict(Counter(f for r in records for f in r.inferred).most_common()),
+        unavailable=sum(1 for r in records if not r.available),
     )
 
 
@@ -440,7 +424,9 @@ def _country_warnings(records: list[WineRecord]) -> list[str]:
     """Countries the language layer does not know: filters by country match them only as written."""
     return [
         f"country {country!r} is not in the language layer: country filters match it only as written"
-        for country in sorted({r.country for r in records if language.country(r.country, fuzzy=False) is None})
+        for country in sorted(
+            {r.country for r in records if r.country and language.country(r.country, fuzzy=False) is None}
+        )
     ]
 
 

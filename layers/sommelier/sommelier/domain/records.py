@@ -21,6 +21,7 @@ MAX_SKU = 100
 EMBEDDED_DESCRIPTION_CHARS = 3000  # an embedding input stays well inside a model's token limit
 _GRAPE_SEPARATOR = re.compile(r"[;/+&]|,(?!\d)")
 _YEAR_AS_WRITTEN = re.compile(r"(\d{4})\s*(?:г\.?|год)", re.IGNORECASE)
+_NEVER_INFERRED = frozenset({"id", "sku", "name", "price_rub", "extra", "inferred", "available"})
 
 
 def _clean_list(values: list[str]) -> list[str]:
@@ -40,12 +41,14 @@ class WineRecord(BaseModel):
     id: str | None = Field(default=None, description="the wine's id, as `catalog export` writes it")
     sku: str | None = Field(default=None, max_length=MAX_SKU, description="the shop's own stable key")
     name: str = Field(min_length=1, max_length=MAX_NAME)
-    producer: str = Field(min_length=1, max_length=MAX_NAME)
-    country: str = Field(min_length=1, max_length=100)
+    # A thin shop export (a 1C stock list) has no producer, country, grapes or description: each is optional,
+    # and what the name says is inferred at import (catalog/enrich.py, listed in `inferred`).
+    producer: str = Field(default="", max_length=MAX_NAME)
+    country: str = Field(default="", max_length=100)
     region: str = Field(default="", max_length=MAX_NAME)
     appellation: str | None = Field(default=None, max_length=MAX_NAME)
     vintage_year: int | None = Field(default=None, description="null for non-vintage (NV)")
-    grape_varieties: list[str] = Field(min_length=1, max_length=20)
+    grape_varieties: list[str] = Field(default_factory=list, max_length=20)
     wine_type: WineType
     sweetness: Sweetness
     # 1–5 grades; many shops don't grade them, so empty means "not graded" (never guessed).
@@ -53,7 +56,7 @@ class WineRecord(BaseModel):
     tannins: int | None = Field(default=None, ge=1, le=5)
     acidity: int | None = Field(default=None, ge=1, le=5)
     price_rub: Decimal = Field(gt=0, le=10_000_000, max_digits=12, decimal_places=2)
-    description: str = Field(min_length=1, max_length=MAX_DESCRIPTION)
+    description: str = Field(default="", max_length=MAX_DESCRIPTION)
     tasting_notes: str = Field(default="", max_length=MAX_NOTES)
     food_pairings: list[str] = Field(default_factory=list, max_length=30)
     image: str | None = Field(
@@ -64,6 +67,10 @@ class WineRecord(BaseModel):
     image_key: str | None = Field(default=None, max_length=500, description="an object already in the bucket")
     image_url: str | None = Field(
         default=None, max_length=2000, description="a photo on the web, downloaded at import (http or https)"
+    )
+    available: bool = Field(default=True, description="false: not for sale (out of stock), never recommended")
+    inferred: list[str] = Field(
+        default_factory=list, max_length=20, description="the fields the import inferred from the wine's names"
     )
     extra: dict[str, Any] = Field(default_factory=dict, description="the file's fields the catalogue does not model")
 
@@ -169,11 +176,13 @@ class WineRecord(BaseModel):
             raise ValueError("image_url must start with http:// or https://")
         return value
 
-    @model_validator(mode="after")
-    def _grapes_present(self) -> WineRecord:
-        if not self.grape_varieties:
-            raise ValueError("grape_varieties needs at least one grape")
-        return self
+    @field_validator("inferred")
+    @classmethod
+    def _inferred_fields(cls, values: list[str]) -> list[str]:
+        unknown = [v for v in values if v not in cls.model_fields or v in _NEVER_INFERRED]
+        if unknown:
+            raise ValueError(f"inferred lists fields of the catalogue, not {', '.join(map(repr, unknown))}")
+        return list(dict.fromkeys(values))
 
     def natural_key(self) -> tuple[str, str, int | None]:
         return (self.name, self.producer, self.vintage_year)

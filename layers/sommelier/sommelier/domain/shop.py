@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sommelier.domain.wine import OMIT_NONE, Wine, WineListing
+from sommelier.domain.wine import OMIT_EMPTY, OMIT_NONE, Wine, WineListing
 
 
 @dataclass(frozen=True)
@@ -12,6 +12,16 @@ class PriceRange:
     min: int | float
     median: int | float
     max: int | float
+
+
+@dataclass(frozen=True)
+class FieldCoverage:
+    """Of the available wines: how many have the field from the shop, how many inferred it at import, and
+    how many have nothing (the three add up to the available wines)."""
+
+    given: int
+    inferred: int
+    unknown: int
 
 
 @dataclass(frozen=True)
@@ -25,6 +35,7 @@ class CatalogStats:
     by_country: dict[str, int]
     price_rub: PriceRange | None
     embedding_models: dict[str, int]
+    coverage: dict[str, FieldCoverage] = field(default_factory=dict)  # per catalogue field
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,7 @@ class ExportedWine:
     image_key: str | None
     image_url: str | None = field(default=None, metadata=OMIT_NONE)
     available: bool | None = field(default=None, metadata=OMIT_NONE)
+    inferred: list[str] = field(default_factory=list, metadata=OMIT_EMPTY)  # filled from the names at import
     extra: dict[str, object] = field(default_factory=dict)
 
     def as_file_row(self) -> dict[str, object]:

@@ -34,6 +34,7 @@ _DATA_FILES = (
     "glossary.json",
     "structure.json",
     "catalog_columns.json",
+    "shop_shorthand.json",
     "named_wines.json",
     "mood_reasons.json",
     "appellations.json",
@@ -635,18 +636,46 @@ def _catalog_columns() -> dict[str, str]:
     return {_header_key(alias): field for field, aliases in spec.items() for alias in aliases}
 
 
+_CAMEL_HUMP = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
 def _header_key(header: str) -> str:
-    return " ".join(words(_UNIT_IN_BRACKETS.sub(" ", header).replace("₽", " ")))
+    # «wineColor», «price_rub», «Цена (руб.)» and «Цена, руб» all read as words
+    return " ".join(words(_UNIT_IN_BRACKETS.sub(" ", _CAMEL_HUMP.sub(" ", header)).replace("₽", " ")))
 
 
 def catalog_column(header: str) -> str | None:
     """The catalogue field a shop's own column name means («Сорт винограда» → grape_varieties,
-    «Цена, руб.» → price_rub), or None."""
+    «Цена, руб.» → price_rub, «wineColor» → wine_type), or None. Besides the catalogue's fields, `stock` (how
+    many bottles the shop has) and `category` (the shop's own section, read to tell wine from the rest)."""
     key = _header_key(header)
     found = _catalog_columns().get(key)
     if found is None and " " in key and key.rsplit(" ", 1)[1] in _money_words():  # «Цена, руб.»
         found = _catalog_columns().get(key.rsplit(" ", 1)[0])
+    if found is None and " " in key and key.rsplit(" ", 1)[1].isdigit():  # «Остаток-1», «Цена 2»
+        found = _catalog_columns().get(key.rsplit(" ", 1)[0])
     return found
+
+
+def stock_word(cell: str) -> bool | None:
+    """What a stock cell's words say: True in stock («в наличии», «да»), False none («нет», «под заказ»),
+    None when they say neither (catalog_columns.json `stock_words`)."""
+    words_of = data("catalog_columns.json")["stock_words"]
+    text = normalize(cell)
+    if text in {normalize(w) for w in words_of["in_stock"]}:
+        return True
+    if text in {normalize(w) for w in words_of["none"]}:
+        return False
+    return None
+
+
+@cache
+def harvest_year_pattern() -> re.Pattern[str]:
+    """A vintage after its words in a name: «год урожая 2020», «урожай: 2019» (catalog_columns.json)."""
+    spoken = "|".join(
+        re.escape(w) for w in sorted(data("catalog_columns.json")["harvest_words"], key=len, reverse=True)
+    )
+    return re.compile(rf"(?:{spoken})\s*:?\s*((?:19|20)\d{{2}})", re.IGNORECASE)
 
 
 @cache
@@ -698,6 +727,30 @@ def style_in_words(cell: str) -> tuple[str | None, str | None]:
     sugar = {m.value for m, kind in kept if kind == "sweetness"}
     wine_type = "sparkling" if "sparkling" in types else (next(iter(types)) if len(types) == 1 else None)
     return wine_type, (next(iter(sugar)) if len(sugar) == 1 else None)
+
+
+@cache
+def _shorthand() -> tuple[re.Pattern[str], dict[str, str]]:
+    table = {key.lower(): word for key, word in data("shop_shorthand.json")["shorthand"].items()}
+    keys = "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True))
+    return re.compile(rf"(?<![^\W\d_])({keys})\.?(?![^\W\d_])", re.IGNORECASE), table
+
+
+def expand_shorthand(text: str) -> str:
+    """A price list's style abbreviations written out: «Кьянти кр.сух» → «Кьянти красное сухое»,
+    «игр. бел. п/сл.» → «игристое белое полусладкое» (shop_shorthand.json)."""
+    pattern, table = _shorthand()
+    return pattern.sub(lambda m: f" {table[m.group(1).lower()]} ", text)
+
+
+@cache
+def _blend_words() -> frozenset[str]:
+    return frozenset(normalize(w) for w in data("wine_words.json")["blend"])
+
+
+def blend_word(text: str) -> bool:
+    """A grape cell that says «a blend» («Купаж», «Red Blend») rather than naming a grape."""
+    return normalize(text) in _blend_words()
 
 
 def correct_spelling(text: str) -> str:

@@ -159,6 +159,10 @@ def request_summary(intent: QueryIntent, *, with_price: bool = True, with_mood: 
 
 
 def _grapes_phrase(grapes: list[str], seed: int) -> str:
+    named = [g for g in grapes if not language.blend_word(g)]  # «Купаж» in a grape column names no grape
+    if len(named) < len(grapes) and len(named) < 2:
+        return "купаж" + (f" на основе {language.grape_genitive(named[0])}" if named else "")
+    grapes = named
     if not grapes:
         return ""
     if len(grapes) == 1:

@@ -1,4 +1,4 @@
-"""Catalogue drops: a JSON, CSV or ZIP (a catalogue file plus its photos) uploaded to the photo bucket under
+"""Catalogue drops: a JSON, CSV, Excel .xlsx, YML or ZIP (a catalogue file plus its photos) uploaded to the photo bucket under
 ``catalog/incoming/`` is imported with the importer's own rules (all or nothing), and a report is written next
 to the file (``<file>.report.txt``) and sent to the admin chat when ADMIN_CHAT_ID is set.
 
@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 INCOMING_PREFIX = "catalog/incoming/"
 REPORT_SUFFIX = ".report.txt"
-CATALOG_TYPES = {".json", ".csv"}
+CATALOG_TYPES = {".json", ".csv", ".xlsx", ".yml", ".xml"}
 MAX_DROP_BYTES = 200 * 1024 * 1024  # a catalogue of thousands of wines with photos fits easily
 MAX_ZIP_MEMBERS = 20_000
 MAX_UNZIPPED_BYTES = 1024 * 1024 * 1024
@@ -83,15 +83,18 @@ def _catalog_in(folder: Path) -> Path:
     found = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in CATALOG_TYPES)
     if len(found) != 1:
         names = ", ".join(str(p.relative_to(folder)) for p in found) or "нет ни одного"
-        raise DropError(f"в архиве должен быть ровно один файл каталога .json или .csv (найдено: {names})")
+        raise DropError(f"в архиве должен быть ровно один файл каталога .json, .csv, .xlsx или .yml (найдено: {names})")
     return found[0]
 
 
 def _failure_text(name: str, exc: Exception) -> str:
     lines = [f"❌ Каталог «{name}» не загружен — в каталоге ничего не изменилось.", f"Причина: {exc}"]
     for error in getattr(exc, "errors", [])[:30]:
-        if getattr(error, "line", 0):
-            lines.append(f"• строка {error.line}: {error.reason}")
+        row, line = getattr(error, "row", 0), getattr(error, "line", 0)
+        if row or line:
+            where = ", ".join(p for p in (f"запись {row}" if row else "", f"строка {line}" if line else "") if p)
+            wine = f" {error.wine}" if getattr(error, "wine", "") else ""
+            lines.append(f"• {where}{wine}: {error.reason}")
     return "\n".join(lines)
 
 
@@ -113,7 +116,8 @@ def process_drop(
         try:
             if suffix not in CATALOG_TYPES | {".zip"}:
                 raise DropError(
-                    f"неподдерживаемый тип файла {suffix or '(без расширения)'}: нужен .json, .csv или .zip"
+                    f"неподдерживаемый тип файла {suffix or '(без расширения)'}:"
+                    " нужен .json, .csv, .xlsx, .yml или .zip"
                 )
             if size is not None and size > MAX_DROP_BYTES:
                 raise DropError(f"файл больше {MAX_DROP_BYTES // (1024 * 1024)} МБ")
@@ -140,8 +144,16 @@ def process_drop(
         f"✅ Каталог «{name}» загружен ({mode}): {report.rows} вин — {report.inserted} новых, "
         f"{report.updated} обновлено, фото: {report.photos_uploaded}; эмбеддинги: {report.embedding_model}."
     ]
+    if report.unavailable:
+        lines.append(f"Нет в наличии (загружены, но не предлагаются): {report.unavailable}.")
     if report.retired:
         lines.append(f"Сняты с продажи (их нет в файле): {report.retired}.")
+    if report.skipped:
+        kinds = ", ".join(f"{_SKIPPED_RU.get(kind, kind)}: {count}" for kind, count in report.skipped.items())
+        lines.append(f"Пропущены строки, которые не вино ({kinds}).")
+    if report.inferred:
+        fields = ", ".join(f"{field} ({count})" for field, count in report.inferred.items())
+        lines.append(f"Дополнено по названиям (помечено в выгрузке): {fields}.")
     if report.unknown_fields:
         fields = ", ".join(f"{field} ({count})" for field, count in sorted(report.unknown_fields.items()))
         lines.append(f"Поля, которых нет в каталоге, сохранены как дополнительные: {fields}.")
@@ -149,6 +161,13 @@ def process_drop(
         lines.append("Без фото (не удалось скачать): " + ", ".join(report.photos_failed[:20]) + ".")
     lines += [f"• {warning}" for warning in report.warnings[:20]]
     return DropResult(key, True, "\n".join(lines))
+
+
+_SKIPPED_RU = {
+    "not wine": "крепкое, пиво, еда, аксессуары",
+    "fortified": "креплёные вина (не загружаются)",
+    "not recognisably wine": "не удалось понять, что это вино",
+}
 
 
 def dropped_objects(event: dict) -> list[tuple[str, str, int | None]]:

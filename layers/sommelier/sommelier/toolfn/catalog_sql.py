@@ -29,6 +29,7 @@ from sommelier.domain.shop import (
     EmbeddingTexts,
     ExportedWine,
     ExportedWines,
+    FieldCoverage,
     ImportSummary,
     Listing,
     PriceRange,
@@ -114,6 +115,7 @@ def catalog_stats(conn: psycopg.Connection, arguments: Any) -> CatalogStats:
         )
     )
     return CatalogStats(
+        coverage=_coverage(conn),
         wines=total,
         available=available,
         unavailable=total - available,
@@ -124,6 +126,37 @@ def catalog_stats(conn: psycopg.Connection, arguments: Any) -> CatalogStats:
         price_rub=PriceRange(money(prices[0]), money(prices[1]), money(prices[2])) if prices[0] is not None else None,
         embedding_models=models,
     )
+
+
+# Each field `catalog stats` counts, with the SQL that says "no value".
+_COVERAGE_EMPTY = {
+    "producer": "producer = ''",
+    "country": "country = ''",
+    "region": "region = ''",
+    "appellation": "coalesce(appellation, '') = ''",
+    "grape_varieties": "cardinality(grape_varieties) = 0",
+    "wine_type": "false",
+    "sweetness": "false",
+    "vintage_year": "vintage_year IS NULL",
+    "description": "description = ''",
+    "food_pairings": "cardinality(food_pairings) = 0",
+    "photo": "image_key IS NULL",
+}
+
+
+def _coverage(conn: psycopg.Connection) -> dict[str, FieldCoverage]:
+    """Per field, of the available wines: given by the shop, inferred at import, unknown."""
+    parts = []
+    for name, empty in _COVERAGE_EMPTY.items():
+        inferred = f"'{name}' = ANY(inferred)"
+        parts += [f"count(*) FILTER (WHERE {inferred})", f"count(*) FILTER (WHERE ({empty}) AND NOT {inferred})"]
+    counts = first_row(conn.execute(f"SELECT count(*), {', '.join(parts)} FROM wines WHERE available"))  # nosec B608 - constant SQL
+    total, values = counts[0], counts[1:]
+    coverage = {}
+    for index, name in enumerate(_COVERAGE_EMPTY):
+        inferred, unknown = values[2 * index], values[2 * index + 1]
+        coverage[name] = FieldCoverage(given=total - inferred - unknown, inferred=inferred, unknown=unknown)
+    return coverage
 
 
 def list_wines(conn: psycopg.Connection, arguments: Any) -> Listing:
@@ -156,7 +189,8 @@ def export_wines(conn: psycopg.Connection, arguments: Any) -> ExportedWines:
     include_unavailable = args.get("include_unavailable", False) is True
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(
-            f"SELECT {WINE_COLUMNS}, w.country, w.sku, w.extra, w.grape_shares, w.image_url, w.available"  # nosec B608 - a constant query
+            f"SELECT {WINE_COLUMNS}, w.country, w.sku, w.extra, w.grape_shares, w.image_url, w.available,"  # nosec B608 - a constant query
+            " w.inferred"
             " FROM wines w WHERE w.available OR %s ORDER BY w.producer, w.name, w.vintage_year, w.id",
             (include_unavailable,),
         ).fetchall()
@@ -183,6 +217,7 @@ def export_wines(conn: psycopg.Connection, arguments: Any) -> ExportedWines:
             image_key=row["image_key"],
             image_url=row["image_url"] or None,
             available=row["available"] if include_unavailable else None,
+            inferred=list(row["inferred"] or []),
             extra=dict(row["extra"] or {}),
         )
         for row in rows
@@ -215,6 +250,8 @@ _WINE_WRITE_COLUMNS = (
     "lexicon_version",
     "extra",
     "image_url",
+    "available",
+    "inferred",
 )
 
 
@@ -222,12 +259,12 @@ _WRITE_COLUMNS_SQL = ", ".join(_WINE_WRITE_COLUMNS)
 _WRITE_PLACEHOLDERS_SQL = ", ".join(f"%({c})s" for c in _WINE_WRITE_COLUMNS)
 _WRITE_ASSIGNMENTS_SQL = ", ".join(f"{c} = %({c})s" for c in _WINE_WRITE_COLUMNS)
 _INSERT_WINE = (
-    f"INSERT INTO wines (id, {_WRITE_COLUMNS_SQL}, image_key, embedding, embedding_model, available)"  # nosec B608 - constant column names; values are bound
+    f"INSERT INTO wines (id, {_WRITE_COLUMNS_SQL}, image_key, embedding, embedding_model)"  # nosec B608 - constant column names; values are bound
     f" VALUES (coalesce(%(id)s::uuid, gen_random_uuid()), {_WRITE_PLACEHOLDERS_SQL}, %(image_key)s,"
-    " %(embedding)s, %(embedding_model)s, true) RETURNING id"
+    " %(embedding)s, %(embedding_model)s) RETURNING id"
 )
 _UPDATE_WINE = (
-    f"UPDATE wines SET {_WRITE_ASSIGNMENTS_SQL}, available = true,"  # nosec B608 - constant column names; values are bound
+    f"UPDATE wines SET {_WRITE_ASSIGNMENTS_SQL},"  # nosec B608 - constant column names; values are bound
     " image_key = COALESCE(%(image_key)s, image_key),"
     # a new photo invalidates the cached Telegram file_id
     " telegram_file_id = CASE WHEN %(image_key)s::text IS DISTINCT FROM image_key"
@@ -240,7 +277,8 @@ _UPDATE_WINE = (
 
 
 def _existing_id(cur: psycopg.Cursor, record: Any) -> str | None:
-    """The wine a row updates: by its id (an export), else by the shop's sku, else by name, producer and vintage."""
+    """The wine a row updates: by its id (an export), else by the shop's sku, else by name, producer and vintage
+    among the wines without a sku (one name under two skus is two wines: two volumes or vintages)."""
     if record.id:
         row = cur.execute("SELECT id FROM wines WHERE id = %s", (record.id,)).fetchone()
         if row:
@@ -250,7 +288,8 @@ def _existing_id(cur: psycopg.Cursor, record: Any) -> str | None:
         if row:
             return str(row[0])
     row = cur.execute(
-        "SELECT id FROM wines WHERE name = %s AND producer = %s AND vintage_year IS NOT DISTINCT FROM %s",
+        "SELECT id FROM wines WHERE name = %s AND producer = %s AND vintage_year IS NOT DISTINCT FROM %s"
+        " AND sku IS NULL",
         (record.name, record.producer, record.vintage_year),
     ).fetchone()
     return str(row[0]) if row else None
@@ -258,7 +297,7 @@ def _existing_id(cur: psycopg.Cursor, record: Any) -> str | None:
 
 def import_wines(conn: psycopg.Connection, arguments: Any) -> ImportSummary:
     """Upsert validated rows with their embeddings, all or nothing. A row updates the wine with its id,
-    its sku, or its name, producer and vintage; every imported wine is available. With `replace`, every
+    its sku, or its name, producer and vintage; an imported wine is available unless its row says not (no stock). With `replace`, every
     other wine not written since `replace_since` (the first chunk's `started_at`) becomes unavailable: it is
     never recommended again, and its history and feedback stay."""
     rows, replace, replace_since = _import_arguments(require_object(arguments))
