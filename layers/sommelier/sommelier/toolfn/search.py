@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -15,6 +16,7 @@ from sommelier.domain.errors import ModelMismatchError
 from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, search_filters, semantic_request
 from sommelier.domain.wine import Wine, WinePhoto
 from sommelier.language import matching
+from sommelier.language.constraints import stated_constraints
 
 # Normalise a column the way sommelier.language.normalize normalises the customer's words.
 _NORM = "lower(translate({col}, 'Ёё-', 'Ее '))"
@@ -25,6 +27,29 @@ _NORM = "lower(translate({col}, 'Ёё-', 'Ее '))"
 PLACE_WORDS = (
     "to_tsvector('russian'::regconfig, " + _NORM.format(col="w.region || ' ' || coalesce(w.appellation, '')") + ")"
 )
+
+# The words of a wine's name and producer: the region filter matches them too («Кьянти Классико» is a
+# Chianti whatever its region column says). Migration 0010 indexes exactly this expression.
+NAME_WORDS = "to_tsvector('russian'::regconfig, " + _NORM.format(col="w.name || ' ' || w.producer") + ")"
+# Every word a customer may look for, weighted name/producer A, place/grapes B, description D (migration 0010).
+SEARCH_WORDS = (
+    "(setweight(to_tsvector('simple'::regconfig, w.name || ' ' || w.producer), 'A')"
+    " || setweight(to_tsvector('russian'::regconfig, w.name || ' ' || w.producer), 'A')"
+    " || setweight(to_tsvector('russian'::regconfig,"
+    " coalesce(w.appellation, '') || ' ' || w.region || ' ' || sommelier_joined(w.grape_varieties)), 'B')"
+    " || setweight(to_tsvector('russian'::regconfig, w.description), 'D'))"
+)
+# How a wine's name, producer and place sound, Latin and Cyrillic alike (migration 0010, sommelier_sound).
+NAME_SOUND = (
+    "sommelier_sound_words(w.name || ' ' || w.producer || ' ' || coalesce(w.appellation, '') || ' ' || w.region)"
+)
+NAME_QUERY = "sommelier_sound_query(%(name)s)"
+# Any of the query's words (stemmed), for ranking by words beside the vector ranking.
+ANY_WORD_QUERY = "replace(plainto_tsquery('russian'::regconfig, %(text_query)s)::text, '&', '|')::tsquery"
+# Reciprocal rank fusion: each ranking adds 1 / (RRF_K + rank); 60 is the constant of the original method.
+RRF_K = 60
+# Each ranking fused reads this many wines (or the limit, if more).
+FUSION_DEPTH = 30
 
 # Without a price filter, list wines nearest a typical shop price (2000 ₽) first, so a default
 # list is neither the cheapest nor the most expensive shelf. Migration 0003 indexes exactly this
@@ -136,7 +161,7 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
     if phrases:
         names = [f"region_{i}" for i in range(len(phrases))]
         wanted = " || ".join(f"phraseto_tsquery('russian'::regconfig, %({name})s)" for name in names)
-        conditions.append(f"{PLACE_WORDS} @@ ({wanted})")
+        conditions.append(f"({PLACE_WORDS} @@ ({wanted}) OR {NAME_WORDS} @@ ({wanted}))")
         params.update(zip(names, phrases, strict=True))
         applied["region"] = filters.region
     if filters.food_pairing and language.words(filters.food_pairing):
@@ -151,10 +176,55 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
             )
             params["food_words"] = filters.food_pairing
         applied["food_pairing"] = filters.food_pairing
+    if filters.name:
+        conditions.append(f"{NAME_SOUND} @@ {NAME_QUERY}")
+        params["name"] = applied["name"] = filters.name
+    _exclusions(filters, conditions, params, applied)
+    if filters.sort:
+        applied["sort"] = filters.sort
     if filters.exclude_ids:
         conditions.append("NOT (w.id = ANY(%(exclude_ids)s::uuid[]))")
         params["exclude_ids"] = filters.exclude_ids
     return conditions, params, applied
+
+
+def _exclusions(filters: SearchFilters, conditions: list[str], params: dict[str, Any], applied: dict[str, Any]) -> None:
+    """What the customer ruled out: «но не сухое», «только не итальянское», «без шардоне»."""
+    if filters.exclude_wine_type:
+        conditions.append("w.wine_type <> %(exclude_wine_type)s")
+        params["exclude_wine_type"] = applied["exclude_wine_type"] = filters.exclude_wine_type
+    if filters.exclude_sweetness:
+        conditions.append("w.sweetness <> %(exclude_sweetness)s")
+        params["exclude_sweetness"] = applied["exclude_sweetness"] = filters.exclude_sweetness
+    if filters.exclude_grape:
+        conditions.append("NOT (w.grape_keys && %(exclude_grape_keys)s::text[])")
+        params["exclude_grape_keys"] = matching.grape_keys(filters.exclude_grape)
+        applied["exclude_grape"] = filters.exclude_grape
+    if filters.exclude_country:
+        code = matching.country_code(filters.exclude_country)
+        if code:
+            conditions.append("w.country_code IS DISTINCT FROM %(exclude_country_code)s")
+            params["exclude_country_code"] = code
+        else:
+            conditions.append(f"{_NORM.format(col='w.country')} <> %(exclude_country_name)s")
+            params["exclude_country_name"] = language.normalize(filters.exclude_country)
+        applied["exclude_country"] = matching.canonical_country(filters.exclude_country)
+
+
+def _order(filters: SearchFilters) -> str:
+    """The order search_wines lists its wines in: the one asked for; a named wine best match first; else
+    the best the budget buys, the cheapest above a floor, or nearest a typical price."""
+    if filters.sort == "price_desc":
+        return "w.price_rub DESC"
+    if filters.sort == "price_asc":
+        return "w.price_rub ASC"
+    if filters.name:
+        return f"ts_rank({NAME_SOUND}, {NAME_QUERY}) DESC, {TYPICAL_PRICE_ORDER}"
+    if filters.price_max is not None:
+        return "w.price_rub DESC"  # the best the budget buys
+    if filters.price_min is not None:
+        return "w.price_rub ASC"
+    return TYPICAL_PRICE_ORDER
 
 
 def _matched(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> int:
@@ -164,12 +234,7 @@ def _matched(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> in
 
 def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResult:
     conditions, params, applied = _where(filters)
-    if filters.price_max is not None:
-        order = "w.price_rub DESC"  # the best the budget buys
-    elif filters.price_min is not None:
-        order = "w.price_rub ASC"
-    else:
-        order = TYPICAL_PRICE_ORDER
+    order = _order(filters)
     where = " AND ".join(conditions) or "TRUE"
     params["limit"] = filters.limit
     # Count first (bounded): nothing matched → no ordered scan at all; few matched → fetch those rows
@@ -202,12 +267,25 @@ SEMANTIC_SEARCH_SETTINGS = (
 )
 
 
+def _with_stated_constraints(request: SemanticRequest) -> tuple[SearchFilters, list[str]]:
+    """The request's filters plus the hard constraints its own words state («американское вино» → США), when
+    the caller passed none of them (country, colour, sweetness, price): the caller's filters always win."""
+    filters = request.filters
+    given = (filters.country, filters.wine_type, filters.sweetness, filters.price_min, filters.price_max)
+    if any(value is not None for value in given):
+        return filters, []
+    stated = stated_constraints(request.query)
+    return (replace(filters, **stated), sorted(stated)) if stated else (filters, [])
+
+
 def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> SearchResult:
-    conditions, params, applied = _where(request.filters)
+    filters, read_from_query = _with_stated_constraints(request)
+    conditions, params, applied = _where(filters)
     conditions.append("w.embedding_model = %(model)s")
     params["model"] = request.embedding_model
     params["query_vector"] = Vector(request.embedding)
-    params["limit"] = request.filters.limit
+    depth = max(filters.limit, FUSION_DEPTH) if request.hybrid else filters.limit
+    params["limit"] = depth
     where = " AND ".join(conditions)
     sql = (
         f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance "  # nosec B608 - built from constant fragments; every value is a bound parameter
@@ -227,10 +305,36 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> Searc
     if not rows:
         _refuse_model_mismatch(conn, request.embedding_model)
     rows.sort(key=lambda row: row["distance"])  # relaxed order may be slightly off
+    if request.hybrid and matched:
+        rows = _fused(rows, _word_ranked(conn, where, params, request.query))[: filters.limit]
     wines = [
         wine_for_tool(row, similarity_score=round(max(0.0, min(1.0, 1.0 - float(row["distance"]))), 4)) for row in rows
     ]
-    return _result(rows, wines, matched, applied)
+    result = _result(rows, wines, matched, applied)
+    return replace(result, read_from_query=read_from_query) if read_from_query else result
+
+
+def _word_ranked(conn: psycopg.Connection, where: str, params: dict[str, Any], text: str) -> list[dict[str, Any]]:
+    """The wines that meet the filters ranked by the query's words (any of them, stemmed; a name's word
+    counts most, a description's least), each with its vector distance for the score it reports."""
+    sql = (
+        f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance FROM wines w "  # nosec B608 - built from constant fragments; every value is a bound parameter
+        f"WHERE {where} AND {SEARCH_WORDS} @@ {ANY_WORD_QUERY} "
+        f"ORDER BY ts_rank_cd({SEARCH_WORDS}, {ANY_WORD_QUERY}) DESC, w.id LIMIT %(limit)s"
+    )
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(sql, {**params, "text_query": text}).fetchall()
+
+
+def _fused(*rankings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Reciprocal rank fusion: a wine's score is the sum of 1 / (RRF_K + rank) over the rankings it is in."""
+    scores: dict[Any, float] = {}
+    rows: dict[Any, dict[str, Any]] = {}
+    for ranking in rankings:
+        for rank, row in enumerate(ranking, start=1):
+            scores[row["id"]] = scores.get(row["id"], 0.0) + 1.0 / (RRF_K + rank)
+            rows.setdefault(row["id"], row)
+    return [rows[key] for key in sorted(scores, key=lambda key: (-scores[key], float(rows[key]["distance"])))]
 
 
 def _result(rows: list[dict[str, Any]], wines: list[Wine], matched: int, applied: dict[str, Any]) -> SearchResult:
