@@ -89,7 +89,6 @@ class SemanticRequest:
     filters: SearchFilters
     hybrid: bool = False  # fuse the vector ranking with the full-text one
 
-
     def as_arguments(self) -> dict[str, object]:
         """The tool function's arguments: the query and its vector beside the filters."""
         from sommelier.domain.wire import to_wire

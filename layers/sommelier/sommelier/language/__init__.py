@@ -678,9 +678,11 @@ def correct_spelling(text: str) -> str:
             best = process.extractOne(word, grape_words, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_SCORE)
             if not (best and best[0][0] == word[0] and abs(len(best[0]) - len(word)) <= 1):
                 continue
-        if len(best[0]) <= len(word):
-            fixed = best[0].ljust(len(word))
-            out = out[: match.start()] + fixed + out[match.end() :]
+        # A correction one letter longer («санжовезе» → «санджовезе») is written as its stem, which fits and
+        # matches the same («санджовез»).
+        fixed = best[0] if len(best[0]) <= len(word) else stem(best[0])
+        if len(fixed) <= len(word):
+            out = out[: match.start()] + fixed.ljust(len(word)) + out[match.end() :]
     return out
 
 

@@ -41,7 +41,11 @@ def stated_constraints(text: str) -> dict[str, str]:
     if "sparkling" in types:
         types = {"sparkling"}  # «розовое игристое» is a sparkling wine
     sweetness = {m.value for m in language.style_cues("sweetness").find(t) if not _negated(t, m.start_char)}
-    for key, value in (("country", _single(countries)), ("wine_type", _single(types)), ("sweetness", _single(sweetness))):
+    for key, value in (
+        ("country", _single(countries)),
+        ("wine_type", _single(types)),
+        ("sweetness", _single(sweetness)),
+    ):
         if value:
             found[key] = value
     return found

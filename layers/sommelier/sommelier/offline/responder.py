@@ -296,6 +296,7 @@ class OfflineResponder:
             "embedding": vector,
             "embedding_model": self.embedder.model,
             "limit": CANDIDATE_LIMIT,
+            "hybrid": True,  # the mood's words rank wines beside its meaning
         }
         arguments.update(filters)
         if exclude:
@@ -351,13 +352,11 @@ class OfflineResponder:
         tells nothing gets a question back."""
         name = str(intent.wine_name)
         # A famous wine is looked up by its own name too («Сассикайю» → Sassicaia, as a shop writes it).
-        names = [name, *([intent.known_wine.name] if intent.known_wine else [])]
-        lookup = [] if intent.more else (self._semantic(turn, names[-1], {}, []) or [])
-        hits = [w for w in lookup if any(_bears_name(w, n) for n in names)]
+        names = list(dict.fromkeys([name, *([intent.known_wine.name] if intent.known_wine else [])]))
+        hits = [] if intent.more else self._by_name(turn, names, {})
         stated = describe_filters({k: intent.filters[k] for k in intent.stated if k in intent.filters})
         if hits and stated:  # «Есть Sassicaia до 5000?»: the SQL says whether it also meets the rest
-            fitting = self._semantic(turn, names[-1], stated, []) or []
-            fitting = [w for w in fitting if any(_bears_name(w, n) for n in names)]
+            fitting = self._by_name(turn, names, stated)
             unmet = None if fitting else replace(intent, filters=stated)
             hits = fitting or hits
         else:
@@ -388,6 +387,15 @@ class OfflineResponder:
                     response = writer.named_absent(near, picks, query=text, name=name)
                 return OfflineAnswer(response, list(turn.found.values()), turn.calls, near)
         return OfflineAnswer(writer.named_unknown(name, query=text), list(turn.found.values()), turn.calls, intent)
+
+    def _by_name(self, turn: _Turn, names: list[str], filters: dict[str, Any]) -> list[Wine]:
+        """The wines the catalogue has under a name, in Latin or Cyrillic, misspelt or not (search_wines `name`:
+        the database decides), best match first; the first of `names` that finds any."""
+        for name in names:
+            wines = self._search(turn, "search_wines", {**filters, "name": name, "limit": CANDIDATE_LIMIT})
+            if wines:
+                return wines
+        return []
 
     # ----------------------------------------------------------------- recommendation
 
@@ -486,17 +494,6 @@ def _yes_to_info_offer(text: str, answer: str) -> QueryIntent | None:
     question = writer.info_offer(answer)
     intent = read_query(question) if question else None
     return intent if intent is not None and intent.kind == "recommendation" else None
-
-
-def _name_words(text: str) -> set[str]:
-    return {w for w in language.words(language.fold_accents(text)) if len(w) >= 2 and not w.isdigit()}
-
-
-def _bears_name(wine: Wine, name: str) -> bool:
-    """Every word of the asked name is in the wine's name or producer («Opus One» → Opus One, Opus One Winery;
-    «Petrus» → Château Petrus): the catalogue row, not a guess, decides that the wine is there."""
-    asked = _name_words(name)
-    return bool(asked) and asked <= _name_words(f"{wine.name} {wine.producer}")
 
 
 def _rank(structured: list[Wine], semantic: list[Wine], ran_structured: bool) -> list[Wine]:

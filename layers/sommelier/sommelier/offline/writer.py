@@ -146,13 +146,32 @@ def request_summary(intent: QueryIntent, *, with_price: bool = True, with_mood: 
         parts.append(f"из {country_genitive(country)}")
     if f.get("food_pairing"):
         parts.append(food_dative(f["food_pairing"]))
+    parts.extend(_exclusion_phrases(f))
     if purposes:
         parts.append(" и ".join(purposes))
     if with_price:
         price = price_phrase(f)
         if price:
             parts.append(price)
-    return " ".join(p for p in parts if p)
+    return " ".join(p for p in parts if p).replace(" но не ", ", но не ")
+
+
+def _exclusion_phrases(f: dict[str, Any]) -> list[str]:
+    """What the customer ruled out, as said back: «не сухое», «не из Италии», «без Шардоне»."""
+    phrases: list[str] = []
+    ruled_out = [
+        WINE_TYPE_RU.get(str(f.get("exclude_wine_type"))),
+        "брют"
+        if f.get("exclude_sweetness") == "dry" and f.get("wine_type") == "sparkling"
+        else SWEETNESS_RU.get(str(f.get("exclude_sweetness"))),
+    ]
+    if any(ruled_out):
+        phrases.append("но не " + " и не ".join(word for word in ruled_out if word))
+    if f.get("exclude_country"):
+        phrases.append(f"не из {country_genitive(matching.canonical_country(str(f['exclude_country'])))}")
+    if f.get("exclude_grape"):
+        phrases.append(f"без {grape_genitive(str(f['exclude_grape']))}")
+    return phrases
 
 
 # --------------------------------------------------------------------------- wine descriptions
@@ -362,6 +381,16 @@ def _intro(intent: QueryIntent, n: int, query: str) -> str:
             ],
             query,
             "pricier",
+        )
+    if f.get("sort") in ("price_desc", "price_asc"):
+        extreme = "самое дорогое" if f["sort"] == "price_desc" else "самое доступное"
+        return _pick(
+            [
+                f"По запросу «{summary}» первым ставлю {extreme} из того, что есть в каталоге, дальше — по цене.",
+                f"{_cap(extreme)} в каталоге по запросу «{summary}» — первое в списке; вот {count} по порядку цены.",
+            ],
+            query,
+            "superlative",
         )
     if intent.more:
         return _pick(

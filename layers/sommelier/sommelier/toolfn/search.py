@@ -275,7 +275,17 @@ def _with_stated_constraints(request: SemanticRequest) -> tuple[SearchFilters, l
     if any(value is not None for value in given):
         return filters, []
     stated = stated_constraints(request.query)
-    return (replace(filters, **stated), sorted(stated)) if stated else (filters, [])
+    if not stated:
+        return filters, []
+    return (
+        replace(
+            filters,
+            country=stated.get("country"),
+            wine_type=stated.get("wine_type"),
+            sweetness=stated.get("sweetness"),
+        ),
+        sorted(stated),
+    )
 
 
 def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> SearchResult:

@@ -57,22 +57,23 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
 SELECT to_tsvector('simple'::regconfig, s || ' ' || sommelier_skeleton(s)) FROM sommelier_sound(value) AS s
 $$;
 
--- A customer's name as a query of sounded words: every word of three letters or more (after stemming,
--- so «Латура» finds «Латур»), each as a prefix, by its sound or, when it has three consonants, by its
--- skeleton. A name of three words or more may miss one («Шабли Премье Крю Вайон» for «…Vaillons»).
+-- A customer's name as a query of sounded words: every word of three letters or more, each as a prefix
+-- without its last vowel (so «Латура» finds «Латур»), by its sound or, when it has three consonants, by its
+-- skeleton. A name of four words or more may miss one («Шабли Премье Крю Вайон» for «…Vaillons»).
 CREATE OR REPLACE FUNCTION sommelier_sound_query(value text) RETURNS tsquery
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
-SELECT (CASE WHEN cardinality(terms) < 3 THEN coalesce(array_to_string(terms, ' & '), '')
+SELECT (CASE WHEN cardinality(terms) < 4 THEN coalesce(array_to_string(terms, ' & '), '')
     ELSE (SELECT string_agg('(' || array_to_string(terms[:i - 1] || terms[i + 1:], ' & ') || ')', ' | ')
           FROM generate_subscripts(terms, 1) AS i)
     END)::tsquery
 FROM (
     SELECT array_agg(CASE WHEN length(sommelier_skeleton(sound)) >= 4
-        THEN '(' || quote_literal(sound) || ':* | ' || quote_literal(sommelier_skeleton(sound)) || ':*)'
-        ELSE quote_literal(sound) || ':*' END ORDER BY sound) AS terms
+        THEN '(' || quote_literal(regexp_replace(sound, '(...)[aeiou]$', '\1')) || ':* | '
+            || quote_literal(sommelier_skeleton(sound)) || ':*)'
+        ELSE quote_literal(regexp_replace(sound, '(...)[aeiou]$', '\1')) || ':*' END ORDER BY sound) AS terms
     FROM (
         SELECT DISTINCT sommelier_sound(lexeme) AS sound
-        FROM unnest(to_tsvector('russian'::regconfig, value)) AS lexemes
+        FROM unnest(to_tsvector('simple'::regconfig, value)) AS lexemes
     ) AS sounded
     WHERE length(sound) >= 3 AND sound !~ ' '
 ) AS query_terms
