@@ -161,8 +161,13 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
     if phrases:
         names = [f"region_{i}" for i in range(len(phrases))]
         wanted = " || ".join(f"phraseto_tsquery('russian'::regconfig, %({name})s)" for name in names)
-        conditions.append(f"({PLACE_WORDS} @@ ({wanted}) OR {NAME_WORDS} @@ ({wanted}))")
+        # …or the name sounds like it, in either alphabet («Barolo» → «Бароло ДОКГ»)
+        conditions.append(
+            f"({PLACE_WORDS} @@ ({wanted}) OR {NAME_WORDS} @@ ({wanted})"
+            f" OR {NAME_SOUND} @@ sommelier_sound_query(%(region_sound)s))"
+        )
         params.update(zip(names, phrases, strict=True))
+        params["region_sound"] = filters.region
         applied["region"] = filters.region
     if filters.food_pairing and language.words(filters.food_pairing):
         categories = matching.food_categories(filters.food_pairing)

@@ -12,36 +12,35 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT coalesce(array_to_string(parts
 -- How a name sounds, in a small Latin alphabet: Cyrillic is transliterated, then the spellings French,
 -- Italian, Spanish and German names share with their Russian renderings are folded together (eau/au → o,
 -- ou → u, Italian cchi/chia → k, ch/sh/c before e,i/cia/z/ts → s, g before e,i/zh/dzh → j, c/q → k, y/j → i,
--- w → v, gn → n, oi → ua, silent h, a French word's silent ending: Merlot → мерло, Blanc → блан, Premier →
--- премье), doubled letters written once. No letter z is left: it marks skeletons below.
+-- w → v, gn → n, oi → ua, silent h, ier → e), doubled letters written once. No letter z is left: it marks skeletons below.
 CREATE OR REPLACE FUNCTION sommelier_sound(value text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
 SELECT trim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
     regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
-    regexp_replace(regexp_replace(regexp_replace(
+    regexp_replace(regexp_replace(
     translate(
         replace(replace(replace(replace(replace(replace(replace(replace(
-            translate(lower(value),
+            -- a French word's silent ending, before Cyrillic comes in (Merlot → мерло, Blanc → блан, Лафит stays)
+            regexp_replace(translate(lower(value),
                 'àáâãäåāèéêëēìíîïòóôõöøùúûüýÿçñšžё',
-                'aaaaaaaeeeeeiiiiooooooouuuuyycnsze'),
+                'aaaaaaaeeeeeiiiiooooooouuuuyycnsze'), '([aeiou])[tsdx]\M|(n)c\M', '\1\2', 'g'),
             'щ', 'sh'), 'ш', 'sh'), 'ч', 'ch'), 'ж', 'zh'), 'ц', 'ts'), 'х', 'h'), 'ю', 'u'), 'я', 'ia'),
         'абвгдезийклмнопрстуфыэьъ', 'abvgdeziiklmnoprstufie'),
     '[^a-z0-9 ]+', ' ', 'g'),
+    '([tgrk])h', '\1', 'g'),
     '(eau|au)', 'o', 'g'),
     'ou', 'u', 'g'),
     'oi', 'ua', 'g'),
     '(ier\M|a[iy]\M)', 'e', 'g'),
     '(cch|ch(?=i[aeou]))', 'k', 'g'),
     '(dzh|dj|zh|g(?=[eiy]))', 'j', 'g'),
-    '(sch|ch|sh|ts|tz|z|ci(?=[aou])|c(?=[eiy]))', 's', 'g'),
+    '(tsch|tsh|sch|ch|sh|ts|tz|z|ci(?=[aou])|c(?=[eiy]))', 's', 'g'),
     '(ck|kh|c|q|x)', 'k', 'g'),
     'gn', 'n', 'g'),
     'ph', 'f', 'g'),
-    '([tgrk])h', '\1', 'g'),
     '[yj]', 'i', 'g'),
     'w', 'v', 'g'),
-    '([a-z])\1+', '\1', 'g'),
-    '([aeiou])[tsd]\M|(n)k\M', '\1\2', 'g'))
+    '([a-z])\1+', '\1', 'g'))
 $$;
 
 -- Each sounded word's consonant skeleton (the vowels after its first letter dropped), marked with a z:
