@@ -36,6 +36,8 @@ _DATA_FILES = (
     "catalog_columns.json",
     "named_wines.json",
     "mood_reasons.json",
+    "appellations.json",
+    "legal_words.json",
 )
 # Words that never carry meaning in a dish or place phrase.
 _LINKING = frozenset({"к", "с", "со", "из", "на", "под", "для", "и", "в", "во", "или", "по"})
@@ -44,9 +46,34 @@ FUZZY_MIN_SCORE = 84
 FUZZY_MIN_LENGTH = 5
 
 
+def _latin_fold_table() -> dict[int, str]:
+    """Accented Latin letters → their base letter, one for one («Médoc» → «medoc», «Grüner» → «gruner»), so
+    offsets into a text stay put; Cyrillic is left alone («й» must not become «и»)."""
+    table: dict[int, str] = {}
+    for code in range(0xC0, 0x250):
+        base = unicodedata.normalize("NFKD", chr(code))[:1]
+        if base.isascii() and base.isalpha() and base != chr(code):
+            table[code] = base
+    return table
+
+
+_LATIN_FOLD = _latin_fold_table()
+
+
+def fold_accents(text: str) -> str:
+    """«Pérignon» → «Perignon», «Moët» → «Moet»: Latin letters lose their accents, one character for one (so
+    offsets hold); Cyrillic («й», «ё») is left alone."""
+    return text.translate(_LATIN_FOLD)
+
+
+def fold(text: str) -> str:
+    """Lower case, ё→е and accents off Latin letters, keeping every character where it was."""
+    return fold_accents(text.lower().replace("ё", "е"))
+
+
 def normalize(text: str) -> str:
-    """Lower case, ё→е, hyphens and underscores as spaces, single spaces."""
-    lowered = text.lower().replace("ё", "е").replace("-", " ").replace("_", " ")
+    """Lower case, ё→е, accents off Latin letters, hyphens and underscores as spaces, single spaces."""
+    lowered = fold(text).replace("-", " ").replace("_", " ")
     return _SPACES.sub(" ", lowered).strip()
 
 
@@ -190,7 +217,7 @@ def _tokens(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...], tu
     """The words of a text, their offsets and which of them are not linking words (cached: a message is
     matched against a dozen word lists in a row)."""
     # Lower case and ё→е keep every character where it was: the offsets point into `text`.
-    found = list(_WORD.finditer(text.lower().replace("ё", "е")))
+    found = list(_WORD.finditer(fold(text)))
     tokens = tuple(m.group(0) for m in found)
     keep = tuple(i for i, w in enumerate(tokens) if w not in _LINKING)
     return tokens, tuple((m.start(), m.end()) for m in found), keep
@@ -377,6 +404,11 @@ class Grape:
     colour: str
     genitive: str = ""
     rare: bool = False  # seldom met outside its home: a wine made mostly from it is unusual
+    # Typical structure of a dry varietal wine (None where the data has none).
+    body: str | None = None  # light | medium | full
+    acidity: str | None = None  # low | medium | high
+    tannin: str | None = None  # none | low | medium | high
+    aromas: tuple[str, ...] = ()
 
 
 @cache
@@ -384,7 +416,17 @@ def _grapes() -> tuple[dict[str, Grape], PhraseIndex]:
     by_name: dict[str, Grape] = {}
     phrases: dict[str, str] = {}
     for item in data("grapes.json")["grapes"]:
-        grape = Grape(item["name"], item["latin"], item["colour"], item["genitive"], item.get("rare", False))
+        grape = Grape(
+            item["name"],
+            item["latin"],
+            item["colour"],
+            item["genitive"],
+            item.get("rare", False),
+            item.get("body"),
+            item.get("acidity"),
+            item.get("tannin"),
+            tuple(item.get("aromas", ())),
+        )
         by_name[grape.name] = grape
         for phrase in (item["name"], item["latin"], *item["aliases"]):
             phrases[phrase] = grape.name
@@ -807,15 +849,19 @@ def _named_wines() -> PhraseIndex:
     return PhraseIndex(entries)
 
 
-def fold_accents(text: str) -> str:
-    """«Pérignon» → «Perignon», «Moët» → «Moet»: Latin letters lose their accents, one character for one (so
-    offsets hold); Cyrillic («й», «ё») is left alone."""
-    return "".join(unicodedata.normalize("NFKD", c)[0] if c.isalpha() and ord(c) < 0x0400 else c for c in text)
-
-
 def named_wines_in(text: str) -> list[tuple[Match, NamedWine]]:
     """Famous wines named in a text («Есть у вас Petrus?», «Сассикайя»)."""
     found: dict[tuple[int, int], tuple[Match, NamedWine]] = {}
     for m in _named_wines().find(fold_accents(text)):
         found.setdefault((m.start_char, m.end_char), (m, m.value))
     return list(found.values())
+
+
+# The appellations and the words of Russian legal names (language/knowledge.py).
+from sommelier.language.knowledge import Appellation as Appellation  # noqa: E402  (builds on the matching above)
+from sommelier.language.knowledge import LegalReading as LegalReading  # noqa: E402
+from sommelier.language.knowledge import appellation as appellation  # noqa: E402
+from sommelier.language.knowledge import appellations as appellations  # noqa: E402
+from sommelier.language.knowledge import appellations_in as appellations_in  # noqa: E402
+from sommelier.language.knowledge import legal_reading as legal_reading  # noqa: E402
+from sommelier.language.knowledge import non_wine as non_wine  # noqa: E402
