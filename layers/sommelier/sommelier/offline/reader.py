@@ -504,10 +504,12 @@ def _read_filters(raw: str, t: str) -> _Reading:
     """The filters, mood and wine cues of a message. Each family marks the words it explains, so the order
     matters: a word read as a grape is no region or colour, and no word a filter explains is a mood word."""
     spans = _Spans()
+    # An appellation longer than a grape's name inside it («Брунелло ди Монтальчино», not the grape «брунелло»).
+    appellation = _read_appellation(t, spans)
     found = {
         # Grapes first: "Пино Нуар" must not be read as anything else, "Красностоп" is not "красное".
         "grape_variety": _read_grape(t, spans),
-        "region": _read_region(t, spans),
+        "region": appellation or _read_region(t, spans),
         "wine_type": _pick_enum(t, _TYPE_CUES, spans),
         "sweetness": _read_sweetness(t, spans),
         "country": _read_country(t, spans),
@@ -576,6 +578,20 @@ def _read_grape(t: str, spans: _Spans) -> str | None:
             spans.add(m.start_char, m.end_char)
         if not _negated(t, m.start_char):
             hits.append((m.start_char, m.value))
+    return _first_named(hits)
+
+
+def _read_appellation(t: str, spans: _Spans) -> str | None:
+    """An appellation named in more words than any grape name it holds: the place, searched as a region."""
+    grapes = language.grape_names_in(t)
+    hits: list[tuple[int, str]] = []
+    for m, place in language.appellations_in(t):
+        inside = [g for g in grapes if m.start_char <= g.start_char and g.end_char <= m.end_char]
+        if not inside or _negated(t, m.start_char):
+            continue
+        if all(len(g.phrase.split()) < len(m.phrase.split()) for g in inside):
+            spans.add(m.start_char, m.end_char)
+            hits.append((m.start_char, place.name))
     return _first_named(hits)
 
 

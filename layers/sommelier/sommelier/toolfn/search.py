@@ -44,8 +44,12 @@ NAME_SOUND = (
     "sommelier_sound_words(w.name || ' ' || w.producer || ' ' || coalesce(w.appellation, '') || ' ' || w.region)"
 )
 NAME_QUERY = "sommelier_sound_query(%(name)s)"
-# Any of the query's words (stemmed), for ranking by words beside the vector ranking.
-ANY_WORD_QUERY = "replace(plainto_tsquery('russian'::regconfig, %(text_query)s)::text, '&', '|')::tsquery"
+# Any of the query's words (stemmed) in a wine's name, producer, place or grapes (weights A and B), for ranking
+# by words beside the vector ranking: a mood's words («свежее», «минеральное») are the vector's to weigh.
+ANY_WORD_QUERY = (
+    "(replace(nullif(plainto_tsquery('russian'::regconfig, %(text_query)s)::text, ''), ''' & ''', ''':AB | ''')"
+    " || ':AB')::tsquery"
+)
 # Reciprocal rank fusion: each ranking adds 1 / (RRF_K + rank); 60 is the constant of the original method.
 RRF_K = 60
 # Each ranking fused reads this many wines (or the limit, if more).
@@ -164,7 +168,7 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
         # …or the name sounds like it, in either alphabet («Barolo» → «Бароло ДОКГ»)
         conditions.append(
             f"({PLACE_WORDS} @@ ({wanted}) OR {NAME_WORDS} @@ ({wanted})"
-            f" OR {NAME_SOUND} @@ sommelier_sound_query(%(region_sound)s))"
+            f" OR {NAME_SOUND} @@ phraseto_tsquery('simple'::regconfig, sommelier_sound(%(region_sound)s)))"
         )
         params.update(zip(names, phrases, strict=True))
         params["region_sound"] = filters.region
