@@ -242,3 +242,67 @@ def test_the_sample_file_is_real_shop_data():
     assert len(SHOP_WINES) >= 50
     assert all(re.fullmatch(r"РТ-\d{8}", w["sku"]) for w in SHOP_WINES)
     assert Path(SAMPLE).stat().st_size > 0
+
+
+# ---------------------------------------------------------------- pairing by style when the file has none
+
+# The oracle's own judgement of what suits each dish, by colour and sweetness, plus grapes too heavy or too
+# tannic for the lighter dishes (written from general pairing practice, not from the project's tables).
+HEAVY_REDS = {"каберне совиньон", "неббиоло", "сира", "мальбек", "саперави", "темпранильо", "мерло"}
+SUITS = {
+    "шашлык": lambda w: w["wine_type"] == "red" and w["sweetness"] in ("dry", "semi_dry"),
+    "плов": lambda w: w["wine_type"] == "red" and w["sweetness"] == "dry",
+    "хинкали": lambda w: w["wine_type"] in ("red", "white") and w["sweetness"] == "dry",
+    "бри": lambda w: w["wine_type"] in ("white", "sparkling", "rose") and w["sweetness"] in ("dry", "semi_dry"),
+    "суши": lambda w: w["wine_type"] in ("white", "sparkling", "rose") and w["sweetness"] in ("dry", "semi_dry"),
+    "борщ": lambda w: w["wine_type"] == "red" and w["sweetness"] == "dry",
+    "паэлья": lambda w: w["wine_type"] in ("white", "rose", "sparkling") and w["sweetness"] == "dry",
+    "устрицы": lambda w: w["wine_type"] in ("white", "sparkling") and w["sweetness"] == "dry",
+    "тирамису": lambda w: w["sweetness"] in ("sweet", "semi_sweet"),
+    "карбонара": lambda w: w["wine_type"] == "white" and w["sweetness"] == "dry",
+    "утка": lambda w: (
+        w["wine_type"] in ("red", "rose")
+        and w["sweetness"] == "dry"
+        and not HEAVY_REDS & {g.lower() for g in w["grape_varieties"]}
+    ),
+}
+DISH_REQUESTS = [
+    ("вино к шашлыку", "шашлык"),
+    ("что открыть к плову", "плов"),
+    ("к хинкали", "хинкали"),
+    ("к бри", "бри"),
+    ("посоветуй к суши", "суши"),
+    ("к борщу", "борщ"),
+    ("к паэлье", "паэлья"),
+    ("что-нибудь к устрицам", "устрицы"),
+    ("к тирамису", "тирамису"),
+    ("к пасте карбонара", "карбонара"),
+    ("вино к утке", "утка"),
+]
+
+
+def test_wines_given_for_a_dish_suit_it_when_the_file_has_no_pairings(shop_responder):
+    by_name = {w["name"]: w for w in SHOP_WINES}
+    given, suited, wrong = 0, 0, []
+    for text, dish in DISH_REQUESTS:
+        for wine in recommended(shop_responder.respond(text)):
+            row = by_name[wine.name]
+            given += 1
+            if SUITS[dish](row):
+                suited += 1
+            else:
+                wrong.append((text, row["name"], row["wine_type"], row["sweetness"], row["grape_varieties"]))
+    assert given >= 15, given
+    assert suited / given >= 0.9, wrong
+
+
+def test_a_dish_answer_names_the_style_that_suits_it(shop_responder):
+    answer = shop_responder.respond("что-нибудь к устрицам")
+    assert answer.response.wines
+    for card in answer.response.wines:
+        assert "кислотн" in card.description, card.description  # the attribute oysters ask for
+
+
+def test_different_dishes_get_different_wines(shop_responder):
+    picks = {text: {w.name for w in recommended(shop_responder.respond(text))} for text, _ in DISH_REQUESTS[:8]}
+    assert len({frozenset(p) for p in picks.values() if p}) >= 4, picks

@@ -212,7 +212,9 @@ _AMOUNT = re.compile(
     + r")?"
     # the unit first: "тысяч до пяти", "тысячи за три"
     r"|" + _THOUSAND_WORD + r"\s+(?P<rel>" + language.alternation(_UNIT_FIRST) + r")\s+(?P<after>" + _NUMBER_WORD + r")"
+    # "две тысячи", "тысячи трёхсот", "две тысячи пятьсот": thousands and the hundreds after them
     r"|(?:(?P<w>" + _NUMBER_WORD + r")\s+)?(?P<th>" + _THOUSAND_WORD + r")"
+    r"(?:\s+(?P<h2>" + language.alternation(_HUNDRED_WORDS) + r"))?"
     r"|(?P<h>" + language.alternation(_HUNDRED_WORDS) + r")"
     r"|(?P<slang>(?:" + "|".join(map(re.escape, _SLANG_THOUSANDS)) + r")[а-я]*)"
     r"|(?P<bare>" + language.alternation(_BARE_THOUSANDS) + r")"
@@ -275,7 +277,7 @@ def _amounts(raw: str) -> list[_Amount]:
             found.append(_Amount(m.start(), m.end(), 1000.0 * _BARE_THOUSANDS[m.group("bare")], True, True, bare=True))
             continue
         elif m.group("th"):
-            number = 1000.0 * _THOUSAND_WORDS.get(m.group("w") or "", 1)
+            number = 1000.0 * _THOUSAND_WORDS.get(m.group("w") or "", 1) + _HUNDRED_WORDS.get(m.group("h2") or "", 0)
             thousand, money = True, True
         else:
             number = float(_HUNDRED_WORDS[m.group("h")])

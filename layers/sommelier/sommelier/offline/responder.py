@@ -35,6 +35,7 @@ from sommelier.domain.errors import PortError
 from sommelier.domain.search import SearchResult, search_filters, semantic_request
 from sommelier.domain.wine import Wine
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
+from sommelier.language import pairing
 from sommelier.offline import writer
 from sommelier.offline.reader import REGION_COUNTRY, QueryIntent, describe_filters, offered, read_query
 from sommelier.store.ports import CatalogRepository
@@ -462,8 +463,12 @@ def _excluded(exclude_ids: list[str], chain: list[str], intent: QueryIntent) -> 
 
 
 def _relaxable(key: str, intent: QueryIntent) -> bool:
-    """Food and region are soft; a grape or country is relaxed only when inherited, never when just stated."""
-    if key in ("food_pairing", "region"):
+    """Region is soft; so is a dish whose suitable style the table does not know (with one it does know,
+    wines of another style would not suit it: «к тирамису» never gets dry wines); a grape or country is
+    relaxed only when inherited, never when just stated."""
+    if key == "food_pairing":
+        return pairing.dish_style(str(intent.filters.get("food_pairing") or "")) is None
+    if key == "region":
         return True
     return key not in intent.stated
 

@@ -18,7 +18,7 @@ from typing import Any
 from sommelier import language
 from sommelier.domain.answer import MAX_CLOSING, MAX_DESCRIPTION, MAX_INTRO, SommelierResponse, WineRecommendation
 from sommelier.domain.wine import SWEETNESS_PLURAL_RU, SWEETNESS_RU, WINE_TYPE_RU, Wine
-from sommelier.language import matching
+from sommelier.language import matching, pairing
 from sommelier.offline.mood import grade, mood_adjectives, mood_occasions, mood_reason
 from sommelier.offline.reader import REGION_GENITIVE, QueryIntent
 
@@ -291,9 +291,9 @@ def _food_reason(wine: Wine, filters: dict[str, Any], query: str, wid: str) -> s
     if not filters.get("food_pairing"):
         return None
     hits = matching_pairings(wine, str(filters["food_pairing"]))
-    if not hits:
-        return None
     dative = food_dative(filters["food_pairing"])
+    if not hits:
+        return _style_reason(wine, str(filters["food_pairing"]), dative)
     return _pick(
         [
             f"подходит {dative}: в списке сочетаний — {', '.join(hits[:2])}",
@@ -304,6 +304,16 @@ def _food_reason(wine: Wine, filters: dict[str, Any], query: str, wid: str) -> s
         wid,
         "food",
     )
+
+
+def _style_reason(wine: Wine, food: str, dative: str) -> str | None:
+    """Why a wine without the dish among its pairings suits it: the style the dish asks for, and what the
+    wine's grape brings (language/data/dish_styles.json)."""
+    style = pairing.dish_style(food)
+    if style is None or wine.wine_type not in style.colours or wine.sweetness not in style.sweetness:
+        return None
+    structure = pairing.structure_words(style, list(wine.grape_varieties))
+    return f"{dative} — {style.reason}" + (f" ({structure})" if structure else "")
 
 
 def _price_reason(wine: Wine, filters: dict[str, Any], query: str, wid: str) -> str | None:

@@ -15,7 +15,7 @@ from sommelier.db.pool import first_row
 from sommelier.domain.errors import ModelMismatchError
 from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, search_filters, semantic_request
 from sommelier.domain.wine import Wine, WinePhoto
-from sommelier.language import matching
+from sommelier.language import matching, pairing
 from sommelier.language.constraints import stated_constraints
 
 # Normalise a column the way sommelier.language.normalize normalises the customer's words.
@@ -63,7 +63,7 @@ TYPICAL_PRICE_ORDER = "abs(ln(w.price_rub) - ln(2000))"
 WINE_COLUMNS = (
     "w.id, w.name, w.producer, w.country, w.region, w.appellation, w.vintage_year, w.grape_varieties, "
     "w.wine_type, w.sweetness, w.body, w.tannins, w.acidity, w.price_rub, w.description, "
-    "w.tasting_notes, w.food_pairings, w.image_key, w.telegram_file_id, w.available"
+    "w.tasting_notes, w.food_pairings, w.image_key, w.telegram_file_id, w.available, w.grape_keys"
 )
 # Tool results carry a shortened description: full ones run to 20,000 characters.
 TOOL_DESCRIPTION_CHARS = 600
@@ -175,7 +175,14 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
         applied["region"] = filters.region
     if filters.food_pairing and language.words(filters.food_pairing):
         categories = matching.food_categories(filters.food_pairing)
-        if categories:
+        style = style_condition(filters.food_pairing, params)
+        if categories and style:
+            # The shop's own pairing wins; a wine listed without pairings is judged by its style.
+            conditions.append(
+                f"(w.food_categories && %(food_categories)s::text[] OR (cardinality(w.food_categories) = 0 AND {style}))"
+            )
+            params["food_categories"] = categories
+        elif categories:
             conditions.append("w.food_categories && %(food_categories)s::text[]")
             params["food_categories"] = categories
         else:  # a dish the vocabulary does not know: the same words among the pairings
@@ -195,6 +202,31 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
         conditions.append("NOT (w.id = ANY(%(exclude_ids)s::uuid[]))")
         params["exclude_ids"] = filters.exclude_ids
     return conditions, params, applied
+
+
+def style_condition(food: str, params: dict[str, Any]) -> str | None:
+    """SQL that is true for a wine whose style suits the dish (language/data/dish_styles.json): its colour and
+    sweetness, and its structure — graded body, tannins and acidity where the file grades them, else its
+    grapes' typical structure. None for a dish the table does not know."""
+    style = pairing.dish_style(food)
+    if style is None:
+        return None
+    params["style_colours"] = list(style.colours)
+    params["style_sweetness"] = list(style.sweetness)
+    condition = "w.wine_type = ANY(%(style_colours)s::text[]) AND w.sweetness = ANY(%(style_sweetness)s::text[])"
+    if not style.has_structure:
+        return f"({condition})"
+    graded: list[str] = []
+    for attribute, column in (("body", "body"), ("tannin", "tannins"), ("acidity", "acidity")):
+        allowed = pairing.grades(style, attribute)
+        if allowed is not None:
+            params[f"style_{attribute}"] = allowed
+            graded.append(f"coalesce(w.{column} = ANY(%(style_{attribute})s::int[]), true)")
+    params["style_grapes"] = pairing.style_grape_keys(style)
+    return (
+        f"({condition} AND CASE WHEN coalesce(w.body, w.tannins, w.acidity) IS NOT NULL "
+        f"THEN {' AND '.join(graded)} ELSE w.grape_keys && %(style_grapes)s::text[] END)"
+    )
 
 
 def _exclusions(filters: SearchFilters, conditions: list[str], params: dict[str, Any], applied: dict[str, Any]) -> None:
@@ -244,6 +276,9 @@ def _matched(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> in
 def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResult:
     conditions, params, applied = _where(filters)
     order = _order(filters)
+    style = style_condition(filters.food_pairing, params) if filters.food_pairing and not filters.sort else None
+    if style and not filters.name:
+        order = f"{style} DESC, {order}"  # within the shop's pairing, the wines whose style suits the dish first
     where = " AND ".join(conditions) or "TRUE"
     params["limit"] = filters.limit
     # Count first (bounded): nothing matched → no ordered scan at all; few matched → fetch those rows
