@@ -30,6 +30,7 @@ BENCHMARKS: dict[str, str] = {
     "tools": "bench.tools",
     "catalog_import": "bench.catalog_import",
     "offline_reader": "bench.offline_reader",
+    "hybrid_search": "bench.hybrid_search",
     "turn_overhead": "bench.turn_overhead",
     "e2e_local": "bench.e2e_local",
     "streaming": "bench.streaming",

@@ -587,9 +587,10 @@ def nothing_found(
             "none-more",
         )
     else:
+        genitive = genitive_phrase(summary)
         intro = _pick(
             [
-                f"Честно скажу: {summary} в нашем каталоге сейчас нет.",
+                *([f"Честно скажу: {genitive} в нашем каталоге сейчас нет."] if genitive else []),
                 f"К сожалению, по запросу «{summary}» в каталоге сейчас ничего не нашлось.",
                 f"Такого сочетания условий — {summary} — в каталоге пока нет, а придумывать я не буду.",
             ],
@@ -627,6 +628,32 @@ def nothing_found(
     return SommelierResponse(
         response_type="informational", intro=_clip(intro, MAX_INTRO), closing=_clip(suggestion, MAX_CLOSING)
     )
+
+
+_HEAD_WORD = re.compile(r"[а-яё]+", re.IGNORECASE)
+_HEAD_ENDS = frozenset({*language.LINKING, "до", "от", "но", "не", "без"})
+
+
+def genitive_phrase(phrase: str) -> str | None:
+    """«полусухое розовое вино из Италии» → «полусухого розового вина из Италии» (pymorphy3): the words before
+    the first linking word inflected, the rest as written; None when a head word can't be inflected."""
+    words = phrase.split(" ")
+    head: list[str] = []
+    for word in words:
+        bare = word.rstrip(",;:")
+        if not _HEAD_WORD.fullmatch(bare) or bare.lower() in _HEAD_ENDS:
+            break
+        head.append(bare)
+        if bare != word:
+            break  # «красное вино, но не сухое»: the head ends at the comma
+    if not head or any(w[:1].isupper() for w in head):
+        return None  # a grape's or a place's own name («Пино Нуар») is not declined by the dictionary
+    inflected = language.inflect(" ".join(head), "gent")
+    if not inflected:
+        return None
+    rest = words[len(head) :]
+    tail = words[len(head) - 1][len(head[-1]) :]  # the comma the head ended at, if any
+    return " ".join([inflected + tail, *rest])
 
 
 def _cards(wines: list[Wine], intent: QueryIntent, query: str) -> list[WineRecommendation]:

@@ -28,21 +28,10 @@ PLACE_WORDS = (
     "to_tsvector('russian'::regconfig, " + _NORM.format(col="w.region || ' ' || coalesce(w.appellation, '')") + ")"
 )
 
-# The words of a wine's name and producer: the region filter matches them too («Кьянти Классико» is a
-# Chianti whatever its region column says). Migration 0010 indexes exactly this expression.
-NAME_WORDS = "to_tsvector('russian'::regconfig, " + _NORM.format(col="w.name || ' ' || w.producer") + ")"
-# Every word a customer may look for, weighted name/producer A, place/grapes B, description D (migration 0010).
-SEARCH_WORDS = (
-    "(setweight(to_tsvector('simple'::regconfig, w.name || ' ' || w.producer), 'A')"
-    " || setweight(to_tsvector('russian'::regconfig, w.name || ' ' || w.producer), 'A')"
-    " || setweight(to_tsvector('russian'::regconfig,"
-    " coalesce(w.appellation, '') || ' ' || w.region || ' ' || sommelier_joined(w.grape_varieties)), 'B')"
-    " || setweight(to_tsvector('russian'::regconfig, w.description), 'D'))"
-)
-# How a wine's name, producer and place sound, Latin and Cyrillic alike (migration 0010, sommelier_sound).
-NAME_SOUND = (
-    "sommelier_sound_words(w.name || ' ' || w.producer || ' ' || coalesce(w.appellation, '') || ' ' || w.region)"
-)
+# Every word a customer may look for, weighted name/producer A, place/grapes B, description D, and how a
+# wine's name, producer and place sound, Latin and Cyrillic alike: stored columns (migration 0010).
+SEARCH_WORDS = "w.search_words"
+NAME_SOUND = "w.name_sound"
 NAME_QUERY = "sommelier_sound_query(%(name)s)"
 # Any of the query's words (stemmed) in a wine's name, producer, place or grapes (weights A and B), for ranking
 # by words beside the vector ranking: a mood's words («свежее», «минеральное») are the vector's to weigh.
@@ -63,15 +52,17 @@ TYPICAL_PRICE_ORDER = "abs(ln(w.price_rub) - ln(2000))"
 WINE_COLUMNS = (
     "w.id, w.name, w.producer, w.country, w.region, w.appellation, w.vintage_year, w.grape_varieties, "
     "w.wine_type, w.sweetness, w.body, w.tannins, w.acidity, w.price_rub, w.description, "
-    "w.tasting_notes, w.food_pairings, w.image_key, w.telegram_file_id, w.available, w.grape_keys"
+    "w.tasting_notes, w.food_pairings, w.image_key, w.telegram_file_id, w.available, w.grape_keys, w.name_sound"
 )
 # Tool results carry a shortened description: full ones run to 20,000 characters.
 TOOL_DESCRIPTION_CHARS = 600
 TOOL_NOTES_CHARS = 400
 # "matched" counts up to this many wines; more is reported as this number with "matched_more": true.
 MATCH_COUNT_CAP = 200
-# At most this many matches are fetched and sorted; more are read in order from the price-order index.
-FEW_MATCHES = 100
+# At most this many matches are fetched and sorted; more are read in order from the price-order index. Any
+# count below the cap is exact, and fetching that many rows by their index beats walking the price order
+# past the wines that do not match (a name or a place matches a few hundred at 100k).
+FEW_MATCHES = MATCH_COUNT_CAP - 1
 
 
 def money(value: Decimal | float | int) -> int | float:
@@ -167,7 +158,7 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
         wanted = " || ".join(f"phraseto_tsquery('russian'::regconfig, %({name})s)" for name in names)
         # …or the name sounds like it, in either alphabet («Barolo» → «Бароло ДОКГ»)
         conditions.append(
-            f"({PLACE_WORDS} @@ ({wanted}) OR {NAME_WORDS} @@ ({wanted})"
+            f"({PLACE_WORDS} @@ ({wanted})"
             f" OR {NAME_SOUND} @@ phraseto_tsquery('simple'::regconfig, sommelier_sound(%(region_sound)s)))"
         )
         params.update(zip(names, phrases, strict=True))
@@ -276,28 +267,41 @@ def _matched(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> in
 def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResult:
     conditions, params, applied = _where(filters)
     order = _order(filters)
-    style = style_condition(filters.food_pairing, params) if filters.food_pairing and not filters.sort else None
-    if style and not filters.name:
-        order = f"{style} DESC, {order}"  # within the shop's pairing, the wines whose style suits the dish first
+    # Within the shop's pairing, the wines whose style suits the dish come first (not when an order was asked).
+    style = (
+        style_condition(filters.food_pairing, params)
+        if filters.food_pairing and not filters.sort and not filters.name
+        else None
+    )
     where = " AND ".join(conditions) or "TRUE"
     params["limit"] = filters.limit
-    # Count first (bounded): nothing matched → no ordered scan at all; few matched → fetch those rows
-    # first and sort them (walking an ordered index would visit every wine to find a handful); many →
+    # Count first (bounded): nothing matched → no ordered scan at all; a counted few (below the cap) → fetch
+    # those rows and sort them (walking an ordered index would visit every wine to find a handful); many →
     # the ordered index stops at the limit.
     matched = _matched(conn, where, params)
-    if matched == 0:
-        rows: list[dict[str, Any]] = []
-    else:
-        if matched <= FEW_MATCHES:
+    with conn.cursor(row_factory=dict_row) as cur:
+        if matched == 0:
+            rows: list[dict[str, Any]] = []
+        elif matched <= FEW_MATCHES:
+            first = f"{style} DESC, " if style else ""
             sql = (
                 f"WITH m AS MATERIALIZED (SELECT {WINE_COLUMNS} FROM wines w WHERE {where}) "  # nosec B608 - built from constant fragments; every value is a bound parameter
-                f"SELECT * FROM m w ORDER BY {order}, w.id LIMIT %(limit)s"
+                f"SELECT * FROM m w ORDER BY {first}{order}, w.id LIMIT %(limit)s"
             )
-        else:
-            sql = f"SELECT {WINE_COLUMNS} FROM wines w WHERE {where} ORDER BY {order}, w.id LIMIT %(limit)s"  # nosec B608 - built from constant fragments; every value is a bound parameter
-        with conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(sql, params).fetchall()
+        elif style:
+            # Many: the ordered index twice, the suiting wines first, then the rest of the pairing if short.
+            rows = cur.execute(_walk(f"{where} AND {style}", order), params).fetchall()
+            if len(rows) < filters.limit:
+                more = {**params, "limit": filters.limit - len(rows)}
+                rows += cur.execute(_walk(f"{where} AND NOT {style}", order), more).fetchall()
+        else:
+            rows = cur.execute(_walk(where, order), params).fetchall()
     return _result(rows, [wine_for_tool(row) for row in rows], matched, applied)
+
+
+def _walk(where: str, order: str) -> str:
+    return f"SELECT {WINE_COLUMNS} FROM wines w WHERE {where} ORDER BY {order}, w.id LIMIT %(limit)s"  # nosec B608 - built from constant fragments; every value is a bound parameter
 
 
 # Session settings for the nearest-neighbour query when many wines match, local to its transaction.
