@@ -344,6 +344,28 @@ class OfflineResponder:
                 return blocker, nearest
         return None, None
 
+    def _can_keep(
+        self, offer: writer.Offer, intent: QueryIntent, picks: list[Wine], shown: list[str], candidates: int
+    ) -> bool:
+        """Would a yes to the offer find wines? The request the yes makes (the same rules as the yes itself,
+        reader.offered), one wine asked for, beside the turn's recorded tool calls. A failed check offers
+        nothing rather than a promise the catalogue may not keep."""
+        if offer.action == "more":
+            return candidates > len(picks)
+        if offer.action == "set" and offer.key:
+            change = offered(intent, filters={offer.key: offer.value})
+        elif offer.action in ("cheaper", "pricier"):
+            prices = [float(w.price_rub) for w in picks]
+            change = offered(replace(intent, shown_prices=prices), direction=offer.action)  # type: ignore[arg-type]
+        else:
+            return True  # a question that asks (budget, dish) rather than offers
+        arguments = {**describe_filters(change.filters), "limit": 1, "exclude_ids": shown}
+        try:
+            return bool(self._run_search("search_wines", arguments).wines)
+        except Exception:  # an unreachable catalogue keeps no promise
+            logger.warning("offline responder could not check a closing offer", exc_info=True)
+            return False
+
     # ----------------------------------------------------------------- a wine asked for by name
 
     def _named(self, turn: _Turn, text: str, intent: QueryIntent, exclude: list[str]) -> OfflineAnswer:
@@ -437,7 +459,15 @@ class OfflineResponder:
             response = writer.nothing_found(intent, query=text, blocker=blocker, nearest_price=nearest)
             return OfflineAnswer(response, list(turn.found.values()), turn.calls, intent)
         picks = _select(candidates, diversify=not filters.get("wine_type") and not intent.mood)
-        response = writer.recommendation(wording_intent, picks, query=text, relaxed=relaxed, ask=ask)
+        shown = [*exclude, *(w.id for w in picks)]
+        response = writer.recommendation(
+            wording_intent,
+            picks,
+            query=text,
+            relaxed=relaxed,
+            ask=ask,
+            can_offer=lambda offer: self._can_keep(offer, wording_intent, picks, shown, len(candidates)),
+        )
         return OfflineAnswer(response, found, turn.calls, wording_intent, relaxed=relaxed[0] if relaxed else None)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -489,9 +489,22 @@ _ASK_AGAIN = {
 }
 
 
-def _closing(intent: QueryIntent, query: str, ask: str | None = None) -> str:
+# When the catalogue can keep none of the closing offers: a question that offers nothing a yes could hold.
+NO_OFFER_CLOSING = "Если хотите, уточните цвет, бюджет или блюдо — подберу точнее."
+
+
+def _closing(
+    intent: QueryIntent, query: str, ask: str | None = None, can_offer: Callable[[Offer], bool] | None = None
+) -> str:
+    """The closing question: one of the offers that fit the request, and (with `can_offer`, the responder's
+    check against the catalogue) only one the catalogue can keep."""
     if ask in _ASK_AGAIN:
         return _ASK_AGAIN[ask]
+    offers = [o for o in _closing_offers(intent, query) if can_offer is None or can_offer(_CLOSING[o])]
+    return _pick(offers, query, "closing") if offers else NO_OFFER_CLOSING
+
+
+def _closing_offers(intent: QueryIntent, query: str) -> list[str]:
     f = intent.filters
     offers: list[str] = []
     wine_type = f.get("wine_type")
@@ -515,7 +528,7 @@ def _closing(intent: QueryIntent, query: str, ask: str | None = None) -> str:
     else:
         offers.append("Показать ещё варианты к этому блюду?")
     offers.append("Какое из них вам ближе — или показать ещё варианты?")
-    return _pick(offers, query, "closing")
+    return offers
 
 
 def recommendation(
@@ -525,8 +538,10 @@ def recommendation(
     query: str,
     relaxed: tuple[str, Any] | None = None,
     ask: str | None = None,
+    can_offer: Callable[[Offer], bool] | None = None,
 ) -> SommelierResponse:
-    """`ask`: the question the customer said yes to without answering it (Offer.ask), asked once more."""
+    """`ask`: the question the customer said yes to without answering it (Offer.ask), asked once more;
+    `can_offer`: whether the catalogue can keep an offer (only such offers close the answer)."""
     first = wines[:3]
     names = [w.name.strip().casefold() for w in first]
     items = _cards([w for i, w in enumerate(first) if names[i] not in names[:i]], intent, query)
@@ -537,7 +552,7 @@ def recommendation(
         response_type="recommendation",
         intro=_clip(intro, MAX_INTRO),
         wines=items,
-        closing=_clip(_closing(intent, query, ask), MAX_CLOSING),
+        closing=_clip(_closing(intent, query, ask, can_offer), MAX_CLOSING),
     )
 
 
