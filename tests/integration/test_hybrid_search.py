@@ -306,3 +306,48 @@ def test_a_dish_answer_names_the_style_that_suits_it(shop_responder):
 def test_different_dishes_get_different_wines(shop_responder):
     picks = {text: {w.name for w in recommended(shop_responder.respond(text))} for text, _ in DISH_REQUESTS[:8]}
     assert len({frozenset(p) for p in picks.values() if p}) >= 4, picks
+
+
+# ---------------------------------------------------------------- offers the bot can keep
+
+OFFER_PROBES = [
+    "игристое брют",
+    "полусладкое игристое",
+    "красное сухое до 3000",
+    "белое сухое до 3000",
+    "розовое",
+    "красное до 2000",
+    "красное до 4000",
+    "белое к рыбе",
+    "красное к стейку",
+    "игристое",
+    "шабли",
+    "кьянти до 2000",
+]
+
+
+@pytest.mark.parametrize("catalogue", ["shipped", "shop"])
+def test_a_yes_to_the_bots_own_closing_offer_finds_wines(shipped_responder, shop_responder, catalogue):
+    from sommelier.domain.answer import answer_as_text
+
+    from tests.wines import message
+
+    responder = shipped_responder if catalogue == "shipped" else shop_responder
+    kept, made = 0, 0
+    for request in OFFER_PROBES:
+        first = responder.respond(request)
+        if not first.response.wines:
+            continue
+        history = [
+            message("user", request),
+            message("assistant", answer_as_text(first.response), first.response.wine_ids()),
+        ]
+        answer = responder.respond("да", history)
+        if answer.response.response_type == "informational" and not answer.response.wines:
+            # the closing offered nothing a yes could hold: the bot asks what to change, it denies nothing
+            assert not DENIAL.search(answer.response.intro), (request, first.response.closing)
+            continue
+        made += 1
+        kept += bool(answer.response.wines) and not DENIAL.search(answer.response.intro)
+        assert answer.response.wines, (request, first.response.closing, answer.response.intro)
+    assert made >= 6 and kept == made

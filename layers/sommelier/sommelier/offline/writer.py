@@ -490,7 +490,7 @@ _ASK_AGAIN = {
 
 
 # When the catalogue can keep none of the closing offers: a question that offers nothing a yes could hold.
-NO_OFFER_CLOSING = "Если хотите, уточните цвет, бюджет или блюдо — подберу точнее."
+NO_OFFER_CLOSING = "Хотите, уточним цвет, бюджет или блюдо, чтобы подобрать точнее?"
 
 
 def _closing(

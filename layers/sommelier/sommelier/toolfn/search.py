@@ -28,23 +28,22 @@ PLACE_WORDS = (
     "to_tsvector('russian'::regconfig, " + _NORM.format(col="w.region || ' ' || coalesce(w.appellation, '')") + ")"
 )
 
-# Every word a customer may look for, weighted name/producer A, place/grapes B, description D, and how a
-# wine's name, producer and place sound, Latin and Cyrillic alike: stored columns (migration 0010).
+# The words a customer names a wine by, weighted name/producer A, place/grapes B, and how a wine's name,
+# producer and place sound, Latin and Cyrillic alike: stored columns (migration 0010).
 SEARCH_WORDS = "w.search_words"
 NAME_SOUND = "w.name_sound"
 # In a scalar subquery, so it is computed once per query even under a prepared statement's generic plan
 # (inline, the fifteen regular expressions of the sound key ran again for every wine ranked: 60 ms at 10k).
 NAME_QUERY = "(SELECT sommelier_sound_query(%(name)s))"
-# Any of the query's words (stemmed) in a wine's name, producer, place or grapes (weights A and B), for ranking
-# by words beside the vector ranking: a mood's words («свежее», «минеральное») are the vector's to weigh.
-ANY_WORD_QUERY = (
-    "(SELECT (replace(nullif(plainto_tsquery('russian'::regconfig, %(text_query)s)::text, ''),"
-    " ''' & ''', ''':AB | ''') || ':AB')::tsquery)"
-)
+# Any of the query's words (stemmed) in a wine's name, producer, place or grapes, for ranking by words beside
+# the vector ranking: a mood's words («свежее», «минеральное») are the vector's to weigh.
+ANY_WORD_QUERY = "(SELECT replace(plainto_tsquery('russian'::regconfig, %(text_query)s)::text, '&', '|')::tsquery)"
 # Reciprocal rank fusion: each ranking adds 1 / (RRF_K + rank); 60 is the constant of the original method.
 RRF_K = 60
 # Each ranking fused reads this many wines (or the limit, if more).
 FUSION_DEPTH = 30
+# The word ranking ranks at most this many of the wines its words match.
+WORD_CANDIDATES = 300
 
 # Without a price filter, list wines nearest a typical shop price (2000 ₽) first, so a default
 # list is neither the cheapest nor the most expensive shelf. Migration 0003 indexes exactly this
@@ -375,15 +374,24 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> Searc
 
 
 def _word_ranked(conn: psycopg.Connection, where: str, params: dict[str, Any], text: str) -> list[dict[str, Any]]:
-    """The wines that meet the filters ranked by the query's words (any of them, stemmed; a name's word
-    counts most, a description's least), each with its vector distance for the score it reports."""
+    """The wines that meet the filters ranked by the query's words (any of them, stemmed, in a name,
+    producer, place or grapes), each with its vector distance for the score it reports. Only the first
+    WORD_CANDIDATES matches are ranked (a grape's name matches a tenth of a big catalogue), and only the
+    ranked few read their vectors."""
     sql = (
-        f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance FROM wines w "  # nosec B608 - built from constant fragments; every value is a bound parameter
-        f"WHERE {where} AND {SEARCH_WORDS} @@ {ANY_WORD_QUERY} "
-        f"ORDER BY ts_rank_cd({SEARCH_WORDS}, {ANY_WORD_QUERY}) DESC, w.id LIMIT %(limit)s"
+        "WITH hits AS MATERIALIZED ("  # nosec B608 - built from constant fragments; every value is a bound parameter
+        f"SELECT w.id, ts_rank_cd({SEARCH_WORDS}, {ANY_WORD_QUERY}) AS rank FROM wines w "
+        f"WHERE {where} AND {SEARCH_WORDS} @@ {ANY_WORD_QUERY} LIMIT {WORD_CANDIDATES}), "
+        "top AS MATERIALIZED (SELECT id, rank FROM hits ORDER BY rank DESC, id LIMIT %(limit)s) "
+        f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance "
+        "FROM top JOIN wines w ON w.id = top.id ORDER BY top.rank DESC, w.id"
     )
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(sql, {**params, "text_query": text}).fetchall()
+        return cur.execute(sql, {**params, "text_query": _WINE_WORDS.remove(language.normalize(text))}).fetchall()
+
+
+# «вино», «вина»…: in a shop's legal names («Вино сортовое…») they name every wine, so they rank none.
+_WINE_WORDS = language.cues("wine_words.json", "wine")
 
 
 def _fused(*rankings: list[dict[str, Any]]) -> list[dict[str, Any]]:

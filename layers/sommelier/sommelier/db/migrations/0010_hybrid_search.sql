@@ -79,15 +79,14 @@ FROM (
 ) AS query_terms
 $$;
 
--- Every word a customer may look for, weighted: name and producer (A, in both configurations), place
--- and grapes (B), description (D). Stored: ranking reads it for every wine that matched, and computing it
--- from a long description each time cost milliseconds a row.
+-- The words a customer names a wine by, weighted: name and producer (A, in both configurations), place
+-- and grapes (B). A description's words are the vector's to weigh (and 0001's ix_wines_fulltext indexes
+-- them): here they would make every wine match «вино». Stored: ranking reads it for every wine matched.
 ALTER TABLE wines ADD COLUMN IF NOT EXISTS search_words tsvector GENERATED ALWAYS AS (
     setweight(to_tsvector('simple'::regconfig, name || ' ' || producer), 'A')
     || setweight(to_tsvector('russian'::regconfig, name || ' ' || producer), 'A')
     || setweight(to_tsvector('russian'::regconfig,
         coalesce(appellation, '') || ' ' || region || ' ' || sommelier_joined(grape_varieties)), 'B')
-    || setweight(to_tsvector('russian'::regconfig, description), 'D')
 ) STORED;
 CREATE INDEX IF NOT EXISTS ix_wines_search_words ON wines USING gin (search_words) WHERE available;
 
