@@ -260,9 +260,9 @@ def _order(filters: SearchFilters) -> str:
     return TYPICAL_PRICE_ORDER
 
 
-def _matched(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> int:
+def _matched(conn: psycopg.Connection, where: str, params: dict[str, Any], *, prepare: bool | None = None) -> int:
     sql = f"SELECT count(*) FROM (SELECT 1 FROM wines w WHERE {where} LIMIT {MATCH_COUNT_CAP}) matched"  # nosec B608 - constant fragments; values are bound
-    return first_row(conn.execute(sql, params))[0]
+    return first_row(conn.execute(sql, params, prepare=prepare))[0]
 
 
 def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResult:
@@ -279,7 +279,10 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResu
     # Count first (bounded): nothing matched → no ordered scan at all; a counted few (below the cap) → fetch
     # those rows and sort them (walking an ordered index would visit every wine to find a handful); many →
     # the ordered index stops at the limit.
-    matched = _matched(conn, where, params)
+    # A name, a place or a dish's style: planned for its values each time (a prepared statement's generic
+    # plan cannot see how few wines a name matches and scans them all); other filters keep the plan cache.
+    prepare = False if (filters.name or filters.region or style) else None
+    matched = _matched(conn, where, params, prepare=prepare)
     with conn.cursor(row_factory=dict_row) as cur:
         if matched == 0:
             rows: list[dict[str, Any]] = []
@@ -289,15 +292,15 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResu
                 f"WITH m AS MATERIALIZED (SELECT {WINE_COLUMNS} FROM wines w WHERE {where}) "  # nosec B608 - built from constant fragments; every value is a bound parameter
                 f"SELECT * FROM m w ORDER BY {first}{order}, w.id LIMIT %(limit)s"
             )
-            rows = cur.execute(sql, params).fetchall()
+            rows = cur.execute(sql, params, prepare=prepare).fetchall()
         elif style:
             # Many: the ordered index twice, the suiting wines first, then the rest of the pairing if short.
-            rows = cur.execute(_walk(f"{where} AND {style}", order), params).fetchall()
+            rows = cur.execute(_walk(f"{where} AND {style}", order), params, prepare=False).fetchall()
             if len(rows) < filters.limit:
                 more = {**params, "limit": filters.limit - len(rows)}
-                rows += cur.execute(_walk(f"{where} AND NOT {style}", order), more).fetchall()
+                rows += cur.execute(_walk(f"{where} AND NOT {style}", order), more, prepare=False).fetchall()
         else:
-            rows = cur.execute(_walk(where, order), params).fetchall()
+            rows = cur.execute(_walk(where, order), params, prepare=prepare).fetchall()
     return _result(rows, [wine_for_tool(row) for row in rows], matched, applied)
 
 
@@ -347,7 +350,8 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> Searc
     params["limit"] = depth
     where = " AND ".join(conditions)
     sql = (
-        f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance "  # nosec B608 - built from constant fragments; every value is a bound parameter
+        # hybrid: the ids only, 30 deep; the fused few are read afterwards
+        f"SELECT {'w.id' if request.hybrid else WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance "  # nosec B608 - built from constant fragments; every value is a bound parameter
         # ORDER BY the output column: the same expression (the HNSW index serves it), and the 6 KB
         # query vector is sent once instead of twice.
         f"FROM wines w WHERE {where} ORDER BY distance LIMIT %(limit)s"
@@ -365,7 +369,7 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> Searc
         _refuse_model_mismatch(conn, request.embedding_model)
     rows.sort(key=lambda row: row["distance"])  # relaxed order may be slightly off
     if request.hybrid and matched:
-        rows = _fused(rows, _word_ranked(conn, where, params, request.query))[: filters.limit]
+        rows = _fused_rows(conn, rows, _word_ranked(conn, where, params, request.query), filters.limit, params)
     wines = [
         wine_for_tool(row, similarity_score=round(max(0.0, min(1.0, 1.0 - float(row["distance"]))), 4)) for row in rows
     ]
@@ -373,36 +377,42 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> Searc
     return replace(result, read_from_query=read_from_query) if read_from_query else result
 
 
-def _word_ranked(conn: psycopg.Connection, where: str, params: dict[str, Any], text: str) -> list[dict[str, Any]]:
-    """The wines that meet the filters ranked by the query's words (any of them, stemmed, in a name,
-    producer, place or grapes), each with its vector distance for the score it reports. Only the first
-    WORD_CANDIDATES matches are ranked (a grape's name matches a tenth of a big catalogue), and only the
-    ranked few read their vectors."""
+def _word_ranked(conn: psycopg.Connection, where: str, params: dict[str, Any], text: str) -> list[Any]:
+    """The ids of the wines that meet the filters ranked by the query's words (any of them, stemmed, in a
+    name, producer, place or grapes), best first. Only the first WORD_CANDIDATES matches are ranked (a
+    grape's name matches a tenth of a big catalogue); rows and vectors are read later, for the fused few."""
     sql = (
         "WITH hits AS MATERIALIZED ("  # nosec B608 - built from constant fragments; every value is a bound parameter
         f"SELECT w.id, ts_rank_cd({SEARCH_WORDS}, {ANY_WORD_QUERY}) AS rank FROM wines w "
-        f"WHERE {where} AND {SEARCH_WORDS} @@ {ANY_WORD_QUERY} LIMIT {WORD_CANDIDATES}), "
-        "top AS MATERIALIZED (SELECT id, rank FROM hits ORDER BY rank DESC, id LIMIT %(limit)s) "
-        f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance "
-        "FROM top JOIN wines w ON w.id = top.id ORDER BY top.rank DESC, w.id"
+        f"WHERE {where} AND {SEARCH_WORDS} @@ {ANY_WORD_QUERY} LIMIT {WORD_CANDIDATES}) "
+        "SELECT id FROM hits ORDER BY rank DESC, id LIMIT %(limit)s"
     )
-    with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(sql, {**params, "text_query": _WINE_WORDS.remove(language.normalize(text))}).fetchall()
+    # planned for its words each time: a generic plan cannot see how many wines they match
+    words = _WINE_WORDS.remove(language.normalize(text))
+    return [row[0] for row in conn.execute(sql, {**params, "text_query": words}, prepare=False).fetchall()]
 
 
 # «вино», «вина»…: in a shop's legal names («Вино сортовое…») they name every wine, so they rank none.
 _WINE_WORDS = language.cues("wine_words.json", "wine")
 
 
-def _fused(*rankings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Reciprocal rank fusion: a wine's score is the sum of 1 / (RRF_K + rank) over the rankings it is in."""
+def _fused_rows(
+    conn: psycopg.Connection, by_vector: list[dict[str, Any]], by_words: list[Any], limit: int, params: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Reciprocal rank fusion of the two rankings: a wine's score is the sum of 1 / (RRF_K + rank) over the
+    rankings it is in. The first `limit` wines are read now, with their distance."""
     scores: dict[Any, float] = {}
-    rows: dict[Any, dict[str, Any]] = {}
-    for ranking in rankings:
-        for rank, row in enumerate(ranking, start=1):
-            scores[row["id"]] = scores.get(row["id"], 0.0) + 1.0 / (RRF_K + rank)
-            rows.setdefault(row["id"], row)
-    return [rows[key] for key in sorted(scores, key=lambda key: (-scores[key], float(rows[key]["distance"])))]
+    for ranking in ([row["id"] for row in by_vector], by_words):
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+    near = {row["id"] for row in by_vector}
+    first = sorted(scores, key=lambda key: (-scores[key], key not in near, str(key)))[:limit]
+    sql = (
+        f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance FROM wines w WHERE w.id = ANY(%(ids)s)"  # nosec B608 - constant column list; values are bound
+    )
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = {row["id"]: row for row in cur.execute(sql, {"query_vector": params["query_vector"], "ids": first})}
+    return [rows[key] for key in first if key in rows]
 
 
 def _result(rows: list[dict[str, Any]], wines: list[Wine], matched: int, applied: dict[str, Any]) -> SearchResult:
