@@ -260,8 +260,15 @@ def _order(filters: SearchFilters) -> str:
     return TYPICAL_PRICE_ORDER
 
 
-def _matched(conn: psycopg.Connection, where: str, params: dict[str, Any], *, prepare: bool | None = None) -> int:
-    sql = f"SELECT count(*) FROM (SELECT 1 FROM wines w WHERE {where} LIMIT {MATCH_COUNT_CAP}) matched"  # nosec B608 - constant fragments; values are bound
+def _matched(
+    conn: psycopg.Connection,
+    where: str,
+    params: dict[str, Any],
+    *,
+    prepare: bool | None = None,
+    cap: int = MATCH_COUNT_CAP,
+) -> int:
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM wines w WHERE {where} LIMIT {cap}) matched"  # nosec B608 - constant fragments; values are bound
     return first_row(conn.execute(sql, params, prepare=prepare))[0]
 
 
@@ -286,7 +293,10 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResu
     with conn.cursor(row_factory=dict_row) as cur:
         if matched == 0:
             rows: list[dict[str, Any]] = []
-        elif matched <= FEW_MATCHES:
+        elif matched <= FEW_MATCHES or filters.name or (filters.region and _few_for_a_place(conn, where, params)):
+            # A name, or a place with at most a few thousand wines: its wines come from their indexes and are
+            # sorted (walking the price order computed each wine's place words until the place's wines turned
+            # up: 340 ms at 100k for «Barolo», whose wines cost far from the typical price; 14 ms sorted).
             first = f"{style} DESC, " if style else ""
             sql = (
                 f"WITH m AS MATERIALIZED (SELECT {WINE_COLUMNS} FROM wines w WHERE {where}) "  # nosec B608 - built from constant fragments; every value is a bound parameter
@@ -302,6 +312,14 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResu
         else:
             rows = cur.execute(_walk(where, order), params, prepare=prepare).fetchall()
     return _result(rows, [wine_for_tool(row) for row in rows], matched, applied)
+
+
+# A place with more wines than this is walked in the price order (they turn up soon); fewer are sorted.
+PLACE_SORT_CAP = 3000
+
+
+def _few_for_a_place(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> bool:
+    return _matched(conn, where, params, prepare=False, cap=PLACE_SORT_CAP) < PLACE_SORT_CAP
 
 
 def _walk(where: str, order: str) -> str:
