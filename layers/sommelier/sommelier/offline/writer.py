@@ -444,6 +444,15 @@ def _intro(intent: QueryIntent, n: int, query: str) -> str:
             f"{lead('Вот')} {count} по вашему запросу: {summary}.",
             f"{lead('По')} запросу «{summary}» в каталоге нашлись хорошие варианты — показываю {count}.",
             f"{lead('Под')} ваш запрос ({summary}) подходят эти {count}.",
+            # openings of their own, so that no one sentence opens more than one answer in ten
+            f"{lead('Из')} каталога под запрос «{summary}» я выбрал {count}.",
+            f"{lead('Смотрите')}, что нашлось: {summary} — {count} на выбор.",
+            f"{lead('Подобрал')} {count}: {summary}.",
+            f"{lead('Есть')} хорошие варианты — {summary}; показываю {count}.",
+            f"{lead('Нашлось')} {count} — {summary}.",
+            f"{lead('Предлагаю')} {count}: {summary}.",
+            f"{lead('Для')} запроса «{summary}» у нас есть {count} — вот они.",
+            f"{lead('Выбор')} есть: {summary}, {count} ниже.",
         ]
     return _pick(templates, query, "intro")
 
