@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, str] = {
     "catalog_import": "bench.catalog_import",
     "catalog_import_thin": "bench.catalog_import_thin",
     "offline_reader": "bench.offline_reader",
+    "hybrid_search": "bench.hybrid_search",
     "turn_overhead": "bench.turn_overhead",
     "e2e_local": "bench.e2e_local",
     "streaming": "bench.streaming",

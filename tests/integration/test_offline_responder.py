@@ -152,7 +152,7 @@ def test_structured_and_mood_run_both_tools(responder):
     structured = next(c for c in answer.tool_calls if c["name"] == "search_wines")
     assert structured["arguments"] == {"wine_type": "red", "price_max": 3000, "limit": 10}
     # both tools get the same filters: the SQL of each decides what matches
-    tool_only = {"query", "embedding_model"}
+    tool_only = {"query", "embedding_model", "hybrid"}
     assert {k: v for k, v in semantic["arguments"].items() if k not in tool_only} == structured["arguments"]
 
 

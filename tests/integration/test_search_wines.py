@@ -471,10 +471,10 @@ def test_a_region_inside_a_longer_word_is_not_that_region(catalog_db, shipped_wi
     """«асти» is a substring of «Кастилия» (the Rueda's region) but a word only of «Asti DOCG»."""
     castile = [w for w in shipped_wines if "асти" in norm(w["region"])]
     assert castile and not any(has_words(w["region"], "асти") for w in castile)
-    result = search(catalog_db, region="Асти", limit=MAX_LIMIT)
-    assert (result["found"], result["matched"]) == (0, 0)
     asti = {key(w) for w in shipped_wines if has_words(w.get("appellation"), "asti")}
-    assert asti and set(result_keys(search(catalog_db, region="Asti", limit=MAX_LIMIT))) == asti
+    # «Асти» is «Asti» in the other alphabet (the name search's sound key), never «Кастилия»
+    for phrase in ("Асти", "Asti"):
+        assert asti and set(result_keys(search(catalog_db, region=phrase, limit=MAX_LIMIT))) == asti, phrase
 
 
 def test_napa_is_not_found_inside_anapa(fresh_db, shipped_wines):

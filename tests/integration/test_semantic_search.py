@@ -93,7 +93,8 @@ def test_mood_query_file_is_usable(shipped_wines):
 @pytest.mark.parametrize("item", MOOD_QUERIES, ids=[q["query"] for q in MOOD_QUERIES])
 def test_mood_query_finds_a_relevant_wine_in_the_top_5(catalog_db, item):
     result = semantic(catalog_db, item["query"], limit=TOP_K)
-    assert result["found"] == TOP_K
+    # A description that states a hard constraint («десертное» is sweet) lists only the wines meeting it.
+    assert result["found"] == (min(TOP_K, result["matched"]) if result.get("read_from_query") else TOP_K)
     relevant = {(w["name"], w["producer"]) for w in item["relevant"]}
     top = [(w["name"], w["producer"]) for w in result["wines"]]
     assert relevant & set(top), f"{item['query']!r}: top 5 {top}, none of {sorted(relevant)}"
@@ -113,17 +114,20 @@ def test_mood_queries_recall_at_5(catalog_db):
 
 
 @pytest.mark.parametrize(
-    "query",
+    ("query", "stated"),
     [
-        "лёгкое освежающее белое",
-        "насыщенное красное с танинами к мясу",
-        "игристое для праздника",
-        "сладкое десертное вино",
+        # the colour or sweetness the description states is a hard constraint (read_from_query)
+        ("лёгкое освежающее белое", ("wine_type", "white")),
+        ("насыщенное красное с танинами к мясу", ("wine_type", "red")),
+        ("игристое для праздника", ("wine_type", "sparkling")),
+        ("сладкое десертное вино", ("sweetness", "sweet")),
     ],
 )
-def test_ranking_matches_brute_force_cosine(catalog_db, shipped_wines, catalogue_vectors, query):
+def test_ranking_matches_brute_force_cosine(catalog_db, shipped_wines, catalogue_vectors, query, stated):
     result = semantic(catalog_db, query, limit=10)
-    want = brute_force(shipped_wines, catalogue_vectors, query, k=10)
+    key, value = stated
+    assert result["read_from_query"] == [key] and result["filters_applied"] == {key: value}
+    want = brute_force(shipped_wines, catalogue_vectors, query, lambda w: w[key] == value, k=10)
     got = [w["similarity_score"] for w in result["wines"]]
     assert got == pytest.approx([s for s, _ in want], abs=2e-4)
     # same wines, except where two scores tie within rounding
@@ -239,7 +243,7 @@ def test_exclude_ids_gives_the_next_best(catalog_db):
 
 
 def test_rows_of_another_embedding_model_are_never_compared(fresh_db):
-    hidden = semantic(fresh_db, "игристое для праздника", limit=3)["wines"]
+    hidden = semantic(fresh_db, "что открыть на праздник", limit=3)["wines"]
     other = np.zeros(1536)
     other[0] = 1.0
     updated = handle(
@@ -253,7 +257,7 @@ def test_rows_of_another_embedding_model_are_never_compared(fresh_db):
         fresh_db,
     )
     assert updated == {"updated": 3}
-    result = semantic(fresh_db, "игристое для праздника", limit=20)
+    result = semantic(fresh_db, "что открыть на праздник", limit=20)
     assert result["found"] == 20
     assert not {w["id"] for w in hidden} & {w["id"] for w in result["wines"]}
     # …and a query in the other model sees only those rows

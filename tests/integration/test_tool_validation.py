@@ -109,7 +109,7 @@ def test_invalid_enum_does_not_drop_the_valid_filters(catalog_db):
 
 
 def test_semantic_invalid_wine_type_is_ignored(catalog_db, query_vector):
-    base = dict(query="лёгкое белое", embedding=query_vector, embedding_model=LOCAL_MODEL_NAME)
+    base = dict(query="лёгкое и свежее", embedding=query_vector, embedding_model=LOCAL_MODEL_NAME)
     result = semantic(catalog_db, **base, wine_type="purple")
     assert result["filters_applied"] == {}
     assert result == semantic(catalog_db, **base)
@@ -328,7 +328,7 @@ def test_semantic_search_accepts_integer_components(catalog_db):
 
 
 def test_semantic_search_validates_every_filter_as_search_wines_does(catalog_db, query_vector):
-    base = dict(query="лёгкое белое", embedding=query_vector, embedding_model=LOCAL_MODEL_NAME)
+    base = dict(query="лёгкое и свежее", embedding=query_vector, embedding_model=LOCAL_MODEL_NAME)
     filters = dict(
         country="Франция",
         grape_variety="Шардоне",

@@ -27,6 +27,8 @@ MAX_QUERY_TEXT = 1000
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 MAX_IDS = 200
+# How search_wines orders its wines: dearest first, cheapest first, or by how well a named wine matches.
+SORT_ORDERS = ("price_desc", "price_asc", "relevance")
 
 
 def llm_parameter(description: str, *, enum: tuple[str, ...] | None = None, required: bool = False) -> Any:
@@ -46,6 +48,21 @@ class SearchFilters:
     country: str | None = llm_parameter("Страна производства (например: Аргентина, Италия, Россия)")
     region: str | None = llm_parameter("Регион производства (например: Тоскана, Мендоса)")
     food_pairing: str | None = llm_parameter("Блюдо для сочетания (например: стейк, рыба, сыр)")
+    name: str | None = llm_parameter(
+        "Вино, производитель или апелласьон, названные покупателем, как он их написал, латиницей или кириллицей "
+        "(например: Шато Латур, Chianti Classico, Брунелло ди Монтальчино); опечатки допустимы"
+    )
+    exclude_country: str | None = llm_parameter("Страна, которую покупатель исключил («только не итальянское»)")
+    exclude_sweetness: str | None = llm_parameter(
+        "Сладость, которую покупатель исключил («красное, но не сухое»)", enum=SWEETNESS_LEVELS
+    )
+    exclude_wine_type: str | None = llm_parameter("Тип вина, который покупатель исключил", enum=WINE_TYPES)
+    exclude_grape: str | None = llm_parameter("Сорт винограда, который покупатель исключил («без шардоне»)")
+    sort: str | None = llm_parameter(
+        "Порядок: price_desc — самые дорогие первыми («самое дорогое»), price_asc — самые дешёвые первыми, "
+        "relevance — лучше всего совпадающие с name",
+        enum=SORT_ORDERS,
+    )
     limit: int = DEFAULT_LIMIT
     exclude_ids: list[str] = field(default_factory=list)
 
@@ -57,6 +74,8 @@ class SemanticSearchParameters(SearchFilters):
     call, and the database, not the caller, decides which wines meet them."""
 
     query: str | None = llm_parameter("Текстовое описание желаемого вина на естественном языке", required=True)
+    # The caller's: rank by the query's words as well as its meaning (reciprocal rank fusion, toolfn/search.py).
+    hybrid: bool = False
 
 
 @dataclass
@@ -65,6 +84,7 @@ class SemanticRequest:
     embedding: list[float]
     embedding_model: str
     filters: SearchFilters
+    hybrid: bool = False  # fuse the vector ranking with the full-text one
 
     def as_arguments(self) -> dict[str, object]:
         """The tool function's arguments: the query and its vector beside the filters."""
@@ -75,6 +95,7 @@ class SemanticRequest:
             "query": self.query,
             "embedding": self.embedding,
             "embedding_model": self.embedding_model,
+            **({"hybrid": True} if self.hybrid else {}),
         }
 
 
@@ -89,6 +110,8 @@ class SearchResult:
     wines: list[Wine]
     filters_applied: dict[str, str | int | float] = field(default_factory=dict)
     matched_more: bool = field(default=False, metadata=OMIT_EMPTY)
+    # semantic_search: the filters it read from the description itself because the caller passed none.
+    read_from_query: list[str] = field(default_factory=list, metadata=OMIT_EMPTY)
     photos: dict[str, WinePhoto] = field(default_factory=dict, metadata=OMIT_EMPTY)
 
     def wines_with_photos(self) -> list[Wine]:
@@ -205,8 +228,12 @@ def _field_value(args: dict[str, Any], name: str, annotation: Any) -> Any:
     """Validate one argument by its declared type (the dataclass field is the definition)."""
     if name == "wine_type":
         return _enum(args, name, WINE_TYPES, enum_words("wine_types"))
-    if name == "sweetness":
+    if name in ("sweetness", "exclude_sweetness"):
         return _enum(args, name, SWEETNESS_LEVELS, enum_words("sweetness"))
+    if name == "exclude_wine_type":
+        return _enum(args, name, WINE_TYPES, enum_words("wine_types"))
+    if name == "sort":
+        return _enum(args, name, SORT_ORDERS, {})
     if name == "limit":
         return optional_limit(args)
     if name == "exclude_ids":
@@ -222,6 +249,10 @@ def search_filters(arguments: Any) -> SearchFilters:
     filters = SearchFilters(**{name: value for name, value in values.items() if value is not None})
     if filters.price_min is not None and filters.price_max is not None and filters.price_min > filters.price_max:
         filters.price_min = None  # a reversed range: the upper bound is what the customer means
+    if filters.exclude_wine_type and filters.exclude_wine_type == filters.wine_type:
+        filters.exclude_wine_type = None  # «красное, но не красное»: what is asked for wins
+    if filters.exclude_sweetness and filters.exclude_sweetness == filters.sweetness:
+        filters.exclude_sweetness = None
     return filters
 
 
@@ -251,7 +282,13 @@ def semantic_request(arguments: Any) -> SemanticRequest:
     model = optional_text(args, "embedding_model")
     if not model:
         raise ArgumentError("embedding_model is required: the name of the model that made the embedding")
-    return SemanticRequest(query=query, embedding=vector, embedding_model=model, filters=search_filters(args))
+    return SemanticRequest(
+        query=query,
+        embedding=vector,
+        embedding_model=model,
+        filters=search_filters(args),
+        hybrid=args.get("hybrid") is True,
+    )
 
 
 def single_uuid(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:

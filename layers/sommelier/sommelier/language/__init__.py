@@ -39,6 +39,7 @@ _DATA_FILES = (
     "mood_reasons.json",
     "appellations.json",
     "legal_words.json",
+    "dish_styles.json",
 )
 # Words that never carry meaning in a dish or place phrase.
 _LINKING = frozenset({"к", "с", "со", "из", "на", "под", "для", "и", "в", "во", "или", "по"})
@@ -566,8 +567,8 @@ def moods() -> list[dict[str, Any]]:
 # ---------------------------------------------------------------- shortened text
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[«\"(A-ZА-ЯЁ0-9])")
 _COLOUR_SENTENCE_WORDS = 12
+_COLOUR_OPENING_WORDS = 6  # a colour noun among a sentence's first words: the sentence opens with the colour
 
 
 @cache
@@ -579,23 +580,49 @@ def _colour_words() -> tuple[frozenset[str], frozenset[str]]:
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(" ".join(text.split())) if s.strip()]
+    """The sentences of a text, by razdel's Russian segmenter (abbreviations such as «12 мес.» and «Dr.» do
+    not end one), never split inside a quoted name («Château St. Jean»)."""
+    from razdel import sentenize
+
+    out: list[str] = []
+    pending = ""
+    for part in sentenize(" ".join((text or "").split())):
+        pending = f"{pending} {part.text}".strip() if pending else part.text.strip()
+        if pending and not _open_quote(pending):
+            out.append(pending)
+            pending = ""
+    if pending:
+        out.append(pending)
+    return out
+
+
+def _open_quote(text: str) -> bool:
+    return text.count("«") > text.count("»") or text.count('"') % 2 == 1 or text.count("“") > text.count("”")
 
 
 def is_colour_sentence(sentence: str) -> bool:
     """«Рубиновый цвет.», «Цвет соломенно-жёлтый с зеленоватыми отблесками.», «Рубиновое, с гранатовым
     ободком.»: a short sentence that names the colour, or is made only of hues and shades."""
-    tokens = [stem(w) for w in words(sentence) if w not in _LINKING]
-    if not tokens or len(tokens) > _COLOUR_SENTENCE_WORDS:
+    kept = [w for w in words(sentence) if w not in _LINKING]
+    tokens = [stem(w) for w in kept]
+    if not tokens:
         return False
     nouns, colour = _colour_words()
-    return any(t in nouns for t in tokens) or all(t in colour for t in tokens)
+    flowers = frozenset(data("wine_words.json")["colour"]["flowers"])
+    named = [t in nouns and w not in flowers for t, w in zip(tokens, kept, strict=True)]
+    if any(named[:_COLOUR_OPENING_WORDS]):
+        return True  # «Вино блестящего нежно-розового цвета с ароматом муската…» opens with the colour
+    if len(tokens) > _COLOUR_SENTENCE_WORDS:
+        return False
+    return any(named) or all(t in colour for t in tokens)
 
 
 def brief(text: str, limit: int, *, skip_colour: bool = False) -> str:
     """Whole sentences from the start of `text` up to `limit` characters (one clipped sentence if the
     first is longer); with `skip_colour`, a leading colour sentence is left out."""
-    parts = sentences(text or "")
+    # Only the text's start can make the brief: a 20 000-character description is not segmented whole (its
+    # last part read here is cut, but the parts before it already pass the limit, so it is never kept).
+    parts = sentences((text or "")[: 2 * limit + 200])
     if skip_colour and len(parts) > 1 and is_colour_sentence(parts[0]):
         parts = parts[1:]
     out = ""
@@ -773,9 +800,11 @@ def correct_spelling(text: str) -> str:
             best = process.extractOne(word, grape_words, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_SCORE)
             if not (best and best[0][0] == word[0] and abs(len(best[0]) - len(word)) <= 1):
                 continue
-        if len(best[0]) <= len(word):
-            fixed = best[0].ljust(len(word))
-            out = out[: match.start()] + fixed + out[match.end() :]
+        # A correction one letter longer («санжовезе» → «санджовезе») is written as its stem, which fits and
+        # matches the same («санджовез»).
+        fixed = best[0] if len(best[0]) <= len(word) else stem(best[0])
+        if len(fixed) <= len(word):
+            out = out[: match.start()] + fixed.ljust(len(word)) + out[match.end() :]
     return out
 
 

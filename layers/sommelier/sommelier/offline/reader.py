@@ -34,7 +34,28 @@ from sommelier import language
 Kind = Literal["recommendation", "greeting", "thanks", "informational", "off_topic", "help"]
 PriceDirection = Literal["cheaper", "pricier"]
 
-FILTER_KEYS = ("wine_type", "sweetness", "grape_variety", "price_min", "price_max", "country", "region", "food_pairing")
+FILTER_KEYS = (
+    "wine_type",
+    "sweetness",
+    "grape_variety",
+    "price_min",
+    "price_max",
+    "country",
+    "region",
+    "food_pairing",
+    "exclude_wine_type",
+    "exclude_sweetness",
+    "exclude_country",
+    "exclude_grape",
+    "sort",
+)
+# A value asked for and the same kind of value ruled out: naming one takes back the other.
+EXCLUSIONS = {
+    "wine_type": "exclude_wine_type",
+    "sweetness": "exclude_sweetness",
+    "country": "exclude_country",
+    "grape_variety": "exclude_grape",
+}
 
 # The prices the level words mean (budget.json `levels`; the structure words of a wine use the same ones).
 _LEVELS = language.data("budget.json")["levels"]
@@ -191,7 +212,9 @@ _AMOUNT = re.compile(
     + r")?"
     # the unit first: "тысяч до пяти", "тысячи за три"
     r"|" + _THOUSAND_WORD + r"\s+(?P<rel>" + language.alternation(_UNIT_FIRST) + r")\s+(?P<after>" + _NUMBER_WORD + r")"
+    # "две тысячи", "тысячи трёхсот", "две тысячи пятьсот": thousands and the hundreds after them
     r"|(?:(?P<w>" + _NUMBER_WORD + r")\s+)?(?P<th>" + _THOUSAND_WORD + r")"
+    r"(?:\s+(?P<h2>" + language.alternation(_HUNDRED_WORDS) + r"))?"
     r"|(?P<h>" + language.alternation(_HUNDRED_WORDS) + r")"
     r"|(?P<slang>(?:" + "|".join(map(re.escape, _SLANG_THOUSANDS)) + r")[а-я]*)"
     r"|(?P<bare>" + language.alternation(_BARE_THOUSANDS) + r")"
@@ -211,6 +234,9 @@ _CHEAP = language.cues("budget.json", "cheap")
 _PREMIUM = language.cues("budget.json", "premium")
 _SOLID = language.cues("budget.json", "solid")
 _CHEAPER = language.cues("budget.json", "cheaper")
+_DEAREST = language.cues("budget.json", "dearest")
+_CHEAPEST = language.cues("budget.json", "cheapest")
+_BEST_WITHIN = language.cues("budget.json", "best_within")
 _PRICIER = language.cues("budget.json", "pricier")
 
 
@@ -251,7 +277,7 @@ def _amounts(raw: str) -> list[_Amount]:
             found.append(_Amount(m.start(), m.end(), 1000.0 * _BARE_THOUSANDS[m.group("bare")], True, True, bare=True))
             continue
         elif m.group("th"):
-            number = 1000.0 * _THOUSAND_WORDS.get(m.group("w") or "", 1)
+            number = 1000.0 * _THOUSAND_WORDS.get(m.group("w") or "", 1) + _HUNDRED_WORDS.get(m.group("h2") or "", 0)
             thousand, money = True, True
         else:
             number = float(_HUNDRED_WORDS[m.group("h")])
@@ -353,15 +379,15 @@ def _bound_by(
 def _price_words(t: str, spans: _Spans) -> tuple[float | None, float | None]:
     """Price bounds said in words: "бюджетное" → max, "премиальное"/"солидное" → min."""
     m = _CHEAP.search(t)
-    if m:
+    if m and not spans.covers(m.start_char, m.end_char):
         spans.add(m.start_char, m.end_char)
         return None, CHEAP_PRICE_MAX
     m = _PREMIUM.search(t)
-    if m and not _negated(t, m.start_char):
+    if m and not _negated(t, m.start_char) and not spans.covers(m.start_char, m.end_char):
         spans.add(m.start_char, m.end_char)
         return PREMIUM_PRICE_MIN, None
     m = _SOLID.search(t)
-    if m and not _negated(t, m.start_char):
+    if m and not _negated(t, m.start_char) and not spans.covers(m.start_char, m.end_char):
         spans.add(m.start_char, m.end_char)
         return SOLID_PRICE_MIN, None
     return None, None
@@ -480,18 +506,26 @@ def _read_filters(raw: str, t: str) -> _Reading:
     """The filters, mood and wine cues of a message. Each family marks the words it explains, so the order
     matters: a word read as a grape is no region or colour, and no word a filter explains is a mood word."""
     spans = _Spans()
+    # An appellation longer than a grape's name inside it («Брунелло ди Монтальчино», not the grape «брунелло»).
+    appellation = _read_appellation(t, spans)
     found = {
         # Grapes first: "Пино Нуар" must not be read as anything else, "Красностоп" is not "красное".
         "grape_variety": _read_grape(t, spans),
-        "region": _read_region(t, spans),
+        "region": appellation or _read_region(t, spans),
         "wine_type": _pick_enum(t, _TYPE_CUES, spans),
         "sweetness": _read_sweetness(t, spans),
         "country": _read_country(t, spans),
         "food_pairing": _read_food(t, spans),
     }
     filters: dict[str, Any] = {k: v for k, v in found.items() if v is not None}
+    filters.update(_read_exclusions(t, filters))
+    sort = _read_superlative(t, spans)
     price_min, price_max, direction = _read_budget(raw, t, spans)
     filters.update(_price_filters(price_min, price_max))
+    if sort == "best_within":
+        sort = "price_desc" if "price_max" in filters else None
+    if sort:
+        filters["sort"] = sort
 
     more = bool(_MORE.search(t))
     mood = _read_mood(t, spans)
@@ -500,6 +534,36 @@ def _read_filters(raw: str, t: str) -> _Reading:
     )
     weak = bool(filters) or mood is not None or direction is not None
     return _Reading(filters, mood, strong, weak, direction, more)
+
+
+def _read_superlative(t: str, spans: _Spans) -> str | None:
+    """«самое дорогое» → price_desc, «самое дешёвое» → price_asc: an order, not a price level; «лучшее» is
+    "best_within" (the dearest first, when a budget caps it)."""
+    for value, cues in (("price_desc", _DEAREST), ("price_asc", _CHEAPEST), ("best_within", _BEST_WITHIN)):
+        m = cues.search(t)
+        if m and not _negated(t, m.start_char):
+            spans.add(m.start_char, m.end_char)
+            return value
+    return None
+
+
+def _read_exclusions(t: str, filters: dict[str, Any]) -> dict[str, Any]:
+    """What a negation rules out: «но не сухое», «только не итальянское», «кроме розового», «без шардоне».
+    A word that is both a colour and a sweetness («брют») rules out only the sweetness."""
+    sweet = {(m.start_char, m.end_char): m.value for m in _SWEETNESS_CUES.find(t) if _negated(t, m.start_char)}
+    types = {
+        (m.start_char, m.end_char): m.value
+        for m in _TYPE_CUES.find(t)
+        if _negated(t, m.start_char) and (m.start_char, m.end_char) not in sweet
+    }
+    countries = {(m.start_char, m.end_char): c.name for m, c in language.countries_in(t) if _negated(t, m.start_char)}
+    grapes = {(m.start_char, m.end_char): m.value for m in language.grape_names_in(t) if _negated(t, m.start_char)}
+    found: dict[str, Any] = {}
+    for key, hits in (("wine_type", types), ("sweetness", sweet), ("country", countries), ("grape_variety", grapes)):
+        values = [v for _, v in sorted(hits.items()) if v != filters.get(key)]
+        if values:
+            found[EXCLUSIONS[key]] = values[0]
+    return found
 
 
 def _first_named(hits: list[tuple[int, str]]) -> str | None:
@@ -516,6 +580,20 @@ def _read_grape(t: str, spans: _Spans) -> str | None:
             spans.add(m.start_char, m.end_char)
         if not _negated(t, m.start_char):
             hits.append((m.start_char, m.value))
+    return _first_named(hits)
+
+
+def _read_appellation(t: str, spans: _Spans) -> str | None:
+    """An appellation named in more words than any grape name it holds: the place, searched as a region."""
+    grapes = language.grape_names_in(t)
+    hits: list[tuple[int, str]] = []
+    for m, place in language.appellations_in(t):
+        inside = [g for g in grapes if m.start_char <= g.start_char and g.end_char <= m.end_char]
+        if not inside or _negated(t, m.start_char):
+            continue
+        if all(len(g.phrase.split()) < len(m.phrase.split()) for g in inside):
+            spans.add(m.start_char, m.end_char)
+            hits.append((m.start_char, place.name))
     return _first_named(hits)
 
 
@@ -683,9 +761,12 @@ def _wine_named(text: str, t: str, reading: _Reading) -> tuple[str, int | None, 
     availability or a request that states nothing else — a Latin or quoted name that is no known word."""
     source = (text or "")[:MAX_READ_CHARS]
     known = language.named_wines_in(source)
+    capitalised = _capitalised_name(source, t, reading)
     if known:
         match, wine = known[0]
         start, end = match.start_char, match.end_char
+    elif capitalised is not None:
+        (start, end), wine = capitalised, None
     else:
         if not _CYRILLIC.search(source) or _OFF_TOPIC.search(t):
             return None
@@ -700,6 +781,38 @@ def _wine_named(text: str, t: str, reading: _Reading) -> tuple[str, int | None, 
     name = source[start:end].strip(" .,!?:;")
     vintage = _VINTAGE_AFTER.match(source[end:])
     return (f"{name} {vintage.group(1)}" if vintage else name), (int(vintage.group(1)) if vintage else None), wine
+
+
+# A run of capitalised words, Cyrillic or Latin, with the particles of wine names between them
+# («Шабли Премье Крю Вайон», «Брунелло ди Монтальчино», «Château d'Yquem»).
+_NAME_PARTICLES = language.alternation(_DIALOGUE["name_particles"])
+_CAPITALISED_RUN = re.compile(
+    r"(?<![\w])[A-ZА-ЯЁÀ-Þ][\w'’.\-]*(?:[ \t]+(?:" + _NAME_PARTICLES + r"[ \t]+)?[A-ZА-ЯЁÀ-Þ][\w'’.\-]*)*"
+)
+
+
+def _capitalised_name(source: str, t: str, reading: _Reading) -> tuple[int, int] | None:
+    """In a question about availability («Есть Шабли Премье Крю Вайон?», «Шато Латур есть?»), the span of a
+    capitalised name that is not just known words: its opening «Есть», «Хочу», «Подскажите» left out. A
+    message that states more than the name itself («…Chianti Classico до 3000?») is a request."""
+    if not _AVAILABILITY.search(t):
+        return None
+    for m in _CAPITALISED_RUN.finditer(source):
+        start, end = m.start(), m.end()
+        for word in re.finditer(r"\S+", m.group(0)):
+            lead = language.normalize(word.group(0))
+            if not (_AVAILABILITY.covers(lead) or _ASK_VERB.covers(lead) or _GREETING.covers(lead)):
+                break
+            start = m.start() + word.end()
+        phrase = source[start:end].strip(" .,!?:;")
+        if len(phrase) < 3 or _is_vocabulary(phrase):
+            continue
+        own = _read_filters(phrase.lower(), language.correct_spelling(phrase.lower())).filters
+        if set(reading.filters) - set(own) or reading.mood:
+            return None
+        at = source.index(phrase, start)
+        return at, at + len(phrase)
+    return None
 
 
 def _known_wine_filters(wine: language.NamedWine | None) -> dict[str, Any]:
@@ -741,6 +854,7 @@ def _resolve_direction(filters: dict[str, Any], direction: PriceDirection, previ
             new_max = CHEAP_PRICE_MAX
         filters["price_max"] = _round_price(new_max)
         filters.pop("price_min", None)  # "подешевле" lifts the old floor
+        filters.pop("sort", None)
     else:
         if shown:
             new_min = math.floor(max(shown)) + 1
@@ -752,6 +866,7 @@ def _resolve_direction(filters: dict[str, Any], direction: PriceDirection, previ
             new_min = SOLID_PRICE_MIN
         filters["price_min"] = _round_price(new_min)
         filters.pop("price_max", None)  # "подороже" lifts the old budget
+        filters.pop("sort", None)
 
 
 def _merge(previous: QueryIntent, reading: _Reading) -> dict[str, Any]:
@@ -767,9 +882,16 @@ def _merge(previous: QueryIntent, reading: _Reading) -> dict[str, Any]:
     if "region" in new and "country" not in new:
         if merged.get("country") and REGION_COUNTRY.get(new["region"]) != merged["country"]:
             merged.pop("country", None)
-    if "price_min" in new or "price_max" in new:
+    if "price_min" in new or "price_max" in new or reading.direction is not None:
         merged.pop("price_min", None)
         merged.pop("price_max", None)
+        if "sort" not in new:
+            merged.pop("sort", None)  # «а подешевле?» after «самое дорогое»: a budget, not the top of the shelf
+    for key, excluded in EXCLUSIONS.items():
+        if key in new:
+            merged.pop(excluded, None)  # «а сухое?» after «не сухое»
+        if excluded in new and merged.get(key) == new[excluded]:
+            merged.pop(key, None)  # «а не красное?» after «красное»
     merged.update(new)
     return merged
 

@@ -35,6 +35,7 @@ from sommelier.domain.errors import PortError
 from sommelier.domain.search import SearchResult, ToolRequest, search_filters, semantic_request
 from sommelier.domain.wine import Wine
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
+from sommelier.language import pairing
 from sommelier.offline import writer
 from sommelier.offline.reader import REGION_COUNTRY, QueryIntent, describe_filters, offered, read_query
 from sommelier.store.ports import CatalogRepository
@@ -333,6 +334,7 @@ class OfflineResponder:
             "embedding": vector,
             "embedding_model": self.embedder.model,
             "limit": CANDIDATE_LIMIT,
+            "hybrid": True,  # the mood's words rank wines beside its meaning
         }
         arguments.update(filters)
         if exclude:
@@ -379,6 +381,28 @@ class OfflineResponder:
                 return blocker, nearest
         return None, None
 
+    def _can_keep(
+        self, offer: writer.Offer, intent: QueryIntent, picks: list[Wine], shown: list[str], candidates: int
+    ) -> bool:
+        """Would a yes to the offer find wines? The request the yes makes (the same rules as the yes itself,
+        reader.offered), one wine asked for, beside the turn's recorded tool calls. A failed check offers
+        nothing rather than a promise the catalogue may not keep."""
+        if offer.action == "more":
+            return candidates > len(picks)
+        if offer.action == "set" and offer.key:
+            change = offered(intent, filters={offer.key: offer.value})
+        elif offer.action in ("cheaper", "pricier"):
+            prices = [float(w.price_rub) for w in picks]
+            change = offered(replace(intent, shown_prices=prices), direction=offer.action)  # type: ignore[arg-type]
+        else:
+            return True  # a question that asks (budget, dish) rather than offers
+        arguments = {**describe_filters(change.filters), "limit": 1, "exclude_ids": shown}
+        try:
+            return bool(self._run_search("search_wines", arguments).wines)
+        except Exception:  # an unreachable catalogue keeps no promise
+            logger.warning("offline responder could not check a closing offer", exc_info=True)
+            return False
+
     # ----------------------------------------------------------------- a wine asked for by name
 
     def _named(self, turn: _Turn, text: str, intent: QueryIntent, exclude: list[str]) -> OfflineAnswer:
@@ -388,13 +412,11 @@ class OfflineResponder:
         tells nothing gets a question back."""
         name = str(intent.wine_name)
         # A famous wine is looked up by its own name too («Сассикайю» → Sassicaia, as a shop writes it).
-        names = [name, *([intent.known_wine.name] if intent.known_wine else [])]
-        lookup = [] if intent.more else (self._semantic(turn, names[-1], {}, []) or [])
-        hits = [w for w in lookup if any(_bears_name(w, n) for n in names)]
+        names = list(dict.fromkeys([name, *([intent.known_wine.name] if intent.known_wine else [])]))
+        hits = [] if intent.more else self._by_name(turn, names, {})
         stated = describe_filters({k: intent.filters[k] for k in intent.stated if k in intent.filters})
         if hits and stated:  # «Есть Sassicaia до 5000?»: the SQL says whether it also meets the rest
-            fitting = self._semantic(turn, names[-1], stated, []) or []
-            fitting = [w for w in fitting if any(_bears_name(w, n) for n in names)]
+            fitting = self._by_name(turn, names, stated)
             unmet = None if fitting else replace(intent, filters=stated)
             hits = fitting or hits
         else:
@@ -425,6 +447,15 @@ class OfflineResponder:
                     response = writer.named_absent(near, picks, query=text, name=name)
                 return OfflineAnswer(response, list(turn.found.values()), turn.calls, near)
         return OfflineAnswer(writer.named_unknown(name, query=text), list(turn.found.values()), turn.calls, intent)
+
+    def _by_name(self, turn: _Turn, names: list[str], filters: dict[str, Any]) -> list[Wine]:
+        """The wines the catalogue has under a name, in Latin or Cyrillic, misspelt or not (search_wines `name`:
+        the database decides), best match first; the first of `names` that finds any."""
+        for name in names:
+            wines = self._search(turn, "search_wines", {**filters, "name": name, "limit": CANDIDATE_LIMIT})
+            if wines:
+                return wines
+        return []
 
     # ----------------------------------------------------------------- recommendation
 
@@ -465,7 +496,15 @@ class OfflineResponder:
             response = writer.nothing_found(intent, query=text, blocker=blocker, nearest_price=nearest)
             return OfflineAnswer(response, list(turn.found.values()), turn.calls, intent)
         picks = _select(candidates, diversify=not filters.get("wine_type") and not intent.mood)
-        response = writer.recommendation(wording_intent, picks, query=text, relaxed=relaxed, ask=ask)
+        shown = [*exclude, *(w.id for w in picks)]
+        response = writer.recommendation(
+            wording_intent,
+            picks,
+            query=text,
+            relaxed=relaxed,
+            ask=ask,
+            can_offer=lambda offer: self._can_keep(offer, wording_intent, picks, shown, len(candidates)),
+        )
         return OfflineAnswer(response, found, turn.calls, wording_intent, relaxed=relaxed[0] if relaxed else None)
 
 
@@ -491,8 +530,12 @@ def _excluded(exclude_ids: list[str], chain: list[str], intent: QueryIntent) -> 
 
 
 def _relaxable(key: str, intent: QueryIntent) -> bool:
-    """Food and region are soft; a grape or country is relaxed only when inherited, never when just stated."""
-    if key in ("food_pairing", "region"):
+    """Region is soft; so is a dish whose suitable style the table does not know (with one it does know,
+    wines of another style would not suit it: «к тирамису» never gets dry wines); a grape or country is
+    relaxed only when inherited, never when just stated."""
+    if key == "food_pairing":
+        return pairing.dish_style(str(intent.filters.get("food_pairing") or "")) is None
+    if key == "region":
         return True
     return key not in intent.stated
 
@@ -523,17 +566,6 @@ def _yes_to_info_offer(text: str, answer: str) -> QueryIntent | None:
     question = writer.info_offer(answer)
     intent = read_query(question) if question else None
     return intent if intent is not None and intent.kind == "recommendation" else None
-
-
-def _name_words(text: str) -> set[str]:
-    return {w for w in language.words(language.fold_accents(text)) if len(w) >= 2 and not w.isdigit()}
-
-
-def _bears_name(wine: Wine, name: str) -> bool:
-    """Every word of the asked name is in the wine's name or producer («Opus One» → Opus One, Opus One Winery;
-    «Petrus» → Château Petrus): the catalogue row, not a guess, decides that the wine is there."""
-    asked = _name_words(name)
-    return bool(asked) and asked <= _name_words(f"{wine.name} {wine.producer}")
 
 
 def _rank(structured: list[Wine], semantic: list[Wine], ran_structured: bool) -> list[Wine]:

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from sommelier import language
 from sommelier.domain.answer import MAX_CLOSING, MAX_DESCRIPTION, MAX_INTRO, SommelierResponse, WineRecommendation
 from sommelier.domain.wine import SWEETNESS_PLURAL_RU, SWEETNESS_RU, WINE_TYPE_RU, Wine
-from sommelier.language import matching
+from sommelier.language import matching, pairing
 from sommelier.offline.mood import grade, mood_adjectives, mood_occasions, mood_reason
 from sommelier.offline.reader import REGION_GENITIVE, QueryIntent
 
@@ -146,13 +146,32 @@ def request_summary(intent: QueryIntent, *, with_price: bool = True, with_mood: 
         parts.append(f"из {country_genitive(country)}")
     if f.get("food_pairing"):
         parts.append(food_dative(f["food_pairing"]))
+    parts.extend(_exclusion_phrases(f))
     if purposes:
         parts.append(" и ".join(purposes))
     if with_price:
         price = price_phrase(f)
         if price:
             parts.append(price)
-    return " ".join(p for p in parts if p)
+    return " ".join(p for p in parts if p).replace(" но не ", ", но не ")
+
+
+def _exclusion_phrases(f: dict[str, Any]) -> list[str]:
+    """What the customer ruled out, as said back: «не сухое», «не из Италии», «без Шардоне»."""
+    phrases: list[str] = []
+    ruled_out = [
+        WINE_TYPE_RU.get(str(f.get("exclude_wine_type"))),
+        "брют"
+        if f.get("exclude_sweetness") == "dry" and f.get("wine_type") == "sparkling"
+        else SWEETNESS_RU.get(str(f.get("exclude_sweetness"))),
+    ]
+    if any(ruled_out):
+        phrases.append("но не " + " и не ".join(word for word in ruled_out if word))
+    if f.get("exclude_country"):
+        phrases.append(f"не из {country_genitive(matching.canonical_country(str(f['exclude_country'])))}")
+    if f.get("exclude_grape"):
+        phrases.append(f"без {grape_genitive(str(f['exclude_grape']))}")
+    return phrases
 
 
 # --------------------------------------------------------------------------- wine descriptions
@@ -276,9 +295,9 @@ def _food_reason(wine: Wine, filters: dict[str, Any], query: str, wid: str) -> s
     if not filters.get("food_pairing"):
         return None
     hits = matching_pairings(wine, str(filters["food_pairing"]))
-    if not hits:
-        return None
     dative = food_dative(filters["food_pairing"])
+    if not hits:
+        return _style_reason(wine, str(filters["food_pairing"]), dative)
     return _pick(
         [
             f"подходит {dative}: в списке сочетаний — {', '.join(hits[:2])}",
@@ -289,6 +308,16 @@ def _food_reason(wine: Wine, filters: dict[str, Any], query: str, wid: str) -> s
         wid,
         "food",
     )
+
+
+def _style_reason(wine: Wine, food: str, dative: str) -> str | None:
+    """Why a wine without the dish among its pairings suits it: the style the dish asks for, and what the
+    wine's grape brings (language/data/dish_styles.json)."""
+    style = pairing.dish_style(food)
+    if style is None or wine.wine_type not in style.colours or wine.sweetness not in style.sweetness:
+        return None
+    structure = pairing.structure_words(style, list(wine.grape_varieties))
+    return f"{dative} — {style.reason}" + (f" ({structure})" if structure else "")
 
 
 def _price_reason(wine: Wine, filters: dict[str, Any], query: str, wid: str) -> str | None:
@@ -367,6 +396,16 @@ def _intro(intent: QueryIntent, n: int, query: str) -> str:
             query,
             "pricier",
         )
+    if f.get("sort") in ("price_desc", "price_asc"):
+        extreme = "самое дорогое" if f["sort"] == "price_desc" else "самое доступное"
+        return _pick(
+            [
+                f"По запросу «{summary}» первым ставлю {extreme} из того, что есть в каталоге, дальше — по цене.",
+                f"{_cap(extreme)} в каталоге по запросу «{summary}» — первое в списке; вот {count} по порядку цены.",
+            ],
+            query,
+            "superlative",
+        )
     if intent.more:
         return _pick(
             [
@@ -409,6 +448,15 @@ def _intro(intent: QueryIntent, n: int, query: str) -> str:
             f"{lead('Вот')} {count} по вашему запросу: {summary}.",
             f"{lead('По')} запросу «{summary}» в каталоге нашлись хорошие варианты — показываю {count}.",
             f"{lead('Под')} ваш запрос ({summary}) подходят эти {count}.",
+            # openings of their own, so that no one sentence opens more than one answer in ten
+            f"{lead('Из')} каталога под запрос «{summary}» я выбрал {count}.",
+            f"{lead('Смотрите')}, что нашлось: {summary} — {count} на выбор.",
+            f"{lead('Подобрал')} {count}: {summary}.",
+            f"{lead('Есть')} хорошие варианты — {summary}; показываю {count}.",
+            f"{lead('Нашлось')} {count} — {summary}.",
+            f"{lead('Предлагаю')} {count}: {summary}.",
+            f"{lead('Для')} запроса «{summary}» у нас есть {count} — вот они.",
+            f"{lead('Выбор')} есть: {summary}, {count} ниже.",
         ]
     return _pick(templates, query, "intro")
 
@@ -454,9 +502,22 @@ _ASK_AGAIN = {
 }
 
 
-def _closing(intent: QueryIntent, query: str, ask: str | None = None) -> str:
+# When the catalogue can keep none of the closing offers: a question that offers nothing a yes could hold.
+NO_OFFER_CLOSING = "Хотите, уточним цвет, бюджет или блюдо, чтобы подобрать точнее?"
+
+
+def _closing(
+    intent: QueryIntent, query: str, ask: str | None = None, can_offer: Callable[[Offer], bool] | None = None
+) -> str:
+    """The closing question: one of the offers that fit the request, and (with `can_offer`, the responder's
+    check against the catalogue) only one the catalogue can keep."""
     if ask in _ASK_AGAIN:
         return _ASK_AGAIN[ask]
+    offers = [o for o in _closing_offers(intent, query) if can_offer is None or can_offer(_CLOSING[o])]
+    return _pick(offers, query, "closing") if offers else NO_OFFER_CLOSING
+
+
+def _closing_offers(intent: QueryIntent, query: str) -> list[str]:
     f = intent.filters
     offers: list[str] = []
     wine_type = f.get("wine_type")
@@ -480,7 +541,7 @@ def _closing(intent: QueryIntent, query: str, ask: str | None = None) -> str:
     else:
         offers.append("Показать ещё варианты к этому блюду?")
     offers.append("Какое из них вам ближе — или показать ещё варианты?")
-    return _pick(offers, query, "closing")
+    return offers
 
 
 def recommendation(
@@ -490,8 +551,10 @@ def recommendation(
     query: str,
     relaxed: tuple[str, Any] | None = None,
     ask: str | None = None,
+    can_offer: Callable[[Offer], bool] | None = None,
 ) -> SommelierResponse:
-    """`ask`: the question the customer said yes to without answering it (Offer.ask), asked once more."""
+    """`ask`: the question the customer said yes to without answering it (Offer.ask), asked once more;
+    `can_offer`: whether the catalogue can keep an offer (only such offers close the answer)."""
     first = wines[:3]
     names = [w.name.strip().casefold() for w in first]
     items = _cards([w for i, w in enumerate(first) if names[i] not in names[:i]], intent, query)
@@ -502,7 +565,7 @@ def recommendation(
         response_type="recommendation",
         intro=_clip(intro, MAX_INTRO),
         wines=items,
-        closing=_clip(_closing(intent, query, ask), MAX_CLOSING),
+        closing=_clip(_closing(intent, query, ask, can_offer), MAX_CLOSING),
     )
 
 
@@ -552,9 +615,10 @@ def nothing_found(
             "none-more",
         )
     else:
+        genitive = genitive_phrase(summary)
         intro = _pick(
             [
-                f"Честно скажу: {summary} в нашем каталоге сейчас нет.",
+                *([f"Честно скажу: {genitive} в нашем каталоге сейчас нет."] if genitive else []),
                 f"К сожалению, по запросу «{summary}» в каталоге сейчас ничего не нашлось.",
                 f"Такого сочетания условий — {summary} — в каталоге пока нет, а придумывать я не буду.",
             ],
@@ -592,6 +656,32 @@ def nothing_found(
     return SommelierResponse(
         response_type="informational", intro=_clip(intro, MAX_INTRO), closing=_clip(suggestion, MAX_CLOSING)
     )
+
+
+_HEAD_WORD = re.compile(r"[а-яё]+", re.IGNORECASE)
+_HEAD_ENDS = frozenset({*language.LINKING, "до", "от", "но", "не", "без"})
+
+
+def genitive_phrase(phrase: str) -> str | None:
+    """«полусухое розовое вино из Италии» → «полусухого розового вина из Италии» (pymorphy3): the words before
+    the first linking word inflected, the rest as written; None when a head word can't be inflected."""
+    words = phrase.split(" ")
+    head: list[str] = []
+    for word in words:
+        bare = word.rstrip(",;:")
+        if not _HEAD_WORD.fullmatch(bare) or bare.lower() in _HEAD_ENDS:
+            break
+        head.append(bare)
+        if bare != word:
+            break  # «красное вино, но не сухое»: the head ends at the comma
+    if not head or any(w[:1].isupper() for w in head):
+        return None  # a grape's or a place's own name («Пино Нуар») is not declined by the dictionary
+    inflected = language.inflect(" ".join(head), "gent")
+    if not inflected:
+        return None
+    rest = words[len(head) :]
+    tail = words[len(head) - 1][len(head[-1]) :]  # the comma the head ended at, if any
+    return " ".join([inflected + tail, *rest])
 
 
 def _cards(wines: list[Wine], intent: QueryIntent, query: str) -> list[WineRecommendation]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -14,7 +15,8 @@ from sommelier.db.pool import first_row
 from sommelier.domain.errors import ModelMismatchError
 from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, search_filters, semantic_request
 from sommelier.domain.wine import Wine, WinePhoto
-from sommelier.language import matching
+from sommelier.language import matching, pairing
+from sommelier.language.constraints import stated_constraints
 
 # Normalise a column the way sommelier.language.normalize normalises the customer's words.
 _NORM = "lower(translate({col}, 'Ёё-', 'Ее '))"
@@ -26,6 +28,23 @@ PLACE_WORDS = (
     "to_tsvector('russian'::regconfig, " + _NORM.format(col="w.region || ' ' || coalesce(w.appellation, '')") + ")"
 )
 
+# The words a customer names a wine by, weighted name/producer A, place/grapes B, and how a wine's name,
+# producer and place sound, Latin and Cyrillic alike: stored columns (migration 0010).
+SEARCH_WORDS = "w.search_words"
+NAME_SOUND = "w.name_sound"
+# In a scalar subquery, so it is computed once per query even under a prepared statement's generic plan
+# (inline, the fifteen regular expressions of the sound key ran again for every wine ranked: 60 ms at 10k).
+NAME_QUERY = "(SELECT sommelier_sound_query(%(name)s))"
+# Any of the query's words (stemmed) in a wine's name, producer, place or grapes, for ranking by words beside
+# the vector ranking: a mood's words («свежее», «минеральное») are the vector's to weigh.
+ANY_WORD_QUERY = "(SELECT replace(plainto_tsquery('russian'::regconfig, %(text_query)s)::text, '&', '|')::tsquery)"
+# Reciprocal rank fusion: each ranking adds 1 / (RRF_K + rank); 60 is the constant of the original method.
+RRF_K = 60
+# Each ranking fused reads this many wines (or the limit, if more).
+FUSION_DEPTH = 30
+# The word ranking ranks at most this many of the wines its words match.
+WORD_CANDIDATES = 300
+
 # Without a price filter, list wines nearest a typical shop price (2000 ₽) first, so a default
 # list is neither the cheapest nor the most expensive shelf. Migration 0003 indexes exactly this
 # expression (with `id` as the tie-break), so keep the two identical.
@@ -34,15 +53,17 @@ TYPICAL_PRICE_ORDER = "abs(ln(w.price_rub) - ln(2000))"
 WINE_COLUMNS = (
     "w.id, w.name, w.producer, w.country, w.region, w.appellation, w.vintage_year, w.grape_varieties, "
     "w.wine_type, w.sweetness, w.body, w.tannins, w.acidity, w.price_rub, w.description, "
-    "w.tasting_notes, w.food_pairings, w.image_key, w.telegram_file_id, w.available"
+    "w.tasting_notes, w.food_pairings, w.image_key, w.telegram_file_id, w.available, w.grape_keys, w.name_sound"
 )
 # Tool results carry a shortened description: full ones run to 20,000 characters.
 TOOL_DESCRIPTION_CHARS = 600
 TOOL_NOTES_CHARS = 400
 # "matched" counts up to this many wines; more is reported as this number with "matched_more": true.
 MATCH_COUNT_CAP = 200
-# At most this many matches are fetched and sorted; more are read in order from the price-order index.
-FEW_MATCHES = 100
+# At most this many matches are fetched and sorted; more are read in order from the price-order index. Any
+# count below the cap is exact, and fetching that many rows by their index beats walking the price order
+# past the wines that do not match (a name or a place matches a few hundred at 100k).
+FEW_MATCHES = MATCH_COUNT_CAP - 1
 
 
 def money(value: Decimal | float | int) -> int | float:
@@ -136,12 +157,24 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
     if phrases:
         names = [f"region_{i}" for i in range(len(phrases))]
         wanted = " || ".join(f"phraseto_tsquery('russian'::regconfig, %({name})s)" for name in names)
-        conditions.append(f"{PLACE_WORDS} @@ ({wanted})")
+        # …or the name sounds like it, in either alphabet («Barolo» → «Бароло ДОКГ»)
+        conditions.append(
+            f"({PLACE_WORDS} @@ ({wanted})"
+            f" OR {NAME_SOUND} @@ (SELECT phraseto_tsquery('simple'::regconfig, sommelier_sound(%(region_sound)s))))"
+        )
         params.update(zip(names, phrases, strict=True))
+        params["region_sound"] = filters.region
         applied["region"] = filters.region
     if filters.food_pairing and language.words(filters.food_pairing):
         categories = matching.food_categories(filters.food_pairing)
-        if categories:
+        style = style_condition(filters.food_pairing, params)
+        if categories and style:
+            # The shop's own pairing wins; a wine listed without pairings is judged by its style.
+            conditions.append(
+                f"(w.food_categories && %(food_categories)s::text[] OR (cardinality(w.food_categories) = 0 AND {style}))"
+            )
+            params["food_categories"] = categories
+        elif categories:
             conditions.append("w.food_categories && %(food_categories)s::text[]")
             params["food_categories"] = categories
         else:  # a dish the vocabulary does not know: the same words among the pairings
@@ -151,44 +184,146 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
             )
             params["food_words"] = filters.food_pairing
         applied["food_pairing"] = filters.food_pairing
+    if filters.name:
+        conditions.append(f"{NAME_SOUND} @@ {NAME_QUERY}")
+        params["name"] = applied["name"] = filters.name
+    _exclusions(filters, conditions, params, applied)
+    if filters.sort:
+        applied["sort"] = filters.sort
     if filters.exclude_ids:
         conditions.append("NOT (w.id = ANY(%(exclude_ids)s::uuid[]))")
         params["exclude_ids"] = filters.exclude_ids
     return conditions, params, applied
 
 
-def _matched(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> int:
-    sql = f"SELECT count(*) FROM (SELECT 1 FROM wines w WHERE {where} LIMIT {MATCH_COUNT_CAP}) matched"  # nosec B608 - constant fragments; values are bound
-    return first_row(conn.execute(sql, params))[0]
+def style_condition(food: str, params: dict[str, Any]) -> str | None:
+    """SQL that is true for a wine whose style suits the dish (language/data/dish_styles.json): its colour and
+    sweetness, and its structure — graded body, tannins and acidity where the file grades them, else its
+    grapes' typical structure. None for a dish the table does not know."""
+    style = pairing.dish_style(food)
+    if style is None:
+        return None
+    params["style_colours"] = list(style.colours)
+    params["style_sweetness"] = list(style.sweetness)
+    condition = "w.wine_type = ANY(%(style_colours)s::text[]) AND w.sweetness = ANY(%(style_sweetness)s::text[])"
+    if not style.has_structure:
+        return f"({condition})"
+    graded: list[str] = []
+    for attribute, column in (("body", "body"), ("tannin", "tannins"), ("acidity", "acidity")):
+        allowed = pairing.grades(style, attribute)
+        if allowed is not None:
+            params[f"style_{attribute}"] = allowed
+            graded.append(f"coalesce(w.{column} = ANY(%(style_{attribute})s::int[]), true)")
+    params["style_grapes"] = pairing.style_grape_keys(style)
+    return (
+        f"({condition} AND CASE WHEN coalesce(w.body, w.tannins, w.acidity) IS NOT NULL "
+        f"THEN {' AND '.join(graded)} ELSE w.grape_keys && %(style_grapes)s::text[] END)"
+    )
+
+
+def _exclusions(filters: SearchFilters, conditions: list[str], params: dict[str, Any], applied: dict[str, Any]) -> None:
+    """What the customer ruled out: «но не сухое», «только не итальянское», «без шардоне»."""
+    if filters.exclude_wine_type:
+        conditions.append("w.wine_type <> %(exclude_wine_type)s")
+        params["exclude_wine_type"] = applied["exclude_wine_type"] = filters.exclude_wine_type
+    if filters.exclude_sweetness:
+        conditions.append("w.sweetness <> %(exclude_sweetness)s")
+        params["exclude_sweetness"] = applied["exclude_sweetness"] = filters.exclude_sweetness
+    if filters.exclude_grape:
+        conditions.append("NOT (w.grape_keys && %(exclude_grape_keys)s::text[])")
+        params["exclude_grape_keys"] = matching.grape_keys(filters.exclude_grape)
+        applied["exclude_grape"] = filters.exclude_grape
+    if filters.exclude_country:
+        code = matching.country_code(filters.exclude_country)
+        if code:
+            conditions.append("w.country_code IS DISTINCT FROM %(exclude_country_code)s")
+            params["exclude_country_code"] = code
+        else:
+            conditions.append(f"{_NORM.format(col='w.country')} <> %(exclude_country_name)s")
+            params["exclude_country_name"] = language.normalize(filters.exclude_country)
+        applied["exclude_country"] = matching.canonical_country(filters.exclude_country)
+
+
+def _order(filters: SearchFilters) -> str:
+    """The order search_wines lists its wines in: the one asked for; a named wine best match first; else
+    the best the budget buys, the cheapest above a floor, or nearest a typical price."""
+    if filters.sort == "price_desc":
+        return "w.price_rub DESC"
+    if filters.sort == "price_asc":
+        return "w.price_rub ASC"
+    if filters.name:
+        return f"ts_rank({NAME_SOUND}, {NAME_QUERY}) DESC, {TYPICAL_PRICE_ORDER}"
+    if filters.price_max is not None:
+        return "w.price_rub DESC"  # the best the budget buys
+    if filters.price_min is not None:
+        return "w.price_rub ASC"
+    return TYPICAL_PRICE_ORDER
+
+
+def _matched(
+    conn: psycopg.Connection,
+    where: str,
+    params: dict[str, Any],
+    *,
+    prepare: bool | None = None,
+    cap: int = MATCH_COUNT_CAP,
+) -> int:
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM wines w WHERE {where} LIMIT {cap}) matched"  # nosec B608 - constant fragments; values are bound
+    return first_row(conn.execute(sql, params, prepare=prepare))[0]
 
 
 def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResult:
     conditions, params, applied = _where(filters)
-    if filters.price_max is not None:
-        order = "w.price_rub DESC"  # the best the budget buys
-    elif filters.price_min is not None:
-        order = "w.price_rub ASC"
-    else:
-        order = TYPICAL_PRICE_ORDER
+    order = _order(filters)
+    # Within the shop's pairing, the wines whose style suits the dish come first (not when an order was asked).
+    style = (
+        style_condition(filters.food_pairing, params)
+        if filters.food_pairing and not filters.sort and not filters.name
+        else None
+    )
     where = " AND ".join(conditions) or "TRUE"
     params["limit"] = filters.limit
-    # Count first (bounded): nothing matched → no ordered scan at all; few matched → fetch those rows
-    # first and sort them (walking an ordered index would visit every wine to find a handful); many →
+    # Count first (bounded): nothing matched → no ordered scan at all; a counted few (below the cap) → fetch
+    # those rows and sort them (walking an ordered index would visit every wine to find a handful); many →
     # the ordered index stops at the limit.
-    matched = _matched(conn, where, params)
-    if matched == 0:
-        rows: list[dict[str, Any]] = []
-    else:
-        if matched <= FEW_MATCHES:
+    # A name, a place or a dish's style: planned for its values each time (a prepared statement's generic
+    # plan cannot see how few wines a name matches and scans them all); other filters keep the plan cache.
+    prepare = False if (filters.name or filters.region or style) else None
+    matched = _matched(conn, where, params, prepare=prepare)
+    with conn.cursor(row_factory=dict_row) as cur:
+        if matched == 0:
+            rows: list[dict[str, Any]] = []
+        elif matched <= FEW_MATCHES or filters.name or (filters.region and _few_for_a_place(conn, where, params)):
+            # A name, or a place with at most a few thousand wines: its wines come from their indexes and are
+            # sorted (walking the price order computed each wine's place words until the place's wines turned
+            # up: 340 ms at 100k for «Barolo», whose wines cost far from the typical price; 14 ms sorted).
+            first = f"{style} DESC, " if style else ""
             sql = (
                 f"WITH m AS MATERIALIZED (SELECT {WINE_COLUMNS} FROM wines w WHERE {where}) "  # nosec B608 - built from constant fragments; every value is a bound parameter
-                f"SELECT * FROM m w ORDER BY {order}, w.id LIMIT %(limit)s"
+                f"SELECT * FROM m w ORDER BY {first}{order}, w.id LIMIT %(limit)s"
             )
+            rows = cur.execute(sql, params, prepare=prepare).fetchall()
+        elif style:
+            # Many: the ordered index twice, the suiting wines first, then the rest of the pairing if short.
+            rows = cur.execute(_walk(f"{where} AND {style}", order), params, prepare=False).fetchall()
+            if len(rows) < filters.limit:
+                more = {**params, "limit": filters.limit - len(rows)}
+                rows += cur.execute(_walk(f"{where} AND NOT {style}", order), more, prepare=False).fetchall()
         else:
-            sql = f"SELECT {WINE_COLUMNS} FROM wines w WHERE {where} ORDER BY {order}, w.id LIMIT %(limit)s"  # nosec B608 - built from constant fragments; every value is a bound parameter
-        with conn.cursor(row_factory=dict_row) as cur:
-            rows = cur.execute(sql, params).fetchall()
+            rows = cur.execute(_walk(where, order), params, prepare=prepare).fetchall()
     return _result(rows, [wine_for_tool(row) for row in rows], matched, applied)
+
+
+# A place with more wines than this is walked in the price order (they turn up soon); fewer are sorted.
+PLACE_SORT_CAP = 3000
+
+
+def _few_for_a_place(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> bool:
+    return _matched(conn, where, params, prepare=False, cap=PLACE_SORT_CAP) < PLACE_SORT_CAP
+
+
+def _walk(where: str, order: str) -> str:
+    return f"SELECT {WINE_COLUMNS} FROM wines w WHERE {where} ORDER BY {order}, w.id LIMIT %(limit)s"  # nosec B608 - built from constant fragments; every value is a bound parameter
 
 
 # Session settings for the nearest-neighbour query when many wines match, local to its transaction.
@@ -202,15 +337,39 @@ SEMANTIC_SEARCH_SETTINGS = (
 )
 
 
+def _with_stated_constraints(request: SemanticRequest) -> tuple[SearchFilters, list[str]]:
+    """The request's filters plus the hard constraints its own words state («американское вино» → США), when
+    the caller passed none of them (country, colour, sweetness, price): the caller's filters always win."""
+    filters = request.filters
+    given = (filters.country, filters.wine_type, filters.sweetness, filters.price_min, filters.price_max)
+    if any(value is not None for value in given):
+        return filters, []
+    stated = stated_constraints(request.query)
+    if not stated:
+        return filters, []
+    return (
+        replace(
+            filters,
+            country=stated.get("country"),
+            wine_type=stated.get("wine_type"),
+            sweetness=stated.get("sweetness"),
+        ),
+        sorted(stated),
+    )
+
+
 def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> SearchResult:
-    conditions, params, applied = _where(request.filters)
+    filters, read_from_query = _with_stated_constraints(request)
+    conditions, params, applied = _where(filters)
     conditions.append("w.embedding_model = %(model)s")
     params["model"] = request.embedding_model
     params["query_vector"] = Vector(request.embedding)
-    params["limit"] = request.filters.limit
+    depth = max(filters.limit, FUSION_DEPTH) if request.hybrid else filters.limit
+    params["limit"] = depth
     where = " AND ".join(conditions)
     sql = (
-        f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance "  # nosec B608 - built from constant fragments; every value is a bound parameter
+        # hybrid: the ids only, 30 deep; the fused few are read afterwards
+        f"SELECT {'w.id' if request.hybrid else WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance "  # nosec B608 - built from constant fragments; every value is a bound parameter
         # ORDER BY the output column: the same expression (the HNSW index serves it), and the 6 KB
         # query vector is sent once instead of twice.
         f"FROM wines w WHERE {where} ORDER BY distance LIMIT %(limit)s"
@@ -227,10 +386,51 @@ def semantic_search(conn: psycopg.Connection, request: SemanticRequest) -> Searc
     if not rows:
         _refuse_model_mismatch(conn, request.embedding_model)
     rows.sort(key=lambda row: row["distance"])  # relaxed order may be slightly off
+    if request.hybrid and matched:
+        rows = _fused_rows(conn, rows, _word_ranked(conn, where, params, request.query), filters.limit, params)
     wines = [
         wine_for_tool(row, similarity_score=round(max(0.0, min(1.0, 1.0 - float(row["distance"]))), 4)) for row in rows
     ]
-    return _result(rows, wines, matched, applied)
+    result = _result(rows, wines, matched, applied)
+    return replace(result, read_from_query=read_from_query) if read_from_query else result
+
+
+def _word_ranked(conn: psycopg.Connection, where: str, params: dict[str, Any], text: str) -> list[Any]:
+    """The ids of the wines that meet the filters ranked by the query's words (any of them, stemmed, in a
+    name, producer, place or grapes), best first. Only the first WORD_CANDIDATES matches are ranked (a
+    grape's name matches a tenth of a big catalogue); rows and vectors are read later, for the fused few."""
+    sql = (
+        "WITH hits AS MATERIALIZED ("  # nosec B608 - built from constant fragments; every value is a bound parameter
+        f"SELECT w.id, ts_rank_cd({SEARCH_WORDS}, {ANY_WORD_QUERY}) AS rank FROM wines w "
+        f"WHERE {where} AND {SEARCH_WORDS} @@ {ANY_WORD_QUERY} LIMIT {WORD_CANDIDATES}) "
+        "SELECT id FROM hits ORDER BY rank DESC, id LIMIT %(limit)s"
+    )
+    # planned for its words each time: a generic plan cannot see how many wines they match
+    words = _WINE_WORDS.remove(language.normalize(text))
+    return [row[0] for row in conn.execute(sql, {**params, "text_query": words}, prepare=False).fetchall()]
+
+
+# «вино», «вина»…: in a shop's legal names («Вино сортовое…») they name every wine, so they rank none.
+_WINE_WORDS = language.cues("wine_words.json", "wine")
+
+
+def _fused_rows(
+    conn: psycopg.Connection, by_vector: list[dict[str, Any]], by_words: list[Any], limit: int, params: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Reciprocal rank fusion of the two rankings: a wine's score is the sum of 1 / (RRF_K + rank) over the
+    rankings it is in. The first `limit` wines are read now, with their distance."""
+    scores: dict[Any, float] = {}
+    for ranking in ([row["id"] for row in by_vector], by_words):
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+    near = {row["id"] for row in by_vector}
+    first = sorted(scores, key=lambda key: (-scores[key], key not in near, str(key)))[:limit]
+    sql = (
+        f"SELECT {WINE_COLUMNS}, (w.embedding <=> %(query_vector)s) AS distance FROM wines w WHERE w.id = ANY(%(ids)s)"  # nosec B608 - constant column list; values are bound
+    )
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = {row["id"]: row for row in cur.execute(sql, {"query_vector": params["query_vector"], "ids": first})}
+    return [rows[key] for key in first if key in rows]
 
 
 def _result(rows: list[dict[str, Any]], wines: list[Wine], matched: int, applied: dict[str, Any]) -> SearchResult:
