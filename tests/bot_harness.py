@@ -15,6 +15,21 @@ from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.telegram_updates import TEST_BOT, ListSink, webhook_event, webhook_function
 
 
+def configure_bot(monkeypatch, telegram: FakeTelegram, database, *, unset: tuple[str, ...] = ()) -> None:
+    """The environment of a bot on the fake Bot API and a real database (local embeddings); `unset` are
+    variables the test needs absent (a queue, an LLM key …)."""
+    from tests.fakes.telegram_updates import TEST_WEBHOOK_SECRET
+
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
+    monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
+    monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
+    monkeypatch.setenv("DATABASE_URL", database.conninfo)
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    for name in unset:
+        monkeypatch.delenv(name, raising=False)
+
+
 def configure_llm(monkeypatch, llm: FakeOpenAI) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
     monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)

@@ -13,8 +13,8 @@ from sommelier.shop import age_gate, privacy
 from sommelier.shop.cards import NOT_FOUND, SIMILAR_HEADER, SOLD_OUT
 from sommelier.shop.deeplinks import wine_payload
 
-from tests.bot_harness import deliver, make_bot, restart
-from tests.fakes.telegram_updates import TEST_BOT, TEST_CHAT, TEST_WEBHOOK_SECRET, text_update, user
+from tests.bot_harness import configure_bot, deliver, make_bot, restart
+from tests.fakes.telegram_updates import TEST_BOT, TEST_CHAT, text_update, user
 from tests.integration.test_shop_ops import rows_mentioning
 
 GROUP = {"id": -100555, "type": "supergroup", "title": "Винный клуб"}
@@ -24,12 +24,7 @@ _ids = itertools.count(70_000)
 
 @pytest.fixture
 def environment(monkeypatch, telegram, fresh_db, state_dir):
-    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
-    monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
-    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
-    monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
-    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
-    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    configure_bot(monkeypatch, telegram, fresh_db)
     monkeypatch.delenv("SOMMELIER_AGE_GATE")  # the default: on
     yield
 

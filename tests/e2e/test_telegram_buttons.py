@@ -10,20 +10,13 @@ import pytest
 from sommelier.telegram.dialog import NOTHING_MORE, NOTHING_MORE_TOAST, OLD_ANSWER
 from sommelier.telegram.router import OLD_BUTTON
 
-from tests.bot_harness import deliver, make_bot
-from tests.fakes.telegram_updates import TEST_BOT, TEST_CHAT, TEST_WEBHOOK_SECRET, private_chat, text_update, user
+from tests.bot_harness import configure_bot, deliver, make_bot
+from tests.fakes.telegram_updates import TEST_CHAT, private_chat, text_update, user
 
 
 @pytest.fixture
 def environment(monkeypatch, telegram, fresh_db, state_dir):
-    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
-    monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
-    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
-    monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
-    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
-    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
-    for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
+    configure_bot(monkeypatch, telegram, fresh_db, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
     yield
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sommelier.store.adapters import in_process_repositories
 
-from tests.bot_harness import deliver, make_bot
-from tests.fakes.telegram_updates import TEST_BOT, TEST_WEBHOOK_SECRET, text_update, user
+from tests.bot_harness import configure_bot, deliver, make_bot
+from tests.fakes.telegram_updates import TEST_BOT, text_update, user
 
 ANNA = 5551001
 GROUP = -1002223334445
@@ -14,14 +14,7 @@ GROUP = -1002223334445
 
 @pytest.fixture
 def environment(monkeypatch, telegram, fresh_db, state_dir):
-    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
-    monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
-    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
-    monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
-    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
-    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
-    for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
+    configure_bot(monkeypatch, telegram, fresh_db, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
     yield
 
 

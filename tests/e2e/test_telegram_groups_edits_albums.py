@@ -7,9 +7,9 @@ import json
 import pytest
 from sommelier.telegram.router import LABEL_AS_TEXT, NON_TEXT_REPLY, RATE_NOTICE
 
-from tests.bot_harness import deliver, make_bot
+from tests.bot_harness import configure_bot, deliver, make_bot
 from tests.fakes.openai_server import reply
-from tests.fakes.telegram_updates import TEST_BOT, TEST_CHAT, TEST_WEBHOOK_SECRET, private_chat, user, webhook_event
+from tests.fakes.telegram_updates import TEST_BOT, TEST_CHAT, private_chat, user, webhook_event
 
 GROUP = -1003334445556
 FORUM = -1004445556667
@@ -18,14 +18,7 @@ TOPIC = 42
 
 @pytest.fixture
 def environment(monkeypatch, telegram, fresh_db, state_dir):
-    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
-    monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
-    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
-    monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
-    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
-    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
-    for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
+    configure_bot(monkeypatch, telegram, fresh_db, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
     yield
 
 

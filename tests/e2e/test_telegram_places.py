@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bot_harness import deliver, make_bot
-from tests.fakes.telegram_updates import TEST_BOT, TEST_WEBHOOK_SECRET
+from tests.bot_harness import configure_bot, deliver, make_bot
+from tests.fakes.telegram_updates import TEST_BOT
 
 OLD_GROUP, SUPERGROUP = -4012345678, -1002567890123
 CUSTOMER = 6011223344
@@ -14,14 +14,7 @@ CUSTOMER = 6011223344
 
 @pytest.fixture
 def environment(monkeypatch, telegram, fresh_db, state_dir):
-    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
-    monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
-    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
-    monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
-    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
-    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
-    for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
+    configure_bot(monkeypatch, telegram, fresh_db, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
 
 
 def group_mention(update_id: int, chat_id: int, text: str) -> dict:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bot_harness import make_bot
-from tests.fakes.telegram_updates import TEST_BOT, TEST_WEBHOOK_SECRET, webhook_event
+from tests.bot_harness import configure_bot, make_bot
+from tests.fakes.telegram_updates import webhook_event
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "telegram_updates"
 SENDS = {"sendMessage", "sendPhoto", "sendChatAction", "sendMessageDraft"}
@@ -49,14 +49,7 @@ def test_the_corpus_is_big_and_varied():
 
 @pytest.fixture
 def environment(monkeypatch, telegram, fresh_db, state_dir):
-    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
-    monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
-    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
-    monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
-    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
-    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
-    for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
+    configure_bot(monkeypatch, telegram, fresh_db, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
     yield
 
 
