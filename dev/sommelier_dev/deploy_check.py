@@ -23,21 +23,10 @@ from typing import Any
 
 from sommelier.settings import Settings
 
-OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
+from sommelier_dev.doctor import FAIL, OK, SKIP, Check  # one check, one status vocabulary with `doctor`
+
 TURN_TIMEOUT_S = 180.0  # an Aurora resume (up to ~50 s) and a cold agent fit well inside
 POLL_S = 5.0
-
-
-@dataclass
-class Check:
-    name: str
-    status: str
-    detail: str
-    fix: str = ""
-
-    @property
-    def failed(self) -> bool:
-        return self.status == FAIL
 
 
 @dataclass

@@ -203,12 +203,12 @@ def test_what_an_operator_would_meet_is_named_with_its_fix(aws, telegram, health
             aws, settings_for(telegram), "sommelier", turn_timeout_s=0.3, poll_s=0.05, lambda_client=empty.client()
         )
     by_name = {c.name: c for c in checks}
-    assert by_name["catalog"].failed and "empty" in by_name["catalog"].detail
+    assert by_name["catalog"].blocking and "empty" in by_name["catalog"].detail
     assert "CatalogDropPrefix" in by_name["catalog"].fix
-    assert by_name["webhook"].failed and "elsewhere.example.com" in by_name["webhook"].detail
+    assert by_name["webhook"].blocking and "elsewhere.example.com" in by_name["webhook"].detail
     assert by_name["webhook"].fix == f'sommelier webhook set "{WEBHOOK_URL}"'
-    assert by_name["turn"].failed and "still holds" in by_name["turn"].detail  # nobody consumes the queue
-    assert by_name["alarms"].failed and name in by_name["alarms"].detail
+    assert by_name["turn"].blocking and "still holds" in by_name["turn"].detail  # nobody consumes the queue
+    assert by_name["alarms"].blocking and name in by_name["alarms"].detail
     assert by_name["health"].status == "ok"
 
 
@@ -222,7 +222,7 @@ def test_a_turn_that_reaches_the_dead_letter_queue_fails(aws, telegram, health):
     finally:
         agent.stopped.set()
         agent.join()
-    assert check.failed and "dead-letter" in check.detail
+    assert check.blocking and "dead-letter" in check.detail
     assert json.loads(agent.taken[0]["Body"])["message"]["text"] == "/stats"  # no username known
 
 
@@ -231,7 +231,7 @@ def test_no_admin_chat_skips_the_turn_and_a_missing_stack_is_one_clear_line(aws,
     register_webhook(telegram, WEBHOOK_URL)
     checks = deploy_check.run_checks(aws, settings_for(telegram), "quiet", poll_s=0.05, lambda_client=tools.client())
     assert statuses(checks)["turn"] == "skip"
-    assert not [c for c in checks if c.failed]
+    assert not [c for c in checks if c.blocking]
     missing = deploy_check.run_checks(aws, settings_for(telegram), "nonexistent")
     assert [(c.name, c.status) for c in missing] == [("stack", "fail")]
 

@@ -38,7 +38,7 @@ def run_check(args: argparse.Namespace) -> int:
         console.print(line)
         if check.status in (FAIL, "warn", "skip") and check.fix:
             console.print(Text(f"  → {check.fix}", style="dim"))
-    failed = [c.name for c in checks if c.failed]
+    failed = [c.name for c in checks if c.blocking]
     if failed:
         console.print(Text(f"\n{len(failed)} check(s) failed: {', '.join(failed)}", style="bold red"))
         return 1
