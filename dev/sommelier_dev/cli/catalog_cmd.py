@@ -26,6 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="make the catalogue exactly the file: wines not in it become unavailable (history and feedback stay)",
     )
+    imp.add_argument(
+        "--enrich-llm",
+        action="store_true",
+        help="after the rules, ask the chat model (OPENAI_API_KEY) for the country, region, appellation, grapes,"
+        " colour and sweetness the names leave unsaid; validated, cached in the state dir, its cost reported",
+    )
     imp.set_defaults(run=run_import)
     exp = actions.add_parser("export", help='write {"wines": [...]} to FILE, or to stdout')
     exp.add_argument("file", type=Path, nargs="?")
@@ -69,8 +75,10 @@ def _progress():
 def run_import(args: argparse.Namespace) -> int:
     from sommelier.catalog.importer import CatalogImportError, import_catalog
 
+    llm_pass = None
     try:
-        _, catalog, embedder, photos = _context(args)
+        settings, catalog, embedder, photos = _context(args)
+        llm_pass = _llm_enrichment(settings) if args.enrich_llm else None
         with _progress() as progress:
             tasks: dict[str, int] = {}
 
@@ -86,8 +94,11 @@ def run_import(args: argparse.Namespace) -> int:
                 photos=photos,
                 replace=args.replace,
                 on_progress=on_progress,
+                more_enrichment=llm_pass,
             )
     except CatalogImportError as exc:
+        if llm_pass is not None:
+            _print_llm_report(llm_pass.report)
         console.print(f"[bold red]import failed:[/] {escape(str(exc))}")
         for error in exc.errors:
             if error.row or error.line:  # row text comes from the operator's file: never read it as rich markup
@@ -104,6 +115,8 @@ def run_import(args: argparse.Namespace) -> int:
     if args.replace:
         console.print(f"replaced: {report.retired} wines not in the file are now unavailable (history kept)")
     _print_skipped(report)
+    if llm_pass is not None:
+        _print_llm_report(llm_pass.report)
     if report.inferred:
         fields = ", ".join(f"{name} ({count})" for name, count in report.inferred.items())
         console.print(f"inferred from the names (marked in export, counted in stats): {fields}", markup=False)
@@ -122,6 +135,39 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 SHOWN_SKIPPED_ROWS = 20
+SHOWN_DROPPED_VALUES = 10
+
+
+def _llm_enrichment(settings):
+    """The --enrich-llm pass, or None (said on the console) when no LLM key is set."""
+    from sommelier.agent.llm.client import llm_from_settings
+    from sommelier.domain.pricing import parse_price
+
+    from sommelier_dev.enrich_llm import LlmEnrichment
+
+    llm = llm_from_settings(settings)
+    if llm is None:
+        console.print(
+            "[yellow]--enrich-llm needs OPENAI_API_KEY (and SOMMELIER_OFFLINE unset):[/] importing with the rules only"
+        )
+        return None
+    return LlmEnrichment(llm, parse_price(settings.llm.price_per_mtok), settings.state_dir)
+
+
+def _print_llm_report(report) -> None:
+    filled = ", ".join(f"{name} ({count})" for name, count in report.filled.most_common()) or "nothing"
+    console.print(
+        f"LLM enrichment: {report.rows_sent} rows sent in {report.calls} calls, {report.cache_hits} from the cache;"
+        f" filled {filled}; {len(report.dropped)} values dropped (not in the vocabularies);"
+        f" {report.prompt_tokens} prompt + {report.completion_tokens} completion tokens, ${report.cost_usd:.4f}",
+        markup=False,
+    )
+    for value in report.dropped[:SHOWN_DROPPED_VALUES]:
+        console.print(f"  dropped {value}", markup=False)
+    if len(report.dropped) > SHOWN_DROPPED_VALUES:
+        console.print(f"  … and {len(report.dropped) - SHOWN_DROPPED_VALUES} more dropped", markup=False)
+    for failure in report.failed_calls:
+        console.print(f"  an LLM call failed (its rows keep the rules' values): {failure}", markup=False)
 
 
 def _print_skipped(report) -> None:

@@ -165,32 +165,22 @@ def _relative_photo(item: dict[str, Any], label: str, notes: list[str]) -> dict[
     return out
 
 
-def prepare_rows(rows: list[SourceRow], base_dir: Path) -> PreparedRows:
+# A further pass over the enriched wine rows, (row, its shop category) each, that fills empty fields in place
+# and lists them in the row's `inferred`: the CLI's `--enrich-llm` (sommelier_dev/enrich_llm.py).
+MoreEnrichment = Callable[[list[tuple[dict[str, Any], str]]], None]
+
+
+def prepare_rows(rows: list[SourceRow], base_dir: Path, more_enrichment: MoreEnrichment | None = None) -> PreparedRows:
     """Every wine row read, enriched and validated; rows that are not wine are counted, never an error.
     Raises CatalogImportError naming every bad row by its position, its sku or name, field and value."""
     errors: list[RowError] = []
     prepared = PreparedRows([])
+    wine_rows = _enriched_wine_rows(rows, prepared, errors)
+    if more_enrichment is not None and wine_rows:
+        more_enrichment([(item, category) for _, item, category, _ in wine_rows])
     seen: dict[tuple, str] = {}
     seen_sku: dict[str, str] = {}
-    for source in rows:
-        item = source.item
-        if not isinstance(item, dict):
-            errors.append(RowError(source.row, "a wine must be an object", line=source.line))
-            continue
-        if "__error__" in item:
-            errors.append(RowError(source.row, item["__error__"], line=source.line))
-            continue
-        shaped = shop_row(item)
-        item = shaped.item
-        label = _wine_label(item)
-        kind = row_kind(str(item.get("name") or ""), shaped.category, str(item.get("wine_type") or ""))
-        if kind != RowKind.WINE:
-            prepared.skipped[kind] += 1
-            prepared.skipped_rows.append(f"row {source.row}, {label or 'no name'}: {kind}")
-            continue
-        item = enrich(_relative_photo(item, label, prepared.photo_notes), shaped.category)
-        if source.group:
-            item.setdefault("group", source.group)
+    for source, item, _, label in wine_rows:
         known, extra = split_extra(item)
         try:
             record = WineRecord.model_validate({**known, "extra": extra})
@@ -210,6 +200,34 @@ def prepare_rows(rows: list[SourceRow], base_dir: Path) -> PreparedRows:
     if errors:
         raise CatalogImportError(errors)
     return prepared
+
+
+def _enriched_wine_rows(
+    rows: list[SourceRow], prepared: PreparedRows, errors: list[RowError]
+) -> list[tuple[SourceRow, dict[str, Any], str, str]]:
+    """(source, enriched row, its category, its label) of each wine row; rows that are not wine counted."""
+    wine_rows: list[tuple[SourceRow, dict[str, Any], str, str]] = []
+    for source in rows:
+        item = source.item
+        if not isinstance(item, dict):
+            errors.append(RowError(source.row, "a wine must be an object", line=source.line))
+            continue
+        if "__error__" in item:
+            errors.append(RowError(source.row, item["__error__"], line=source.line))
+            continue
+        shaped = shop_row(item)
+        item = shaped.item
+        label = _wine_label(item)
+        kind = row_kind(str(item.get("name") or ""), shaped.category, str(item.get("wine_type") or ""))
+        if kind != RowKind.WINE:
+            prepared.skipped[kind] += 1
+            prepared.skipped_rows.append(f"row {source.row}, {label or 'no name'}: {kind}")
+            continue
+        item = enrich(_relative_photo(item, label, prepared.photo_notes), shaped.category)
+        if source.group:
+            item.setdefault("group", source.group)
+        wine_rows.append((source, item, shaped.category, label))
+    return wine_rows
 
 
 def _counted(counter: Counter[str]) -> str:
@@ -296,9 +314,10 @@ def import_catalog(
     photos: PhotoStore,
     replace: bool = False,
     on_progress: Callable[[str, int, int], None] | None = None,
+    more_enrichment: MoreEnrichment | None = None,
 ) -> ImportReport:
     path = Path(path)
-    prepared = prepare_rows(read_catalog(path), path.parent)
+    prepared = prepare_rows(read_catalog(path), path.parent, more_enrichment)
     records = prepared.records
     progress = on_progress or (lambda stage, done, total: None)
     unknown_fields = Counter(key for record in records for key in record.extra)
