@@ -24,6 +24,7 @@ import os
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -206,6 +207,7 @@ class LlmEnrichment:
         self.cache_path = Path(state_dir) / CACHE_FILE
         self.batch_rows = batch_rows
         self.report = LlmEnrichmentReport()
+        self.on_progress: Callable[[str, int, int], None] = lambda stage, done, total: None
         self._cache: dict[str, dict[str, Any]] = self._load_cache()
 
     def __call__(self, rows: list[tuple[dict[str, Any], str]]) -> None:
@@ -223,6 +225,7 @@ class LlmEnrichment:
                 asked.append((item, wanted, text, key))
         for start in range(0, len(asked), self.batch_rows):
             self._ask(asked[start : start + self.batch_rows])
+            self.on_progress("llm", min(start + self.batch_rows, len(asked)), len(asked))
 
     def _ask(self, batch: list[tuple[dict[str, Any], list[str], dict[str, Any], str]]) -> None:
         rows = [{"id": i, **text, "fill": wanted} for i, (_, wanted, text, _) in enumerate(batch)]

@@ -87,6 +87,9 @@ def run_import(args: argparse.Namespace) -> int:
                     tasks[stage] = progress.add_task(stage, total=total)
                 progress.update(tasks[stage], completed=done)
 
+            if llm_pass is not None:
+                llm_pass.on_progress = on_progress
+
             report = import_catalog(
                 args.file,
                 catalog=catalog,
