@@ -27,13 +27,14 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 from sommelier import language
 from sommelier.agent.llm.port import ChatLLM, LLMError, LLMLedger
 from sommelier.catalog.enrich import empty
 from sommelier.domain.pricing import LLMPrice
+from sommelier.domain.records import Sweetness, WineType
 from sommelier.language import knowledge
 
 LLM_FIELDS = ("country", "region", "appellation", "grape_varieties", "wine_type", "sweetness")
@@ -73,14 +74,24 @@ def _known_grape(value: str) -> str:
     return found.name
 
 
+def _style_word(position: int) -> Callable[[Any], Any]:
+    """A colour or sweetness written in words («красное», «брют») as the catalogue's value."""
+
+    def read(value: Any) -> Any:
+        said = language.style_in_words(value)[position] if isinstance(value, str) else None
+        return said or value
+
+    return read
+
+
 Text = Annotated[str, AfterValidator(str.strip)]
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {
     "country": TypeAdapter(Annotated[Text, AfterValidator(_known_country)]),
     "region": TypeAdapter(Annotated[Text, AfterValidator(_known_region)]),
     "appellation": TypeAdapter(Annotated[Text, AfterValidator(_known_appellation)]),
     "grape": TypeAdapter(Annotated[Text, AfterValidator(_known_grape)]),
-    "wine_type": TypeAdapter(Literal["red", "white", "rose", "sparkling"]),
-    "sweetness": TypeAdapter(Literal["dry", "semi_dry", "semi_sweet", "sweet"]),
+    "wine_type": TypeAdapter(Annotated[WineType, BeforeValidator(_style_word(0))]),
+    "sweetness": TypeAdapter(Annotated[Sweetness, BeforeValidator(_style_word(1))]),
 }
 
 
@@ -179,7 +190,7 @@ def cache_key(model: str, row_text: dict[str, Any], wanted: list[str]) -> str:
 _SYSTEM = (
     "You fill missing facts of wines in a Russian wine shop's catalogue, from each wine's name, category and"
     ' description. Answer only JSON: {"wines": [{"id": <the row\'s id>, <field>: <value>, ...}]}, one object'
-    " per row, with only the fields that row asks for. Fields: country and region (Russian names, «Франция»,"
+    ' per row, with only the fields in that row\'s "fill" list. Fields: country and region (Russian names, «Франция»,'
     " «Бургундия»), appellation (the protected name, «Шабли»), grape_varieties (a list of grape names), wine_type"
     " (one of red, white, rose, sparkling), sweetness (one of dry, semi_dry, semi_sweet, sweet). Leave a field"
     " out when the texts do not let a wine expert be sure of it: a guess is worse than nothing."

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 KNOWN = {
     "Musar": {"country": "Ливан", "region": "Долина Кедров", "grape_varieties": ["Каберне Совиньон", "Blorpberry"]},
     "Cloudy Bay": {"country": "Новая Зеландия", "region": "Marlborough", "grape_varieties": ["Sauvignon Blanc"]},
-    "Penfolds": {"country": "Атлантида", "wine_type": "red", "sweetness": "dry", "grape_varieties": ["Shiraz"]},
+    "Penfolds": {"country": "Атлантида", "wine_type": "красное", "sweetness": "dry", "grape_varieties": ["Shiraz"]},
 }
 
 THIN = """Артикул;Наименование;Цена;Остаток;Страна
