@@ -114,6 +114,7 @@ class LlmEnrichmentReport:
     completion_tokens: int = 0
     cached_tokens: int = 0
     cost_usd: float = 0.0
+    cache_error: str = ""  # the cache could not be written
 
 
 def _place_country(name: str, value: str) -> str | None:
@@ -289,11 +290,14 @@ class LlmEnrichment:
 
     def _save_cache(self) -> None:
         """Written after every call, atomically: an interrupted import keeps what it paid for."""
-        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(dir=self.cache_path.parent, prefix=".llm-cache-", suffix=".json")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(self._cache, out, ensure_ascii=False)
-        os.replace(temp, self.cache_path)
+        try:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temp = tempfile.mkstemp(dir=self.cache_path.parent, prefix=".llm-cache-", suffix=".json")
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(self._cache, out, ensure_ascii=False)
+            os.replace(temp, self.cache_path)
+        except OSError as exc:  # the import goes on; the next one asks again
+            self.report.cache_error = f"{self.cache_path}: {exc.strerror or exc}"
 
 
 def _deadline() -> float:

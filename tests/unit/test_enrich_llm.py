@@ -147,3 +147,12 @@ def test_a_failed_call_is_reported_and_the_import_goes_on_with_the_rules(fake, t
     records = prepare_rows(read_catalog(path), tmp_path, llm_pass).records
     assert [r.country for r in records] == ["", "Франция"]
     assert len(llm_pass.report.failed_calls) == 1 and llm_pass.report.rows_sent == 2
+
+
+def test_a_cache_that_cannot_be_written_is_reported_and_the_import_goes_on(fake, tmp_path):
+    fake.default = answer
+    (tmp_path / "state").write_text("a file where the state dir should be", encoding="utf-8")
+    llm_pass = enrichment(fake, tmp_path / "state")
+    records = prepare_rows(read_catalog(thin_file(tmp_path)), tmp_path, llm_pass).records
+    assert len(records) == 3 and llm_pass.report.filled
+    assert "state" in llm_pass.report.cache_error

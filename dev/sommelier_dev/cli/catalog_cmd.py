@@ -169,6 +169,10 @@ def _print_llm_report(report) -> None:
         console.print(f"  dropped {value}", markup=False)
     if len(report.dropped) > SHOWN_DROPPED_VALUES:
         console.print(f"  … and {len(report.dropped) - SHOWN_DROPPED_VALUES} more dropped", markup=False)
+    if report.cache_error:
+        console.print(
+            f"  the LLM cache could not be written (a re-import asks again): {report.cache_error}", markup=False
+        )
     for failure in report.failed_calls:
         console.print(f"  an LLM call failed (its rows keep the rules' values): {failure}", markup=False)
 
