@@ -183,8 +183,11 @@ def _row_text(item: dict[str, Any], category: str) -> dict[str, Any]:
 
 
 def cache_key(model: str, row_text: dict[str, Any], wanted: list[str]) -> str:
-    """sha256 of the model and the row's normalised text and asked fields: a changed row is asked again."""
-    body = json.dumps({"model": model, "row": row_text, "fields": wanted}, ensure_ascii=False, sort_keys=True)
+    """sha256 of the model, the instructions, the row's normalised text and the asked fields: a changed row or
+    a changed prompt is asked again."""
+    body = json.dumps(
+        {"model": model, "prompt": _SYSTEM, "row": row_text, "fields": wanted}, ensure_ascii=False, sort_keys=True
+    )
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 

@@ -156,3 +156,12 @@ def test_a_cache_that_cannot_be_written_is_reported_and_the_import_goes_on(fake,
     records = prepare_rows(read_catalog(thin_file(tmp_path)), tmp_path, llm_pass).records
     assert len(records) == 3 and llm_pass.report.filled
     assert "state" in llm_pass.report.cache_error
+
+
+def test_a_changed_prompt_is_not_answered_from_the_cache(monkeypatch):
+    from sommelier_dev import enrich_llm
+
+    row = {"name": "Вино красное сухое «Кьянти»"}
+    before = enrich_llm.cache_key("m", row, ["country"])
+    monkeypatch.setattr(enrich_llm, "_SYSTEM", enrich_llm._SYSTEM + " Отвечай кратко.")
+    assert enrich_llm.cache_key("m", row, ["country"]) != before
