@@ -81,3 +81,12 @@ def test_placeholders_and_urls_are_skipped():
     assert mentioned_paths("`sommelier catalog export wines.json`, `python scripts/sam_test.py`") == {
         "scripts/sam_test.py"
     }
+
+
+def test_the_count_under_the_trace_list_is_the_lists_length():
+    """docs/architecture.md says how many files one offline turn passes through; the sentence under the list
+    must count the list (tests/e2e/test_turn_trace.py keeps the list itself true)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text("utf-8")
+    block = re.search(r"<!-- trace:begin -->\n(.*?)<!-- trace:end -->\n\n(\d+) files;", text, re.DOTALL)
+    assert block, "the trace list must be followed by «N files;»"
+    assert int(block.group(2)) == len(re.findall(r"^- `", block.group(1), re.MULTILINE))
