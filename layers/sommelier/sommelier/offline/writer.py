@@ -348,6 +348,7 @@ def _price_reason(wine: Wine, filters: dict[str, Any], query: str, wid: str) -> 
 # Intro wordings, by what the request names (language/data/intros.json).
 _INTROS = language.data("intros.json")
 _FIELDS = string.Formatter()
+_FIELD_FIRST = re.compile(r"\{(\w+)\}")
 
 
 def _relax_sentence(key: str, intent: QueryIntent, relaxed_value: Any, query: str) -> str:
@@ -423,8 +424,16 @@ def _intro(intent: QueryIntent, n: int, query: str) -> str:
             "generic",
         )
     fields = _intro_fields(intent, n, summary)
-    text = _pick(_intro_templates(n, fields, query), query, "intro").format(**fields)
-    return "Тогда " + text[:1].lower() + text[1:] if intent.follow_up else text
+    template = _pick(_intro_templates(n, fields, query), query, "intro")
+    if not intent.follow_up:
+        return template.format(**fields)
+    # «Тогда к утке…», «Тогда Пино Нуар…»: a field up front keeps its own case, a word of the wording is lowered
+    opening = _FIELD_FIRST.match(template)
+    if opening:
+        return "Тогда " + (template[: opening.start(1)] + opening.group(1).lower() + template[opening.end(1) :]).format(
+            **fields
+        )
+    return "Тогда " + template[:1].lower() + template[1:].format(**fields)
 
 
 def _intro_fields(intent: QueryIntent, n: int, summary: str) -> dict[str, str]:
