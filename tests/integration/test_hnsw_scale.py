@@ -327,3 +327,30 @@ def test_search_wines_default_order_walks_the_typical_price_index(big_catalogue,
         assert len(got) == 5 and got == sorted(got)
     else:
         assert got == pytest.approx(nearest)
+
+
+@pytest.mark.parametrize(
+    ("filters", "condition", "order"),
+    [
+        (
+            {"exclude_wine_type": "red", "exclude_sweetness": "sweet", "sort": "price_desc"},
+            "wine_type <> 'red' AND sweetness <> 'sweet'",
+            "price_rub DESC",
+        ),
+        (
+            {"wine_type": "white", "exclude_sweetness": "semi_dry", "sort": "price_asc"},
+            "wine_type = 'white'",
+            "price_rub ASC",
+        ),
+    ],
+    ids=["not-red-not-sweet-dearest", "white-not-semi-dry-cheapest"],
+)
+def test_a_price_order_with_a_style_ruled_out_lists_the_true_extremes(big_catalogue, filters, condition, order):
+    """Many wines match and the order is by price: the same wines, in the same order, as plain SQL over the table."""
+    result = handle({"tool": "search_wines", "arguments": {**filters, "limit": 12}}, big_catalogue["database"])
+    with psycopg.connect(big_catalogue["url"]) as conn:
+        expected = conn.execute(
+            f"SELECT name FROM wines WHERE available AND {condition} ORDER BY {order}, id LIMIT 12"  # nosec B608 - test constants
+        ).fetchall()
+    assert [w["name"] for w in result["wines"]] == [row[0] for row in expected]
+    assert result["matched"] >= 12

@@ -78,6 +78,8 @@ SHOP_NAMES = [
     ("Есть Кьянти Классико?", ["кьянти классико"]),
     ("Chianti Classico есть?", ["кьянти классико"]),
     ("Шато Монроз в наличии?", ["шато монроз"]),
+    ("Chateau Montrose в наличии?", ["шато монроз"]),  # a French t the Russian name does not say
+    ("Chassagne-Montrachet есть?", ["шассань монраше"]),
 ]
 
 

@@ -40,6 +40,7 @@ _DATA_FILES = (
     "appellations.json",
     "legal_words.json",
     "dish_styles.json",
+    "intros.json",
 )
 # Words that never carry meaning in a dish or place phrase.
 _LINKING = frozenset({"к", "с", "со", "из", "на", "под", "для", "и", "в", "во", "или", "по"})

@@ -10,6 +10,7 @@ No markdown or HTML: the Telegram renderer escapes the text.
 from __future__ import annotations
 
 import re
+import string
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -344,30 +345,18 @@ def _price_reason(wine: Wine, filters: dict[str, Any], query: str, wid: str) -> 
 
 # --------------------------------------------------------------------------- whole answers
 
-_RELAX_TEMPLATES = {
-    "food_pairing": [
-        "Вин с прямой рекомендацией {food} с такими условиями в каталоге нет, поэтому я смотрю шире, без привязки к блюду.",
-        "Среди вин с такими условиями нет прямых сочетаний {food}, так что показываю близкие варианты без учёта блюда.",
-    ],
-    "region": [
-        "Из {region} подходящих вин сейчас нет, поэтому поиск расширен до соседних регионов.",
-        "Вин из {region} с такими условиями не нашлось — показываю близкие варианты из других регионов.",
-    ],
-    "grape_variety": [
-        "Вин из {grape} с такими условиями нет, поэтому показываю другие сорта в том же стиле.",
-        "Из {grape} подходящего вина не нашлось — вот близкие по стилю варианты из других сортов.",
-    ],
-    "country": [
-        "Вин из {country} с такими условиями сейчас нет, поэтому показываю другие страны.",
-        "Из {country} ничего подходящего не нашлось — вот варианты из других стран.",
-    ],
-}
+# Intro wordings, by what the request names (language/data/intros.json).
+_INTROS = language.data("intros.json")
+_FIELDS = string.Formatter()
+_FIELD_FIRST = re.compile(r"\{(\w+)\}")
 
 
 def _relax_sentence(key: str, intent: QueryIntent, relaxed_value: Any, query: str) -> str:
     country = matching.canonical_country(str(relaxed_value)) if key == "country" else ""
-    return _pick(_RELAX_TEMPLATES[key], query, key).format(
-        food=food_dative(str(relaxed_value)),
+    food = food_dative(str(relaxed_value))
+    return _pick(_INTROS["relaxed"][key], query, key).format(
+        food=food,
+        Food=_cap(food),
         region=REGION_GENITIVE.get(str(relaxed_value), str(relaxed_value)),
         grape=grape_genitive(str(relaxed_value)),
         country=country_genitive(country),
@@ -400,7 +389,7 @@ def _intro(intent: QueryIntent, n: int, query: str) -> str:
         extreme = "самое дорогое" if f["sort"] == "price_desc" else "самое доступное"
         return _pick(
             [
-                f"По запросу «{summary}» первым ставлю {extreme} из того, что есть в каталоге, дальше — по цене.",
+                f"Первым ставлю {extreme} из того, что есть в каталоге по запросу «{summary}», дальше — по цене.",
                 f"{_cap(extreme)} в каталоге по запросу «{summary}» — первое в списке; вот {count} по порядку цены.",
             ],
             query,
@@ -434,31 +423,67 @@ def _intro(intent: QueryIntent, n: int, query: str) -> str:
             query,
             "generic",
         )
-    prefix = "Тогда " if intent.follow_up else ""
-    lead = (lambda word: prefix + word[:1].lower() + word[1:]) if prefix else (lambda word: word)
+    fields = _intro_fields(intent, n, summary)
+    template = _pick(_intro_templates(n, fields, query), query, "intro")
+    if not intent.follow_up:
+        return template.format(**fields)
+    # «Тогда к утке…», «Тогда Пино Нуар…»: a field up front keeps its own case, a word of the wording is lowered
+    opening = _FIELD_FIRST.match(template)
+    if opening:
+        return "Тогда " + (template[: opening.start(1)] + opening.group(1).lower() + template[opening.end(1) :]).format(
+            **fields
+        )
+    return "Тогда " + template[:1].lower() + template[1:].format(**fields)
+
+
+def _intro_fields(intent: QueryIntent, n: int, summary: str) -> dict[str, str]:
+    """What the request names, in the words an intro template puts in (empty when it names nothing such)."""
+    f = intent.filters
+    place = ""
+    if f.get("region"):
+        place = f"из {REGION_GENITIVE.get(f['region'], f['region'])}"
+    elif f.get("country"):
+        place = f"из {country_genitive(matching.canonical_country(str(f['country'])))}"
+    grape = str(f.get("grape_variety") or "")
+    fields = {
+        "summary": summary,
+        "count": _count_phrase(n),
+        "food": food_dative(str(f["food_pairing"])) if f.get("food_pairing") else "",
+        "occasion": " и ".join(mood_occasions(intent.mood)),
+        "place": place,
+        "grape": grape,
+        "grape_of": grape_genitive(grape) if grape else "",
+        "price": price_phrase(f),
+        "style": style_phrase(f.get("wine_type"), f.get("sweetness")),
+    }
+    return {**fields, **{_cap(key): _cap(value) for key, value in fields.items()}}
+
+
+_INTRO_GROUPS = (
+    ("food", "food"),
+    ("occasion", "occasion"),
+    ("place", "place"),
+    ("grape", "grape"),
+    ("budget", "price"),
+    ("style", "style"),
+)
+
+
+def _intro_templates(n: int, fields: dict[str, str], query: str) -> list[str]:
+    """The wordings for this request: one of the groups it names (the dish, the occasion, the place, the grape,
+    the budget, the style) or the general one, picked by the query; only templates with all fields filled."""
     if n == 1:
-        templates = [
-            f"{lead('По')} запросу «{summary}» в каталоге нашлось одно подходящее вино — вот оно.",
-            f"{lead(_cap(summary))}: подходящее вино в каталоге одно, и оно того стоит.",
-            f"{lead('Под')} ваш запрос ({summary}) подходит это вино.",
-        ]
-    else:
-        templates = [
-            f"{lead(_cap(summary))} — есть из чего выбрать. Вот {count}, которые стоит попробовать.",
-            f"{lead('Вот')} {count} по вашему запросу: {summary}.",
-            f"{lead('По')} запросу «{summary}» в каталоге нашлись хорошие варианты — показываю {count}.",
-            f"{lead('Под')} ваш запрос ({summary}) подходят эти {count}.",
-            # openings of their own, so that no one sentence opens more than one answer in ten
-            f"{lead('Из')} каталога под запрос «{summary}» я выбрал {count}.",
-            f"{lead('Смотрите')}, что нашлось: {summary} — {count} на выбор.",
-            f"{lead('Подобрал')} {count}: {summary}.",
-            f"{lead('Есть')} хорошие варианты — {summary}; показываю {count}.",
-            f"{lead('Нашлось')} {count} — {summary}.",
-            f"{lead('Предлагаю')} {count}: {summary}.",
-            f"{lead('Для')} запроса «{summary}» у нас есть {count} — вот они.",
-            f"{lead('Выбор')} есть: {summary}, {count} ниже.",
-        ]
-    return _pick(templates, query, "intro")
+        return [_pick(_INTROS["one"], query, "intro-one")]
+    groups = [
+        usable
+        for group in ("any", *(group for group, field in _INTRO_GROUPS if fields[field]))
+        if (usable := [t for t in _INTROS["many"][group] if _filled(t, fields)])
+    ]
+    return groups[_seed(query, "intro-group") % len(groups)]
+
+
+def _filled(template: str, fields: dict[str, str]) -> bool:
+    return all(fields.get(name) for _, name, _, _ in _FIELDS.parse(template) if name)
 
 
 @dataclass(frozen=True)
