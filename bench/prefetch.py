@@ -104,7 +104,7 @@ class CapableModel:
 
 def realistic_answer(body: dict) -> str:
     """Three wines of the kind asked (from the candidates or the tool results), described at length."""
-    from bench.streaming import CLOSING, DESCRIPTIONS, INTRO
+    from bench.streaming import answer_json
     from tests.fakes.provider_behaviours import customer_query, offered_wines, wanted_type
 
     kind = wanted_type(customer_query(body))
@@ -117,19 +117,7 @@ def realistic_answer(body: dict) -> str:
         if fits:
             seen.setdefault(wine["id"], wine)
     wines = list(seen.values())[:3]
-    return json.dumps(
-        {
-            "response_type": "recommendation" if wines else "informational",
-            "intro": INTRO if wines else "Подходящих вин сейчас не нашлось.",
-            "wines": [
-                {"wine_id": w["id"], "wine_name": w["name"], "description": text}
-                for w, text in zip(wines, DESCRIPTIONS, strict=False)
-            ],
-            "closing": CLOSING,
-            "guard_type": None,
-        },
-        ensure_ascii=False,
-    )
+    return answer_json(wines)
 
 
 def _budget(query: str) -> float | None:

@@ -58,21 +58,25 @@ DESCRIPTIONS = (
 CLOSING = "Рассказать подробнее о каком-нибудь из них или подобрать вино подешевле?"
 
 
-def realistic_answer(body: dict) -> str:
-    wines = found_wines(body)[:3]
+def answer_json(wines: list[dict]) -> str:
+    """A full-length answer about these wines (up to three), as a model would write it; none: a short reply."""
     return json.dumps(
         {
-            "response_type": "recommendation",
-            "intro": INTRO,
+            "response_type": "recommendation" if wines else "informational",
+            "intro": INTRO if wines else "Подходящих вин сейчас не нашлось.",
             "wines": [
                 {"wine_id": w["id"], "wine_name": w["name"], "description": text}
-                for w, text in zip(wines, DESCRIPTIONS, strict=False)
+                for w, text in zip(wines[:3], DESCRIPTIONS, strict=False)
             ],
             "closing": CLOSING,
             "guard_type": None,
         },
         ensure_ascii=False,
     )
+
+
+def realistic_answer(body: dict) -> str:
+    return answer_json(found_wines(body)[:3])
 
 
 class PacedLLM:
