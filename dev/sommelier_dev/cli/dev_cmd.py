@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from sommelier.domain.shop import CatalogStats
+from sommelier.domain.catalogue import CatalogStats
 from sommelier.embeddings.port import EmbeddingProvider
 from sommelier.settings import project_root
 

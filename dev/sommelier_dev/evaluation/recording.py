@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sommelier.agent.llm.port import ChatLLM, LLMLedger, LLMReply
+from sommelier.domain.catalogue import CatalogStats, EmbeddingText, ExportedWine, ImportSummary, WineEmbedding
 from sommelier.domain.conversation import Deadline
 from sommelier.domain.errors import PortError
 from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
-from sommelier.domain.shop import CatalogStats, EmbeddingText, ExportedWine, ImportSummary, WineEmbedding
 from sommelier.domain.wine import Wine, WineListing
 from sommelier.domain.wire import to_wire
 from sommelier.store.ports import CatalogRepository

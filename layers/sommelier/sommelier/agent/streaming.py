@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import jiter
 from pydantic import ValidationError
@@ -108,22 +108,19 @@ class AnswerScanner:
             return complete, growing
 
 
-@dataclass(frozen=True)
-class DraftPiece:
+class DraftPiece(NamedTuple):
     """The intro as it grows (a draft a private chat may show while the model writes)."""
 
     text: str
 
 
-@dataclass(frozen=True)
-class IntroPiece:
+class IntroPiece(NamedTuple):
     """The intro, complete and checked: a real message may go out at once."""
 
     text: str
 
 
-@dataclass(frozen=True)
-class WinePiece:
+class WinePiece(NamedTuple):
     """One recommended wine, complete, validated and grounded in this turn's tool results (``wine``: the row
     with its photo keys, so its card needs no catalogue read)."""
 

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from sommelier.domain.wine import Wine
 
 Role = Literal["user", "assistant"]
 
 
-@dataclass(frozen=True)
-class UserInfo:
+class UserInfo(NamedTuple):
     """Who wrote: enough to keep the users table current."""
 
     telegram_user_id: int
@@ -31,8 +30,7 @@ class UserInfo:
     language_code: str | None = None
 
 
-@dataclass(frozen=True)
-class StoredUser:
+class StoredUser(NamedTuple):
     """A customer as the store knows them (``profile``: what they told the bot about their taste)."""
 
     telegram_user_id: int
@@ -43,14 +41,12 @@ class StoredUser:
     is_active: bool
 
 
-@dataclass(frozen=True)
-class UserUpsert:
+class UserUpsert(NamedTuple):
     user: StoredUser
     created: bool
 
 
-@dataclass(frozen=True)
-class ChatMessage:
+class ChatMessage(NamedTuple):
     """One message of a chat's history, as the customer saw it."""
 
     id: int
@@ -61,8 +57,7 @@ class ChatMessage:
     created_at: str
 
 
-@dataclass(frozen=True)
-class TurnStats:
+class TurnStats(NamedTuple):
     """A turn's mode and LLM use, kept without any id for the shop's report."""
 
     mode: str
@@ -85,38 +80,33 @@ class TurnRecord:
     stats: TurnStats | None = None
 
 
-@dataclass(frozen=True)
-class SavedTurn:
+class SavedTurn(NamedTuple):
     saved: bool
     user_message_id: int | None = None
     assistant_message_id: int | None = None
 
 
-@dataclass(frozen=True)
-class PhotoId:
+class PhotoId(NamedTuple):
     """A Telegram file id learned while delivering a wine's photo."""
 
     wine_id: str
     file_id: str
 
 
-@dataclass(frozen=True)
-class TurnStart:
+class TurnStart(NamedTuple):
     user: StoredUser | None
     history: list[ChatMessage]
     created: bool = False
 
 
-@dataclass(frozen=True)
-class TurnEnd:
+class TurnEnd(NamedTuple):
     saved: SavedTurn | None
     wines: list[Wine]
     missing: list[str]
     photos_cached: int = 0
 
 
-@dataclass(frozen=True)
-class FeedbackResult:
+class FeedbackResult(NamedTuple):
     """The vote stored, and whether it replaced a different one."""
 
     saved: bool
@@ -125,8 +115,7 @@ class FeedbackResult:
     changed: bool
 
 
-@dataclass(frozen=True)
-class ChatState:
+class ChatState(NamedTuple):
     chat_id: int
     is_active: bool
 
@@ -169,16 +158,13 @@ class Deadline:
 
 
 # What the conversation store answers in one JSON object (the tool function always answers one).
-@dataclass(frozen=True)
-class History:
+class History(NamedTuple):
     messages: list[ChatMessage]
 
 
-@dataclass(frozen=True)
-class ChatStates:
+class ChatStates(NamedTuple):
     chats: list[ChatState]
 
 
-@dataclass(frozen=True)
-class Archived:
+class Archived(NamedTuple):
     archived: int

@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 import uuid
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from sommelier.domain.errors import ArgumentError as ArgumentError  # the operations' argument errors
-from sommelier.domain.wine import OMIT_EMPTY, SWEETNESS_LEVELS, WINE_TYPES, Wine, WinePhoto
+from sommelier.domain.wine import SWEETNESS_LEVELS, WINE_TYPES, Wine, WinePhoto
+from sommelier.domain.wire import OMIT_EMPTY
 from sommelier.domain.wire import require_object as require_object
 from sommelier.language import enum_words, normalize
 from sommelier.settings import EMBEDDING_DIMENSIONS
@@ -132,16 +133,14 @@ class SearchResult:
         return view
 
 
-@dataclass(frozen=True)
-class WineList:
+class WineList(NamedTuple):
     """Wines by id, in the order asked; ids the catalogue does not have are in ``missing``."""
 
     wines: list[Wine]
     missing: list[str]
 
 
-@dataclass(frozen=True)
-class ToolRequest:
+class ToolRequest(NamedTuple):
     """One LLM tool call as the tool function receives it: its name and the arguments as the model wrote
     them (a JSON object the tool function validates: one place decides what is a valid argument)."""
 

@@ -1,119 +1,22 @@
-"""What the catalogue and the shop's duties answer besides wines: stats, imports, cards, the report."""
+"""What the shop's duties answer: shelf cards, the report, the admin's figures, privacy and the age gate."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from sommelier.domain.wine import OMIT_EMPTY, OMIT_NONE, Wine, WineListing
-
-
-@dataclass(frozen=True)
-class PriceRange:
-    min: int | float
-    median: int | float
-    max: int | float
+from sommelier.domain.wine import Wine, WineListing
+from sommelier.domain.wire import OMIT_NONE
 
 
-@dataclass(frozen=True)
-class FieldCoverage:
-    """Of the available wines: how many have the field from the shop, how many inferred it at import, and
-    how many have nothing (the three add up to the available wines)."""
-
-    given: int
-    inferred: int
-    unknown: int
-
-
-@dataclass(frozen=True)
-class CatalogStats:
-    wines: int
-    available: int
-    unavailable: int
-    with_photo: int
-    unknown_country: int
-    by_type: dict[str, int]
-    by_country: dict[str, int]
-    price_rub: PriceRange | None
-    embedding_models: dict[str, int]
-    coverage: dict[str, FieldCoverage] = field(default_factory=dict)  # per catalogue field
-
-
-@dataclass(frozen=True)
-class ExportedWine:
-    """A wine as `sommelier catalog export` writes it: an import row with its id and sku, so export → edit →
-    import round-trips. ``extra``: the file's own fields, written back at the top level."""
-
-    id: str
-    sku: str | None
-    name: str
-    producer: str
-    country: str
-    region: str
-    appellation: str | None
-    vintage_year: int | None
-    grape_varieties: list[str]
-    wine_type: str
-    sweetness: str
-    body: int | None
-    tannins: int | None
-    acidity: int | None
-    price_rub: int | float
-    description: str
-    tasting_notes: str
-    food_pairings: list[str]
-    image_key: str | None
-    image_url: str | None = field(default=None, metadata=OMIT_NONE)
-    available: bool | None = field(default=None, metadata=OMIT_NONE)
-    inferred: list[str] = field(default_factory=list, metadata=OMIT_EMPTY)  # filled from the names at import
-    extra: dict[str, object] = field(default_factory=dict)
-
-    def as_file_row(self) -> dict[str, object]:
-        """The row of a catalogue file: every field, then the file's extra fields at the top level."""
-        from sommelier.domain.wire import to_wire
-
-        row = to_wire(self)
-        extra = row.pop("extra", {})
-        for key, value in extra.items():
-            row.setdefault(key, value)
-        return row
-
-
-@dataclass(frozen=True)
-class ImportSummary:
-    inserted: int
-    updated: int
-    total: int
-    retired: int
-    ids: list[str]
-    started_at: str
-
-
-@dataclass(frozen=True)
-class WineEmbedding:
-    """A new vector for an existing wine."""
-
-    id: str
-    embedding: list[float]
-
-
-@dataclass(frozen=True)
-class EmbeddingText:
-    """The text a wine is embedded from (re-embedding after a change of model)."""
-
-    id: str
-    text: str
-
-
-@dataclass(frozen=True)
-class ShelfWine:
+class ShelfWine(NamedTuple):
     """A wine found by the shop's sku or id, with the ref it was asked by (shelf labels)."""
 
     ref: str
     wine: Wine
 
 
-@dataclass(frozen=True)
-class FoundWines:
+class FoundWines(NamedTuple):
     wines: list[ShelfWine]
     missing: list[str]
 
@@ -129,8 +32,7 @@ class WineCard:
     unavailable: Wine | None = field(default=None, metadata=OMIT_NONE)
 
 
-@dataclass(frozen=True)
-class ModeFigures:
+class ModeFigures(NamedTuple):
     mode: str
     turns: int
     llm_calls: int
@@ -138,8 +40,7 @@ class ModeFigures:
     completion_tokens: int
 
 
-@dataclass(frozen=True)
-class WineVotes:
+class WineVotes(NamedTuple):
     wine_id: str
     name: str
     producer: str
@@ -148,15 +49,13 @@ class WineVotes:
     down: int
 
 
-@dataclass(frozen=True)
-class AskedQuery:
+class AskedQuery(NamedTuple):
     text: str
     wines_shown: int
     response_type: str | None
 
 
-@dataclass(frozen=True)
-class ReportData:
+class ReportData(NamedTuple):
     """The raw figures of a period for the shop's report."""
 
     since: str
@@ -167,8 +66,7 @@ class ReportData:
     queries: list[AskedQuery]
 
 
-@dataclass(frozen=True)
-class AdminStats:
+class AdminStats(NamedTuple):
     customers: int
     turns_today: int
     turns_7d: int
@@ -179,40 +77,24 @@ class AdminStats:
     completion_tokens_7d: int = 0
 
 
-@dataclass(frozen=True)
-class ForgetResult:
+class ForgetResult(NamedTuple):
     """How many rows of each table were deleted for a customer."""
 
     deleted: dict[str, int]
 
 
-# What the catalogue and the shop's records answer in one JSON object (the tool function always answers one).
-@dataclass(frozen=True)
-class ExportedWines:
-    wines: list[ExportedWine]
-
-
-@dataclass(frozen=True)
-class Listing:
+class Listing(NamedTuple):
     wines: list[WineListing]
 
 
-@dataclass(frozen=True)
-class EmbeddingTexts:
-    items: list[EmbeddingText]
-
-
-@dataclass(frozen=True)
-class AgeAnswer:
+class AgeAnswer(NamedTuple):
     is_adult: bool | None
 
 
-@dataclass(frozen=True)
-class Saved:
+class Saved(NamedTuple):
     saved: bool
 
 
-@dataclass(frozen=True)
-class Deleted:
+class Deleted(NamedTuple):
     deleted: int
     days: int

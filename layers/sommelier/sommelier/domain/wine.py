@@ -7,6 +7,9 @@ start stays small); the wire form is `sommelier.domain.wire`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from sommelier.domain.wire import LOCAL, OMIT_NONE
 
 WINE_TYPES: tuple[str, ...] = ("red", "white", "rose", "sparkling")
 SWEETNESS_LEVELS: tuple[str, ...] = ("dry", "semi_dry", "semi_sweet", "sweet")
@@ -14,12 +17,6 @@ SWEETNESS_LEVELS: tuple[str, ...] = ("dry", "semi_dry", "semi_sweet", "sweet")
 WINE_TYPE_RU = {"red": "красное", "white": "белое", "rose": "розовое", "sparkling": "игристое"}
 SWEETNESS_RU = {"dry": "сухое", "semi_dry": "полусухое", "semi_sweet": "полусладкое", "sweet": "сладкое"}
 SWEETNESS_PLURAL_RU = {"dry": "сухие", "semi_dry": "полусухие", "semi_sweet": "полусладкие", "sweet": "сладкие"}
-
-# Field metadata read by the wire codec: a field left out of the JSON when it is None (the wider views of a
-# wine), or never sent at all (what the agent notes about a wine during a turn).
-OMIT_NONE = {"wire": "omit_none"}
-OMIT_EMPTY = {"wire": "omit_empty"}  # left out when None, False, 0 or empty
-LOCAL = {"wire": "local"}
 
 
 @dataclass(frozen=True)
@@ -58,16 +55,14 @@ class Wine:
         return None
 
 
-@dataclass(frozen=True)
-class WinePhoto:
+class WinePhoto(NamedTuple):
     """Where a wine's photo is: the bucket key, and Telegram's file id once a photo was sent."""
 
     image_key: str | None = None
     telegram_file_id: str | None = None
 
 
-@dataclass(frozen=True)
-class WineListing:
+class WineListing(NamedTuple):
     """One line of `sommelier catalog list`."""
 
     id: str

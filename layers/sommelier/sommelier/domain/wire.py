@@ -3,7 +3,7 @@ objects (docs/architecture.md §2).
 
 The tool function answers `to_wire(result)`; the Lambda adapter reads it back with `from_wire(type, json)`;
 the in-process adapter gets the same objects without the JSON. Field metadata decides what a field looks like
-on the wire (`domain.wine`: OMIT_NONE, OMIT_EMPTY, LOCAL). `to_wire` is the standard library only (the tool
+on the wire (OMIT_NONE, OMIT_EMPTY, LOCAL below). `to_wire` is the standard library only (the tool
 function's cold start); `from_wire` validates with pydantic, which only the callers load.
 """
 
@@ -12,14 +12,14 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from collections.abc import Hashable
-from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, cast
 
 from sommelier.domain.errors import ArgumentError
 
 if TYPE_CHECKING:  # the answer types load with the operation that answers them (the handlers' cold start)
+    from sommelier.domain.catalogue import CatalogStats, EmbeddingTexts, ExportedWines, ImportSummary
     from sommelier.domain.conversation import (
         Archived,
         ChatStates,
@@ -34,13 +34,9 @@ if TYPE_CHECKING:  # the answer types load with the operation that answers them 
     from sommelier.domain.shop import (
         AdminStats,
         AgeAnswer,
-        CatalogStats,
         Deleted,
-        EmbeddingTexts,
-        ExportedWines,
         ForgetResult,
         FoundWines,
-        ImportSummary,
         Listing,
         ReportData,
         Saved,
@@ -48,6 +44,12 @@ if TYPE_CHECKING:  # the answer types load with the operation that answers them 
     )
 
 T = TypeVar("T")
+
+# Field metadata read by `to_wire`: a field left out of the JSON when it is None (the wider views of a
+# wine), or never sent at all (what the agent notes about a wine during a turn).
+OMIT_NONE = {"wire": "omit_none"}
+OMIT_EMPTY = {"wire": "omit_empty"}  # left out when None, False, 0 or empty
+LOCAL = {"wire": "local"}
 
 
 def require_object(arguments: Any) -> dict[str, Any]:
@@ -60,7 +62,7 @@ def require_object(arguments: Any) -> dict[str, Any]:
 
 
 def to_wire(value: Any) -> Any:
-    """A domain object (dataclass, list, dict, scalar) as JSON-ready values."""
+    """A domain object (dataclass, named tuple, list, dict, scalar) as JSON-ready values."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         for item in dataclasses.fields(value):
@@ -72,6 +74,8 @@ def to_wire(value: Any) -> Any:
                 continue
             out[item.name] = to_wire(field_value)
         return out
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple record: its fields by name
+        return {name: to_wire(getattr(value, name)) for name in value._fields}
     if isinstance(value, dict):
         return {str(key): to_wire(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
@@ -84,9 +88,10 @@ def to_wire(value: Any) -> Any:
 
 @cache
 def _adapter(kind: Any) -> Any:
-    from pydantic import TypeAdapter
+    from pydantic import ConfigDict, TypeAdapter
 
-    return TypeAdapter(kind)
+    # Fields this version does not know are ignored (a newer tool function during a deploy).
+    return TypeAdapter(kind, config=ConfigDict(extra="ignore"))
 
 
 def from_wire(kind: type[T], data: Any) -> T:
@@ -115,8 +120,7 @@ class Operation(Generic[T]):
         return f"Operation({self.name!r}, {self._answers!r})"
 
 
-@dataclass(frozen=True)
-class Updated:
+class Updated(NamedTuple):
     """How many rows an operation changed (both stores answer it)."""
 
     updated: int
@@ -126,11 +130,11 @@ SEARCH_WINES: Operation[SearchResult] = Operation("search_wines", "sommelier.dom
 SEMANTIC_SEARCH: Operation[SearchResult] = Operation("semantic_search", "sommelier.domain.search:SearchResult")
 GET_WINES: Operation[WineList] = Operation("get_wines", "sommelier.domain.search:WineList")
 GET_LIST: Operation[SearchResult] = Operation("get_list", "sommelier.domain.search:SearchResult")
-CATALOG_STATS: Operation[CatalogStats] = Operation("catalog_stats", "sommelier.domain.shop:CatalogStats")
-EXPORT_WINES: Operation[ExportedWines] = Operation("export_wines", "sommelier.domain.shop:ExportedWines")
+CATALOG_STATS: Operation[CatalogStats] = Operation("catalog_stats", "sommelier.domain.catalogue:CatalogStats")
+EXPORT_WINES: Operation[ExportedWines] = Operation("export_wines", "sommelier.domain.catalogue:ExportedWines")
 LIST_WINES: Operation[Listing] = Operation("list_wines", "sommelier.domain.shop:Listing")
-IMPORT_WINES: Operation[ImportSummary] = Operation("import_wines", "sommelier.domain.shop:ImportSummary")
-EMBEDDING_TEXTS: Operation[EmbeddingTexts] = Operation("embedding_texts", "sommelier.domain.shop:EmbeddingTexts")
+IMPORT_WINES: Operation[ImportSummary] = Operation("import_wines", "sommelier.domain.catalogue:ImportSummary")
+EMBEDDING_TEXTS: Operation[EmbeddingTexts] = Operation("embedding_texts", "sommelier.domain.catalogue:EmbeddingTexts")
 UPDATE_EMBEDDINGS: Operation[Updated] = Operation("update_embeddings", "sommelier.domain.wire:Updated")
 
 BEGIN_TURN: Operation[TurnStart] = Operation("begin_turn", "sommelier.domain.conversation:TurnStart")

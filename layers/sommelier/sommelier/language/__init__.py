@@ -15,10 +15,9 @@ import json
 import re
 import threading
 import unicodedata
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 _WORD = re.compile(r"[a-zа-я0-9]+")
 _SPACES = re.compile(r"\s+")
@@ -130,8 +129,7 @@ def version() -> str:
 # ---------------------------------------------------------------- phrase matching on stems
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):
     start: int  # word index in the text
     end: int
     value: Any
@@ -307,16 +305,14 @@ def mood_cue_pattern() -> re.Pattern[str]:
 # ---------------------------------------------------------------- countries and regions
 
 
-@dataclass(frozen=True)
-class Country:
+class Country(NamedTuple):
     code: str
     name: str
     genitive: str
     adjective: str
 
 
-@dataclass(frozen=True)
-class Region:
+class Region(NamedTuple):
     name: str
     country: str  # ISO code
     genitive: str
@@ -400,8 +396,7 @@ def region_spellings(place: Region) -> list[str]:
 # ---------------------------------------------------------------- grapes
 
 
-@dataclass(frozen=True)
-class Grape:
+class Grape(NamedTuple):
     name: str
     latin: str
     colour: str
@@ -862,8 +857,7 @@ def inflect(phrase: str, case: str) -> str | None:
 # ---------------------------------------------------------------- the glossary: wine terms explained
 
 
-@dataclass(frozen=True)
-class GlossaryTopic:
+class GlossaryTopic(NamedTuple):
     key: str
     title: str
     asked_by: re.Pattern[str]
@@ -906,8 +900,7 @@ def glossary_topic_asked(text: str) -> GlossaryTopic | None:
 # ---------------------------------------------------------------- wines known by name
 
 
-@dataclass(frozen=True)
-class NamedWine:
+class NamedWine(NamedTuple):
     """A famous wine and what its name tells: the attributes of the nearest wines to offer instead."""
 
     name: str

@@ -25,6 +25,7 @@ from sommelier.store.ports import CatalogRepository, ChatRepository, InvocationC
 
 if TYPE_CHECKING:
     from sommelier.db.pool import Database
+    from sommelier.domain.catalogue import CatalogStats, EmbeddingText, ExportedWine, ImportSummary, WineEmbedding
     from sommelier.domain.conversation import (
         ChatMessage,
         ChatState,
@@ -38,18 +39,7 @@ if TYPE_CHECKING:
     )
     from sommelier.domain.records import ImportRow
     from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
-    from sommelier.domain.shop import (
-        AdminStats,
-        CatalogStats,
-        EmbeddingText,
-        ExportedWine,
-        ForgetResult,
-        FoundWines,
-        ImportSummary,
-        ReportData,
-        WineCard,
-        WineEmbedding,
-    )
+    from sommelier.domain.shop import AdminStats, ForgetResult, FoundWines, ReportData, WineCard
     from sommelier.domain.wine import Wine, WineListing
     from sommelier.settings import Settings
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from sommelier.domain.errors import PortError
 
 if TYPE_CHECKING:
+    from sommelier.domain.catalogue import CatalogStats, EmbeddingText, ExportedWine, ImportSummary, WineEmbedding
     from sommelier.domain.conversation import (
         ChatMessage,
         ChatState,
@@ -26,18 +27,7 @@ if TYPE_CHECKING:
     )
     from sommelier.domain.records import ImportRow
     from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
-    from sommelier.domain.shop import (
-        AdminStats,
-        CatalogStats,
-        EmbeddingText,
-        ExportedWine,
-        ForgetResult,
-        FoundWines,
-        ImportSummary,
-        ReportData,
-        WineCard,
-        WineEmbedding,
-    )
+    from sommelier.domain.shop import AdminStats, ForgetResult, FoundWines, ReportData, WineCard
     from sommelier.domain.wine import Wine, WineListing
 
 

@@ -21,7 +21,7 @@ import base64
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from sommelier.agent.transcription import TranscriptionError
 from sommelier.domain.conversation import Deadline
@@ -122,8 +122,7 @@ Handler = Callable[[Turn], "Reply | ReplyStream | None"]
 Guard = Callable[[Turn, "Route"], "Reply | None"]
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(NamedTuple):
     name: str
     handler: Handler
     rate_limited: bool = True  # counts against the per-chat limit; a refused turn gets RATE_NOTICE once

@@ -11,6 +11,16 @@ from pgvector import Vector
 from psycopg.rows import dict_row
 
 from sommelier.db.pool import first_row
+from sommelier.domain.catalogue import (
+    CatalogStats,
+    EmbeddingText,
+    EmbeddingTexts,
+    ExportedWine,
+    ExportedWines,
+    FieldCoverage,
+    ImportSummary,
+    PriceRange,
+)
 from sommelier.domain.search import (
     ArgumentError,
     SearchResult,
@@ -23,17 +33,7 @@ from sommelier.domain.search import (
     single_uuid,
     uuid_list,
 )
-from sommelier.domain.shop import (
-    CatalogStats,
-    EmbeddingText,
-    EmbeddingTexts,
-    ExportedWine,
-    ExportedWines,
-    FieldCoverage,
-    ImportSummary,
-    Listing,
-    PriceRange,
-)
+from sommelier.domain.shop import Listing
 from sommelier.domain.wine import WineListing
 from sommelier.domain.wire import Updated
 from sommelier.toolfn.search import TYPICAL_PRICE_ORDER, WINE_COLUMNS, full_wine, money, photos_of, wine_for_tool
