@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 MOSCOW = ZoneInfo("Europe/Moscow")
@@ -98,8 +98,7 @@ def russian_date(day: dt.date) -> str:
     return f"{day.day} {_MONTHS[day.month - 1]} {day.year}, {_WEEKDAYS[day.weekday()]}"
 
 
-@dataclass(frozen=True)
-class MomentContext:
+class MomentContext(NamedTuple):
     date: str
     season: str
     time_of_day: str

@@ -15,17 +15,15 @@ import re
 import unicodedata
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from sommelier.domain.answer import SommelierResponse
 
 AttackType = Literal["prompt_injection", "social_engineering"]
 
 
-@dataclass(frozen=True)
-class GuardVerdict:
+class GuardVerdict(NamedTuple):
     guard_type: AttackType
     reason: str
 
@@ -361,8 +359,7 @@ _PRIVILEGED_ACTION = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class _Sign:
+class _Sign(NamedTuple):
     """A social-engineering sign: every pattern is found, in either spelling or, ``cyrillic_only``, the Cyrillic one."""
 
     reason: str

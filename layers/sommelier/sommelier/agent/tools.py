@@ -7,16 +7,15 @@ tool function's cold start stays free of pydantic (about 80 ms, see BENCHMARKS.m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import fields
+from typing import Any, NamedTuple
 
 from sommelier.domain.search import SearchFilters, SemanticSearchParameters
 
 _JSON_TYPES = {"str": "string", "float": "number", "int": "integer"}
 
 
-@dataclass(frozen=True)
-class LlmTool:
+class LlmTool(NamedTuple):
     name: str
     description: str
     parameters: type

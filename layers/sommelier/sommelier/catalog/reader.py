@@ -10,9 +10,8 @@ import io
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 # Top-level keys shops put their rows under, in the order they are tried; any other key holding a list of
 # objects is taken too (the rows of a file are the list of objects, whatever its key).
@@ -32,8 +31,7 @@ class CatalogFileError(Exception):
         self.line = line
 
 
-@dataclass(frozen=True)
-class SourceRow:
+class SourceRow(NamedTuple):
     row: int  # 1-based position among the file's rows
     line: int  # the file's line where the row starts; 0 when lines say nothing (minified JSON, Excel, YML)
     item: Any

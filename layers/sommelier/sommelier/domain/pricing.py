@@ -7,11 +7,10 @@ the provider reports itself (OpenRouter's usage.cost) wins over this estimate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class LLMPrice:
+class LLMPrice(NamedTuple):
     prompt: float  # $ per million prompt tokens not read from the cache
     completion: float  # $ per million completion tokens (reasoning included: it is billed as completion)
     cached: float | None = None  # $ per million cached prompt tokens; None: the prompt price

@@ -5,9 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 import uuid
-from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -208,8 +207,7 @@ class WineRecord(BaseModel):
         return "\n".join(p for p in parts if p)
 
 
-@dataclass(frozen=True)
-class ImportRow:
+class ImportRow(NamedTuple):
     """One wine to write: the validated row and its embedding (None: keep the stored one)."""
 
     record: WineRecord

@@ -10,7 +10,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sommelier.domain.errors import PortError
 from sommelier.store.ports import ShopRepository
@@ -30,8 +30,7 @@ CALLBACK_PREFIX = "age"
 CACHE_SECONDS = 600
 
 
-@dataclass(frozen=True)
-class AgeAnswer:
+class AgeAnswer(NamedTuple):
     adult: bool
     user_id: int
     start_payload: str  # a deep link's /start payload to open after «Да» ("" when none)

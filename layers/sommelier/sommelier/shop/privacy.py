@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sommelier.settings import DEFAULT_RETENTION_DAYS, SettingError, ShopSettings
 
@@ -55,8 +55,7 @@ def confirm_keyboard(user_id: int) -> dict:
     }
 
 
-@dataclass(frozen=True)
-class ForgetAnswer:
+class ForgetAnswer(NamedTuple):
     confirmed: bool
     user_id: int
 

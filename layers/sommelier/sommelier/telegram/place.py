@@ -8,12 +8,10 @@ post is answered as a reply to it. One value carries all of it, from the update 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Place:
+class Place(NamedTuple):
     chat_id: int
     thread_id: int | None = None  # message_thread_id: a forum topic, a private topic or a comment thread
     business_connection_id: str | None = None
@@ -42,4 +40,4 @@ class Place:
 
     def moved_to(self, chat_id: int) -> Place:
         """The same place in the supergroup a basic group became (a basic group has no topics)."""
-        return replace(self, chat_id=chat_id)
+        return self._replace(chat_id=chat_id)

@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from sommelier import language
 from sommelier.domain.answer import SommelierResponse
@@ -188,8 +188,7 @@ def feedback_keyboard(answer_ref: str, *, chosen: int | None = None, more: bool 
     return {"inline_keyboard": rows}
 
 
-@dataclass(frozen=True)
-class CallbackData:
+class CallbackData(NamedTuple):
     action: Literal["feedback", "more"]
     answer_ref: str
     rating: int | None = None  # 1 or -1 for feedback

@@ -13,8 +13,7 @@ import threading
 import time
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from sommelier.settings import Settings
 
@@ -79,8 +78,7 @@ class DynamoTurnPlans:
         )
 
 
-@dataclass(frozen=True)
-class RateDecision:
+class RateDecision(NamedTuple):
     allowed: bool
     notify: bool = False  # the first refused message of a window gets a notice; later ones are silent
 

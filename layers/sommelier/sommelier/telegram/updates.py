@@ -7,8 +7,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import ValidationError
 
@@ -68,8 +67,7 @@ SPOKEN_FIELDS = ("voice", "video_note")  # transcribed: the customer asks aloud
 NOT_FOR_THE_BOT = frozenset({"suggested_post_info"})
 
 
-@dataclass(frozen=True)
-class Routed:
+class Routed(NamedTuple):
     kind: Kind
     update_id: int
     chat_id: int | None = None
@@ -287,7 +285,7 @@ def _business(update: Update, message: Message, bot_username: str | None) -> Rou
     speaker = message.from_user
     customer = speaker is not None and speaker.id == message.chat.id and message.sender_business_bot is None
     if message.chat.type != "private" or not customer or message.business_connection_id is None:
-        return replace(routed, kind="ignored")
+        return routed._replace(kind="ignored")
     return routed
 
 
@@ -319,17 +317,17 @@ def _message(update: Update, message: Message, bot_username: str | None, *, edit
     if message.sender_chat is None and message.from_user is not None and message.from_user.is_bot:
         return ignored
     if not _addressed(message, bot_username):
-        return replace(ignored, addressed=False)
+        return ignored._replace(addressed=False)
     text = (message.text if message.text is not None else message.caption or "").strip()
     if media in SPOKEN_FIELDS:
-        return replace(ignored, kind="voice", text=_strip_mention(text, bot_username))
+        return ignored._replace(kind="voice", text=_strip_mention(text, bot_username))
     if not text:
         # A photo with no caption may be a label to read; a sticker, a location... are no request.
-        return replace(ignored, kind="photo" if media == "photo" else "non_text")
+        return ignored._replace(kind="photo" if media == "photo" else "non_text")
     if message.text is not None and text.startswith("/"):
         command = text.split()[0].partition("@")[0].lower()
-        return replace(ignored, kind="command", command=command, text=text)
-    return replace(ignored, kind="text", text=_strip_mention(text, bot_username))
+        return ignored._replace(kind="command", command=command, text=text)
+    return ignored._replace(kind="text", text=_strip_mention(text, bot_username))
 
 
 # ---------------------------------------------------------------------------
