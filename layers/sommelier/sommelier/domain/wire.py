@@ -90,14 +90,15 @@ def to_wire(value: Any) -> Any:
 def _adapter(kind: Any) -> Any:
     from pydantic import ConfigDict, TypeAdapter
 
-    # Fields this version does not know are ignored (a newer tool function during a deploy).
-    return TypeAdapter(kind, config=ConfigDict(extra="ignore"))
+    # Fields this version does not know are ignored, at every depth (a newer tool function during a deploy).
+    # pydantic takes a config only for a type that has none of its own, so the type goes in a 1-tuple.
+    return TypeAdapter(tuple[kind], config=ConfigDict(extra="ignore"))
 
 
 def from_wire(kind: type[T], data: Any) -> T:
     """The JSON an operation answered, as the domain object ``kind``. Raises pydantic's ValidationError."""
-    value: T = _adapter(cast(Hashable, kind)).validate_python(data)
-    return value
+    (value,) = _adapter(cast(Hashable, kind)).validate_python((data,))
+    return cast(T, value)
 
 
 class Operation(Generic[T]):
