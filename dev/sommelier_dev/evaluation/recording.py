@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sommelier.agent.llm.port import ChatLLM, LLMLedger, LLMReply
-from sommelier.domain.catalogue import CatalogStats, EmbeddingText, ExportedWine, ImportSummary, WineEmbedding
+from sommelier.domain.catalogue import CatalogStats, ExportedWine
+from sommelier.domain.catalogue_writes import EmbeddingText, ImportSummary, WineEmbedding
 from sommelier.domain.conversation import Deadline
 from sommelier.domain.errors import PortError
 from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList

@@ -31,7 +31,7 @@ from sommelier import language
 from sommelier.catalog.enrich import enrich
 from sommelier.catalog.reader import CatalogFileError, SourceRow, read_rows
 from sommelier.catalog.shop_rows import MODEL_FIELDS, RowKind, row_kind, shop_row
-from sommelier.domain.catalogue import WineEmbedding
+from sommelier.domain.catalogue_writes import WineEmbedding
 from sommelier.domain.errors import PortError, Unavailable
 from sommelier.domain.records import ImportRow, WineRecord
 from sommelier.embeddings.port import EmbeddingProvider

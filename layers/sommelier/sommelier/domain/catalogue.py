@@ -1,5 +1,5 @@
-"""What the catalogue store answers besides wines: its figures, an export, an import's summary, and the texts
-and vectors of the embeddings (the catalogue drop and the CLI's import load only these)."""
+"""What the catalogue store answers about the whole catalogue: its figures and an export (what an import
+writes answers with `domain.catalogue_writes`)."""
 
 from __future__ import annotations
 
@@ -78,32 +78,5 @@ class ExportedWine:
         return row
 
 
-class ImportSummary(NamedTuple):
-    inserted: int
-    updated: int
-    total: int
-    retired: int
-    ids: list[str]
-    started_at: str
-
-
-class WineEmbedding(NamedTuple):
-    """A new vector for an existing wine."""
-
-    id: str
-    embedding: list[float]
-
-
-class EmbeddingText(NamedTuple):
-    """The text a wine is embedded from (re-embedding after a change of model)."""
-
-    id: str
-    text: str
-
-
 class ExportedWines(NamedTuple):
     wines: list[ExportedWine]
-
-
-class EmbeddingTexts(NamedTuple):
-    items: list[EmbeddingText]

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, cast
 from sommelier.domain.errors import ArgumentError
 
 if TYPE_CHECKING:  # the answer types load with the operation that answers them (the handlers' cold start)
-    from sommelier.domain.catalogue import CatalogStats, EmbeddingTexts, ExportedWines, ImportSummary
+    from sommelier.domain.catalogue import CatalogStats, ExportedWines
+    from sommelier.domain.catalogue_writes import EmbeddingTexts, ImportSummary
     from sommelier.domain.conversation import (
         Archived,
         ChatStates,
@@ -134,8 +135,10 @@ GET_LIST: Operation[SearchResult] = Operation("get_list", "sommelier.domain.sear
 CATALOG_STATS: Operation[CatalogStats] = Operation("catalog_stats", "sommelier.domain.catalogue:CatalogStats")
 EXPORT_WINES: Operation[ExportedWines] = Operation("export_wines", "sommelier.domain.catalogue:ExportedWines")
 LIST_WINES: Operation[Listing] = Operation("list_wines", "sommelier.domain.shop:Listing")
-IMPORT_WINES: Operation[ImportSummary] = Operation("import_wines", "sommelier.domain.catalogue:ImportSummary")
-EMBEDDING_TEXTS: Operation[EmbeddingTexts] = Operation("embedding_texts", "sommelier.domain.catalogue:EmbeddingTexts")
+IMPORT_WINES: Operation[ImportSummary] = Operation("import_wines", "sommelier.domain.catalogue_writes:ImportSummary")
+EMBEDDING_TEXTS: Operation[EmbeddingTexts] = Operation(
+    "embedding_texts", "sommelier.domain.catalogue_writes:EmbeddingTexts"
+)
 UPDATE_EMBEDDINGS: Operation[Updated] = Operation("update_embeddings", "sommelier.domain.wire:Updated")
 
 BEGIN_TURN: Operation[TurnStart] = Operation("begin_turn", "sommelier.domain.conversation:TurnStart")

@@ -25,7 +25,8 @@ from sommelier.store.ports import CatalogRepository, ChatRepository, InvocationC
 
 if TYPE_CHECKING:
     from sommelier.db.pool import Database
-    from sommelier.domain.catalogue import CatalogStats, EmbeddingText, ExportedWine, ImportSummary, WineEmbedding
+    from sommelier.domain.catalogue import CatalogStats, ExportedWine
+    from sommelier.domain.catalogue_writes import EmbeddingText, ImportSummary, WineEmbedding
     from sommelier.domain.conversation import (
         ChatMessage,
         ChatState,

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Protocol
 from sommelier.domain.errors import PortError
 
 if TYPE_CHECKING:
-    from sommelier.domain.catalogue import CatalogStats, EmbeddingText, ExportedWine, ImportSummary, WineEmbedding
+    from sommelier.domain.catalogue import CatalogStats, ExportedWine
+    from sommelier.domain.catalogue_writes import EmbeddingText, ImportSummary, WineEmbedding
     from sommelier.domain.conversation import (
         ChatMessage,
         ChatState,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from sommelier.domain.conversation import Deadline
 
@@ -39,8 +39,7 @@ class UnusableEndpoint(LLMError):
     """The endpoint answered a page that is not the API (an HTML gateway or login page): no retry helps."""
 
 
-@dataclass
-class ToolCall:
+class ToolCall(NamedTuple):
     id: str
     name: str
     arguments: str  # JSON text ("{}" for a call without arguments)

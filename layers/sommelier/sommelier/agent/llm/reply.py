@@ -14,7 +14,7 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from sommelier.agent.llm.port import Usage
 
@@ -32,8 +32,7 @@ _CHANNEL_TOKEN = re.compile(r"<\|(?:start|end|return|call|channel|message|constr
 ANSWER_CHANNELS = ("final",)
 
 
-@dataclass
-class NormalisedCall:
+class NormalisedCall(NamedTuple):
     id: str
     name: str
     arguments: str

@@ -1,0 +1,33 @@
+"""What the catalogue's writes answer: an import's summary, and the texts and vectors of the embeddings (the
+catalogue drop loads only these, not the figures and export of `domain.catalogue`)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class ImportSummary(NamedTuple):
+    inserted: int
+    updated: int
+    total: int
+    retired: int
+    ids: list[str]
+    started_at: str
+
+
+class WineEmbedding(NamedTuple):
+    """A new vector for an existing wine."""
+
+    id: str
+    embedding: list[float]
+
+
+class EmbeddingText(NamedTuple):
+    """The text a wine is embedded from (re-embedding after a change of model)."""
+
+    id: str
+    text: str
+
+
+class EmbeddingTexts(NamedTuple):
+    items: list[EmbeddingText]
