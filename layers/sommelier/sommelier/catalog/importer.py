@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -49,8 +49,7 @@ PHOTO_DOWNLOAD_TIMEOUT_S = 10
 PHOTO_MAX_BYTES = 5 * 1024 * 1024  # Telegram's limit for photos it fetches by URL
 
 
-@dataclass(frozen=True)
-class RowError:
+class RowError(NamedTuple):
     row: int  # the row's position in the file (1 = the first row); 0: the file as a whole
     reason: str
     wine: str = ""  # «name» (producer, vintage), sku …, when the row has them
