@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import secrets as token_generator
 from typing import Any
 
@@ -96,13 +95,13 @@ def run(args: argparse.Namespace) -> int:
         return fail("serve needs TELEGRAM_BOT_TOKEN (and TELEGRAM_API_BASE_URL to use a stand-in Bot API)")
     if not settings.telegram.webhook_secret:
         secret = token_generator.token_urlsafe(32)
-        settings = dataclasses.replace(settings, telegram=settings.telegram._replace(webhook_secret=secret))
+        settings = settings._replace(telegram=settings.telegram._replace(webhook_secret=secret))
         console.print(f"TELEGRAM_WEBHOOK_SECRET was not set; using {secret}")
     if not settings.observability.git_revision:
         revision = _git_revision()
         if revision:
             observability = settings.observability._replace(git_revision=revision)
-            settings = dataclasses.replace(settings, observability=observability)
+            settings = settings._replace(observability=observability)
     ledger = ledger_from_settings(settings)
     try:
         if not settings.aws.tool_function_name:

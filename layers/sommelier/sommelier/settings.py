@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -233,21 +232,21 @@ class ObservabilitySettings(NamedTuple):
     git_revision: str | None = None
 
 
-# The parts are named tuples, the whole a frozen dataclass: both immutable, and a named tuple's class is
-# built several times faster than a frozen dataclass's, which every cold start pays (BENCHMARKS.md).
-@dataclass(frozen=True)
-class Settings:
-    database: DatabaseSettings = field(default_factory=DatabaseSettings)
-    llm: LLMSettings = field(default_factory=LLMSettings)
-    embeddings: EmbeddingSettings = field(default_factory=EmbeddingSettings)
-    speech: SpeechSettings = field(default_factory=SpeechSettings)
-    telegram: TelegramSettings = field(default_factory=TelegramSettings)
-    aws: AwsSettings = field(default_factory=AwsSettings)
-    shop: ShopSettings = field(default_factory=ShopSettings)
-    agent: AgentSettings = field(default_factory=AgentSettings)
-    observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
+# Named tuples, the parts and the whole: immutable, and a named tuple's class is built several times faster
+# than a frozen dataclass's, which every cold start pays (BENCHMARKS.md). A change makes a new object
+# (`settings._replace(...)`).
+class Settings(NamedTuple):
+    database: DatabaseSettings = DatabaseSettings()
+    llm: LLMSettings = LLMSettings()
+    embeddings: EmbeddingSettings = EmbeddingSettings()
+    speech: SpeechSettings = SpeechSettings()
+    telegram: TelegramSettings = TelegramSettings()
+    aws: AwsSettings = AwsSettings()
+    shop: ShopSettings = ShopSettings()
+    agent: AgentSettings = AgentSettings()
+    observability: ObservabilitySettings = ObservabilitySettings()
     offline_forced: bool = False
-    state_dir: Path = field(default_factory=lambda: project_root() / ".sommelier")
+    state_dir: Path = project_root() / ".sommelier"  # load_settings: SOMMELIER_STATE_DIR wins
 
     @property
     def offline(self) -> bool:
