@@ -5,8 +5,7 @@ Outside the VPC (it reaches the embeddings API and Telegram without a NAT); the 
 through the in-VPC tool function, as with `sommelier catalog import`."""
 
 import boto3
-from sommelier.deploy.catalogue_seed import PHYSICAL_ID, is_custom_resource, not_seeded, seed
-from sommelier.deploy.custom_resource import respond
+from sommelier.deploy import is_custom_resource
 from sommelier.embeddings import provider_from_settings
 from sommelier.observability.shell import HandlerShell
 from sommelier.secrets import SettingsSource
@@ -31,6 +30,8 @@ logger = shell.logger
 
 
 def seed_on_deploy(event, budget):
+    from sommelier.deploy.catalogue_seed import not_seeded, seed
+
     try:
         settings, _ = source.current()
     except Exception as exc:  # a seed never fails the deploy; `sommelier deploy check` names an empty catalogue
@@ -47,7 +48,10 @@ def seed_on_deploy(event, budget):
 
 @shell
 def handler(event, context):
-    if is_custom_resource(event):  # CatalogueSeed: answers CloudFormation whatever happens
+    if is_custom_resource(event):  # CatalogueSeed, on deploys only: answers CloudFormation whatever happens
+        from sommelier.deploy.catalogue_seed import PHYSICAL_ID
+        from sommelier.deploy.custom_resource import respond
+
         return {"status": respond(event, context, seed_on_deploy, physical_id=PHYSICAL_ID).status}
     s3 = boto3.client("s3")
     try:

@@ -31,10 +31,6 @@ DOWNLOAD_TIMEOUT_S = 60.0
 CHUNK_BYTES = 1 << 16
 
 
-def is_custom_resource(event: Any) -> bool:
-    return isinstance(event, dict) and "RequestType" in event and "ResponseURL" in event
-
-
 def download(url: str, target: Path, timeout_s: float) -> None:
     """The file at `url` into `target`, refused beyond MAX_DROP_BYTES (checked while reading)."""
     if urlsplit(url).scheme not in ("https", "http"):
