@@ -140,7 +140,11 @@ class Update(_BotApiObject):
     my_chat_member: ChatMemberUpdated | None = None
 
 
+# The client's answers to getFile and getWebhookInfo: built on first use, so a function that never asks
+# (the webhook's ingress) does not pay for them at its cold start.
 class File(_BotApiObject):
+    model_config = ConfigDict(defer_build=True)
+
     file_id: str
     file_unique_id: str = ""
     file_size: int | None = None
@@ -148,6 +152,8 @@ class File(_BotApiObject):
 
 
 class WebhookInfo(_BotApiObject):
+    model_config = ConfigDict(defer_build=True)
+
     url: str = ""
     has_custom_certificate: bool = False
     pending_update_count: int = 0
