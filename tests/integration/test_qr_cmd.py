@@ -75,7 +75,7 @@ def test_qr_asks_telegram_for_the_bots_name(catalog_env, tmp_path, monkeypatch, 
 
 
 def test_label_png_is_a_printable_png():
-    from sommelier.shop.qr import label_png
+    from sommelier_dev.qr import label_png
 
     data = label_png("https://t.me/x_bot?start=w_1", "Очень длинное название вина " * 8)
     image = Image.open(io.BytesIO(data))

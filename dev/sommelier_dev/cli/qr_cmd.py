@@ -37,7 +37,8 @@ def _bot_username(explicit: str | None, settings: TelegramSettings) -> str:
 def run(args: argparse.Namespace) -> int:
     from sommelier.domain.errors import PortError
     from sommelier.shop.deeplinks import DeepLinkError, wine_link
-    from sommelier.shop.qr import label_filename, label_png
+
+    from sommelier_dev.qr import label_filename, label_png
 
     try:
         bot = _bot_username(args.bot, args.context.settings.telegram)

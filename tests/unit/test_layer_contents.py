@@ -1,0 +1,77 @@
+"""The layer ships only what a deployed function can run: every module of the deployed package is reached
+from a handler in functions/, by its imports (lazy ones inside functions included) or by the names the
+tool function and the wire import on demand ("module:function", "module:Class")."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYER = ROOT / "layers" / "sommelier"
+PACKAGE = LAYER / "sommelier"
+
+
+def _module_names() -> dict[str, Path]:
+    names = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(LAYER).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+def _imported(source: str) -> set[str]:
+    """Every sommelier module a file names in an import statement, at any depth of its code."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "sommelier":
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.split(".")[0] == "sommelier")
+    return found
+
+
+def _on_demand() -> dict[str, set[str]]:
+    """Modules imported by name at run time: the tool function's operations and the wire's answer types."""
+    from sommelier.domain import wire
+    from sommelier.toolfn import handler
+
+    return {
+        "sommelier.toolfn.handler": {
+            f"sommelier.toolfn.{target.partition(':')[0]}" for target in handler.OPERATIONS.values()
+        },
+        "sommelier.domain.wire": {op._answers.partition(":")[0] for op in wire.OPERATIONS.values()},
+    }
+
+
+def _reached() -> set[str]:
+    modules = _module_names()
+    on_demand = _on_demand()
+
+    def known(name: str) -> set[str]:  # "pkg.mod.Name" → pkg.mod, and its packages
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        parts = name.split(".") if name else []
+        return {".".join(parts[: i + 1]) for i in range(len(parts))}
+
+    pending = [name for handler in (ROOT / "functions").rglob("*.py") for name in _imported(handler.read_text())]
+    reached: set[str] = set()
+    while pending:
+        for module in known(pending.pop()) - reached:
+            reached.add(module)
+            pending.extend(_imported(modules[module].read_text()))
+            pending.extend(on_demand.get(module, ()))
+    return reached
+
+
+def test_every_module_of_the_layer_is_reached_from_a_handler():
+    unreached = sorted(set(_module_names()) - _reached())
+    assert not unreached, f"shipped in the layer but no deployed function can run them: {unreached}"
+
+
+def test_the_walk_follows_lazy_imports_and_named_operations():
+    reached = _reached()
+    assert "sommelier.deploy.catalogue_seed" in reached  # imported inside the drop handler's functions
+    assert "sommelier.toolfn.shop_sql" in reached  # only named in the tool function's table
+    assert "sommelier.domain.shop" in reached  # only named by the wire's operations
