@@ -4,6 +4,7 @@ not (catalog/shop_rows.py), and its missing facts inferred (catalog/enrich.py)."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from sommelier.catalog.enrich import enrich
@@ -136,3 +137,35 @@ def test_shorthand_and_a_sparkling_legal_name():
     assert enrich({"name": "Вино Кастильони 21 кр.сух"}, "")["wine_type"] == "red"
     sparkling = enrich({"name": 'Вино игристое "Кава Брют" белое брют', "wine_type": "Белое"}, "Вино")
     assert (sparkling["wine_type"], sparkling["colour"], sparkling["country"]) == ("sparkling", "white", "Испания")
+
+
+# A German winery's price list (tests/data/catalogues/SOURCES.md), grouped under German category keys; the
+# expectations are read off the file by hand: the colour from the group (a name that states its own colour
+# wins: «weiß gekeltert», pressed white), the sweetness from the name's German word where there is one.
+FELLBACHER = Path(__file__).resolve().parents[1] / "data" / "catalogues" / "fellbacher_wines.json"
+_GROUP_COLOUR = {"weißweine": "white", "rotweine": "red", "roséweine": "rose"}
+_GERMAN_SWEETNESS = {"trocken": "dry", "feinherb": "semi_dry"}
+
+
+def test_a_german_price_list_is_all_wine_with_colour_and_sweetness_from_its_words():
+    from sommelier.catalog.importer import prepare_rows
+
+    groups = json.loads(FELLBACHER.read_text(encoding="utf-8"))
+    expected = {}
+    for group, items in groups.items():
+        for item in items:
+            colour = "white" if "weiß gekeltert" in item["name"] else _GROUP_COLOUR[group]
+            words = item["name"].split()
+            sweetness = next((_GERMAN_SWEETNESS[w] for w in words if w in _GERMAN_SWEETNESS), None)
+            expected[item["name"]] = (colour, sweetness)
+
+    prepared = prepare_rows(read_rows(FELLBACHER), FELLBACHER.parent)
+
+    assert dict(prepared.skipped) == {}
+    assert len(prepared.records) == len(expected) == 29
+    for record in prepared.records:
+        colour, sweetness = expected[record.name]
+        assert record.wine_type == colour, record.name
+        if sweetness is not None:
+            assert record.sweetness == sweetness, record.name
+        assert "wine_type" in record.inferred and "sweetness" in record.inferred  # neither was a cell of the file
