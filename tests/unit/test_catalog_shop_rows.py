@@ -169,3 +169,27 @@ def test_a_german_price_list_is_all_wine_with_colour_and_sweetness_from_its_word
         if sweetness is not None:
             assert record.sweetness == sweetness, record.name
         assert "wine_type" in record.inferred and "sweetness" in record.inferred  # neither was a cell of the file
+
+
+@pytest.mark.parametrize(
+    ("category", "colour"),
+    [
+        ("Vini Rossi", "red"),
+        ("Vins rouges", "red"),
+        ("Vinos tintos", "red"),
+        ("Rotweine", "red"),
+        ("Vini Bianchi", "white"),
+        ("Vins blancs", "white"),
+        ("Vinos blancos", "white"),
+        ("Weißweine", "white"),
+        ("Rosati", "rose"),
+        ("Vinos rosados", "rose"),
+        ("Roséweine", "rose"),
+    ],
+)
+def test_an_importers_category_in_its_own_language_says_wine_and_colour(category, colour):
+    """A distributor's list filed under «Vini Rossi» or «Vins blancs»: a name without style words is wine."""
+    row = shop_row({"name": "2021 Tenuta Nuova Riserva", "price": 1900, "category": category})
+    assert row.category == category
+    assert row_kind(row.item["name"], row.category, row.item.get("wine_type") or "") == RowKind.WINE
+    assert enrich(row.item, row.category)["wine_type"] == colour
