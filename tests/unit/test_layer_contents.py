@@ -41,7 +41,7 @@ def _on_demand() -> dict[str, set[str]]:
         "sommelier.toolfn.handler": {
             f"sommelier.toolfn.{target.partition(':')[0]}" for target in handler.OPERATIONS.values()
         },
-        "sommelier.domain.wire": {op._answers.partition(":")[0] for op in wire.OPERATIONS.values()},
+        "sommelier.domain.wire": {op.answers.__module__ for op in wire.OPERATIONS.values()},
     }
 
 

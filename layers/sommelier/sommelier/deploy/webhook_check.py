@@ -9,8 +9,7 @@ this run; the alarm waits for an hour without a single 1.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sommelier.observability.telemetry import record_event
 from sommelier.settings import Settings
@@ -19,20 +18,11 @@ METRIC = "WebhookRegistered"
 TELEGRAM_TIMEOUT_S = 10.0
 
 
-@dataclass(frozen=True)
-class WebhookState:
+class WebhookState(NamedTuple):
     registered: bool
     reason: str
     pending_updates: int = 0
     last_error: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "registered": self.registered,
-            "reason": self.reason,
-            "pending_updates": self.pending_updates,
-            "last_error": self.last_error,
-        }
 
 
 def webhook_state(settings: Settings) -> WebhookState:
@@ -63,4 +53,4 @@ def check_webhook(settings: Settings) -> dict[str, Any]:
     """Run the check and record it as the WebhookRegistered metric."""
     state = webhook_state(settings)
     record_event(METRIC, 1 if state.registered else 0)
-    return state.as_dict()
+    return state._asdict()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from sommelier.domain.wire import OMIT_EMPTY, OMIT_NONE
+from sommelier.domain.wire import OMIT_EMPTY, OMIT_NONE, to_wire
 
 
 class PriceRange(NamedTuple):
@@ -69,8 +69,6 @@ class ExportedWine:
 
     def as_file_row(self) -> dict[str, object]:
         """The row of a catalogue file: every field, then the file's extra fields at the top level."""
-        from sommelier.domain.wire import to_wire
-
         row = to_wire(self)
         extra = row.pop("extra", {})
         for key, value in extra.items():
