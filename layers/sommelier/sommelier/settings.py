@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -97,6 +98,7 @@ class _Reader:
         return default
 
 
+@cache  # read at import (the Settings default) and by every load_settings: the answer never changes
 def project_root() -> Path:
     """The repository root in a checkout; the current directory elsewhere (Lambda)."""
     here = Path(__file__).resolve()
