@@ -148,14 +148,7 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
         params["grape_keys"] = matching.grape_keys(filters.grape_variety)
         applied["grape_variety"] = filters.grape_variety
     if filters.country:
-        code = matching.country_code(filters.country)
-        if code:
-            conditions.append("w.country_code = %(country_code)s")
-            params["country_code"] = code
-        else:  # a country the vocabulary does not know: as the catalogue writes it
-            conditions.append(f"{_NORM.format(col='w.country')} = %(country_name)s")
-            params["country_name"] = language.normalize(filters.country)
-        applied["country"] = matching.canonical_country(filters.country)
+        _country(filters.country, "country", conditions, params, applied, exclude=False)
     phrases = matching.region_phrases(filters.region) if filters.region else []
     if phrases:
         names = [f"region_{i}" for i in range(len(phrases))]
@@ -237,14 +230,23 @@ def _exclusions(filters: SearchFilters, conditions: list[str], params: dict[str,
         params["exclude_grape_keys"] = matching.grape_keys(filters.exclude_grape)
         applied["exclude_grape"] = filters.exclude_grape
     if filters.exclude_country:
-        code = matching.country_code(filters.exclude_country)
-        if code:
-            conditions.append("w.country_code IS DISTINCT FROM %(exclude_country_code)s")
-            params["exclude_country_code"] = code
-        else:
-            conditions.append(f"{_NORM.format(col='w.country')} <> %(exclude_country_name)s")
-            params["exclude_country_name"] = language.normalize(filters.exclude_country)
-        applied["exclude_country"] = matching.canonical_country(filters.exclude_country)
+        _country(filters.exclude_country, "exclude_country", conditions, params, applied, exclude=True)
+
+
+def _country(
+    country: str, key: str, conditions: list[str], params: dict[str, Any], applied: dict[str, Any], *, exclude: bool
+) -> None:
+    """A country asked for or ruled out: by its code, or, for one the vocabulary does not know, as the
+    catalogue writes it. Ruling out a code keeps the wines with no country (IS DISTINCT FROM)."""
+    code = matching.country_code(country)
+    if code:
+        operator = "IS DISTINCT FROM" if exclude else "="
+        conditions.append(f"w.country_code {operator} %({key}_code)s")
+        params[f"{key}_code"] = code
+    else:
+        conditions.append(f"{_NORM.format(col='w.country')} {'<>' if exclude else '='} %({key}_name)s")
+        params[f"{key}_name"] = language.normalize(country)
+    applied[key] = matching.canonical_country(country)
 
 
 def _order(filters: SearchFilters) -> str:
