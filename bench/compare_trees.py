@@ -7,10 +7,13 @@ commit), side by side in one run.
 Each handler of `functions/` is imported "as deployed" (bench/imports.py: an isolated interpreter that
 sees only the layer's third-party packages, boto3, our package with the unchecked-hash bytecode the layer
 ships, and the handler without bytecode), alternating the two trees sample by sample so that the machine's
-noise falls on both alike. Both trees get the same third-party packages (the lock's runtime requirements),
-so the layer's difference is our package: its size is measured as the layer ships it (with .pyc), beside
-the third-party part. Reported: each handler's median import (wall and CPU) per tree and the ratio
-this/other, and the sizes.
+noise falls on both alike. Both trees import with the same third-party packages (the lock's runtime
+requirements), so the imports differ by our package alone; the package is laid out as each tree's layer
+build ships it (with .pyc; gzipped language tables where the tree's build packs them).
+
+Sizes: each tree's own layer is built by its own Makefile, as `sam build` makes it (arm64, python3.12, no
+RDS CA download): the whole layer, our package in it, and the third-party part. Reported: each handler's
+median import (wall and CPU) per tree and the ratio this/other, and the sizes.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import compileall
 import json
 import py_compile
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -45,8 +49,12 @@ class DeployedTree:
     def __init__(self, tree: Path, workdir: Path, third_party: list[str]):
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
         self.root = workdir
+        self.tree = tree
         shutil.copytree(tree / "layers" / "sommelier" / "sommelier", workdir / "python" / "sommelier", ignore=ignore)
         shutil.copytree(tree / "functions", workdir / "functions", ignore=ignore)
+        pack = tree / "layers" / "sommelier" / "pack_data.py"
+        if pack.is_file():  # the tree's layer build gzips the language tables: import them as it ships them
+            subprocess.run([sys.executable, str(pack), str(workdir / "python" / "sommelier")], check=True)
         compileall.compile_dir(
             workdir / "python" / "sommelier", quiet=1, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
         )
@@ -78,6 +86,7 @@ def compare(other: Path, repeats: int) -> dict:
                     imported, _, _, cpu = import_once(ROOT / "functions" / handler, deployed=trees[name])
                     samples[name].setdefault(handler, []).append((imported, cpu))
         third_party_bytes = sizes.tree_size(layer / "python")
+        built = {name: built_layer_mb(tree.tree, Path(work) / f"built-{name}") for name, tree in trees.items()}
         return {
             "other_tree": str(other),
             "repeats": repeats,
@@ -97,7 +106,18 @@ def compare(other: Path, repeats: int) -> dict:
             "layer_mb": {
                 name: round((tree.package_bytes + third_party_bytes) / sizes.MB, 2) for name, tree in trees.items()
             },
+            "built_layer_mb": built,
         }
+
+
+def built_layer_mb(tree: Path, workdir: Path) -> dict[str, float]:
+    """The tree's layer as its own Makefile builds it for Lambda: whole, our package, the rest (MB)."""
+    site = sizes.built_layer(workdir, tree / "layers" / "sommelier")
+    whole, package = sizes.tree_size(site), sizes.tree_size(site / "sommelier")
+    return {
+        name: round(size / sizes.MB, 2)
+        for name, size in (("layer", whole), ("package", package), ("third_party", whole - package))
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
             )
     print(f"our package: this {result['package_mb']['this']} MB, other {result['package_mb']['other']} MB")
     print(f"layer: this {result['layer_mb']['this']} MB, other {result['layer_mb']['other']} MB")
+    for name, built in result["built_layer_mb"].items():
+        print(
+            f"built layer ({name}): {built['layer']} MB, our package {built['package']} MB, the rest {built['third_party']} MB"
+        )
     text = json.dumps(result, indent=2)
     if args.output:
         args.output.write_text(text + "\n", "utf-8")

@@ -98,11 +98,12 @@ def zipped_size(site: Path) -> int:
     return buffer.tell()
 
 
-def built_layer(workdir: Path) -> Path:
-    """The layer's python/ folder as `sam build` makes it (the Makefile drops what the runtime provides)."""
+def built_layer(workdir: Path, layer_dir: Path = LAYER_DIR) -> Path:
+    """The layer's python/ folder as `sam build` makes it from layer_dir's Makefile (which drops what the
+    runtime provides); another tree's layers/sommelier builds that tree's layer."""
     target = workdir / "layer-arm64"
     shutil.rmtree(target, ignore_errors=True)
-    command = ["make", "-s", "-C", str(LAYER_DIR), "build-SommelierLayer", f"ARTIFACTS_DIR={target}"]
+    command = ["make", "-s", "-C", str(layer_dir), "build-SommelierLayer", f"ARTIFACTS_DIR={target}"]
     command += ["LAYER_ARCH=arm64", "RDS_CA_BUNDLE_URL=", f"PYTHON={python312()}"]  # the one `make sam-test` uses
     result = subprocess.run(command, capture_output=True, text=True, timeout=900)
     if result.returncode != 0:

@@ -721,6 +721,31 @@ def check_catalog_drop(env, env_file, telegram, s3) -> None:
     check(reports, "CatalogDropFunction wrote no report next to the dropped file")
     check(len(telegram.calls) > before, "CatalogDropFunction told the admin chat nothing")
     say(f"CatalogDropFunction: 2 wines imported through the tool function, report {reports[0]}")
+    # The same two wines as a shop's Excel price list: openpyxl ships with this function, not in the layer.
+    excel_key = key.rsplit(".", 1)[0] + ".xlsx"
+    workbook = _price_list_workbook([{k: v for k, v in w.items() if k != "image_url"} for w in rows[:2]])
+    s3.put_object(Bucket=bucket, Key=excel_key, Body=workbook)
+    drop["detail"]["object"].update(key=excel_key, size=len(workbook))
+    answer = invoke("CatalogDropFunction", drop, env=env, env_file=env_file)
+    check(answer.get("files") == [{"key": excel_key, "imported": True}], f"CatalogDropFunction on an .xlsx: {answer}")
+    say("CatalogDropFunction: the same 2 wines from an Excel price list (openpyxl in the function)")
+
+
+def _price_list_workbook(rows: list[dict]) -> bytes:
+    """One sheet: a header row of the rows' keys, one row per wine (lists as «a, b»), as .xlsx bytes."""
+    import io
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    header = list(rows[0])
+    sheet.append(header)
+    for row in rows:
+        sheet.append([", ".join(map(str, row[k])) if isinstance(row.get(k), list) else row.get(k) for k in header])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()
 
 
 def check_agent(env, env_file, telegram) -> None:

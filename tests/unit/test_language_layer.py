@@ -332,6 +332,46 @@ def test_the_version_covers_every_data_file():
         assert language.data(name)["_about"], f"{name} says what it holds"
 
 
+def test_the_layer_reads_its_gzipped_tables_as_the_repository_reads_its_json(tmp_path):
+    """The layer build gzips language/data (layers/sommelier/pack_data.py): a copy packed that way gives the
+    same tables and the same version digest, in a fresh interpreter that sees only the packed copy."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "sommelier"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    packed = subprocess.run(
+        [sys.executable, str(PACKAGE.parents[0] / "pack_data.py"), str(copy)], capture_output=True, text=True
+    )
+    assert packed.returncode == 0, packed.stderr
+    data = copy / "language" / "data"
+    assert not list(data.glob("*.json")) and len(list(data.glob("*.json.gz"))) == len(language._DATA_FILES)
+    probe = "import json, sys; from sommelier import language; import sommelier; "
+    probe += "print(json.dumps([sommelier.__file__, language.version(), language.data('grapes.json')]))"
+    run = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r}); {probe}"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    where, version, grapes = json.loads(run.stdout)
+    assert Path(where).resolve().parent == copy.resolve()
+    assert version == language.version()
+    assert grapes == json.loads((PACKAGE / "language" / "data" / "grapes.json").read_text("utf-8"))
+
+
+def test_packing_refuses_a_folder_without_tables(tmp_path):
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, str(PACKAGE.parents[0] / "pack_data.py"), str(tmp_path)], capture_output=True, text=True
+    )
+    assert run.returncode != 0 and "no language/data/*.json" in run.stderr
+
+
 def _dish_nouns() -> list[str]:
     spec = language.data("dishes.json")
     names = {n for section in ("dishes", "groups") for entry in spec[section] for n in entry.split("|")}

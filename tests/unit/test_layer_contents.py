@@ -45,7 +45,8 @@ def _on_demand() -> dict[str, set[str]]:
     }
 
 
-def _reached() -> set[str]:
+def _reached(handlers: list[Path] | None = None) -> set[str]:
+    """The modules reached from these handler files (every handler in functions/ by default)."""
     modules = _module_names()
     on_demand = _on_demand()
 
@@ -55,7 +56,8 @@ def _reached() -> set[str]:
         parts = name.split(".") if name else []
         return {".".join(parts[: i + 1]) for i in range(len(parts))}
 
-    pending = [name for handler in (ROOT / "functions").rglob("*.py") for name in _imported(handler.read_text())]
+    handlers = handlers if handlers is not None else list((ROOT / "functions").rglob("*.py"))
+    pending = [name for handler in handlers for name in _imported(handler.read_text())]
     reached: set[str] = set()
     while pending:
         for module in known(pending.pop()) - reached:
@@ -75,3 +77,27 @@ def test_the_walk_follows_lazy_imports_and_named_operations():
     assert "sommelier.deploy.catalogue_seed" in reached  # imported inside the drop handler's functions
     assert "sommelier.toolfn.shop_sql" in reached  # only named in the tool function's table
     assert "sommelier.domain.shop" in reached  # only named by the wire's operations
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+    return names
+
+
+def test_a_package_one_function_ships_itself_is_imported_only_by_that_function():
+    """openpyxl is not in the layer: a function whose code can reach an import of it lists it in its own
+    requirements.txt, or Lambda would raise ImportError there on the first Excel file."""
+    layer_requirements = [line for line in (LAYER / "requirements.txt").read_text().splitlines() if line[:1].isalpha()]
+    assert not [line for line in layer_requirements if line.startswith("openpyxl")]
+    importers = {name for name, path in _module_names().items() if "openpyxl" in _third_party_imports(path)}
+    assert importers == {"sommelier.catalog.reader"}
+    folders = sorted(path for path in (ROOT / "functions").iterdir() if (path / "requirements.txt").is_file())
+    shipping = {folder.name for folder in folders if "openpyxl==" in (folder / "requirements.txt").read_text()}
+    reaching = {folder.name for folder in folders if importers & _reached(list(folder.glob("*.py")))}
+    assert reaching == {"catalog_drop"}
+    assert shipping == reaching
