@@ -6,6 +6,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 LOCK := layers/sommelier/requirements.lock
+# A shell with PYTHONDONTWRITEBYTECODE set would make every run compile the venv and rewrite every test
+# module again (pytest caches its rewritten tests as bytecode): 61 s → 54 s for `make test-fast` here.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install chat dev-up dev-down test test-fast lint bench eval clean lock sam-test
 

@@ -5,6 +5,7 @@ tool function and the wire import on demand ("module:function", "module:Class").
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,16 +21,17 @@ def _module_names() -> dict[str, Path]:
     return names
 
 
-def _imported(source: str) -> set[str]:
+@cache
+def _imported(path: Path) -> frozenset[str]:
     """Every sommelier module a file names in an import statement, at any depth of its code."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "sommelier":
             found.add(node.module)
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.split(".")[0] == "sommelier")
-    return found
+    return frozenset(found)
 
 
 def _on_demand() -> dict[str, set[str]]:
@@ -57,12 +59,12 @@ def _reached(handlers: list[Path] | None = None) -> set[str]:
         return {".".join(parts[: i + 1]) for i in range(len(parts))}
 
     handlers = handlers if handlers is not None else list((ROOT / "functions").rglob("*.py"))
-    pending = [name for handler in handlers for name in _imported(handler.read_text())]
+    pending = [name for handler in handlers for name in _imported(handler)]
     reached: set[str] = set()
     while pending:
         for module in known(pending.pop()) - reached:
             reached.add(module)
-            pending.extend(_imported(modules[module].read_text()))
+            pending.extend(_imported(modules[module]))
             pending.extend(on_demand.get(module, ()))
     return reached
 
