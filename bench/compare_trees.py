@@ -13,7 +13,9 @@ build ships it (with .pyc; gzipped language tables where the tree's build packs 
 
 Sizes: each tree's own layer is built by its own Makefile, as `sam build` makes it (arm64, python3.12, no
 RDS CA download): the whole layer, our package in it, and the third-party part. Reported: each handler's
-median import (wall and CPU) per tree and the ratio this/other, and the sizes.
+median import (wall and CPU) per tree and the ratio this/other, and the sizes. The paired ratio is the
+median of each sample's this/other CPU ratio (the two imports of a sample run back to back), which a slow
+minute of the machine moves far less than it moves either median.
 """
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ class DeployedTree:
         shutil.copytree(tree / "functions", workdir / "functions", ignore=ignore)
         pack = tree / "layers" / "sommelier" / "pack_data.py"
         if pack.is_file():  # the tree's layer build gzips the language tables: import them as it ships them
-            subprocess.run([sys.executable, str(pack), str(workdir / "python" / "sommelier")], check=True)
+            subprocess.run(
+                [sys.executable, str(pack), str(workdir / "python" / "sommelier")], check=True, capture_output=True
+            )
         compileall.compile_dir(
             workdir / "python" / "sommelier", quiet=1, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
         )
@@ -101,6 +105,13 @@ def compare(other: Path, repeats: int) -> dict:
                 }
                 for handler in HANDLERS
             },
+            "paired_cpu_ratio": {
+                handler: round(
+                    median([this[1] / other[1] for this, other in zip(tree_samples, other_samples, strict=True)]), 3
+                )
+                for handler in HANDLERS
+                if (tree_samples := samples["this"].get(handler)) and (other_samples := samples["other"].get(handler))
+            },
             "package_mb": {name: round(tree.package_bytes / sizes.MB, 2) for name, tree in trees.items()},
             "third_party_mb": round(third_party_bytes / sizes.MB, 2),
             "layer_mb": {
@@ -133,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{handler:24} this {trees['this']['wall']:7.1f} ms (cpu {trees['this']['cpu']:6.1f})"
                 f"  other {trees['other']['wall']:7.1f} ms (cpu {trees['other']['cpu']:6.1f})  cpu ratio {ratio:.2f}"
+                f"  paired {result['paired_cpu_ratio'][handler]:.2f}"
             )
     print(f"our package: this {result['package_mb']['this']} MB, other {result['package_mb']['other']} MB")
     print(f"layer: this {result['layer_mb']['this']} MB, other {result['layer_mb']['other']} MB")
