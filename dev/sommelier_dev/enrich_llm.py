@@ -31,10 +31,11 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 from sommelier import language
-from sommelier.agent.llm.port import ChatLLM, LLMError, LLMLedger
+from sommelier.agent.llm.port import ChatLLM, LLMError, LLMLedger, LLMMessage
 from sommelier.catalog.enrich import empty
 from sommelier.domain.pricing import LLMPrice
 from sommelier.domain.records import Sweetness, WineType
+from sommelier.domain.wire import JSONObject
 from sommelier.language import knowledge
 
 LLM_FIELDS = ("country", "region", "appellation", "grape_varieties", "wine_type", "sweetness")
@@ -200,7 +201,7 @@ _SYSTEM = (
     " out when the texts do not let a wine expert be sure of it: a guess is worse than nothing."
 )
 
-_SCHEMA = {
+_SCHEMA: JSONObject = {
     "type": "json_schema",
     "json_schema": {
         "name": "wine_facts",
@@ -244,7 +245,7 @@ class LlmEnrichment:
 
     def _ask(self, batch: list[tuple[dict[str, Any], list[str], dict[str, Any], str]]) -> None:
         rows = [{"id": i, **text, "fill": wanted} for i, (_, wanted, text, _) in enumerate(batch)]
-        messages = [
+        messages: list[LLMMessage] = [
             {"role": "system", "content": _SYSTEM},
             {"role": "user", "content": json.dumps({"wines": rows}, ensure_ascii=False)},
         ]

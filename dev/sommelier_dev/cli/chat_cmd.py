@@ -7,13 +7,16 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
 from sommelier_dev.cli.output import fail, print_json
+
+if TYPE_CHECKING:
+    from sommelier.domain.wire import JSONObject
 
 QUIT_WORDS = {"/quit", "/exit", "выход"}
 BUTTON_NUMBER_MAX_DIGITS = 2  # "7" is a button press; "1500" is a budget
@@ -130,8 +133,10 @@ class TerminalChannel:
         if text:
             self.chat.console.print(Text(f"🔔 {text}", style="italic"))
 
-    def edit_buttons(self, message_id: int, keyboard: dict) -> None:
-        self.chat.buttons = [(b["text"], b["callback_data"]) for row in keyboard["inline_keyboard"] for b in row]
+    def edit_buttons(self, message_id: int, keyboard: JSONObject) -> None:
+        rows = keyboard.get("inline_keyboard")
+        buttons = [b for row in rows if isinstance(row, list) for b in row] if isinstance(rows, list) else []
+        self.chat.buttons = [(str(b["text"]), str(b["callback_data"])) for b in buttons if isinstance(b, dict)]
 
     def set_active(self, active: bool) -> None:
         return None  # a terminal chat never blocks the bot

@@ -14,7 +14,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sommelier.domain.wire import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +44,7 @@ class ChatOrderedWorkers:
         self.dead_letters: list[dict[str, Any]] = []
         self.processed = 0
 
-    def enqueue(self, update: dict[str, Any], chat_id: int) -> None:
+    def enqueue(self, update: JSONObject, chat_id: int) -> None:
         with self._lock:
             self._queues.setdefault(chat_id, deque()).append(update)
             if chat_id in self._running:

@@ -15,14 +15,14 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sommelier.agent.llm.port import ChatLLM, LLMLedger, LLMReply
+from sommelier.agent.llm.port import ChatLLM, LLMLedger, LLMMessage, LLMReply, ToolSpec
 from sommelier.domain.catalogue import CatalogStats, ExportedWine
 from sommelier.domain.catalogue_writes import EmbeddingText, ImportSummary, WineEmbedding
 from sommelier.domain.conversation import Deadline
 from sommelier.domain.errors import PortError
 from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
 from sommelier.domain.wine import Wine, WineListing
-from sommelier.domain.wire import to_wire
+from sommelier.domain.wire import JSONObject, to_wire
 from sommelier.store.ports import CatalogRepository
 
 if TYPE_CHECKING:
@@ -208,11 +208,11 @@ class RecordingLLM:
 
     def stream(
         self,
-        messages: list[dict[str, Any]],
+        messages: list[LLMMessage],
         *,
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[ToolSpec] | None = None,
         final: bool = False,
-        response_format: dict[str, Any] | None = None,
+        response_format: JSONObject | None = None,
         deadline: Deadline | float | None = None,
         ledger: LLMLedger | None = None,
     ) -> Generator[str, None, LLMReply]:
@@ -225,11 +225,11 @@ class RecordingLLM:
 
     def complete(
         self,
-        messages: list[dict[str, Any]],
+        messages: list[LLMMessage],
         *,
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[ToolSpec] | None = None,
         final: bool = False,
-        response_format: dict[str, Any] | None = None,
+        response_format: JSONObject | None = None,
         deadline: Deadline | float | None = None,
         ledger: LLMLedger | None = None,
     ) -> LLMReply:

@@ -25,13 +25,16 @@ from sommelier.agent.context import moment_context
 from sommelier.agent.guards import GuardVerdict, guard_response, is_leak_error, precheck
 from sommelier.agent.llm.port import (
     ChatLLM,
+    ContentPart,
     GenerationsSpent,
     LLMDeadlineExceeded,
     LLMError,
     LLMLedger,
+    LLMMessage,
     LLMReply,
     LLMRequestRejected,
     ToolCall,
+    ToolSpec,
     Usage,
     drain,
 )
@@ -149,7 +152,7 @@ class _Online:
 
     request: TurnRequest
     trace: _Trace
-    messages: list[dict[str, Any]]
+    messages: list[LLMMessage]
     found: Found = field(default_factory=dict)
     streamed: bool = False  # the answer is shown while it streams
 
@@ -255,7 +258,7 @@ class SommelierAgent:
             candidates=prefetched.rows() if prefetched is not None and prefetched.searched else None,
             filters=prefetched.filters() if prefetched is not None else None,
         )
-        content: str | list[dict[str, Any]] = user_prompt
+        content: str | list[ContentPart] = user_prompt
         if request.image:  # the client turns it into words for a model that cannot see
             content = [
                 {"type": "text", "text": user_prompt},
@@ -376,7 +379,7 @@ class SommelierAgent:
             if attempted and failed == attempted and not turn.found:
                 raise ToolUseFailure("every tool call failed: the wine database is unreachable")
 
-    def _call(self, turn: _Online, *, tools: list[dict[str, Any]] | None, final: bool = False) -> Call:
+    def _call(self, turn: _Online, *, tools: list[ToolSpec] | None, final: bool = False) -> Call:
         """One logical LLM call within the turn's deadline; the adapter counts its HTTP requests. When the turn
         shows its answer as it streams, the checked pieces of the answer are yielded as they complete."""
         llm, trace = self.llm, turn.trace
@@ -408,7 +411,7 @@ class SommelierAgent:
         trace.model = reply.model or trace.model
         return reply
 
-    def _streamed_final(self, turn: _Online, *, tools: list[dict[str, Any]] | None) -> Call:
+    def _streamed_final(self, turn: _Online, *, tools: list[ToolSpec] | None) -> Call:
         """The call that writes the customer's answer, whose broken stream becomes a failed attempt for the
         retry path. Tools only as the endpoint needs them (tool_choice "none"), the answer schema as
         response_format."""
@@ -609,7 +612,7 @@ class SommelierAgent:
         }
 
 
-def append_user(messages: list[dict[str, Any]], text: str) -> None:
+def append_user(messages: list[LLMMessage], text: str) -> None:
     """A user message, kept alternating: after another user message the text joins it (Mistral-family and
     strict chat templates refuse two user messages in a row)."""
     last = messages[-1] if messages else None

@@ -8,9 +8,13 @@ tool function's cold start stays free of pydantic (about 80 ms, see BENCHMARKS.m
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sommelier.domain.search import SearchFilters, SemanticSearchParameters
+
+if TYPE_CHECKING:
+    from sommelier.agent.llm.port import ToolSpec
+    from sommelier.domain.wire import JSONValue
 
 _JSON_TYPES = {"str": "string", "float": "number", "int": "integer"}
 
@@ -20,10 +24,10 @@ class LlmTool(NamedTuple):
     description: str
     parameters: type
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> ToolSpec:
         """The OpenAI function-calling definition of this tool."""
         properties: dict[str, Any] = {}
-        required: list[str] = []
+        required: list[JSONValue] = []
         offered = [item for item in fields(self.parameters) if "llm" in item.metadata]
         # limit and exclude_ids are the caller's: not offered to the model. Required arguments come first.
         for item in sorted(offered, key=lambda item: not item.metadata["llm"]["required"]):
@@ -68,4 +72,4 @@ SEMANTIC_SEARCH = LlmTool(
 )
 
 LLM_TOOLS: dict[str, LlmTool] = {tool.name: tool for tool in (SEARCH_WINES, SEMANTIC_SEARCH)}
-TOOL_SCHEMAS: list[dict[str, Any]] = [tool.json_schema() for tool in LLM_TOOLS.values()]
+TOOL_SCHEMAS: list[ToolSpec] = [tool.json_schema() for tool in LLM_TOOLS.values()]

@@ -14,9 +14,14 @@ import importlib
 from collections.abc import Hashable
 from decimal import Decimal
 from functools import cache
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeAlias, TypeVar, cast
 
 from sommelier.domain.errors import ArgumentError
+
+# A JSON document as Python holds it: what a port takes or gives where the shape is someone else's (a
+# Telegram update forwarded as it came, a provider's JSON schema) rather than one of our domain objects.
+JSONValue: TypeAlias = "str | int | float | bool | None | list[JSONValue] | dict[str, JSONValue]"
+JSONObject: TypeAlias = "dict[str, JSONValue]"
 
 if TYPE_CHECKING:  # the answer types load with the operation that answers them (the handlers' cold start)
     from sommelier.domain.catalogue import CatalogStats, ExportedWines

@@ -17,11 +17,14 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sommelier.settings import MissingSetting, Settings
 from sommelier.telegram.state import MessageLedger, ledger_from_settings
 from sommelier.telegram.updates import BotUsername, Routed, UpdateError, needs_bot_username, parse_update, route
+
+if TYPE_CHECKING:
+    from sommelier.domain.wire import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +36,7 @@ Answer = tuple[int, dict[str, Any]]
 
 
 class TurnSink(Protocol):
-    def enqueue(self, update: dict[str, Any], chat_id: int) -> None: ...
+    def enqueue(self, update: JSONObject, chat_id: int) -> None: ...
 
 
 class SqsSink:
@@ -52,7 +55,7 @@ class SqsSink:
                 self._client = boto3.client("sqs")
             return self._client
 
-    def enqueue(self, update: dict[str, Any], chat_id: int) -> None:
+    def enqueue(self, update: JSONObject, chat_id: int) -> None:
         self._sqs().send_message(
             QueueUrl=self.queue_url,
             MessageBody=json.dumps(update, ensure_ascii=False),
@@ -70,7 +73,7 @@ class InlineSink:
         self._process: Callable[[dict[str, Any], int], None] | None = None
         self._lock = threading.Lock()
 
-    def enqueue(self, update: dict[str, Any], chat_id: int) -> None:
+    def enqueue(self, update: JSONObject, chat_id: int) -> None:
         with self._lock:
             if self._process is None:
                 self._process = self._build_process()

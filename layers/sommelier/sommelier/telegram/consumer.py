@@ -11,7 +11,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sommelier.agent.streaming import Shown
 from sommelier.domain.conversation import Deadline
@@ -44,6 +44,9 @@ from sommelier.telegram.state import (
     ledger_from_settings,
 )
 from sommelier.telegram.updates import BotUsername, Routed, UpdateError, parse_update, route
+
+if TYPE_CHECKING:
+    from sommelier.domain.wire import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +123,7 @@ class TelegramChannel:
         except TelegramError as exc:
             logger.info("callback not answered: %s", exc)
 
-    def edit_buttons(self, message_id: int, keyboard: dict) -> None:
+    def edit_buttons(self, message_id: int, keyboard: JSONObject) -> None:
         try:
             self.bot.client.edit_message_reply_markup(self.routed.chat, message_id, keyboard)
         except TelegramError as exc:

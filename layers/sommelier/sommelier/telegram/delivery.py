@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, cast
 
 from sommelier.observability.telemetry import record_event
 from sommelier.storage.photos import PhotoStore
@@ -51,23 +51,34 @@ HTML = "HTML"
 # --------------------------------------------------------------------------- #
 # Delivery logs
 # --------------------------------------------------------------------------- #
+class PartRecord(TypedDict, total=False):
+    """What became of one part of a reply, as the delivery log keeps it."""
+
+    message_id: int  # the message that carries it
+    file_id: str | None  # the photo's file_id, to send again without the upload
+    pieces: int  # sent in this many pieces (too long for one message)
+    uncertain: bool  # the send may have reached the chat: never sent again
+    refused: str  # Telegram's refusal
+    reshape: str  # (under the part's reshape index) how an attempt began splitting it
+
+
 class DeliveryLog(Protocol):
     """Which parts of an update's reply were already delivered."""
 
-    def delivered(self, key: str) -> dict[int, dict]: ...  # index -> {"message_id": ..., "file_id": ...}
+    def delivered(self, key: str) -> dict[int, PartRecord]: ...
 
-    def mark(self, key: str, index: int, info: dict) -> None: ...
+    def mark(self, key: str, index: int, info: PartRecord) -> None: ...
 
 
 class InMemoryDeliveryLog:
     def __init__(self) -> None:
-        self._parts: dict[str, dict[int, dict]] = {}
+        self._parts: dict[str, dict[int, PartRecord]] = {}
 
-    def delivered(self, key: str) -> dict[int, dict]:
-        return {i: dict(info) for i, info in self._parts.get(key, {}).items()}
+    def delivered(self, key: str) -> dict[int, PartRecord]:
+        return {i: info.copy() for i, info in self._parts.get(key, {}).items()}
 
-    def mark(self, key: str, index: int, info: dict) -> None:
-        self._parts.setdefault(key, {})[int(index)] = dict(info)
+    def mark(self, key: str, index: int, info: PartRecord) -> None:
+        self._parts.setdefault(key, {})[int(index)] = info.copy()
 
 
 def _to_dynamo(value: Any) -> Any:
@@ -124,7 +135,7 @@ class DynamoDeliveryLog:
     def _key(self, key: str) -> dict[str, Any]:
         return {"id": {"S": self.item_id(key)}}
 
-    def delivered(self, key: str) -> dict[int, dict]:
+    def delivered(self, key: str) -> dict[int, PartRecord]:
         answer = self._client.get_item(
             TableName=self.table_name,
             Key=self._key(key),
@@ -136,15 +147,15 @@ class DynamoDeliveryLog:
         if not raw:
             return {}
         parts = _from_dynamo(self._de.deserialize(raw))
-        out: dict[int, dict] = {}
+        out: dict[int, PartRecord] = {}
         for index, info in (parts or {}).items():
             try:
-                out[int(index)] = dict(info) if isinstance(info, dict) else {}
+                out[int(index)] = cast(PartRecord, dict(info)) if isinstance(info, dict) else {}  # what mark wrote
             except ValueError:
                 continue
         return out
 
-    def mark(self, key: str, index: int, info: dict) -> None:
+    def mark(self, key: str, index: int, info: PartRecord) -> None:
         from botocore.exceptions import ClientError
 
         value = self._ser.serialize(_to_dynamo(dict(info)))
@@ -288,7 +299,7 @@ class Sender:
     # ---------------- one part ----------------
     def _send_part(
         self, target: Place, key: str, index: int, part: Outgoing, result: DeliveryResult, budget: _Budget
-    ) -> tuple[Message | None, dict]:
+    ) -> tuple[Message | None, PartRecord]:
         if part.kind == "photo":
             try:
                 sent = self._send_photo(target, index, part, result, budget)
@@ -331,7 +342,7 @@ class Sender:
         part: Outgoing,
         result: DeliveryResult,
         budget: _Budget,
-    ) -> tuple[Message | None, dict]:
+    ) -> tuple[Message | None, PartRecord]:
         """Deliver a part as several messages, logged under their own key so a retry resumes mid-part.
 
         The way it was cut is logged first (at a negative index the part loop never reaches): the

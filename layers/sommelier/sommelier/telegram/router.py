@@ -33,6 +33,7 @@ from sommelier.telegram.updates import Kind, Routed
 
 if TYPE_CHECKING:
     from sommelier.agent.streaming import Shown
+    from sommelier.domain.wire import JSONObject
     from sommelier.store.adapters import Repositories
     from sommelier.telegram.dialog import Dialog
 
@@ -77,7 +78,7 @@ class Channel(Protocol):
 
     def answer_callback(self, text: str | None) -> None: ...
 
-    def edit_buttons(self, message_id: int, keyboard: dict) -> None: ...
+    def edit_buttons(self, message_id: int, keyboard: JSONObject) -> None: ...
 
     def set_active(self, active: bool) -> None: ...
 

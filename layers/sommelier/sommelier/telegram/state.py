@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from sommelier.settings import Settings
 
+if TYPE_CHECKING:
+    from sommelier.domain.wire import JSONObject
+
 if TYPE_CHECKING:  # the webhook imports this module for the ledger: it must not load the renderer (pydantic)
     from sommelier.telegram.render import Outgoing
 
@@ -168,9 +171,9 @@ class MessageLedger(Protocol):
         """True when ``key`` was free (now owned by ``owner``) or is owned by ``owner`` already."""
         ...
 
-    def record_edit(self, chat_id: int, message_id: int, message: dict[str, Any]) -> None: ...
+    def record_edit(self, chat_id: int, message_id: int, message: JSONObject) -> None: ...
 
-    def latest_edit(self, chat_id: int, message_id: int) -> dict[str, Any] | None: ...
+    def latest_edit(self, chat_id: int, message_id: int) -> JSONObject | None: ...
 
 
 def answer_key(chat_id: int, message_id: int) -> str:
@@ -195,13 +198,13 @@ class InMemoryLedger:
                 self._claims.popitem(last=False)
             return current == owner
 
-    def record_edit(self, chat_id: int, message_id: int, message: dict[str, Any]) -> None:
+    def record_edit(self, chat_id: int, message_id: int, message: JSONObject) -> None:
         with self._lock:
             self._edits[(chat_id, message_id)] = dict(message)
             if len(self._edits) > self._size:
                 self._edits.popitem(last=False)
 
-    def latest_edit(self, chat_id: int, message_id: int) -> dict[str, Any] | None:
+    def latest_edit(self, chat_id: int, message_id: int) -> JSONObject | None:
         with self._lock:
             found = self._edits.get((chat_id, message_id))
         return dict(found) if found is not None else None
@@ -235,7 +238,7 @@ class DynamoLedger:
             raise
         return True
 
-    def record_edit(self, chat_id: int, message_id: int, message: dict[str, Any]) -> None:
+    def record_edit(self, chat_id: int, message_id: int, message: JSONObject) -> None:
         self._client.put_item(
             TableName=self.table,
             Item={
@@ -245,7 +248,7 @@ class DynamoLedger:
             },
         )
 
-    def latest_edit(self, chat_id: int, message_id: int) -> dict[str, Any] | None:
+    def latest_edit(self, chat_id: int, message_id: int) -> JSONObject | None:
         item = self._client.get_item(
             TableName=self.table, Key={"id": {"S": f"edit#{chat_id}#{message_id}"}}, ConsistentRead=True
         ).get("Item")

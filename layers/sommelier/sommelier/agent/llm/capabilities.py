@@ -15,7 +15,10 @@ import logging
 import re
 import threading
 from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from sommelier.agent.llm.port import ContentPart, LLMMessage
 
 logger = logging.getLogger(__name__)
 
@@ -255,30 +258,26 @@ IMAGE_NOT_SEEN = (
 )
 
 
-def has_images(messages: Any) -> bool:
-    return any(part.get("type") == "image_url" for part in _parts(messages))
+def has_images(messages: list[LLMMessage]) -> bool:
+    return any(part["type"] == "image_url" for part in _parts(messages))
 
 
-def _parts(messages: Any) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for message in messages or []:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list):
-            found += [part for part in content if isinstance(part, dict)]
-    return found
-
-
-def without_images(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages for a model that cannot see: each image part becomes IMAGE_NOT_SEEN, content plain text."""
-    plain: list[dict[str, Any]] = []
+def _parts(messages: list[LLMMessage]) -> list[ContentPart]:
+    found: list[ContentPart] = []
     for message in messages:
         content = message.get("content")
         if isinstance(content, list):
-            texts = [
-                IMAGE_NOT_SEEN if part.get("type") == "image_url" else str(part.get("text") or "")
-                for part in content
-                if isinstance(part, dict)
-            ]
+            found += content
+    return found
+
+
+def without_images(messages: list[LLMMessage]) -> list[LLMMessage]:
+    """The messages for a model that cannot see: each image part becomes IMAGE_NOT_SEEN, content plain text."""
+    plain: list[LLMMessage] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            texts = [IMAGE_NOT_SEEN if part["type"] == "image_url" else part["text"] for part in content]
             message = {**message, "content": "\n\n".join(t for t in texts if t)}
         plain.append(message)
     return plain
@@ -304,7 +303,7 @@ def lesson_from_error(text: str, request: dict[str, Any], caps: ModelCapabilitie
     lowered = text.lower()
     if "thought_signature" in lowered:
         return None  # the reasoning_details of a message were not sent back: no parameter to change
-    if caps.vision and has_images(request.get("messages")) and _IMAGES_REFUSED.search(lowered):
+    if caps.vision and has_images(request.get("messages") or []) and _IMAGES_REFUSED.search(lowered):
         return {"vision": False}
     if caps.prompt_cache == "cache_control" and "cache_control" in lowered:
         return {"prompt_cache": "auto"}

@@ -33,13 +33,16 @@ from sommelier.agent.llm.capabilities import (
 )
 from sommelier.agent.llm.port import (
     ChatLLM,
+    ContentPart,
     GenerationsSpent,
     LLMDeadlineExceeded,
     LLMError,
     LLMLedger,
+    LLMMessage,
     LLMReply,
     LLMRequestRejected,
     ToolCall,
+    ToolSpec,
     ToolsUnsupported,
     UnusableEndpoint,
     drain,
@@ -51,6 +54,8 @@ from sommelier.settings import LLMSettings, Settings
 
 if TYPE_CHECKING:  # the SDK itself loads on the first OpenAIChat (~650 ms a cold start without an LLM skips)
     import openai
+
+    from sommelier.domain.wire import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -146,10 +151,10 @@ class OpenAIChat:
     # ------------------------------------------------------------------ the request
     def build_request(
         self,
-        messages: list[dict[str, Any]],
-        tools: list[dict] | None,
+        messages: list[LLMMessage],
+        tools: list[ToolSpec] | None,
         final: bool,
-        response_format: dict | None,
+        response_format: JSONObject | None,
         caps: ModelCapabilities,
     ) -> dict[str, Any]:
         """The request body this model accepts (one place, so a streaming final call can reuse it)."""
@@ -181,11 +186,11 @@ class OpenAIChat:
     # ------------------------------------------------------------------ one logical call
     def complete(
         self,
-        messages: list[dict[str, Any]],
+        messages: list[LLMMessage],
         *,
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[ToolSpec] | None = None,
         final: bool = False,
-        response_format: dict[str, Any] | None = None,
+        response_format: JSONObject | None = None,
         deadline: Deadline | float | None = None,
         ledger: LLMLedger | None = None,
     ) -> LLMReply:
@@ -196,11 +201,11 @@ class OpenAIChat:
 
     def stream(
         self,
-        messages: list[dict[str, Any]],
+        messages: list[LLMMessage],
         *,
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[ToolSpec] | None = None,
         final: bool = False,
-        response_format: dict[str, Any] | None = None,
+        response_format: JSONObject | None = None,
         deadline: Deadline | float | None = None,
         ledger: LLMLedger | None = None,
     ) -> Generator[str, None, LLMReply]:
@@ -211,10 +216,10 @@ class OpenAIChat:
 
     def _call(
         self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
+        messages: list[LLMMessage],
+        tools: list[ToolSpec] | None,
         final: bool,
-        response_format: dict[str, Any] | None,
+        response_format: JSONObject | None,
         deadline: Deadline | float | None,
         ledger: LLMLedger | None,
         *,
@@ -498,7 +503,7 @@ class OpenAIChat:
 class _CallState:
     """What one logical call has learned and spent across its attempts."""
 
-    def __init__(self, client: OpenAIChat, tools: list[dict[str, Any]] | None):
+    def __init__(self, client: OpenAIChat, tools: list[ToolSpec] | None):
         self.client = client
         self.tool_names = {t["function"]["name"] for t in tools or [] if "function" in t}
         self.retries = 0
@@ -561,7 +566,7 @@ class _Lesson(Exception):
         self.note = note
 
 
-def cache_marked(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def cache_marked(messages: list[LLMMessage]) -> list[LLMMessage]:
     """The messages with the system prompt (the stable prefix, sent first) marked as a cache breakpoint:
     Anthropic-style `cache_control` on its last text part, which OpenRouter passes on."""
     marked = list(messages)
@@ -569,9 +574,12 @@ def cache_marked(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if message.get("role") != "system":
             continue
         content = message.get("content")
-        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-        if parts and isinstance(parts[-1], dict):
-            parts[-1] = {**parts[-1], "cache_control": {"type": "ephemeral"}}
+        parts: list[ContentPart] = (
+            [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        )
+        last = parts[-1] if parts else None
+        if last is not None and last["type"] == "text":
+            parts[-1] = {"type": "text", "text": last["text"], "cache_control": {"type": "ephemeral"}}
             marked[index] = {**message, "content": parts}
         break
     return marked

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, Required, TypedDict, TypeVar
 
 from sommelier.domain.conversation import Deadline
+
+if TYPE_CHECKING:
+    from sommelier.domain.wire import JSONObject, JSONValue
 
 T = TypeVar("T")
 
@@ -37,6 +40,59 @@ class GenerationsSpent(LLMDeadlineExceeded):
 
 class UnusableEndpoint(LLMError):
     """The endpoint answered a page that is not the API (an HTML gateway or login page): no retry helps."""
+
+
+# The chat-completions messages the port carries (the OpenAI wire, which every provider here speaks).
+class FunctionCall(TypedDict):
+    name: str
+    arguments: str  # JSON text
+
+
+class ToolCallJSON(TypedDict):
+    id: str
+    type: Literal["function"]
+    function: FunctionCall
+
+
+class CacheControl(TypedDict):
+    type: Literal["ephemeral"]
+
+
+class TextPart(TypedDict, total=False):
+    type: Required[Literal["text"]]
+    text: Required[str]
+    cache_control: CacheControl  # a prompt-cache breakpoint (Anthropic-style, through OpenRouter)
+
+
+class ImageURL(TypedDict):
+    url: str  # a data: URL of the label photo
+
+
+class ImagePart(TypedDict):
+    type: Literal["image_url"]
+    image_url: ImageURL
+
+
+ContentPart = TextPart | ImagePart
+
+
+class LLMMessage(TypedDict, total=False):
+    role: Required[Literal["system", "user", "assistant", "tool"]]
+    content: str | list[ContentPart] | None
+    tool_calls: list[ToolCallJSON]
+    tool_call_id: str
+    reasoning_details: list[JSONValue]  # a provider's own, sent back unchanged (Gemini's thought signatures)
+
+
+class FunctionSpec(TypedDict, total=False):
+    name: Required[str]
+    description: str
+    parameters: JSONObject  # a JSON schema
+
+
+class ToolSpec(TypedDict):
+    type: Literal["function"]
+    function: FunctionSpec
 
 
 class ToolCall(NamedTuple):
@@ -103,12 +159,12 @@ class LLMReply:
     finish_reason: str | None = None
     refusal: str | None = None
     reasoning: str | None = None  # never shown to the customer
-    reasoning_details: list[Any] | None = None  # sent back with the message (Gemini's thought signatures)
+    reasoning_details: list[JSONValue] | None = None  # sent back with the message (Gemini's thought signatures)
 
-    def assistant_message(self) -> dict[str, Any]:
+    def assistant_message(self) -> LLMMessage:
         """The reply as a message to append to the conversation (never an empty assistant text)."""
         # Never a null content: some servers (llama.cpp, LM Studio) reject it beside tool calls.
-        message: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
+        message: LLMMessage = {"role": "assistant", "content": self.content or ""}
         if self.tool_calls:
             message["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -130,22 +186,22 @@ class ChatLLM(Protocol):
 
     def complete(
         self,
-        messages: list[dict[str, Any]],
+        messages: list[LLMMessage],
         *,
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[ToolSpec] | None = None,
         final: bool = False,
-        response_format: dict[str, Any] | None = None,
+        response_format: JSONObject | None = None,
         deadline: Deadline | float | None = None,
         ledger: LLMLedger | None = None,
     ) -> LLMReply: ...
 
     def stream(
         self,
-        messages: list[dict[str, Any]],
+        messages: list[LLMMessage],
         *,
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[ToolSpec] | None = None,
         final: bool = False,
-        response_format: dict[str, Any] | None = None,
+        response_format: JSONObject | None = None,
         deadline: Deadline | float | None = None,
         ledger: LLMLedger | None = None,
     ) -> Generator[str, None, LLMReply]: ...
