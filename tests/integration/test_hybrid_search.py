@@ -154,6 +154,14 @@ def test_exclusions_hold_for_every_wine_and_the_count_is_exact(catalog_db, shipp
             lambda w: w["wine_type"] == "red" and w["country"] != "Италия",
         ),
         (
+            {"wine_type": "red", "exclude_region": "Кьянти"},
+            lambda w: w["wine_type"] == "red" and "chianti" not in f"{w['name']} {w.get('appellation')}".lower(),
+        ),
+        (
+            {"wine_type": "red", "exclude_region": "Тоскана"},
+            lambda w: w["wine_type"] == "red" and "Тоскана" not in w["region"],
+        ),
+        (
             {"wine_type": "white", "exclude_grape": "шардоне"},
             lambda w: w["wine_type"] == "white" and not any("шардоне" in g.lower() for g in w["grape_varieties"]),
         ),
@@ -200,6 +208,9 @@ SHIPPED_REQUESTS = [
     ("игристое, но не брют", {"wine_type": "sparkling", "not_sweetness": "dry"}),
     ("красное до 2000, только не итальянское", {"wine_type": "red", "price_max": 2000, "not_country": "Италия"}),
     ("белое, кроме шардоне", {"wine_type": "white", "not_grape": "шардоне"}),
+    ("итальянское красное, но не кьянти", {"wine_type": "red", "country": "Италия", "not_place": "chianti"}),
+    ("красное, но не из тосканы", {"wine_type": "red", "not_place": "тоскана"}),
+    ("красное не из италии", {"wine_type": "red", "not_country": "Италия"}),
     ("что-нибудь к рыбе, только не белое", {"not_wine_type": "white"}),
     ("самое дорогое красное", {"wine_type": "red", "first": "dearest"}),
     ("самое дешёвое игристое", {"wine_type": "sparkling", "first": "cheapest"}),
@@ -214,6 +225,9 @@ def _violations(wine: dict, want: dict) -> list[str]:
         "not_sweetness": wine["sweetness"] != want.get("not_sweetness"),
         "price_max": wine["price_rub"] <= want.get("price_max", float("inf")),
         "not_country": want.get("not_country") is None or want["not_country"] not in wine["country"],
+        "country": want.get("country") is None or want["country"] in wine["country"],
+        "not_place": want.get("not_place") is None
+        or want["not_place"] not in " ".join((wine["name"], wine["region"], wine.get("appellation") or "")).lower(),
         "not_grape": not any(want.get("not_grape", "\0") in g.lower() for g in wine["grape_varieties"]),
     }
     return [name for name, ok in checks.items() if not ok]
@@ -353,3 +367,15 @@ def test_a_yes_to_the_bots_own_closing_offer_finds_wines(shipped_responder, shop
         kept += bool(answer.response.wines) and not DENIAL.search(answer.response.intro)
         assert answer.response.wines, (request, first.response.closing, answer.response.intro)
     assert made >= 6 and kept == made
+
+
+def test_a_ruled_out_place_leaves_the_rest_of_its_region(catalog_db, shipped_wines, shipped_responder):
+    """«но не кьянти» rules out the Chianti, not Tuscany: the other Tuscan reds stay in play."""
+    tuscan = {w["name"] for w in shipped_wines if w["wine_type"] == "red" and "Тоскана" in w["region"]}
+    chianti = {name for name in tuscan if "Chianti" in name}
+    assert chianti and tuscan - chianti
+    result = tool(catalog_db, "search_wines", wine_type="red", region="Тоскана", exclude_region="Кьянти", limit=20)
+    assert {w["name"] for w in result["wines"]} == tuscan - chianti
+    answer = shipped_responder.respond("итальянское красное, но не кьянти")
+    wines = recommended(answer)
+    assert len(wines) == 3 and not {wine.name for wine in wines} & chianti, [w.name for w in wines]

@@ -59,6 +59,9 @@ class SearchFilters:
     )
     exclude_wine_type: str | None = llm_parameter("Тип вина, который покупатель исключил", enum=WINE_TYPES)
     exclude_grape: str | None = llm_parameter("Сорт винограда, который покупатель исключил («без шардоне»)")
+    exclude_region: str | None = llm_parameter(
+        "Регион или апелласьон, которые покупатель исключил («итальянское, но не кьянти»)"
+    )
     sort: str | None = llm_parameter(
         "Порядок: price_desc — самые дорогие первыми («самое дорогое»), price_asc — самые дешёвые первыми, "
         "relevance — лучше всего совпадающие с name",
@@ -252,6 +255,8 @@ def search_filters(arguments: Any) -> SearchFilters:
         filters.exclude_wine_type = None  # «красное, но не красное»: what is asked for wins
     if filters.exclude_sweetness and filters.exclude_sweetness == filters.sweetness:
         filters.exclude_sweetness = None
+    if filters.exclude_region and normalize(filters.exclude_region) == normalize(filters.region or ""):
+        filters.exclude_region = None
     return filters
 
 

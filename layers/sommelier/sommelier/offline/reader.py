@@ -47,6 +47,7 @@ FILTER_KEYS = (
     "exclude_sweetness",
     "exclude_country",
     "exclude_grape",
+    "exclude_region",
     "sort",
 )
 # A value asked for and the same kind of value ruled out: naming one takes back the other.
@@ -55,6 +56,7 @@ EXCLUSIONS = {
     "sweetness": "exclude_sweetness",
     "country": "exclude_country",
     "grape_variety": "exclude_grape",
+    "region": "exclude_region",
 }
 
 # The prices the level words mean (budget.json `levels`; the structure words of a wine use the same ones).
@@ -125,6 +127,8 @@ _NEGATION_BEFORE = re.compile(
     + language.alternation(_NEGATION["before"])
     + r"\s+(?:"
     + language.alternation(_NEGATION["softeners"])
+    + r"\s+)?(?:"
+    + language.alternation(_NEGATION["origin"])
     + r"\s+)?$"
 )
 _NEGATION_AFTER = re.compile(r"^\w*\s+" + language.alternation(_NEGATION["after"]))
@@ -548,8 +552,9 @@ def _read_superlative(t: str, spans: _Spans) -> str | None:
 
 
 def _read_exclusions(t: str, filters: dict[str, Any]) -> dict[str, Any]:
-    """What a negation rules out: «но не сухое», «только не итальянское», «кроме розового», «без шардоне».
-    A word that is both a colour and a sweetness («брют») rules out only the sweetness."""
+    """What a negation rules out: «но не сухое», «только не итальянское», «кроме розового», «без шардоне»,
+    «но не кьянти». A word that is both a colour and a sweetness («брют») rules out only the sweetness; a
+    place that is also a grape's name rules out the grape."""
     sweet = {(m.start_char, m.end_char): m.value for m in _SWEETNESS_CUES.find(t) if _negated(t, m.start_char)}
     types = {
         (m.start_char, m.end_char): m.value
@@ -558,12 +563,37 @@ def _read_exclusions(t: str, filters: dict[str, Any]) -> dict[str, Any]:
     }
     countries = {(m.start_char, m.end_char): c.name for m, c in language.countries_in(t) if _negated(t, m.start_char)}
     grapes = {(m.start_char, m.end_char): m.value for m in language.grape_names_in(t) if _negated(t, m.start_char)}
+    places = _ruled_out_places(t, taken=[*countries, *grapes])
     found: dict[str, Any] = {}
-    for key, hits in (("wine_type", types), ("sweetness", sweet), ("country", countries), ("grape_variety", grapes)):
+    kinds = (("wine_type", types), ("sweetness", sweet), ("country", countries), ("grape_variety", grapes))
+    for key, hits in (*kinds, ("region", places)):
         values = [v for _, v in sorted(hits.items()) if v != filters.get(key)]
         if values:
             found[EXCLUSIONS[key]] = values[0]
     return found
+
+
+def _ruled_out_places(t: str, taken: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
+    """The regions and appellations a negation rules out, by the name the search reads (a place inside a
+    region by its own name: «не кьянти» rules out Chianti, not Tuscany), outside what a country or a grape
+    already took."""
+
+    def free(start: int, end: int) -> bool:
+        return not any(s <= start and end <= e for s, e in taken)
+
+    named = [
+        (m.start_char, m.end_char, True, _subregion_title(m.phrase) if subregion else region.name)
+        for m, region, subregion in language.regions_in(t)
+    ]
+    named += [(m.start_char, m.end_char, False, place.name) for m, place in language.appellations_in(t)]
+    places: dict[tuple[int, int], str] = {}
+    # The longest name first («кьянти классико» over «кьянти»); for the same words, the region's reading
+    # («не тоскана» is Tuscany, not the appellation «Тоскана IGT»).
+    for start, end, _, name in sorted(named, key=lambda n: (n[0] - n[1], not n[2])):
+        overlaps = any(start < e and s < end for s, e in places)
+        if _negated(t, start) and free(start, end) and not overlaps:
+            places[(start, end)] = name
+    return places
 
 
 def _first_named(hits: list[tuple[int, str]]) -> str | None:

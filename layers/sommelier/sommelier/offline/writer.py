@@ -158,13 +158,14 @@ def request_summary(intent: QueryIntent, *, with_price: bool = True, with_mood: 
 
 
 def _exclusion_phrases(f: dict[str, Any]) -> list[str]:
-    """What the customer ruled out, as said back: «не сухое», «не из Италии», «без Шардоне»."""
+    """What the customer ruled out, as said back: «не сухое», «не Кьянти», «не из Италии», «без Шардоне»."""
     phrases: list[str] = []
     ruled_out = [
         WINE_TYPE_RU.get(str(f.get("exclude_wine_type"))),
         "брют"
         if f.get("exclude_sweetness") == "dry" and f.get("wine_type") == "sparkling"
         else SWEETNESS_RU.get(str(f.get("exclude_sweetness"))),
+        f.get("exclude_region"),  # «но не Кьянти», as the customer named the place
     ]
     if any(ruled_out):
         phrases.append("но не " + " и не ".join(word for word in ruled_out if word))

@@ -149,18 +149,8 @@ def _where(filters: SearchFilters) -> tuple[list[str], dict[str, Any], dict[str,
         applied["grape_variety"] = filters.grape_variety
     if filters.country:
         _country(filters.country, "country", conditions, params, applied, exclude=False)
-    phrases = matching.region_phrases(filters.region) if filters.region else []
-    if phrases:
-        names = [f"region_{i}" for i in range(len(phrases))]
-        wanted = " || ".join(f"phraseto_tsquery('russian'::regconfig, %({name})s)" for name in names)
-        # …or the name sounds like it, in either alphabet («Barolo» → «Бароло ДОКГ»)
-        conditions.append(
-            f"({PLACE_WORDS} @@ ({wanted})"
-            f" OR {NAME_SOUND} @@ (SELECT phraseto_tsquery('simple'::regconfig, sommelier_sound(%(region_sound)s))))"
-        )
-        params.update(zip(names, phrases, strict=True))
-        params["region_sound"] = filters.region
-        applied["region"] = filters.region
+    if filters.region:
+        _region(filters.region, "region", conditions, params, applied, exclude=False)
     if filters.food_pairing and language.words(filters.food_pairing):
         categories = matching.food_categories(filters.food_pairing)
         style = style_condition(filters.food_pairing, params)
@@ -218,7 +208,7 @@ def style_condition(food: str, params: dict[str, Any]) -> str | None:
 
 
 def _exclusions(filters: SearchFilters, conditions: list[str], params: dict[str, Any], applied: dict[str, Any]) -> None:
-    """What the customer ruled out: «но не сухое», «только не итальянское», «без шардоне»."""
+    """What the customer ruled out: «но не сухое», «только не итальянское», «без шардоне», «не кьянти»."""
     if filters.exclude_wine_type:
         conditions.append("w.wine_type <> %(exclude_wine_type)s")
         params["exclude_wine_type"] = applied["exclude_wine_type"] = filters.exclude_wine_type
@@ -231,6 +221,27 @@ def _exclusions(filters: SearchFilters, conditions: list[str], params: dict[str,
         applied["exclude_grape"] = filters.exclude_grape
     if filters.exclude_country:
         _country(filters.exclude_country, "exclude_country", conditions, params, applied, exclude=True)
+    if filters.exclude_region:
+        _region(filters.exclude_region, "exclude_region", conditions, params, applied, exclude=True)
+
+
+def _region(
+    region: str, key: str, conditions: list[str], params: dict[str, Any], applied: dict[str, Any], *, exclude: bool
+) -> None:
+    """A region or appellation asked for or ruled out: whole words of the wine's region or appellation (any
+    spelling of a known place, and the places inside a known region), or a name that sounds like it, in
+    either alphabet («Barolo» → «Бароло ДОКГ»). Ruling one out keeps the wines that name no place."""
+    phrases = matching.region_phrases(region)
+    if not phrases:
+        return
+    names = [f"{key}_{i}" for i in range(len(phrases))]
+    wanted = " || ".join(f"phraseto_tsquery('russian'::regconfig, %({name})s)" for name in names)
+    named = f"(SELECT phraseto_tsquery('simple'::regconfig, sommelier_sound(%({key}_sound)s)))"
+    match = f"({PLACE_WORDS} @@ ({wanted}) OR {NAME_SOUND} @@ {named})"
+    conditions.append(f"NOT coalesce({match}, false)" if exclude else match)
+    params.update(zip(names, phrases, strict=True))
+    params[f"{key}_sound"] = region
+    applied[key] = region
 
 
 def _country(
