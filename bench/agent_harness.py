@@ -178,7 +178,7 @@ class OurAgentTurns:
         from sommelier.app import build_agent
         from sommelier.embeddings.local import LocalHashingEmbeddings
         from sommelier.observability.telemetry import metrics
-        from sommelier.store.adapters import in_process_repositories
+        from sommelier.repositories.adapters import in_process_repositories
 
         self.llm = OpenAIChat(api_key="test", base_url=base_url, model="test-model", timeout=5, max_retries=0)
         self.http = HttpTimer().attach(self.llm._client._client)

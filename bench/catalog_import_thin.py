@@ -37,8 +37,8 @@ def run(ctx: Context) -> list[Figure]:
     from sommelier.db.migrations import apply_migrations
     from sommelier.db.pool import Database
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.storage.photos import LocalPhotoStore
-    from sommelier.store.adapters import in_process_repositories
+    from sommelier.photos.store import LocalPhotoStore
+    from sommelier.repositories.adapters import in_process_repositories
 
     postgres = ctx.db().postgres
     rows = 300 if ctx.smoke else ROWS  # a smoke run: the suite's check that the benchmark still runs

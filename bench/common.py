@@ -474,8 +474,8 @@ class Databases:
             from sommelier.db.migrations import apply_migrations
             from sommelier.db.pool import Database
             from sommelier.embeddings.local import LocalHashingEmbeddings
-            from sommelier.storage.photos import LocalPhotoStore
-            from sommelier.store.adapters import in_process_repositories
+            from sommelier.photos.store import LocalPhotoStore
+            from sommelier.repositories.adapters import in_process_repositories
 
             started = time.perf_counter()
             name, url = self.postgres.create_database("bench_catalog_template")

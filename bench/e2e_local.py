@@ -79,8 +79,8 @@ def is_closing(call: Any) -> bool:
 def run(ctx: Context) -> list[Figure]:
     import httpx2
     from sommelier.observability.telemetry import metrics
+    from sommelier.repositories.adapters import in_process_repositories
     from sommelier.settings import load_settings
-    from sommelier.store.adapters import in_process_repositories
     from sommelier_dev.cli.serve_cmd import build_local_server, webhook_path
 
     from tests.fakes.telegram_server import FakeTelegram

@@ -149,7 +149,7 @@ def measure(database: Any, mode: str, cfg: dict[str, Any]) -> list[Turn]:
     from sommelier.domain.conversation import Deadline
     from sommelier.embeddings.local import LocalHashingEmbeddings
     from sommelier.observability.telemetry import metrics
-    from sommelier.store.adapters import in_process_repositories
+    from sommelier.repositories.adapters import in_process_repositories
 
     from tests.fakes.openai_server import FakeOpenAI
 

@@ -241,8 +241,8 @@ class Rig:
         """One run of a mode: a warm-up turn, then `turns` timed ones; the median of each moment."""
         import httpx2
         from sommelier.app import build_bot, build_runtime
+        from sommelier.repositories.adapters import in_process_repositories
         from sommelier.settings import load_settings
-        from sommelier.store.adapters import in_process_repositories
         from sommelier.telegram.state import ledger_from_settings
         from sommelier_dev.cli.serve_cmd import build_local_server, webhook_path
 

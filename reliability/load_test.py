@@ -90,8 +90,8 @@ def run_load(
 ) -> dict[str, Any]:
     """Run the load test against a migrated database; returns the figures (see the module doc)."""
     from sommelier.db.pool import Database
+    from sommelier.repositories.adapters import in_process_repositories
     from sommelier.settings import load_settings
-    from sommelier.store.adapters import in_process_repositories
     from sommelier_dev.cli.serve_cmd import build_local_server
 
     from tests.fakes.openai_server import FakeOpenAI

@@ -141,7 +141,7 @@ def run_behaviour(
     from sommelier.agent.loop import TurnRequest
     from sommelier.app import build_agent
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.store.adapters import in_process_repositories
+    from sommelier.repositories.adapters import in_process_repositories
 
     from tests.fakes.openai_server import FakeOpenAI
     from tests.fakes.provider_behaviours import BEHAVIOURS
@@ -315,8 +315,8 @@ def main(argv: list[str] | None = None) -> int:
         from sommelier.catalog.importer import import_catalog
         from sommelier.db.pool import Database
         from sommelier.embeddings.local import LocalHashingEmbeddings
-        from sommelier.storage.photos import LocalPhotoStore
-        from sommelier.store.adapters import in_process_repositories
+        from sommelier.photos.store import LocalPhotoStore
+        from sommelier.repositories.adapters import in_process_repositories
 
         database = Database(url)
         import tempfile

@@ -48,8 +48,8 @@ def trace_offline_turn(database_url: str) -> TurnTrace:
     """The files of one warm offline recommendation turn, from the update to the last Bot API call."""
     from sommelier.app import build_bot, build_runtime
     from sommelier.db.pool import Database
+    from sommelier.repositories.adapters import in_process_repositories
     from sommelier.settings import load_settings
-    from sommelier.store.adapters import in_process_repositories
 
     from tests.fakes.telegram_server import FakeTelegram
     from tests.fakes.telegram_updates import TEST_BOT, text_update

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from sommelier.app import build_router, build_runtime
+from sommelier.repositories.adapters import in_process_repositories
 from sommelier.settings import load_settings
-from sommelier.store.adapters import in_process_repositories
 from sommelier.telegram.client import TelegramClient
 from sommelier.telegram.consumer import TelegramBot
 from sommelier.telegram.delivery import InMemoryDeliveryLog

@@ -110,8 +110,8 @@ def catalog_template(admin_url, state_dir):
     from sommelier.db.migrations import apply_migrations
     from sommelier.db.pool import Database
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.storage.photos import LocalPhotoStore
-    from sommelier.store.adapters import in_process_repositories
+    from sommelier.photos.store import LocalPhotoStore
+    from sommelier.repositories.adapters import in_process_repositories
 
     name = f"som_catalog_{uuid.uuid4().hex[:8]}"
     url = _create_database(admin_url, name)
@@ -141,8 +141,8 @@ def _with_catalogue_replaced(admin_url: str, template: str, catalogue: Path, pho
     `catalogue`: the template's wines stay as unavailable rows."""
     from sommelier.catalog.importer import import_catalog
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.storage.photos import LocalPhotoStore
-    from sommelier.store.adapters import in_process_repositories
+    from sommelier.photos.store import LocalPhotoStore
+    from sommelier.repositories.adapters import in_process_repositories
 
     name, database = _clone(admin_url, template)
     try:

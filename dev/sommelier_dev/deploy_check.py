@@ -96,7 +96,7 @@ def check_health(stack: Stack, opener: Callable[..., Any] = urllib.request.urlop
 
 def check_catalogue(stack: Stack, lambda_client: Any) -> Check:
     """What the agent will search: catalog_stats through the deployed tool function (only it reaches Aurora)."""
-    from sommelier.store.adapters import lambda_repositories
+    from sommelier.repositories.adapters import lambda_repositories
 
     stats = lambda_repositories(stack.output("WineToolsFunctionName"), client=lambda_client).catalog.stats()
     detail = f"{stats.wines} wines; embeddings {dict(stats.embedding_models) or 'none'}"

@@ -35,7 +35,7 @@ def _safe(name: str, required: bool, probe: Callable[[], Check]) -> Check:
 def _deployed_catalogue(settings: Settings) -> Check:
     """Deployed: only the tool function holds database credentials, so ask it."""
     from sommelier.domain.errors import PortError
-    from sommelier.store.adapters import lambda_repositories
+    from sommelier.repositories.adapters import lambda_repositories
 
     try:
         stats = lambda_repositories(settings.aws.tool_function_name or "").catalog.stats()

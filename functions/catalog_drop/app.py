@@ -8,12 +8,12 @@ import boto3
 from sommelier.deploy import is_custom_resource
 from sommelier.embeddings import provider_from_settings
 from sommelier.observability.shell import HandlerShell
+from sommelier.photos.store import S3PhotoStore, photo_store_from_settings
+from sommelier.repositories.adapters import repositories_from_settings
 from sommelier.secrets import SettingsSource
 from sommelier.settings import SettingError
 from sommelier.shop.admin import notify_admin
 from sommelier.shop.catalog_drop import dropped_objects, handle_drop_event, refuse_drop_event
-from sommelier.storage.photos import S3PhotoStore, photo_store_from_settings
-from sommelier.store.adapters import repositories_from_settings
 
 
 def dropped_keys(event) -> str | None:
@@ -30,7 +30,7 @@ logger = shell.logger
 
 
 def seed_on_deploy(event, budget):
-    from sommelier.deploy.catalogue_seed import not_seeded, seed
+    from sommelier.deploy.catalog_seed import not_seeded, seed
 
     try:
         settings, _ = source.current()
@@ -49,7 +49,7 @@ def seed_on_deploy(event, budget):
 @shell
 def handler(event, context):
     if is_custom_resource(event):  # CatalogueSeed, on deploys only: answers CloudFormation whatever happens
-        from sommelier.deploy.catalogue_seed import PHYSICAL_ID
+        from sommelier.deploy.catalog_seed import PHYSICAL_ID
         from sommelier.deploy.custom_resource import respond
 
         return {"status": respond(event, context, seed_on_deploy, physical_id=PHYSICAL_ID).status}

@@ -2,10 +2,10 @@
 ADMIN_CHAT_ID. It carries matplotlib itself (requirements.txt), keeping the shared layer small."""
 
 from sommelier.observability.shell import HandlerShell
+from sommelier.repositories.adapters import repositories_from_settings
 from sommelier.secrets import SettingsSource
 from sommelier.settings import SettingError
 from sommelier.shop.report_delivery import scheduled_report
-from sommelier.store.adapters import repositories_from_settings
 
 source = SettingsSource()
 shell = HandlerShell("sommelier-weekly-report", source.environment)

@@ -244,8 +244,8 @@ def test_admin_commands_answer_only_in_the_admin_chat(bot, telegram, monkeypatch
 def test_the_terminal_chat_skips_the_gate(environment, fresh_db):
     from rich.console import Console
     from sommelier.app import build_runtime
+    from sommelier.repositories.adapters import in_process_repositories
     from sommelier.settings import load_settings
-    from sommelier.store.adapters import in_process_repositories
     from sommelier_dev.cli.chat_cmd import TerminalChat, terminal_update
 
     runtime = build_runtime(load_settings(), repositories=in_process_repositories(fresh_db))

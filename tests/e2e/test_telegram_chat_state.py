@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sommelier.store.adapters import in_process_repositories
+from sommelier.repositories.adapters import in_process_repositories
 
 from tests.bot_harness import configure_bot, deliver, make_bot
 from tests.fakes.telegram_updates import TEST_BOT, text_update, user

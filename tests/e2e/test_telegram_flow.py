@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx2
 import pytest
 from sommelier.domain.search import SearchFilters
-from sommelier.store.adapters import in_process_repositories
+from sommelier.repositories.adapters import in_process_repositories
 from sommelier.telegram.router import LABEL_AS_TEXT, NON_TEXT_REPLY, VOICE_AS_TEXT
 from sommelier_dev.cli.serve_cmd import build_local_server
 

@@ -8,8 +8,8 @@ import re
 import pytest
 from rich.console import Console
 from sommelier.app import build_runtime
+from sommelier.repositories.adapters import in_process_repositories
 from sommelier.settings import load_settings
-from sommelier.store.adapters import in_process_repositories
 from sommelier.telegram.dialog import OLD_ANSWER
 from sommelier_dev.cli.chat_cmd import TerminalChat, wrap_for_terminal
 

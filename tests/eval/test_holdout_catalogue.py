@@ -103,8 +103,8 @@ def _fold(name: str) -> str:
 def test_the_same_export_with_the_shops_own_column_names_imports_the_same(fresh_db, tmp_path):
     from sommelier.catalog.importer import import_catalog
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.storage.photos import LocalPhotoStore
-    from sommelier.store.adapters import in_process_repositories
+    from sommelier.photos.store import LocalPhotoStore
+    from sommelier.repositories.adapters import in_process_repositories
 
     text = oracle.CATALOGUE.read_bytes().decode("utf-8-sig")
     header, rest = text.split("\r\n", 1)
@@ -141,8 +141,8 @@ def holdout_db(admin_url, catalog_template, tmp_path_factory):
     """The shipped catalogue replaced by the held-out file, through the importer's public function."""
     from sommelier.catalog.importer import import_catalog
     from sommelier.embeddings.local import LocalHashingEmbeddings
-    from sommelier.storage.photos import LocalPhotoStore
-    from sommelier.store.adapters import in_process_repositories
+    from sommelier.photos.store import LocalPhotoStore
+    from sommelier.repositories.adapters import in_process_repositories
 
     name, database = _clone(admin_url, catalog_template)
     report = import_catalog(
@@ -163,7 +163,7 @@ def holdout_db(admin_url, catalog_template, tmp_path_factory):
 def responder(holdout_db):
     from sommelier.embeddings.local import LocalHashingEmbeddings
     from sommelier.offline import OfflineResponder
-    from sommelier.store.adapters import in_process_repositories
+    from sommelier.repositories.adapters import in_process_repositories
 
     return OfflineResponder(in_process_repositories(holdout_db).catalog, LocalHashingEmbeddings())
 

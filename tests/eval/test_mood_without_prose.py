@@ -13,7 +13,7 @@ import json
 
 import pytest
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.store.adapters import in_process_repositories
+from sommelier.repositories.adapters import in_process_repositories
 from sommelier_dev.evaluation.golden import load_golden_set
 from sommelier_dev.evaluation.harness import EvalHarness
 from sommelier_dev.evaluation.metrics import value

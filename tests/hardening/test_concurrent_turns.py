@@ -10,8 +10,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
+from sommelier.repositories.adapters import in_process_repositories
 from sommelier.settings import load_settings
-from sommelier.store.adapters import in_process_repositories
 from sommelier_dev.cli.serve_cmd import build_local_server
 
 from tests.fakes.telegram_updates import TEST_BOT, TEST_WEBHOOK_SECRET, text_update

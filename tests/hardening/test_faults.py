@@ -22,15 +22,15 @@ import sommelier.telegram.consumer as consumer
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from sommelier.db.pool import Database
 from sommelier.domain.errors import Unavailable
-from sommelier.settings import load_settings
-from sommelier.store.adapters import (
+from sommelier.repositories.adapters import (
     InProcessCatalog,
     InProcessChat,
     InProcessShop,
     Repositories,
     in_process_repositories,
 )
-from sommelier.store.ports import InvocationCounter
+from sommelier.repositories.ports import InvocationCounter
+from sommelier.settings import load_settings
 from sommelier.toolfn.handler import run_operation
 
 from tests.fakes.openai_server import (
@@ -376,7 +376,7 @@ def test_embedding_endpoint_down(environment, fresh_db, telegram, llm, monkeypat
 # ------------------------------------------------------------------ S3
 def test_s3_photo_missing(environment, fresh_db, telegram, llm, monkeypatch, turns):
     from moto import mock_aws
-    from sommelier.storage.photos import S3PhotoStore
+    from sommelier.photos.store import S3PhotoStore
 
     with mock_aws():
         import boto3

@@ -169,7 +169,7 @@ def test_complying_llm_never_leaks_the_prompt(environment, fresh_db, telegram, l
 def test_output_guard_has_no_false_positives_on_honest_answers(catalog_db):
     from sommelier.embeddings.local import LocalHashingEmbeddings
     from sommelier.offline import OfflineResponder
-    from sommelier.store.adapters import in_process_repositories
+    from sommelier.repositories.adapters import in_process_repositories
 
     queries = [q["query"] for q in json.loads((ROOT / "tests/data/mood_queries.json").read_text("utf-8"))]
     golden = ROOT / "eval" / "golden_set.json"

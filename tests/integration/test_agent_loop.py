@@ -10,7 +10,7 @@ from sommelier.agent.loop import SommelierAgent, TurnRequest
 from sommelier.app import build_agent
 from sommelier.domain.answer import SommelierResponse
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.store.adapters import in_process_repositories
+from sommelier.repositories.adapters import in_process_repositories
 
 from tests.fakes.openai_server import FakeOpenAI, delayed, error, reply, tool_calls
 from tests.wines import rows

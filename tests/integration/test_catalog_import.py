@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from sommelier.catalog.importer import CatalogImportError, export_catalog, import_catalog
 from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
-from sommelier.storage.photos import LocalPhotoStore
-from sommelier.store.adapters import in_process_repositories
+from sommelier.photos.store import LocalPhotoStore
+from sommelier.repositories.adapters import in_process_repositories
 from sommelier.toolfn.handler import handle
 
 from tests.conftest import expected_photo_key

@@ -12,8 +12,8 @@ import openpyxl
 import pytest
 from sommelier.catalog.importer import CatalogImportError, export_catalog, import_catalog
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.storage.photos import LocalPhotoStore
-from sommelier.store.adapters import in_process_repositories
+from sommelier.photos.store import LocalPhotoStore
+from sommelier.repositories.adapters import in_process_repositories
 from sommelier.toolfn.handler import handle
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "catalogues"

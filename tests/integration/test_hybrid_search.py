@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.offline import OfflineResponder
-from sommelier.store.adapters import in_process_repositories
+from sommelier.repositories.adapters import in_process_repositories
 from sommelier.toolfn.handler import handle
 
 from tests.conftest import ROOT, _discard, _with_catalogue_replaced

@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.offline import OfflineResponder
-from sommelier.store.adapters import in_process_repositories
+from sommelier.repositories.adapters import in_process_repositories
 
 from tests.conftest import ROOT, _discard, _with_catalogue_replaced
 

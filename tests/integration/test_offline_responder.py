@@ -14,8 +14,8 @@ from sommelier.domain.errors import InvalidArgument
 from sommelier.domain.search import semantic_request
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.offline import OfflineResponder
-from sommelier.store.adapters import InProcessCatalog, in_process_repositories
-from sommelier.store.ports import InvocationCounter
+from sommelier.repositories.adapters import InProcessCatalog, in_process_repositories
+from sommelier.repositories.ports import InvocationCounter
 
 from tests.food_oracle import BY_REQUEST, pairs_with
 from tests.wines import message, rows

@@ -11,7 +11,7 @@ import re
 import pytest
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.offline import OfflineResponder
-from sommelier.store.adapters import in_process_repositories
+from sommelier.repositories.adapters import in_process_repositories
 
 from tests.conftest import SHOP_EXPORT
 from tests.wines import message, rows

@@ -8,8 +8,8 @@ import json
 import re
 
 from sommelier.app import build_runtime
+from sommelier.repositories.adapters import lambda_repositories
 from sommelier.settings import load_settings
-from sommelier.store.adapters import lambda_repositories
 from sommelier.telegram.dialog import Author
 from sommelier.toolfn.handler import handle
 

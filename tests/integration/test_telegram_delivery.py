@@ -12,7 +12,7 @@ import pytest
 from moto import mock_aws
 from sommelier.domain.answer import SommelierResponse, WineRecommendation
 from sommelier.domain.wine import Wine
-from sommelier.storage.photos import S3PhotoStore
+from sommelier.photos.store import S3PhotoStore
 from sommelier.telegram.client import Forbidden, NetworkError, RetryAfter, ServerError, TelegramClient
 from sommelier.telegram.delivery import DynamoDeliveryLog, InMemoryDeliveryLog, Sender
 from sommelier.telegram.render import Outgoing, render_answer, render_text

@@ -76,7 +76,7 @@ def test_every_module_of_the_layer_is_reached_from_a_handler():
 
 def test_the_walk_follows_lazy_imports_and_named_operations():
     reached = _reached()
-    assert "sommelier.deploy.catalogue_seed" in reached  # imported inside the drop handler's functions
+    assert "sommelier.deploy.catalog_seed" in reached  # imported inside the drop handler's functions
     assert "sommelier.toolfn.shop_sql" in reached  # only named in the tool function's table
     assert "sommelier.domain.shop" in reached  # only named by the wire's operations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
-from sommelier.domain.catalogue import CatalogStats, FieldCoverage, PriceRange
+from sommelier.domain.catalog import CatalogStats, FieldCoverage, PriceRange
 from sommelier.domain.conversation import ChatMessage, History, TurnEnd
 from sommelier.domain.wire import from_wire, to_wire
 

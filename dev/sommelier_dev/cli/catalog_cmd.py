@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _context(args: argparse.Namespace):
     from sommelier.embeddings import provider_from_settings
-    from sommelier.storage.photos import photo_store_from_settings
+    from sommelier.photos.store import photo_store_from_settings
 
     settings = args.context.settings
     return (

@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 
 from sommelier.db.pool import Database
+from sommelier.repositories.adapters import Repositories
 from sommelier.settings import Settings
-from sommelier.store.adapters import Repositories
 
 
 class CliContext:
@@ -33,7 +33,7 @@ class CliContext:
 
     def repositories(self) -> Repositories:
         """The deployed tool function when TOOL_FUNCTION_NAME is set; else in-process on the local database."""
-        from sommelier.store.adapters import in_process_repositories, lambda_repositories
+        from sommelier.repositories.adapters import in_process_repositories, lambda_repositories
 
         if self.settings.aws.tool_function_name:
             return lambda_repositories(self.settings.aws.tool_function_name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from sommelier.domain.catalogue import CatalogStats
+from sommelier.domain.catalog import CatalogStats
 from sommelier.embeddings.port import EmbeddingProvider
 from sommelier.settings import project_root
 
@@ -29,8 +29,8 @@ def ensure_ready(context: CliContext, quiet: bool = False) -> CatalogStats:
     from sommelier.db.migrations import apply_migrations
     from sommelier.db.url import resolve_database_url
     from sommelier.embeddings import provider_from_settings
-    from sommelier.storage.photos import photo_store_from_settings
-    from sommelier.store.adapters import in_process_repositories
+    from sommelier.photos.store import photo_store_from_settings
+    from sommelier.repositories.adapters import in_process_repositories
 
     settings = context.settings
     applied = apply_migrations(resolve_database_url(settings))  # before the pool: it needs the vector type

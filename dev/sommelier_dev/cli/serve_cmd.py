@@ -6,8 +6,8 @@ import argparse
 import secrets as token_generator
 from typing import Any
 
+from sommelier.repositories.adapters import Repositories
 from sommelier.settings import Settings
-from sommelier.store.adapters import Repositories
 from sommelier.telegram.state import MessageLedger
 
 from sommelier_dev.cli.output import console, fail

@@ -21,7 +21,7 @@ from sommelier.agent.loop import SommelierAgent, TurnRequest
 from sommelier.app import build_agent
 from sommelier.domain.errors import PortError
 from sommelier.embeddings import EmbeddingProvider
-from sommelier.store.adapters import Repositories
+from sommelier.repositories.adapters import Repositories
 
 from sommelier_dev.evaluation.golden import GoldenCase
 from sommelier_dev.evaluation.recording import LLMCallRecord, RecordingCatalog, RecordingLLM, ToolCallRecord

@@ -35,7 +35,7 @@ from sommelier import language
 from sommelier.agent.answer import extract_json, wine_key
 from sommelier.domain.errors import PortError
 from sommelier.language import normalize, stem, words
-from sommelier.store.ports import CatalogRepository
+from sommelier.repositories.ports import CatalogRepository
 
 from sommelier_dev.evaluation.golden import SEARCH_TOOLS, Expectation, GoldenCase
 from sommelier_dev.evaluation.harness import CaseRun, TurnRecord

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sommelier.agent.llm.port import ChatLLM, LLMLedger, LLMMessage, LLMReply, ToolSpec
-from sommelier.domain.catalogue import CatalogStats, ExportedWine
-from sommelier.domain.catalogue_writes import EmbeddingText, ImportSummary, WineEmbedding
+from sommelier.domain.catalog import CatalogStats, ExportedWine
+from sommelier.domain.catalog_writes import EmbeddingText, ImportSummary, WineEmbedding
 from sommelier.domain.conversation import Deadline
 from sommelier.domain.errors import PortError
 from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
 from sommelier.domain.wine import Wine, WineListing
 from sommelier.domain.wire import JSONObject, to_wire
-from sommelier.store.ports import CatalogRepository
+from sommelier.repositories.ports import CatalogRepository
 
 if TYPE_CHECKING:
     from sommelier.domain.records import ImportRow

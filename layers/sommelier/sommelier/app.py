@@ -16,11 +16,11 @@ from sommelier.agent.loop import Fallback, SommelierAgent
 from sommelier.agent.transcription import transcriber_from_settings
 from sommelier.domain.pricing import LLMPrice, parse_price
 from sommelier.embeddings import EmbeddingProvider, provider_from_settings
+from sommelier.photos.store import PhotoStore, photo_store_from_settings
+from sommelier.repositories.adapters import Repositories, repositories_from_settings
 from sommelier.settings import Settings
 from sommelier.shop import routes as shop_routes
 from sommelier.shop.age_gate import AgeGate
-from sommelier.storage.photos import PhotoStore, photo_store_from_settings
-from sommelier.store.adapters import Repositories, repositories_from_settings
 from sommelier.telegram.consumer import TelegramBot
 from sommelier.telegram.dialog import Dialog
 from sommelier.telegram.router import Router, customer_router

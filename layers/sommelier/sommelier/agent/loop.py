@@ -58,8 +58,8 @@ from sommelier.domain.wine import Wine
 from sommelier.domain.wire import to_wire
 from sommelier.embeddings import EmbeddingError, EmbeddingProvider, embed_one
 from sommelier.observability.telemetry import record_turn
+from sommelier.repositories.adapters import Repositories
 from sommelier.settings import DEFAULT_TURN_BUDGET_S
-from sommelier.store.adapters import Repositories
 
 logger = logging.getLogger(__name__)
 

@@ -31,13 +31,13 @@ from sommelier import language
 from sommelier.catalog.enrich import enrich
 from sommelier.catalog.reader import CatalogFileError, SourceRow, read_rows
 from sommelier.catalog.shop_rows import MODEL_FIELDS, RowKind, row_kind, shop_row
-from sommelier.domain.catalogue_writes import WineEmbedding
+from sommelier.domain.catalog_writes import WineEmbedding
 from sommelier.domain.errors import PortError, Unavailable
 from sommelier.domain.records import ImportRow, WineRecord
 from sommelier.embeddings.port import EmbeddingProvider
-from sommelier.storage.photos import PhotoStore
-from sommelier.store.adapters import LambdaCatalog
-from sommelier.store.ports import CatalogRepository
+from sommelier.photos.store import PhotoStore
+from sommelier.repositories.adapters import LambdaCatalog
+from sommelier.repositories.ports import CatalogRepository
 
 EMBED_BATCH = 32
 # Rows per tool call through Lambda (6 MB payload limit); in-process imports use one call.

@@ -24,8 +24,8 @@ JSONValue: TypeAlias = "str | int | float | bool | None | list[JSONValue] | dict
 JSONObject: TypeAlias = "dict[str, JSONValue]"
 
 if TYPE_CHECKING:  # the answer types load with the operation that answers them (the handlers' cold start)
-    from sommelier.domain.catalogue import CatalogStats, ExportedWines
-    from sommelier.domain.catalogue_writes import EmbeddingTexts, ImportSummary
+    from sommelier.domain.catalog import CatalogStats, ExportedWines
+    from sommelier.domain.catalog_writes import EmbeddingTexts, ImportSummary
     from sommelier.domain.conversation import (
         Archived,
         ChatStates,
@@ -137,12 +137,12 @@ SEARCH_WINES: Operation[SearchResult] = Operation("search_wines", "sommelier.dom
 SEMANTIC_SEARCH: Operation[SearchResult] = Operation("semantic_search", "sommelier.domain.search:SearchResult")
 GET_WINES: Operation[WineList] = Operation("get_wines", "sommelier.domain.search:WineList")
 GET_LIST: Operation[SearchResult] = Operation("get_list", "sommelier.domain.search:SearchResult")
-CATALOG_STATS: Operation[CatalogStats] = Operation("catalog_stats", "sommelier.domain.catalogue:CatalogStats")
-EXPORT_WINES: Operation[ExportedWines] = Operation("export_wines", "sommelier.domain.catalogue:ExportedWines")
+CATALOG_STATS: Operation[CatalogStats] = Operation("catalog_stats", "sommelier.domain.catalog:CatalogStats")
+EXPORT_WINES: Operation[ExportedWines] = Operation("export_wines", "sommelier.domain.catalog:ExportedWines")
 LIST_WINES: Operation[Listing] = Operation("list_wines", "sommelier.domain.shop:Listing")
-IMPORT_WINES: Operation[ImportSummary] = Operation("import_wines", "sommelier.domain.catalogue_writes:ImportSummary")
+IMPORT_WINES: Operation[ImportSummary] = Operation("import_wines", "sommelier.domain.catalog_writes:ImportSummary")
 EMBEDDING_TEXTS: Operation[EmbeddingTexts] = Operation(
-    "embedding_texts", "sommelier.domain.catalogue_writes:EmbeddingTexts"
+    "embedding_texts", "sommelier.domain.catalog_writes:EmbeddingTexts"
 )
 UPDATE_EMBEDDINGS: Operation[Updated] = Operation("update_embeddings", "sommelier.domain.wire:Updated")
 

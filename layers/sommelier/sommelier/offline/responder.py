@@ -38,7 +38,7 @@ from sommelier.embeddings.port import EmbeddingProvider, embed_one
 from sommelier.language import pairing
 from sommelier.offline import writer
 from sommelier.offline.reader import REGION_COUNTRY, QueryIntent, describe_filters, offered, read_query
-from sommelier.store.ports import CatalogRepository
+from sommelier.repositories.ports import CatalogRepository
 
 logger = logging.getLogger(__name__)
 

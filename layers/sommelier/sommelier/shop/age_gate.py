@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from sommelier.domain.errors import PortError
-from sommelier.store.ports import ShopRepository
+from sommelier.repositories.ports import ShopRepository
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sommelier.domain.errors import PortError
 from sommelier.domain.wine import Wine
-from sommelier.store.ports import ShopRepository
+from sommelier.repositories.ports import ShopRepository
 from sommelier.telegram.render import Outgoing, render_text, render_wine
 
 SIMILAR_HEADER = "Похожие вина, которые тоже стоит попробовать:"

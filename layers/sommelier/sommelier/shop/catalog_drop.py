@@ -16,8 +16,8 @@ from pathlib import Path, PurePosixPath
 
 from sommelier.catalog.importer import CatalogImportError, import_catalog
 from sommelier.embeddings.port import EmbeddingProvider
-from sommelier.storage.photos import PhotoStore
-from sommelier.store.ports import CatalogRepository
+from sommelier.photos.store import PhotoStore
+from sommelier.repositories.ports import CatalogRepository
 
 logger = logging.getLogger(__name__)
 

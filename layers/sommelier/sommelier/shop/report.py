@@ -16,8 +16,8 @@ from sommelier.domain.pricing import parse_price
 from sommelier.domain.shop import ReportData, WineVotes
 from sommelier.domain.wine import WINE_TYPE_RU
 from sommelier.offline.reader import read_query
+from sommelier.repositories.ports import ShopRepository
 from sommelier.settings import LLMSettings
-from sommelier.store.ports import ShopRepository
 
 # Price bands of the report, by the top of what a customer would pay (₽).
 PRICE_BANDS: tuple[tuple[float, str], ...] = (

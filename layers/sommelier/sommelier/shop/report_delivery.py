@@ -10,9 +10,9 @@ import json
 import logging
 from datetime import timedelta
 
+from sommelier.repositories.ports import ShopRepository
 from sommelier.settings import SettingError, Settings
 from sommelier.shop.report import ReportError, WeeklyReport, fetch_report, llm_prices, report_chart, report_text
-from sommelier.store.ports import ShopRepository
 from sommelier.telegram.client import TelegramClient
 from sommelier.telegram.render import split_text
 

@@ -17,9 +17,9 @@ from sommelier.agent.streaming import Shown
 from sommelier.domain.conversation import Deadline
 from sommelier.domain.errors import PortError
 from sommelier.observability.telemetry import record_event
+from sommelier.photos.store import PhotoStore
+from sommelier.repositories.adapters import Repositories
 from sommelier.settings import LLMSettings, SettingError, Settings
-from sommelier.storage.photos import PhotoStore
-from sommelier.store.adapters import Repositories
 from sommelier.telegram.business import BusinessConnections
 from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
 from sommelier.telegram.delivery import DeliveryLog, DynamoDeliveryLog, InMemoryDeliveryLog

@@ -35,7 +35,7 @@ from decimal import Decimal
 from typing import Any, Protocol, TypedDict, cast
 
 from sommelier.observability.telemetry import record_event
-from sommelier.storage.photos import PhotoStore
+from sommelier.photos.store import PhotoStore
 from sommelier.telegram.client import BadRequest, NetworkError, RetryAfter, TelegramClient
 from sommelier.telegram.models import Message
 from sommelier.telegram.place import Place

@@ -19,7 +19,7 @@ from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.conversation import ChatMessage, Deadline, UserInfo
 from sommelier.domain.errors import PortError
 from sommelier.domain.wine import Wine
-from sommelier.store.adapters import Repositories
+from sommelier.repositories.adapters import Repositories
 from sommelier.telegram.render import Outgoing, parse_callback_data, render_answer, render_text
 
 logger = logging.getLogger(__name__)

@@ -34,7 +34,7 @@ from sommelier.telegram.updates import Kind, Routed
 if TYPE_CHECKING:
     from sommelier.agent.streaming import Shown
     from sommelier.domain.wire import JSONObject
-    from sommelier.store.adapters import Repositories
+    from sommelier.repositories.adapters import Repositories
     from sommelier.telegram.dialog import Dialog
 
 logger = logging.getLogger(__name__)

@@ -11,8 +11,8 @@ from pgvector import Vector
 from psycopg.rows import dict_row
 
 from sommelier.db.pool import first_row
-from sommelier.domain.catalogue import CatalogStats, ExportedWine, ExportedWines, FieldCoverage, PriceRange
-from sommelier.domain.catalogue_writes import EmbeddingText, EmbeddingTexts, ImportSummary
+from sommelier.domain.catalog import CatalogStats, ExportedWine, ExportedWines, FieldCoverage, PriceRange
+from sommelier.domain.catalog_writes import EmbeddingText, EmbeddingTexts, ImportSummary
 from sommelier.domain.search import (
     ArgumentError,
     SearchResult,

@@ -1,5 +1,5 @@
 """What the catalogue store answers about the whole catalogue: its figures and an export (what an import
-writes answers with `domain.catalogue_writes`)."""
+writes answers with `domain.catalog_writes`)."""
 
 from __future__ import annotations
 

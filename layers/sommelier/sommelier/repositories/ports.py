@@ -1,7 +1,7 @@
 """The data ports: what the agent, the bot, the shop's duties and the CLI need from the catalogue, the
 conversation store and the shop's records.
 
-Two adapters implement them (store/adapters.py): in process (psycopg, local runs and tests) and Lambda
+Two adapters implement them (repositories/adapters.py): in process (psycopg, local runs and tests) and Lambda
 invoke (in AWS, where only the tool function holds database credentials). Every method takes and answers
 domain objects (sommelier.domain); failures raise sommelier.domain.errors.
 """
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Protocol
 from sommelier.domain.errors import PortError
 
 if TYPE_CHECKING:
-    from sommelier.domain.catalogue import CatalogStats, ExportedWine
-    from sommelier.domain.catalogue_writes import EmbeddingText, ImportSummary, WineEmbedding
+    from sommelier.domain.catalog import CatalogStats, ExportedWine
+    from sommelier.domain.catalog_writes import EmbeddingText, ImportSummary, WineEmbedding
     from sommelier.domain.conversation import (
         ChatMessage,
         ChatState,

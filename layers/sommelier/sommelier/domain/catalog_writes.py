@@ -1,5 +1,5 @@
 """What the catalogue's writes answer: an import's summary, and the texts and vectors of the embeddings (the
-catalogue drop loads only these, not the figures and export of `domain.catalogue`)."""
+catalogue drop loads only these, not the figures and export of `domain.catalog`)."""
 
 from __future__ import annotations
 

@@ -21,12 +21,12 @@ from sommelier.domain import wire
 from sommelier.domain.errors import PortError, Unavailable, error_from_payload
 from sommelier.domain.wire import Operation, to_wire
 from sommelier.observability.telemetry import subsegment
-from sommelier.store.ports import CatalogRepository, ChatRepository, InvocationCounter, ShopRepository
+from sommelier.repositories.ports import CatalogRepository, ChatRepository, InvocationCounter, ShopRepository
 
 if TYPE_CHECKING:
     from sommelier.db.pool import Database
-    from sommelier.domain.catalogue import CatalogStats, ExportedWine
-    from sommelier.domain.catalogue_writes import EmbeddingText, ImportSummary, WineEmbedding
+    from sommelier.domain.catalog import CatalogStats, ExportedWine
+    from sommelier.domain.catalog_writes import EmbeddingText, ImportSummary, WineEmbedding
     from sommelier.domain.conversation import (
         ChatMessage,
         ChatState,

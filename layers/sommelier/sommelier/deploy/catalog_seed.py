@@ -20,9 +20,9 @@ from urllib.parse import urlsplit
 
 from sommelier.deploy.custom_resource import SUCCESS, Budget, Outcome, one_line
 from sommelier.embeddings.port import EmbeddingProvider
+from sommelier.photos.store import PhotoStore
+from sommelier.repositories.ports import CatalogRepository
 from sommelier.shop.catalog_drop import MAX_DROP_BYTES, DropError, process_drop
-from sommelier.storage.photos import PhotoStore
-from sommelier.store.ports import CatalogRepository
 
 logger = logging.getLogger(__name__)
 
