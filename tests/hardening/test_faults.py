@@ -106,7 +106,7 @@ class FaultyOperations:
         name = operation.name
         broken = "*" in self.failing or name in self.failing
         try:
-            return run_operation(self.faulty if broken else self.live, name, arguments)
+            return run_operation(self.faulty if broken else self.live, operation, arguments)
         except Unavailable:
             assert broken  # a database fault is reported as retryable (Unavailable)
             self.failed_calls[name] += 1

@@ -1,6 +1,6 @@
 """The layer ships only what a deployed function can run: every module of the deployed package is reached
-from a handler in functions/, by its imports (lazy ones inside functions included) or by the names the
-tool function and the wire import on demand ("module:function", "module:Class")."""
+from a handler in functions/ by its imports (lazy ones inside functions included: the tool function's SQL
+and the wire's answer types load on demand)."""
 
 from __future__ import annotations
 
@@ -34,23 +34,9 @@ def _imported(path: Path) -> frozenset[str]:
     return frozenset(found)
 
 
-def _on_demand() -> dict[str, set[str]]:
-    """Modules imported by name at run time: the tool function's operations and the wire's answer types."""
-    from sommelier.domain import wire
-    from sommelier.toolfn import handler
-
-    return {
-        "sommelier.toolfn.handler": {
-            f"sommelier.toolfn.{target.partition(':')[0]}" for target in handler.OPERATIONS.values()
-        },
-        "sommelier.domain.wire": {op.answers.__module__ for op in wire.OPERATIONS.values()},
-    }
-
-
 def _reached(handlers: list[Path] | None = None) -> set[str]:
     """The modules reached from these handler files (every handler in functions/ by default)."""
     modules = _module_names()
-    on_demand = _on_demand()
 
     def known(name: str) -> set[str]:  # "pkg.mod.Name" → pkg.mod, and its packages
         while name and name not in modules:
@@ -65,7 +51,6 @@ def _reached(handlers: list[Path] | None = None) -> set[str]:
         for module in known(pending.pop()) - reached:
             reached.add(module)
             pending.extend(_imported(modules[module]))
-            pending.extend(on_demand.get(module, ()))
     return reached
 
 
@@ -77,8 +62,8 @@ def test_every_module_of_the_layer_is_reached_from_a_handler():
 def test_the_walk_follows_lazy_imports_and_named_operations():
     reached = _reached()
     assert "sommelier.deploy.catalog_seed" in reached  # imported inside the drop handler's functions
-    assert "sommelier.toolfn.shop_sql" in reached  # only named in the tool function's table
-    assert "sommelier.domain.shop" in reached  # only named by the wire's operations
+    assert "sommelier.toolfn.shop_sql" in reached  # imported when the tool function first runs a shop operation
+    assert "sommelier.domain.shop" in reached  # imported when an answer is first read as its type
 
 
 def _third_party_imports(path: Path) -> set[str]:

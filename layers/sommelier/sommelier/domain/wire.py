@@ -1,5 +1,9 @@
-"""The tool function's wire: every operation by name with the type it answers, and the JSON of the domain
-objects (docs/architecture.md §2).
+"""The tool function's wire: every operation by name with what it takes and what it answers, and the JSON of
+the domain objects (docs/architecture.md §2, §5).
+
+Each operation is an `Operation` below, named once: the adapters call it with the arguments its
+``arguments`` function takes, the tool function looks its implementation up by it (toolfn/handler.py), and
+the Lambda adapter reads its answer as its ``answers`` type.
 
 The tool function answers `to_wire(result)`; the Lambda adapter reads it back with `from_wire(type, json)`;
 the in-process adapter gets the same objects without the JSON. Field metadata decides what a field looks like
@@ -10,11 +14,10 @@ function's cold start); `from_wire` validates with pydantic, which only the call
 from __future__ import annotations
 
 import dataclasses
-import importlib
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from decimal import Decimal
 from functools import cache
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, ParamSpec, TypeAlias, TypeVar, cast
 
 from sommelier.domain.errors import ArgumentError
 
@@ -22,21 +25,27 @@ from sommelier.domain.errors import ArgumentError
 # Telegram update forwarded as it came, a provider's JSON schema) rather than one of our domain objects.
 JSONValue: TypeAlias = "str | int | float | bool | None | list[JSONValue] | dict[str, JSONValue]"
 JSONObject: TypeAlias = "dict[str, JSONValue]"
+# An operation's arguments as the callers send them: a JSON object of JSON-ready values.
+Arguments: TypeAlias = "Mapping[str, object]"
 
-if TYPE_CHECKING:  # the answer types load with the operation that answers them (the handlers' cold start)
+if TYPE_CHECKING:  # the answer types load with the first answer read (the handlers' cold start)
     from sommelier.domain.catalog import CatalogStats, ExportedWines
-    from sommelier.domain.catalog_writes import EmbeddingTexts, ImportSummary
+    from sommelier.domain.catalog_writes import EmbeddingTexts, ImportSummary, WineEmbedding
     from sommelier.domain.conversation import (
         Archived,
         ChatStates,
         FeedbackResult,
         History,
+        PhotoId,
         SavedTurn,
         TurnEnd,
+        TurnRecord,
         TurnStart,
+        UserInfo,
         UserUpsert,
     )
-    from sommelier.domain.search import SearchResult, WineList
+    from sommelier.domain.records import ImportRow
+    from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, WineList
     from sommelier.domain.shop import (
         AdminStats,
         AgeAnswer,
@@ -50,6 +59,7 @@ if TYPE_CHECKING:  # the answer types load with the operation that answers them 
     )
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 # Field metadata read by `to_wire`: a field left out of the JSON when it is None (the wider views of a
 # wine), or never sent at all (what the agent notes about a wine during a turn).
@@ -107,70 +117,342 @@ def from_wire(kind: type[T], data: Any) -> T:
     return cast(T, value)
 
 
-class Operation(Generic[T]):
-    """One operation of the tool function: its name on the wire and the object it answers, named as
-    "module:Class" and imported when first asked for (a cold start loads only the types it meets)."""
-
-    def __init__(self, name: str, answers: str):
-        self.name = name
-        self._answers = answers
-        self._type: type[T] | None = None
-
-    @property
-    def answers(self) -> type[T]:
-        if self._type is None:
-            module, _, name = self._answers.partition(":")
-            self._type = getattr(importlib.import_module(module), name)
-        return self._type
-
-    def __repr__(self) -> str:
-        return f"Operation({self.name!r}, {self._answers!r})"
-
-
 class Updated(NamedTuple):
     """How many rows an operation changed (both stores answer it)."""
 
     updated: int
 
 
-SEARCH_WINES: Operation[SearchResult] = Operation("search_wines", "sommelier.domain.search:SearchResult")
-SEMANTIC_SEARCH: Operation[SearchResult] = Operation("semantic_search", "sommelier.domain.search:SearchResult")
-GET_WINES: Operation[WineList] = Operation("get_wines", "sommelier.domain.search:WineList")
-GET_LIST: Operation[SearchResult] = Operation("get_list", "sommelier.domain.search:SearchResult")
-CATALOG_STATS: Operation[CatalogStats] = Operation("catalog_stats", "sommelier.domain.catalog:CatalogStats")
-EXPORT_WINES: Operation[ExportedWines] = Operation("export_wines", "sommelier.domain.catalog:ExportedWines")
-LIST_WINES: Operation[Listing] = Operation("list_wines", "sommelier.domain.shop:Listing")
-IMPORT_WINES: Operation[ImportSummary] = Operation("import_wines", "sommelier.domain.catalog_writes:ImportSummary")
-EMBEDDING_TEXTS: Operation[EmbeddingTexts] = Operation(
-    "embedding_texts", "sommelier.domain.catalog_writes:EmbeddingTexts"
-)
-UPDATE_EMBEDDINGS: Operation[Updated] = Operation("update_embeddings", "sommelier.domain.wire:Updated")
+class Operation(Generic[P, T]):
+    """One operation of the tool function: its name on the wire, what it takes and what it answers.
 
-BEGIN_TURN: Operation[TurnStart] = Operation("begin_turn", "sommelier.domain.conversation:TurnStart")
-SAVE_TURN: Operation[SavedTurn] = Operation("save_turn", "sommelier.domain.conversation:SavedTurn")
-END_TURN: Operation[TurnEnd] = Operation("end_turn", "sommelier.domain.conversation:TurnEnd")
-LOAD_HISTORY: Operation[History] = Operation("load_history", "sommelier.domain.conversation:History")
-UPSERT_USER: Operation[UserUpsert] = Operation("upsert_user", "sommelier.domain.conversation:UserUpsert")
-RESET_HISTORY: Operation[Archived] = Operation("reset_history", "sommelier.domain.conversation:Archived")
-MOVE_CHAT: Operation[Updated] = Operation("move_chat", "sommelier.domain.wire:Updated")
-SET_USER_ACTIVE: Operation[Updated] = Operation("set_user_active", "sommelier.domain.wire:Updated")
-CHAT_STATE: Operation[ChatStates] = Operation("chat_state", "sommelier.domain.conversation:ChatStates")
-CACHE_PHOTO: Operation[Updated] = Operation("cache_photo", "sommelier.domain.wire:Updated")
-SAVE_FEEDBACK: Operation[FeedbackResult] = Operation("save_feedback", "sommelier.domain.conversation:FeedbackResult")
+    ``arguments`` builds the JSON object the operation takes from the caller's domain objects (its signature
+    is the operation's: mypy checks every caller's arguments against it). ``answers`` is the type it answers,
+    loaded when first asked for (a cold start loads only the types it meets: `_answer` functions below).
+    """
 
-GET_AGE_ANSWER: Operation[AgeAnswer] = Operation("get_age_answer", "sommelier.domain.shop:AgeAnswer")
-SAVE_AGE_ANSWER: Operation[Saved] = Operation("save_age_answer", "sommelier.domain.shop:Saved")
-FORGET_USER: Operation[ForgetResult] = Operation("forget_user", "sommelier.domain.shop:ForgetResult")
-PURGE_OLD_MESSAGES: Operation[Deleted] = Operation("purge_old_messages", "sommelier.domain.shop:Deleted")
-FIND_WINES: Operation[FoundWines] = Operation("find_wines", "sommelier.domain.shop:FoundWines")
-WINE_CARD: Operation[WineCard] = Operation("wine_card", "sommelier.domain.shop:WineCard")
-REPORT_DATA: Operation[ReportData] = Operation("report_data", "sommelier.domain.shop:ReportData")
-ADMIN_STATS: Operation[AdminStats] = Operation("admin_stats", "sommelier.domain.shop:AdminStats")
+    __slots__ = ("name", "arguments", "_answers", "_type")
+
+    def __init__(self, name: str, arguments: Callable[P, Arguments], answers: Callable[[], type[T]]) -> None:
+        self.name = name
+        self.arguments = arguments
+        self._answers = answers
+        self._type: type[T] | None = None
+
+    @property
+    def answers(self) -> type[T]:
+        if self._type is None:
+            self._type = self._answers()
+        return self._type
+
+    def __repr__(self) -> str:
+        return f"Operation({self.name!r})"
+
+
+# ---------------------------------------------------------------------------- what the operations answer
+# Each type is imported by the first answer read as it (the Lambda adapter): the tool function, which only
+# writes answers, never loads them for the wire, and a handler loads only the types of its own duty.
+
+
+def _search_result() -> type[SearchResult]:
+    from sommelier.domain.search import SearchResult
+
+    return SearchResult
+
+
+def _wine_list() -> type[WineList]:
+    from sommelier.domain.search import WineList
+
+    return WineList
+
+
+def _catalog_stats() -> type[CatalogStats]:
+    from sommelier.domain.catalog import CatalogStats
+
+    return CatalogStats
+
+
+def _exported_wines() -> type[ExportedWines]:
+    from sommelier.domain.catalog import ExportedWines
+
+    return ExportedWines
+
+
+def _import_summary() -> type[ImportSummary]:
+    from sommelier.domain.catalog_writes import ImportSummary
+
+    return ImportSummary
+
+
+def _embedding_texts() -> type[EmbeddingTexts]:
+    from sommelier.domain.catalog_writes import EmbeddingTexts
+
+    return EmbeddingTexts
+
+
+def _updated() -> type[Updated]:
+    return Updated
+
+
+def _turn_start() -> type[TurnStart]:
+    from sommelier.domain.conversation import TurnStart
+
+    return TurnStart
+
+
+def _saved_turn() -> type[SavedTurn]:
+    from sommelier.domain.conversation import SavedTurn
+
+    return SavedTurn
+
+
+def _turn_end() -> type[TurnEnd]:
+    from sommelier.domain.conversation import TurnEnd
+
+    return TurnEnd
+
+
+def _history() -> type[History]:
+    from sommelier.domain.conversation import History
+
+    return History
+
+
+def _user_upsert() -> type[UserUpsert]:
+    from sommelier.domain.conversation import UserUpsert
+
+    return UserUpsert
+
+
+def _archived() -> type[Archived]:
+    from sommelier.domain.conversation import Archived
+
+    return Archived
+
+
+def _chat_states() -> type[ChatStates]:
+    from sommelier.domain.conversation import ChatStates
+
+    return ChatStates
+
+
+def _feedback_result() -> type[FeedbackResult]:
+    from sommelier.domain.conversation import FeedbackResult
+
+    return FeedbackResult
+
+
+def _listing() -> type[Listing]:
+    from sommelier.domain.shop import Listing
+
+    return Listing
+
+
+def _age_answer() -> type[AgeAnswer]:
+    from sommelier.domain.shop import AgeAnswer
+
+    return AgeAnswer
+
+
+def _saved() -> type[Saved]:
+    from sommelier.domain.shop import Saved
+
+    return Saved
+
+
+def _forget_result() -> type[ForgetResult]:
+    from sommelier.domain.shop import ForgetResult
+
+    return ForgetResult
+
+
+def _deleted() -> type[Deleted]:
+    from sommelier.domain.shop import Deleted
+
+    return Deleted
+
+
+def _found_wines() -> type[FoundWines]:
+    from sommelier.domain.shop import FoundWines
+
+    return FoundWines
+
+
+def _wine_card() -> type[WineCard]:
+    from sommelier.domain.shop import WineCard
+
+    return WineCard
+
+
+def _report_data() -> type[ReportData]:
+    from sommelier.domain.shop import ReportData
+
+    return ReportData
+
+
+def _admin_stats() -> type[AdminStats]:
+    from sommelier.domain.shop import AdminStats
+
+    return AdminStats
+
+
+# ---------------------------------------------------------------------------- what the operations take
+# The JSON object each operation reads (toolfn/ validates it), built from the callers' domain objects.
+
+
+def _nothing() -> Arguments:
+    return {}
+
+
+def _filters(filters: SearchFilters) -> Arguments:
+    arguments: Arguments = to_wire(filters)
+    return arguments
+
+
+def _semantic(request: SemanticRequest) -> Arguments:
+    return request.as_arguments()
+
+
+def _ids(ids: Sequence[str]) -> Arguments:
+    return {"ids": list(ids)}
+
+
+def _fallback(*, limit: int, exclude_ids: Sequence[str] = ()) -> Arguments:
+    return {"limit": limit, "exclude_ids": list(exclude_ids)}
+
+
+def _export(*, include_unavailable: bool) -> Arguments:
+    return {"include_unavailable": include_unavailable}
+
+
+def _listing_of(*, include_unavailable: bool, limit: int) -> Arguments:
+    return {"include_unavailable": include_unavailable, "limit": limit}
+
+
+def _rows(rows: Sequence[ImportRow], *, replace: bool, replace_since: str | None) -> Arguments:
+    arguments: dict[str, object] = {"wines": [row.as_arguments() for row in rows]}
+    if replace:
+        arguments["replace"] = True
+        if replace_since:
+            arguments["replace_since"] = replace_since
+    return arguments
+
+
+def _embeddings(model: str, items: Sequence[WineEmbedding]) -> Arguments:
+    return {"embedding_model": model, "items": to_wire(list(items))}
+
+
+def _turn_opening(chat_id: int, *, user: UserInfo | None, history_limit: int) -> Arguments:
+    return {"chat_id": chat_id, "history_limit": history_limit, "user": to_wire(user)}
+
+
+def _turn(record: TurnRecord) -> Arguments:
+    arguments: Arguments = to_wire(record)
+    return arguments
+
+
+def _turn_closing(record: TurnRecord | None, *, wine_ids: Sequence[str], photos: Sequence[PhotoId]) -> Arguments:
+    return {"turn": to_wire(record), "wine_ids": list(wine_ids), "photos": to_wire(list(photos))}
+
+
+def _chat_history(chat_id: int, limit: int) -> Arguments:
+    return {"chat_id": chat_id, "limit": limit}
+
+
+def _user(user: UserInfo) -> Arguments:
+    arguments: Arguments = to_wire(user)
+    return arguments
+
+
+def _chat(chat_id: int) -> Arguments:
+    return {"chat_id": chat_id}
+
+
+def _move(from_chat_id: int, to_chat_id: int) -> Arguments:
+    return {"from_chat_id": from_chat_id, "to_chat_id": to_chat_id}
+
+
+def _reachable(chat_id: int, active: bool, *, user_id: int | None) -> Arguments:
+    arguments: dict[str, object] = {"chat_id": chat_id, "active": active}
+    if user_id is not None:
+        arguments["telegram_user_id"] = user_id
+    return arguments
+
+
+def _telegram_user(user_id: int) -> Arguments:
+    return {"telegram_user_id": user_id}
+
+
+def _photo(wine_id: str, file_id: str) -> Arguments:
+    return {"wine_id": wine_id, "file_id": file_id}
+
+
+def _vote(*, chat_id: int, user_id: int, rating: int, message_id: int | None, wine_id: str | None) -> Arguments:
+    arguments: dict[str, object] = {"chat_id": chat_id, "user_id": user_id, "message_id": message_id, "rating": rating}
+    if wine_id is not None:
+        arguments["wine_id"] = wine_id
+    return arguments
+
+
+def _age(user_id: int, is_adult: bool) -> Arguments:
+    return {"telegram_user_id": user_id, "is_adult": is_adult}
+
+
+def _days(days: int) -> Arguments:
+    return {"days": days}
+
+
+def _refs(refs: Sequence[str]) -> Arguments:
+    return {"refs": list(refs)}
+
+
+def _ref(ref: str) -> Arguments:
+    return {"ref": ref}
+
+
+def _period(since: str, until: str) -> Arguments:
+    return {"since": since, "until": until}
+
+
+# ---------------------------------------------------------------------------- the operations
+
+SEARCH_WINES = Operation("search_wines", _filters, _search_result)
+SEMANTIC_SEARCH = Operation("semantic_search", _semantic, _search_result)
+GET_WINES = Operation("get_wines", _ids, _wine_list)
+GET_LIST = Operation("get_list", _fallback, _search_result)
+CATALOG_STATS = Operation("catalog_stats", _nothing, _catalog_stats)
+EXPORT_WINES = Operation("export_wines", _export, _exported_wines)
+LIST_WINES = Operation("list_wines", _listing_of, _listing)
+IMPORT_WINES = Operation("import_wines", _rows, _import_summary)
+EMBEDDING_TEXTS = Operation("embedding_texts", _nothing, _embedding_texts)
+UPDATE_EMBEDDINGS = Operation("update_embeddings", _embeddings, _updated)
+
+BEGIN_TURN = Operation("begin_turn", _turn_opening, _turn_start)
+SAVE_TURN = Operation("save_turn", _turn, _saved_turn)
+END_TURN = Operation("end_turn", _turn_closing, _turn_end)
+LOAD_HISTORY = Operation("load_history", _chat_history, _history)
+UPSERT_USER = Operation("upsert_user", _user, _user_upsert)
+RESET_HISTORY = Operation("reset_history", _chat, _archived)
+MOVE_CHAT = Operation("move_chat", _move, _updated)
+SET_USER_ACTIVE = Operation("set_user_active", _reachable, _updated)
+CHAT_STATE = Operation("chat_state", _telegram_user, _chat_states)
+CACHE_PHOTO = Operation("cache_photo", _photo, _updated)
+SAVE_FEEDBACK = Operation("save_feedback", _vote, _feedback_result)
+
+GET_AGE_ANSWER = Operation("get_age_answer", _telegram_user, _age_answer)
+SAVE_AGE_ANSWER = Operation("save_age_answer", _age, _saved)
+FORGET_USER = Operation("forget_user", _telegram_user, _forget_result)
+PURGE_OLD_MESSAGES = Operation("purge_old_messages", _days, _deleted)
+FIND_WINES = Operation("find_wines", _refs, _found_wines)
+WINE_CARD = Operation("wine_card", _ref, _wine_card)
+REPORT_DATA = Operation("report_data", _period, _report_data)
+ADMIN_STATS = Operation("admin_stats", _nothing, _admin_stats)
 
 # Several LLM tool calls in one invocation: {"calls": [{"tool", "arguments"}, ...]} -> {"results": [...]}.
 RUN_TOOLS = "run_tools"
 
-OPERATIONS: dict[str, Operation[Any]] = {
+# Every operation by its name on the wire (the tool function's event names one).
+OPERATIONS: dict[str, Operation[..., Any]] = {
     op.name: op
     for op in (
         SEARCH_WINES,
@@ -204,4 +486,5 @@ OPERATIONS: dict[str, Operation[Any]] = {
         ADMIN_STATS,
     )
 }
-LLM_TOOLS = (SEARCH_WINES.name, SEMANTIC_SEARCH.name)
+# The LLM's tools: the operations `run_tools` runs, with the arguments as the model wrote them.
+LLM_TOOLS: dict[str, Operation[..., SearchResult]] = {op.name: op for op in (SEARCH_WINES, SEMANTIC_SEARCH)}

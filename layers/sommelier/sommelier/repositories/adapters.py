@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from sommelier.domain import wire
 from sommelier.domain.errors import PortError, Unavailable, error_from_payload
-from sommelier.domain.wire import Operation, to_wire
+from sommelier.domain.wire import Arguments, Operation
 from sommelier.observability.telemetry import subsegment
 from sommelier.repositories.ports import CatalogRepository, ChatRepository, InvocationCounter, ShopRepository
 
@@ -47,92 +47,85 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Arguments = Mapping[str, Any]  # an operation's JSON arguments (the tool function validates them)
+P = ParamSpec("P")
 
 
 class _Runner:
     counter: InvocationCounter
 
-    def _run(self, operation: Operation[T], arguments: Arguments) -> T:
+    def _run(self, operation: Operation[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run an operation on the arguments its ``arguments`` function takes (domain/wire.py)."""
+        return self._call(operation, operation.arguments(*args, **kwargs))
+
+    def _call(self, operation: Operation[..., T], arguments: Arguments) -> T:
         raise NotImplementedError
 
 
 class _OverCatalog(_Runner):
     def search_wines(self, filters: SearchFilters) -> SearchResult:
-        return self._run(wire.SEARCH_WINES, to_wire(filters))
+        return self._run(wire.SEARCH_WINES, filters)
 
     def semantic_search(self, request: SemanticRequest) -> SearchResult:
-        return self._run(wire.SEMANTIC_SEARCH, request.as_arguments())
+        return self._run(wire.SEMANTIC_SEARCH, request)
 
     def get_wines(self, ids: Sequence[str]) -> WineList:
-        return self._run(wire.GET_WINES, {"ids": list(ids)})
+        return self._run(wire.GET_WINES, ids)
 
     def fallback_list(self, *, limit: int, exclude_ids: Sequence[str] = ()) -> list[Wine]:
-        return self._run(wire.GET_LIST, {"limit": limit, "exclude_ids": list(exclude_ids)}).wines_with_photos()
+        return self._run(wire.GET_LIST, limit=limit, exclude_ids=exclude_ids).wines_with_photos()
 
     def stats(self) -> CatalogStats:
-        return self._run(wire.CATALOG_STATS, {})
+        return self._run(wire.CATALOG_STATS)
 
     def export_wines(self, *, include_unavailable: bool = False) -> list[ExportedWine]:
-        return self._run(wire.EXPORT_WINES, {"include_unavailable": include_unavailable}).wines
+        return self._run(wire.EXPORT_WINES, include_unavailable=include_unavailable).wines
 
     def list_wines(self, *, include_unavailable: bool = False, limit: int = 1000) -> list[WineListing]:
-        return self._run(wire.LIST_WINES, {"include_unavailable": include_unavailable, "limit": limit}).wines
+        return self._run(wire.LIST_WINES, include_unavailable=include_unavailable, limit=limit).wines
 
     def import_wines(
         self, rows: Sequence[ImportRow], *, replace: bool = False, replace_since: str | None = None
     ) -> ImportSummary:
-        arguments: dict[str, Any] = {"wines": [row.as_arguments() for row in rows]}
-        if replace:
-            arguments["replace"] = True
-            if replace_since:
-                arguments["replace_since"] = replace_since
-        return self._run(wire.IMPORT_WINES, arguments)
+        return self._run(wire.IMPORT_WINES, rows, replace=replace, replace_since=replace_since)
 
     def embedding_texts(self) -> list[EmbeddingText]:
-        return self._run(wire.EMBEDDING_TEXTS, {}).items
+        return self._run(wire.EMBEDDING_TEXTS).items
 
     def update_embeddings(self, model: str, items: Sequence[WineEmbedding]) -> int:
-        return self._run(wire.UPDATE_EMBEDDINGS, {"embedding_model": model, "items": to_wire(list(items))}).updated
+        return self._run(wire.UPDATE_EMBEDDINGS, model, items).updated
 
 
 class _OverChat(_Runner):
     def begin_turn(self, chat_id: int, *, user: UserInfo | None, history_limit: int) -> TurnStart:
-        arguments = {"chat_id": chat_id, "history_limit": history_limit, "user": to_wire(user)}
-        return self._run(wire.BEGIN_TURN, arguments)
+        return self._run(wire.BEGIN_TURN, chat_id, user=user, history_limit=history_limit)
 
     def end_turn(self, record: TurnRecord | None, *, wine_ids: Sequence[str]) -> TurnEnd:
-        arguments = {"turn": to_wire(record), "wine_ids": list(wine_ids), "photos": to_wire(self._pending_photos())}
-        return self._run(wire.END_TURN, arguments)
+        return self._run(wire.END_TURN, record, wine_ids=wine_ids, photos=self._pending_photos())
 
     def history(self, chat_id: int, limit: int = 10) -> list[ChatMessage]:
-        return self._run(wire.LOAD_HISTORY, {"chat_id": chat_id, "limit": limit}).messages
+        return self._run(wire.LOAD_HISTORY, chat_id, limit).messages
 
     def upsert_user(self, user: UserInfo) -> UserUpsert:
-        return self._run(wire.UPSERT_USER, to_wire(user))
+        return self._run(wire.UPSERT_USER, user)
 
     def reset_history(self, chat_id: int) -> int:
-        return self._run(wire.RESET_HISTORY, {"chat_id": chat_id}).archived
+        return self._run(wire.RESET_HISTORY, chat_id).archived
 
     def move_chat(self, from_chat_id: int, to_chat_id: int) -> int:
-        return self._run(wire.MOVE_CHAT, {"from_chat_id": from_chat_id, "to_chat_id": to_chat_id}).updated
+        return self._run(wire.MOVE_CHAT, from_chat_id, to_chat_id).updated
 
     def set_active(self, chat_id: int, active: bool, *, user_id: int | None = None) -> int:
-        arguments: dict[str, Any] = {"chat_id": chat_id, "active": active}
-        if user_id is not None:
-            arguments["telegram_user_id"] = user_id
-        return self._run(wire.SET_USER_ACTIVE, arguments).updated
+        return self._run(wire.SET_USER_ACTIVE, chat_id, active, user_id=user_id).updated
 
     def chat_state(self, user_id: int) -> list[ChatState]:
-        return self._run(wire.CHAT_STATE, {"telegram_user_id": user_id}).chats
+        return self._run(wire.CHAT_STATE, user_id).chats
 
     def save_feedback(
         self, *, chat_id: int, user_id: int, rating: int, message_id: int | None, wine_id: str | None = None
     ) -> FeedbackResult:
-        arguments: dict[str, Any] = {"chat_id": chat_id, "user_id": user_id, "message_id": message_id, "rating": rating}
-        if wine_id is not None:
-            arguments["wine_id"] = wine_id
-        return self._run(wire.SAVE_FEEDBACK, arguments)
+        return self._run(
+            wire.SAVE_FEEDBACK, chat_id=chat_id, user_id=user_id, rating=rating, message_id=message_id, wine_id=wine_id
+        )
 
     def _pending_photos(self) -> list[PhotoId]:
         return []
@@ -140,28 +133,28 @@ class _OverChat(_Runner):
 
 class _OverShop(_Runner):
     def get_age_answer(self, user_id: int) -> bool | None:
-        return self._run(wire.GET_AGE_ANSWER, {"telegram_user_id": user_id}).is_adult
+        return self._run(wire.GET_AGE_ANSWER, user_id).is_adult
 
     def save_age_answer(self, user_id: int, is_adult: bool) -> None:
-        self._run(wire.SAVE_AGE_ANSWER, {"telegram_user_id": user_id, "is_adult": is_adult})
+        self._run(wire.SAVE_AGE_ANSWER, user_id, is_adult)
 
     def forget_user(self, user_id: int) -> ForgetResult:
-        return self._run(wire.FORGET_USER, {"telegram_user_id": user_id})
+        return self._run(wire.FORGET_USER, user_id)
 
     def purge_old_messages(self, days: int) -> int:
-        return self._run(wire.PURGE_OLD_MESSAGES, {"days": days}).deleted
+        return self._run(wire.PURGE_OLD_MESSAGES, days).deleted
 
     def find_wines(self, refs: Sequence[str]) -> FoundWines:
-        return self._run(wire.FIND_WINES, {"refs": list(refs)})
+        return self._run(wire.FIND_WINES, refs)
 
     def wine_card(self, ref: str) -> WineCard:
-        return self._run(wire.WINE_CARD, {"ref": ref})
+        return self._run(wire.WINE_CARD, ref)
 
     def report_data(self, since: str, until: str) -> ReportData:
-        return self._run(wire.REPORT_DATA, {"since": since, "until": until})
+        return self._run(wire.REPORT_DATA, since, until)
 
     def admin_stats(self) -> AdminStats:
-        return self._run(wire.ADMIN_STATS, {})
+        return self._run(wire.ADMIN_STATS)
 
 
 # ---------------------------------------------------------------------------- in process
@@ -172,15 +165,15 @@ class _InProcessRunner(_Runner):
         self.database = database
         self.counter = counter
 
-    def _run(self, operation: Operation[T], arguments: Arguments) -> T:
+    def _call(self, operation: Operation[..., T], arguments: Arguments) -> T:
         self.counter.count += 1
         return self._operation(operation, arguments)
 
-    def _operation(self, operation: Operation[T], arguments: Arguments) -> T:
+    def _operation(self, operation: Operation[..., T], arguments: Arguments) -> T:
         from sommelier.toolfn.handler import run_operation
 
         try:
-            answer: T = run_operation(self.database, operation.name, dict(arguments))
+            answer: T = run_operation(self.database, operation, dict(arguments))
         except PortError:
             raise
         except Exception as exc:  # a bug in an operation: the same failure the tool function would answer
@@ -195,7 +188,7 @@ class InProcessCatalog(_InProcessRunner, _OverCatalog):
         results: list[SearchResult | PortError] = []
         for call in calls:
             try:
-                results.append(self._operation(wire.OPERATIONS[call.tool], call.arguments))
+                results.append(self._operation(wire.LLM_TOOLS[call.tool], call.arguments))
             except PortError as exc:
                 results.append(exc)
         return results
@@ -209,7 +202,7 @@ class InProcessChat(_InProcessRunner, _OverChat):
     def remember_photo(self, wine_id: str, file_id: str) -> None:
         # In process a write costs no round trip: store it now (not counted as an invocation).
         try:
-            self._operation(wire.CACHE_PHOTO, {"wine_id": wine_id, "file_id": file_id})
+            self._operation(wire.CACHE_PHOTO, wire.CACHE_PHOTO.arguments(wine_id, file_id))
         except PortError as exc:
             logger.warning("photo id not cached: %s", exc)
 
@@ -233,14 +226,7 @@ class LambdaInvoker:
             client = boto3.client("lambda", config=config)
         self._client = client
 
-    def invoke_raw(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The tool function's answer as it is, errors in-band (for `sommelier tool`)."""
-        try:
-            return self.invoke(name, arguments)
-        except PortError as exc:
-            return exc.as_payload()
-
-    def invoke(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def invoke(self, name: str, arguments: Arguments) -> dict[str, Any]:
         payload = json.dumps({"tool": name, "arguments": arguments}, ensure_ascii=False).encode("utf-8")
         try:
             with subsegment("tool", tool=name):
@@ -266,12 +252,12 @@ class _LambdaRunner(_Runner):
         self.invoker = invoker
         self.counter = counter
 
-    def _run(self, operation: Operation[T], arguments: Arguments) -> T:
+    def _call(self, operation: Operation[..., T], arguments: Arguments) -> T:
         self.counter.count += 1
-        return _read(operation, self.invoker.invoke(operation.name, dict(arguments)))
+        return _read(operation, self.invoker.invoke(operation.name, arguments))
 
 
-def _read(operation: Operation[T], answer: dict[str, Any]) -> T:
+def _read(operation: Operation[..., T], answer: dict[str, Any]) -> T:
     """The tool function's JSON as the operation's domain object; an answer of another shape is a port error."""
     from pydantic import ValidationError
 
@@ -287,7 +273,7 @@ class LambdaCatalog(_LambdaRunner, _OverCatalog):
             return []
         if len(calls) == 1:  # the plain {"tool", "arguments"} contract
             try:
-                return [self._run(wire.OPERATIONS[calls[0].tool], calls[0].arguments)]
+                return [self._call(wire.LLM_TOOLS[calls[0].tool], calls[0].arguments)]
             except PortError as exc:
                 return [exc]
         batch = [{"tool": call.tool, "arguments": call.arguments} for call in calls]
@@ -300,7 +286,7 @@ class LambdaCatalog(_LambdaRunner, _OverCatalog):
         for call, answer in zip(calls, answers, strict=False):
             try:
                 results.append(
-                    error_from_payload(answer) if "error" in answer else _read(wire.OPERATIONS[call.tool], answer)
+                    error_from_payload(answer) if "error" in answer else _read(wire.LLM_TOOLS[call.tool], answer)
                 )
             except PortError as exc:
                 results.append(exc)

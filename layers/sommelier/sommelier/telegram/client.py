@@ -214,10 +214,6 @@ class NetworkError(TelegramError):
 # --------------------------------------------------------------------------- #
 # The client
 # --------------------------------------------------------------------------- #
-def _default_timeout(read: float = READ_TIMEOUT) -> httpx2.Timeout:
-    return httpx2.Timeout(connect=CONNECT_TIMEOUT, read=read, write=WRITE_TIMEOUT, pool=POOL_TIMEOUT)
-
-
 # Failures before the request fully left this process: the server cannot have acted on it.
 _NOT_SENT = (
     httpx2.ConnectError,

@@ -1,4 +1,4 @@
-"""The tool function: every operation by name (the names and answers: domain/wire.py), how one runs against
+"""The tool function: every operation's implementation (the operations: domain/wire.py), how one runs against
 PostgreSQL, and the contract: {"tool": name, "arguments": {...}} → a JSON object. Never raises, except for
 a scheduled job ({"scheduled": true}, the nightly purge), whose failure must reach Lambda's retries and its
 failure destination (template.yaml: JobFailureQueue and its alarm) instead of a JSON answer nobody reads.
@@ -11,13 +11,12 @@ one invocation: {"calls": [{"tool", "arguments"}, ...]}.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import threading
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 import psycopg
 
@@ -31,63 +30,117 @@ from sommelier.domain.errors import (
     PortError,
     Unavailable,
 )
-from sommelier.domain.wire import RUN_TOOLS, require_object, to_wire
+from sommelier.domain.wire import LLM_TOOLS, OPERATIONS, RUN_TOOLS, Operation, require_object, to_wire
 from sommelier.settings import SettingError, Settings
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
-Implementation = Callable[[psycopg.Connection, Any], Any]  # (connection, JSON arguments) -> a domain object
+# (connection, JSON arguments) -> the domain object the operation answers
+Implementation: TypeAlias = Callable[[psycopg.Connection, Any], T]
+Implementations: TypeAlias = dict[Operation[..., Any], Implementation[Any]]
 
-# Every operation's implementation as "module:function" of this package, imported when the operation first
-# runs: a cold start loads only the SQL (and the domain types) its first call needs.
-LLM_OPERATIONS: dict[str, str] = {
-    wire.SEARCH_WINES.name: "search:search_wines_tool",
-    wire.SEMANTIC_SEARCH.name: "search:semantic_search_tool",
-}
-OPERATIONS: dict[str, str] = {
-    **LLM_OPERATIONS,
-    wire.BEGIN_TURN.name: "chat_sql:begin_turn",
-    wire.END_TURN.name: "chat_sql:end_turn",
-    wire.GET_WINES.name: "catalog_sql:get_wines",
-    wire.GET_LIST.name: "catalog_sql:get_list",
-    wire.LOAD_HISTORY.name: "chat_sql:load_history",
-    wire.SAVE_TURN.name: "chat_sql:save_turn",
-    wire.RESET_HISTORY.name: "chat_sql:reset_history",
-    wire.MOVE_CHAT.name: "chat_sql:move_chat",
-    wire.UPSERT_USER.name: "chat_sql:upsert_user",
-    wire.SET_USER_ACTIVE.name: "chat_sql:set_user_active",
-    wire.CHAT_STATE.name: "chat_sql:chat_state",
-    wire.CACHE_PHOTO.name: "chat_sql:cache_photo",
-    wire.SAVE_FEEDBACK.name: "chat_sql:save_feedback",
-    wire.CATALOG_STATS.name: "catalog_sql:catalog_stats",
-    wire.EXPORT_WINES.name: "catalog_sql:export_wines",
-    wire.LIST_WINES.name: "catalog_sql:list_wines",
-    wire.IMPORT_WINES.name: "catalog_sql:import_wines",
-    wire.UPDATE_EMBEDDINGS.name: "catalog_sql:update_embeddings",
-    wire.EMBEDDING_TEXTS.name: "catalog_sql:embedding_texts",
-    wire.GET_AGE_ANSWER.name: "shop_sql:get_age_answer",
-    wire.SAVE_AGE_ANSWER.name: "shop_sql:save_age_answer",
-    wire.FORGET_USER.name: "shop_sql:forget_user",
-    wire.PURGE_OLD_MESSAGES.name: "shop_sql:purge_old_messages",
-    wire.FIND_WINES.name: "shop_sql:find_wines",
-    wire.WINE_CARD.name: "shop_sql:wine_card",
-    wire.REPORT_DATA.name: "shop_sql:report_data",
-    wire.ADMIN_STATS.name: "shop_sql:admin_stats",
-}
+
+def _served(
+    operation: Operation[..., T], implementation: Implementation[T]
+) -> tuple[Operation[..., Any], Implementation[Any]]:
+    """One operation and the function that runs it: mypy checks that it answers what the operation answers."""
+    return operation, implementation
+
+
+# Every operation's implementation, by the SQL module it lives in. A module's table is built when an
+# operation is first looked up in it: a cold start loads only the SQL (and the domain types) it runs.
 
 
 @cache
-def implementation(name: str) -> Implementation:
-    module, _, function = OPERATIONS[name].partition(":")
-    found: Implementation = getattr(importlib.import_module(f"sommelier.toolfn.{module}"), function)
-    return found
+def _search() -> Implementations:
+    from sommelier.toolfn import search
+
+    return dict(
+        (
+            _served(wire.SEARCH_WINES, search.search_wines_tool),
+            _served(wire.SEMANTIC_SEARCH, search.semantic_search_tool),
+        )
+    )
 
 
-def run_operation(database: Database, name: str, arguments: Any) -> Any:
-    """Run one named operation on a pooled connection; database failures raise port errors."""
+@cache
+def _catalog() -> Implementations:
+    from sommelier.toolfn import catalog_sql
+
+    return dict(
+        (
+            _served(wire.GET_WINES, catalog_sql.get_wines),
+            _served(wire.GET_LIST, catalog_sql.get_list),
+            _served(wire.CATALOG_STATS, catalog_sql.catalog_stats),
+            _served(wire.EXPORT_WINES, catalog_sql.export_wines),
+            _served(wire.LIST_WINES, catalog_sql.list_wines),
+            _served(wire.IMPORT_WINES, catalog_sql.import_wines),
+            _served(wire.UPDATE_EMBEDDINGS, catalog_sql.update_embeddings),
+            _served(wire.EMBEDDING_TEXTS, catalog_sql.embedding_texts),
+        )
+    )
+
+
+@cache
+def _chat() -> Implementations:
+    from sommelier.toolfn import chat_sql
+
+    return dict(
+        (
+            _served(wire.BEGIN_TURN, chat_sql.begin_turn),
+            _served(wire.END_TURN, chat_sql.end_turn),
+            _served(wire.LOAD_HISTORY, chat_sql.load_history),
+            _served(wire.SAVE_TURN, chat_sql.save_turn),
+            _served(wire.RESET_HISTORY, chat_sql.reset_history),
+            _served(wire.MOVE_CHAT, chat_sql.move_chat),
+            _served(wire.UPSERT_USER, chat_sql.upsert_user),
+            _served(wire.SET_USER_ACTIVE, chat_sql.set_user_active),
+            _served(wire.CHAT_STATE, chat_sql.chat_state),
+            _served(wire.CACHE_PHOTO, chat_sql.cache_photo),
+            _served(wire.SAVE_FEEDBACK, chat_sql.save_feedback),
+        )
+    )
+
+
+@cache
+def _shop() -> Implementations:
+    from sommelier.toolfn import shop_sql
+
+    return dict(
+        (
+            _served(wire.GET_AGE_ANSWER, shop_sql.get_age_answer),
+            _served(wire.SAVE_AGE_ANSWER, shop_sql.save_age_answer),
+            _served(wire.FORGET_USER, shop_sql.forget_user),
+            _served(wire.PURGE_OLD_MESSAGES, shop_sql.purge_old_messages),
+            _served(wire.FIND_WINES, shop_sql.find_wines),
+            _served(wire.WINE_CARD, shop_sql.wine_card),
+            _served(wire.REPORT_DATA, shop_sql.report_data),
+            _served(wire.ADMIN_STATS, shop_sql.admin_stats),
+        )
+    )
+
+
+# Looked through in the order the modules import one another (catalog_sql imports search, chat_sql imports
+# catalog_sql, shop_sql imports chat_sql), so finding an operation loads nothing its own module does not.
+SQL_MODULES: tuple[Callable[[], Implementations], ...] = (_search, _catalog, _chat, _shop)
+
+
+def implementation(operation: Operation[..., T]) -> Implementation[T]:
+    for table in SQL_MODULES:
+        found = table().get(operation)
+        if found is not None:
+            return found
+    raise KeyError(operation.name)
+
+
+def run_operation(database: Database, operation: Operation[..., T], arguments: Any) -> T:
+    """Run one operation on a pooled connection; database failures raise port errors."""
+    name = operation.name
     try:
         with database.connection() as conn:
-            return implementation(name)(conn, arguments)
+            answer: T = implementation(operation)(conn, arguments)
+            return answer
     except ModelMismatchError as exc:
         raise InvalidArgument(str(exc)) from exc
     except psycopg.errors.CheckViolation as exc:
@@ -113,7 +166,7 @@ def _refresh_credentials(database: Database) -> None:
 MAX_EVENT_BYTES = 5_000_000  # Lambda's synchronous payload limit is 6 MB
 MAX_BATCH = 8
 BATCH = RUN_TOOLS
-KNOWN = sorted([*OPERATIONS, BATCH])
+KNOWN = sorted([*OPERATIONS, BATCH])  # the names an event may give
 
 
 def _decode(event: Any) -> tuple[str, Any]:
@@ -152,7 +205,7 @@ def handle(event: Any, database: Database) -> dict[str, Any]:
 
 def _run(name: str, arguments: Any, database: Database) -> dict[str, Any]:
     try:
-        answer: dict[str, Any] = to_wire(run_operation(database, name, arguments))
+        answer: dict[str, Any] = to_wire(run_operation(database, OPERATIONS[name], arguments))
         return answer
     except PortError as exc:
         return exc.as_payload()
@@ -172,8 +225,8 @@ def _batch(arguments: Any, database: Database) -> dict[str, Any]:
     results = []
     for call in calls:
         name = call.get("tool") if isinstance(call, dict) else None
-        if name not in LLM_OPERATIONS:
-            results.append(NotFound(f"run_tools runs only {', '.join(LLM_OPERATIONS)}").as_payload())
+        if name not in LLM_TOOLS:
+            results.append(NotFound(f"run_tools runs only {', '.join(LLM_TOOLS)}").as_payload())
             continue
         results.append(_run(name, call.get("arguments", {}), database))
     return {"results": results}
