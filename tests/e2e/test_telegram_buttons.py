@@ -172,3 +172,37 @@ def test_an_inline_message_callback_only_answers_the_callback(chat, fresh_db):
     assert [c.method for c in calls] == ["answerCallbackQuery"]
     with fresh_db.connection() as conn:
         assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0  # no turn ran
+
+
+MALFORMED_OR_FOREIGN = [
+    "buy:42",
+    "fb:2:5",
+    "fb:1:",
+    "fb:1:a:b",
+    "more:",
+    "age:1:x",
+    "age:2:1",
+    "forget:yes:1",
+    ":",
+    "✓",
+]
+
+
+def test_buttons_as_old_messages_carry_them_still_work_and_anything_else_gets_a_polite_toast(chat):
+    """Callback data as the bot has always written it (a message weeks old keeps its buttons), then data no
+    button of this bot carries: a toast in Russian each time, no message, no failure."""
+    chat.say("красное сухое к стейку до 3000")
+    message_id, keyboard = chat.last_keyboard()
+    ref = keyboard[0][0]["callback_data"].rpartition(":")[2]
+
+    def press(data: str) -> str | None:
+        return chat.press("old", message_id=message_id, keyboard=[[{"text": "old", "callback_data": data}]])
+
+    assert press(f"fb:1:{ref}") == "Спасибо! Рад, что понравилось 🍷"
+    assert "изменена" in press(f"fb:-1:{ref}")
+    assert press(f"more:{ref}") == "Ищу другие варианты…"
+    before = len(chat.texts())
+    toasts = {data: press(data) for data in MALFORMED_OR_FOREIGN}
+    assert toasts == dict.fromkeys(MALFORMED_OR_FOREIGN, "Эта кнопка устарела")
+    assert chat.texts()[before:] == []
+    assert press(f"forget:1:{TEST_CHAT + 1}") == "Эта кнопка для другого собеседника 🙂"  # someone else's

@@ -17,32 +17,34 @@ def test_age_buttons_round_trip_and_fit_telegrams_64_bytes():
     keyboard = age_gate.question_keyboard(2**52, "w_" + "a" * 36)
     yes, no = keyboard["inline_keyboard"][0]
     assert (yes["text"], no["text"]) == ("Да", "Нет")
+    assert (yes["callback_data"], no["callback_data"]) == (f"age:1:{2**52}:w_{'a' * 36}", f"age:0:{2**52}")
     assert all(len(b["callback_data"].encode()) <= 64 for b in (yes, no))
-    assert age_gate.parse_answer(yes["callback_data"]) == age_gate.AgeAnswer(True, 2**52, "w_" + "a" * 36)
-    assert age_gate.parse_answer(no["callback_data"]) == age_gate.AgeAnswer(False, 2**52, "")
+    assert age_gate.ANSWER.unpack(yes["callback_data"]) == age_gate.AgeAnswer(True, 2**52, "w_" + "a" * 36)
+    assert age_gate.ANSWER.unpack(no["callback_data"]) == age_gate.AgeAnswer(False, 2**52, "")
     # A payload that would not fit is dropped, never the button.
     long_yes = age_gate.question_keyboard(-(2**52), "w_" + "b" * 60)["inline_keyboard"][0][0]["callback_data"]
-    assert len(long_yes.encode()) <= 64 and age_gate.parse_answer(long_yes).adult
+    assert len(long_yes.encode()) <= 64 and age_gate.ANSWER.unpack(long_yes).adult
 
 
 def test_forget_buttons_round_trip():
     yes, no = privacy.confirm_keyboard(42)["inline_keyboard"][0]
-    assert privacy.parse_confirmation(yes["callback_data"]) == privacy.ForgetAnswer(True, 42)
-    assert privacy.parse_confirmation(no["callback_data"]) == privacy.ForgetAnswer(False, 42)
+    assert (yes["callback_data"], no["callback_data"]) == ("forget:1:42", "forget:0:42")  # as in customers' chats
+    assert privacy.ANSWER.unpack(yes["callback_data"]) == privacy.ForgetAnswer(True, 42)
+    assert privacy.ANSWER.unpack(no["callback_data"]) == privacy.ForgetAnswer(False, 42)
 
 
 @given(st.text(max_size=80))
 def test_foreign_button_data_is_none(data):
     if not data.startswith(("age:", "forget:")):
-        assert age_gate.parse_answer(data) is None and privacy.parse_confirmation(data) is None
-    for parsed in (age_gate.parse_answer(data), privacy.parse_confirmation(data)):
+        assert age_gate.ANSWER.unpack(data) is None and privacy.ANSWER.unpack(data) is None
+    for parsed in (age_gate.ANSWER.unpack(data), privacy.ANSWER.unpack(data)):
         assert parsed is None or isinstance(parsed.user_id, int)
 
 
 @pytest.mark.parametrize("data", ["age:2:1", "age:1:x", "age:1", "forget:1:1:1", "forget:yes:1", "", None])
 def test_malformed_button_data_is_none(data):
-    assert age_gate.parse_answer(data) is None
-    assert privacy.parse_confirmation(data) is None
+    assert age_gate.ANSWER.unpack(data) is None
+    assert privacy.ANSWER.unpack(data) is None
 
 
 def test_deep_links():

@@ -10,14 +10,17 @@ import uuid
 import pytest
 from sommelier.domain.answer import SommelierResponse, WineRecommendation
 from sommelier.domain.wine import Wine
+from sommelier.telegram.callback_data import LIMIT as CALLBACK_DATA_LIMIT
 from sommelier.telegram.client import TelegramClient
 from sommelier.telegram.render import (
-    CALLBACK_DATA_LIMIT,
     CAPTION_LIMIT,
+    MORE,
     TEXT_LIMIT,
+    VOTE,
+    MoreWines,
     Outgoing,
+    Vote,
     feedback_keyboard,
-    parse_callback_data,
     price_label,
     render_answer,
     render_text,
@@ -329,11 +332,11 @@ def test_callback_data_limits():
 def test_parse_callback_data_roundtrip():
     kb = feedback_keyboard(REF)["inline_keyboard"]
     up, down, more = kb[0][0]["callback_data"], kb[0][1]["callback_data"], kb[1][0]["callback_data"]
-    assert parse_callback_data(up).rating == 1 and parse_callback_data(up).answer_ref == REF
-    assert parse_callback_data(down).rating == -1
-    assert parse_callback_data(more).action == "more" and parse_callback_data(more).answer_ref == REF
-    for junk in (None, "", "fb:2:x", "fb:1:", "more:", "other:1", "fb:1:a:b"):
-        assert parse_callback_data(junk) is None
+    assert (up, down, more) == (f"fb:1:{REF}", f"fb:-1:{REF}", f"more:{REF}")  # the buttons already in chats
+    assert VOTE.unpack(up) == Vote(1, REF) and VOTE.unpack(down) == Vote(-1, REF)
+    assert MORE.unpack(more) == MoreWines(REF) and VOTE.unpack(more) is None and MORE.unpack(up) is None
+    for junk in (None, "", "fb:2:x", "fb:1:", "more:", "other:1", "fb:1:a:b", "fb:+1:x", "more:a:b"):
+        assert VOTE.unpack(junk) is None and MORE.unpack(junk) is None
 
 
 def test_render_text_escapes_and_keeps_keyboard(fake, client):

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from sommelier.domain.errors import PortError
 from sommelier.repositories.ports import ShopRepository
+from sommelier.telegram.callback_data import CallbackData, CallbackDataError
 
 logger = logging.getLogger(__name__)
 
@@ -26,38 +27,28 @@ REFUSAL = (
 )
 NOT_YOURS = "Этот вопрос задан другому собеседнику 🙂"
 ANSWER_FIRST = "Сначала подтвердите, что вам уже есть 18: напишите мне любое сообщение"
-CALLBACK_PREFIX = "age"
 CACHE_SECONDS = 600
 
 
 class AgeAnswer(NamedTuple):
+    """«Да» / «Нет» for one user: callback data age:<1|0>:<user_id>[:<start payload>]."""
+
     adult: bool
     user_id: int
-    start_payload: str  # a deep link's /start payload to open after «Да» ("" when none)
+    start_payload: str = ""  # a deep link's /start payload to open after «Да» ("" when none)
 
 
-def question_keyboard(user_id: int, start_payload: str = "") -> dict:
+ANSWER = CallbackData("age", AgeAnswer)
+
+
+def question_keyboard(user_id: int, start_payload: str = "") -> dict[str, object]:
     """«Да» / «Нет» for this user; the deep-link payload rides along so the wine opens after «Да»."""
-    tail = f":{start_payload}" if start_payload else ""
-    yes = f"{CALLBACK_PREFIX}:1:{user_id}{tail}"
-    if len(yes.encode()) > 64:  # callback data is at most 64 bytes: drop the payload rather than the button
-        yes = f"{CALLBACK_PREFIX}:1:{user_id}"
-    return {
-        "inline_keyboard": [
-            [{"text": YES, "callback_data": yes}, {"text": NO, "callback_data": f"{CALLBACK_PREFIX}:0:{user_id}"}]
-        ]
-    }
-
-
-def parse_answer(data: str | None) -> AgeAnswer | None:
-    parts = (data or "").split(":", 3)
-    if len(parts) < 3 or parts[0] != CALLBACK_PREFIX or parts[1] not in ("0", "1"):
-        return None
     try:
-        user_id = int(parts[2])
-    except ValueError:
-        return None
-    return AgeAnswer(adult=parts[1] == "1", user_id=user_id, start_payload=parts[3] if len(parts) == 4 else "")
+        yes = ANSWER.pack(AgeAnswer(True, user_id, start_payload))
+    except CallbackDataError:  # it would not fit in the button's 64 bytes: drop the payload, not the button
+        yes = ANSWER.pack(AgeAnswer(True, user_id))
+    no = ANSWER.pack(AgeAnswer(False, user_id))
+    return {"inline_keyboard": [[{"text": YES, "callback_data": yes}, {"text": NO, "callback_data": no}]]}
 
 
 class AgeGate:

@@ -6,8 +6,7 @@ import logging
 from typing import NamedTuple
 
 from sommelier.settings import DEFAULT_RETENTION_DAYS, SettingError, ShopSettings
-
-CALLBACK_PREFIX = "forget"
+from sommelier.telegram.callback_data import CallbackData
 
 
 def stated_retention_days(shop: ShopSettings) -> int:
@@ -44,27 +43,22 @@ FAILED = "Не получилось удалить данные прямо се�
 NOT_YOURS = "Эта кнопка для другого собеседника 🙂"
 
 
-def confirm_keyboard(user_id: int) -> dict:
-    return {
-        "inline_keyboard": [
-            [
-                {"text": CONFIRM_YES, "callback_data": f"{CALLBACK_PREFIX}:1:{user_id}"},
-                {"text": CONFIRM_NO, "callback_data": f"{CALLBACK_PREFIX}:0:{user_id}"},
-            ]
-        ]
-    }
-
-
 class ForgetAnswer(NamedTuple):
+    """«Да, удалить» / «Отмена» for one user: callback data forget:<1|0>:<user_id>."""
+
     confirmed: bool
     user_id: int
 
 
-def parse_confirmation(data: str | None) -> ForgetAnswer | None:
-    parts = (data or "").split(":")
-    if len(parts) != 3 or parts[0] != CALLBACK_PREFIX or parts[1] not in ("0", "1"):
-        return None
-    try:
-        return ForgetAnswer(confirmed=parts[1] == "1", user_id=int(parts[2]))
-    except ValueError:
-        return None
+ANSWER = CallbackData("forget", ForgetAnswer)
+
+
+def confirm_keyboard(user_id: int) -> dict[str, object]:
+    return {
+        "inline_keyboard": [
+            [
+                {"text": CONFIRM_YES, "callback_data": ANSWER.pack(ForgetAnswer(True, user_id))},
+                {"text": CONFIRM_NO, "callback_data": ANSWER.pack(ForgetAnswer(False, user_id))},
+            ]
+        ]
+    }

@@ -28,8 +28,8 @@ OPEN_ROUTES = {
     "/report",
     "member",
     "non_text",
-    f"button:{age_gate.CALLBACK_PREFIX}",
-    f"button:{privacy.CALLBACK_PREFIX}",
+    f"button:{age_gate.ANSWER.prefix}",
+    f"button:{privacy.ANSWER.prefix}",
 }
 
 
@@ -37,11 +37,11 @@ def register(router: Router, gate: age_gate.AgeGate) -> Router:
     """Add the shop's routes to ``router``; ``gate`` is the process's age gate (its cache of confirmed adults)."""
     routes = GatedRoutes(gate)
     router.before(routes.ask_age_first)
-    router.button(age_gate.CALLBACK_PREFIX)(routes.age_answered)
+    router.button(age_gate.ANSWER)(routes.age_answered)
     router.command("/start")(start)
     router.command("/privacy", rate_limited=False, typing=False)(privacy_info)
     router.command("/forget", typing=False)(forget_asked)
-    router.button(privacy.CALLBACK_PREFIX)(routes.forget_answered)
+    router.button(privacy.ANSWER)(routes.forget_answered)
     router.command("/stats", rate_limited=False, typing=False)(stats)
     router.command("/report", rate_limited=False)(report_now)
     return router
@@ -74,7 +74,7 @@ class GatedRoutes:
         return Reply(parts=render_text(WELCOME) + question if route.name == "/start" else question)
 
     def age_answered(self, turn: Turn) -> Reply | None:
-        answer = age_gate.parse_answer(turn.routed.callback_data)
+        answer = age_gate.ANSWER.unpack(turn.routed.callback_data)
         if answer is None:
             turn.channel.answer_callback("Эта кнопка устарела")
             return None
@@ -95,7 +95,7 @@ class GatedRoutes:
         return turn.dialog.start(turn.sender)
 
     def forget_answered(self, turn: Turn) -> Reply | None:
-        answer = privacy.parse_confirmation(turn.routed.callback_data)
+        answer = privacy.ANSWER.unpack(turn.routed.callback_data)
         if answer is None:
             turn.channel.answer_callback("Эта кнопка устарела")
             return None

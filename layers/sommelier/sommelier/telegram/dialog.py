@@ -20,7 +20,7 @@ from sommelier.domain.conversation import ChatMessage, Deadline, UserInfo
 from sommelier.domain.errors import PortError
 from sommelier.domain.wine import Wine
 from sommelier.repositories.adapters import Repositories
-from sommelier.telegram.render import Outgoing, parse_callback_data, render_answer, render_text
+from sommelier.telegram.render import MORE, VOTE, Outgoing, render_answer, render_text
 
 logger = logging.getLogger(__name__)
 
@@ -218,12 +218,13 @@ class Dialog:
         deadline: Deadline | None = None,
     ) -> Reply:
         """A pressed button. ``before_search`` runs just before «Ещё варианты» asks the agent (the toast)."""
-        pressed = parse_callback_data(data)
-        if pressed is None:
-            return Reply(callback_text="Эта кнопка устарела")
-        if pressed.action == "feedback" and pressed.rating is not None:
-            return self._vote(sender, pressed.answer_ref, pressed.rating)
-        return self._more(sender, pressed.answer_ref, update_id, before_search, deadline)
+        vote = VOTE.unpack(data)
+        if vote is not None:
+            return self._vote(sender, vote.answer_ref, vote.rating)
+        more = MORE.unpack(data)
+        if more is not None:
+            return self._more(sender, more.answer_ref, update_id, before_search, deadline)
+        return Reply(callback_text="Эта кнопка устарела")
 
     def _vote(self, sender: Author, ref: str, rating: int) -> Reply:
         """👍 / 👎 under an answer: stored once per answer (a second press replaces the first)."""

@@ -21,10 +21,10 @@ from typing import Any, Literal, NamedTuple
 from sommelier import language
 from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.wine import Wine
+from sommelier.telegram.callback_data import CallbackData
 
 TEXT_LIMIT = 4096
 CAPTION_LIMIT = 1024
-CALLBACK_DATA_LIMIT = 64  # bytes
 ELLIPSIS = "…"
 NNBSP = "\u202f"  # narrow no-break space: thousands separator and before the currency sign
 MORE_BUTTON = "Ещё варианты"
@@ -164,10 +164,21 @@ def price_label(price: Any) -> str:
     return f"{body}{NNBSP}₽"
 
 
-def _callback(data: str) -> str:
-    if not 1 <= len(data.encode("utf-8")) <= CALLBACK_DATA_LIMIT:
-        raise ValueError(f"callback_data must be 1-{CALLBACK_DATA_LIMIT} bytes, got {data!r}")
-    return data
+class Vote(NamedTuple):
+    """👍 (1) or 👎 (-1) under an answer: callback data fb:<rating>:<answer_ref>."""
+
+    rating: Literal[1, -1]
+    answer_ref: str
+
+
+class MoreWines(NamedTuple):
+    """«Ещё варианты» under an answer: callback data more:<answer_ref>."""
+
+    answer_ref: str
+
+
+VOTE = CallbackData("fb", Vote)
+MORE = CallbackData("more", MoreWines)
 
 
 def feedback_keyboard(answer_ref: str, *, chosen: int | None = None, more: bool = True) -> dict[str, Any]:
@@ -175,35 +186,17 @@ def feedback_keyboard(answer_ref: str, *, chosen: int | None = None, more: bool 
 
     ``chosen``: the vote given (1 or -1), marked with ✓; both stay pressable, the last press wins.
     ``more=False``: without «Ещё варианты» (nothing more to show for this answer).
+    A ref that cannot ride in a button (empty, with ':', too long) is a CallbackDataError (a ValueError).
     """
-    if not answer_ref or ":" in answer_ref:
-        raise ValueError("answer_ref must be non-empty and contain no ':'")
+    ratings: tuple[tuple[str, Literal[1, -1]], ...] = (("👍", 1), ("👎", -1))
     votes = [
-        {"text": f"{label} ✓" if chosen == rating else label, "callback_data": _callback(f"fb:{rating}:{answer_ref}")}
-        for label, rating in (("👍", 1), ("👎", -1))
+        {"text": f"{label} ✓" if chosen == rating else label, "callback_data": VOTE.pack(Vote(rating, answer_ref))}
+        for label, rating in ratings
     ]
     rows = [votes]
     if more:
-        rows.append([{"text": MORE_BUTTON, "callback_data": _callback(f"more:{answer_ref}")}])
+        rows.append([{"text": MORE_BUTTON, "callback_data": MORE.pack(MoreWines(answer_ref))}])
     return {"inline_keyboard": rows}
-
-
-class CallbackData(NamedTuple):
-    action: Literal["feedback", "more"]
-    answer_ref: str
-    rating: int | None = None  # 1 or -1 for feedback
-
-
-def parse_callback_data(data: str | None) -> CallbackData | None:
-    """The inverse of feedback_keyboard: None for anything this bot didn't produce."""
-    if not data:
-        return None
-    parts = data.split(":")
-    if len(parts) == 3 and parts[0] == "fb" and parts[1] in ("1", "-1") and parts[2]:
-        return CallbackData("feedback", parts[2], int(parts[1]))
-    if len(parts) == 2 and parts[0] == "more" and parts[1]:
-        return CallbackData("more", parts[1])
-    return None
 
 
 # --------------------------------------------------------------------------- #

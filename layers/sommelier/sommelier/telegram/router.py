@@ -21,13 +21,14 @@ import base64
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from sommelier.agent.transcription import TranscriptionError
 from sommelier.domain.conversation import Deadline
 from sommelier.settings import Settings
+from sommelier.telegram.callback_data import CallbackData, prefix_of
 from sommelier.telegram.dialog import Author, Reply, ReplyStream
-from sommelier.telegram.render import feedback_keyboard, parse_callback_data, render_text, shorten
+from sommelier.telegram.render import MORE, VOTE, feedback_keyboard, render_text, shorten
 from sommelier.telegram.state import RateDecision
 from sommelier.telegram.updates import Kind, Routed
 
@@ -161,11 +162,13 @@ class Router:
 
         return register
 
-    def button(self, prefix: str, *, rate_limited: bool = False, typing: bool = False) -> Callable[[Handler], Handler]:
-        """The route for inline buttons whose callback data is `<prefix>:...` (other buttons: the callback route)."""
+    def button(
+        self, kind: CallbackData[Any], *, rate_limited: bool = False, typing: bool = False
+    ) -> Callable[[Handler], Handler]:
+        """The route for one kind of inline button (its prefix; other buttons: the callback route)."""
 
         def register(handler: Handler) -> Handler:
-            self.callbacks[prefix] = Route(f"button:{prefix}", handler, rate_limited, typing)
+            self.callbacks[kind.prefix] = Route(f"button:{kind.prefix}", handler, rate_limited, typing)
             return handler
 
         return register
@@ -180,7 +183,7 @@ class Router:
         if routed.kind == "command":
             return self.commands.get(routed.command or "", self.unknown_command)
         if routed.kind == "callback":
-            prefix = (routed.callback_data or "").partition(":")[0]
+            prefix = prefix_of(routed.callback_data)
             if prefix in self.callbacks:
                 return self.callbacks[prefix]
         found = self.kinds.get(routed.kind)
@@ -325,8 +328,8 @@ def callback(turn: Turn) -> Reply | None:
         channel.answer_callback(OLD_BUTTON if routed.inaccessible else None)
         return None
     data = routed.callback_data or ""
-    pressed = parse_callback_data(data)
-    if pressed is not None and pressed.action == "more":
+    more = MORE.unpack(data)
+    if more is not None:
         if not channel.allow().allowed:
             channel.answer_callback(CALLBACK_TOO_OFTEN)
             return None
@@ -343,11 +346,12 @@ def callback(turn: Turn) -> Reply | None:
             channel.answer_callback(reply.callback_text)
             return None
         if reply.exhausted and routed.message_id:
-            channel.edit_buttons(routed.message_id, feedback_keyboard(pressed.answer_ref, more=False))
+            channel.edit_buttons(routed.message_id, feedback_keyboard(more.answer_ref, more=False))
         return reply
     reply = turn.dialog.callback(turn.sender, data, update_id=routed.update_id)
     channel.answer_callback(reply.callback_text)
-    if pressed is not None and pressed.action == "feedback" and routed.message_id and reply.vote is not None:
+    vote = VOTE.unpack(data)
+    if vote is not None and routed.message_id and reply.vote is not None:
         # Both votes stay pressable (the last press wins); the one stored is marked.
-        channel.edit_buttons(routed.message_id, feedback_keyboard(pressed.answer_ref, chosen=reply.vote))
+        channel.edit_buttons(routed.message_id, feedback_keyboard(vote.answer_ref, chosen=reply.vote))
     return reply if reply.parts else None
