@@ -729,6 +729,31 @@ def check_catalog_drop(env, env_file, telegram, s3) -> None:
     answer = invoke("CatalogDropFunction", drop, env=env, env_file=env_file)
     check(answer.get("files") == [{"key": excel_key, "imported": True}], f"CatalogDropFunction on an .xlsx: {answer}")
     say("CatalogDropFunction: the same 2 wines from an Excel price list (openpyxl in the function)")
+    # And as a Yandex Market YML catalogue: defusedxml ships with this function, not in the layer.
+    yml_key = key.rsplit(".", 1)[0] + ".yml"
+    feed = yml_catalogue([{k: v for k, v in w.items() if k != "image_url"} for w in rows[:2]])
+    s3.put_object(Bucket=bucket, Key=yml_key, Body=feed)
+    drop["detail"]["object"].update(key=yml_key, size=len(feed))
+    answer = invoke("CatalogDropFunction", drop, env=env, env_file=env_file)
+    check(answer.get("files") == [{"key": yml_key, "imported": True}], f"CatalogDropFunction on a .yml: {answer}")
+    say("CatalogDropFunction: the same 2 wines from a YML catalogue (defusedxml in the function)")
+
+
+def yml_catalogue(rows: list[dict]) -> bytes:
+    """A YML feed of the rows: an <offer> each (sku as its id, name, price, producer as vendor, country), the
+    other fields as <param name="…"> (lists as «a, b»), as UTF-8 bytes."""
+    from xml.sax.saxutils import escape, quoteattr
+
+    tags = {"name": "name", "price_rub": "price", "producer": "vendor", "country": "country_of_origin"}
+    offers = []
+    for row in rows:
+        fields = {k: ", ".join(map(str, v)) if isinstance(v, list) else v for k, v in row.items() if v is not None}
+        lines = [f'<offer id={quoteattr(str(fields.pop("sku")))} available="true">']
+        lines += [f"<{tag}>{escape(str(fields.pop(k)))}</{tag}>" for k, tag in tags.items() if k in fields]
+        lines += [f"<param name={quoteattr(k)}>{escape(str(v))}</param>" for k, v in fields.items()]
+        offers.append("\n".join([*lines, "</offer>"]))
+    body = "\n".join(offers)
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n<yml_catalog><shop><offers>\n{body}\n</offers></shop></yml_catalog>\n'.encode()
 
 
 def _price_list_workbook(rows: list[dict]) -> bytes:

@@ -118,3 +118,22 @@ def test_the_x86_64_copy_can_be_written_for_a_build_by_hand(tmp_path):
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "layers" / "sommelier")])},
     )
     assert "Architectures: [x86_64]" in target.read_text("utf-8")
+
+
+def test_the_yml_catalogue_it_drops_reads_as_the_same_wines_as_its_json(sam_test, tmp_path):
+    """`make sam-test` drops the same two wines as JSON, Excel and YML on the catalogue-drop function; the
+    YML one must read (defusedxml, which that function ships) as those wines."""
+    from sommelier.catalog.importer import prepare_rows, read_catalog
+
+    shipped = json.loads((ROOT / "data" / "catalog" / "shop-export-example.json").read_text(encoding="utf-8"))
+    rows = [{k: v for k, v in w.items() if k != "image_url"} for w in shipped["wines"][:2]]
+    (tmp_path / "drop.json").write_text(json.dumps({"wines": rows}), encoding="utf-8")
+    (tmp_path / "drop.yml").write_bytes(sam_test.yml_catalogue(rows))
+    from_json = prepare_rows(read_catalog(tmp_path / "drop.json"), tmp_path).records
+    from_yml = prepare_rows(read_catalog(tmp_path / "drop.yml"), tmp_path).records
+    assert len(from_yml) == 2
+    same = ("sku", "name", "producer", "country", "region", "vintage_year", "wine_type", "sweetness", "price_rub")
+    assert [[getattr(r, f) for f in same] for r in from_yml] == [[getattr(r, f) for f in same] for r in from_json]
+    assert [r.grape_varieties for r in from_yml] == [r.grape_varieties for r in from_json]
+    script = (ROOT / "scripts" / "sam_test.py").read_text(encoding="utf-8")
+    assert 'f"CatalogDropFunction on a .yml: {answer}"' in script  # the drop is checked, not only made
