@@ -231,3 +231,64 @@ def llm():
 
     with FakeOpenAI() as fake:
         yield fake
+
+
+# ---------------------------------------------------------------------------- the in-memory store
+# The same catalogues in the in-memory ports (sommelier_dev.memory), for the tests of the service logic: no
+# database server, so none of these is marked `database`. tests/contract holds both stores to one contract.
+
+
+@pytest.fixture(scope="session")
+def memory_template(state_dir):
+    """The shipped catalogue imported into memory once (local embeddings, photos under the state folder)."""
+    from sommelier.catalog.importer import import_catalog
+    from sommelier.embeddings.local import LocalHashingEmbeddings
+    from sommelier.photos.store import LocalPhotoStore
+    from sommelier_dev.memory import MemoryStore, memory_repositories
+
+    store = MemoryStore()
+    import_catalog(
+        CATALOG_FILE,
+        catalog=memory_repositories(store).catalog,
+        embedder=LocalHashingEmbeddings(),
+        photos=LocalPhotoStore(state_dir / "photos"),
+    )
+    return store
+
+
+@pytest.fixture(scope="session")
+def catalog_memory(memory_template):
+    """The shipped catalogue in memory, shared by read-only tests (catalog_db's twin). Tests must not write to it."""
+    return memory_template.copy()
+
+
+@pytest.fixture
+def fresh_memory(memory_template):
+    """A private copy of the in-memory catalogue for a test that writes (fresh_db's twin)."""
+    return memory_template.copy()
+
+
+@pytest.fixture
+def empty_memory():
+    from sommelier_dev.memory import MemoryStore
+
+    return MemoryStore()
+
+
+@pytest.fixture(scope="module")
+def shop_memory(memory_template, tmp_path_factory):
+    """The shipped catalogue replaced by the shop export, in memory (shop_db's twin)."""
+    from sommelier.catalog.importer import import_catalog
+    from sommelier.embeddings.local import LocalHashingEmbeddings
+    from sommelier.photos.store import LocalPhotoStore
+    from sommelier_dev.memory import memory_repositories
+
+    store = memory_template.copy()
+    import_catalog(
+        SHOP_EXPORT,
+        catalog=memory_repositories(store).catalog,
+        embedder=LocalHashingEmbeddings(),
+        photos=LocalPhotoStore(tmp_path_factory.mktemp("shop-photos")),
+        replace=True,
+    )
+    return store

@@ -22,7 +22,7 @@ READ_ON_THE_LABEL = ("search_wines", {"grape_variety": "Шардоне", "countr
 
 
 @pytest.fixture
-def environment(monkeypatch, telegram, fresh_db, state_dir):
+def environment(monkeypatch, telegram, fresh_memory, state_dir):
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
     monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
     monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
@@ -93,10 +93,10 @@ def texts(telegram) -> list[str]:
 
 
 def test_a_label_photo_is_shown_to_a_model_that_sees_and_the_wine_is_found(
-    environment, fresh_db, telegram, llm, monkeypatch
+    environment, fresh_memory, telegram, llm, monkeypatch
 ):
     llm.default = sees_the_label
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     deliver(bot, photo_update(1, telegram))
     first = llm.chat_requests[0]
     assert images(first) == ["data:image/jpeg;base64," + base64.b64encode(LABEL).decode()]  # the largest size
@@ -107,16 +107,16 @@ def test_a_label_photo_is_shown_to_a_model_that_sees_and_the_wine_is_found(
     assert downloads == [photo_update(1, telegram)["message"]["photo"][-1]["file_id"]]
 
 
-def test_a_caption_goes_with_its_photo(environment, fresh_db, telegram, llm, monkeypatch):
+def test_a_caption_goes_with_its_photo(environment, fresh_memory, telegram, llm, monkeypatch):
     llm.default = sees_the_label
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     deliver(bot, photo_update(2, telegram, caption="У вас такое есть? До 2000"))
     first = llm.chat_requests[0]
     assert len(images(first)) == 1 and "У вас такое есть? До 2000" in user_text(first)
 
 
 def test_a_model_that_refuses_images_is_remembered_and_the_customer_asked_for_the_name(
-    environment, fresh_db, telegram, llm, monkeypatch
+    environment, fresh_memory, telegram, llm, monkeypatch
 ):
     def text_only(body: dict):
         if images(body):
@@ -124,7 +124,7 @@ def test_a_model_that_refuses_images_is_remembered_and_the_customer_asked_for_th
         return streamed(reply(the_answer(body, "Я не вижу фото — напишите, пожалуйста, название вина.")))
 
     llm.default = text_only
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     deliver(bot, photo_update(3, telegram))
     refused, retried = llm.chat_requests[0], llm.chat_requests[1]
     assert images(refused) and not images(retried) and IMAGE_NOT_SEEN in user_text(retried)
@@ -135,9 +135,9 @@ def test_a_model_that_refuses_images_is_remembered_and_the_customer_asked_for_th
 
 
 def test_a_model_stated_blind_or_offline_asks_for_the_name_without_downloading(
-    environment, fresh_db, telegram, llm, monkeypatch
+    environment, fresh_memory, telegram, llm, monkeypatch
 ):
     monkeypatch.setenv("LLM_CAPABILITIES", "vision=false")
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     deliver(bot, photo_update(5, telegram))
     assert texts(telegram) == [LABEL_AS_TEXT] and llm.chat_requests == [] and telegram.calls_of("getFile") == []

@@ -1,7 +1,7 @@
 """Progressive delivery end to end: the streamed answer reaches the fake Bot API piece by piece.
 
 Real adapters: FakeOpenAI streams SSE to the real openai SDK (with breaks and mid-stream errors injected),
-the fake Bot API records every call, a real PostgreSQL holds the catalogue.
+the fake Bot API records every call, the in-memory store holds the catalogue.
 """
 
 from __future__ import annotations
@@ -72,10 +72,10 @@ def script(llm, *finals):
 
 
 @pytest.fixture
-def bot(fresh_db, telegram, llm, monkeypatch):
+def bot(fresh_memory, telegram, llm, monkeypatch):
     monkeypatch.setenv("TELEGRAM_DRAFT_INTERVAL_MS", "0")
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
-    return make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    return make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
 
 
 def visible(telegram, chat=TEST_CHAT) -> list[str]:

@@ -13,7 +13,7 @@ from sommelier.telegram.render import render_text
 from sommelier.telegram.router import Router, Turn, customer_router
 from sommelier.telegram.updates import parse_update, route
 
-from tests.bot_harness import deliver, make_bot
+from tests.bot_harness import database_url, deliver, make_bot
 from tests.fakes.telegram_updates import TEST_BOT, TEST_WEBHOOK_SECRET, user
 
 GROUP = {"id": -100777, "type": "supergroup", "title": "Винный клуб"}
@@ -21,11 +21,11 @@ FORUM = {"id": -100888, "type": "supergroup", "title": "Вино по темам
 
 
 @pytest.fixture
-def environment(monkeypatch, telegram, fresh_db, state_dir):
+def environment(monkeypatch, telegram, fresh_memory, state_dir):
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
     monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
     monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
-    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
+    monkeypatch.setenv("DATABASE_URL", database_url(fresh_memory))
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     monkeypatch.delenv("QUEUE_URL", raising=False)
     monkeypatch.delenv("IDEMPOTENCY_TABLE", raising=False)
@@ -64,13 +64,13 @@ def topic_command(update_id: int, text: str) -> dict:
 
 @pytest.mark.parametrize("username_from", ["environment", "getMe"])
 def test_group_start_and_topic_help_with_the_bots_username_are_answered(
-    environment, fresh_db, telegram, monkeypatch, username_from
+    environment, fresh_memory, telegram, monkeypatch, username_from
 ):
     if username_from == "environment":
         monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
     else:
         monkeypatch.delenv("TELEGRAM_BOT_USERNAME", raising=False)
-    bot = make_bot(fresh_db, telegram)
+    bot = make_bot(fresh_memory, telegram)
 
     response = deliver(bot, group_command(9001, f"/start@{TEST_BOT}"))
     assert response["statusCode"] == 200 and "ignored" not in response["body"], response
@@ -84,9 +84,9 @@ def test_group_start_and_topic_help_with_the_bots_username_are_answered(
         assert telegram.calls_of("getMe"), "the edge learnt the username from getMe"
 
 
-def test_a_command_for_another_bot_is_ignored_at_the_edge(environment, fresh_db, telegram, monkeypatch):
+def test_a_command_for_another_bot_is_ignored_at_the_edge(environment, fresh_memory, telegram, monkeypatch):
     monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
-    bot = make_bot(fresh_db, telegram)
+    bot = make_bot(fresh_memory, telegram)
     response = deliver(bot, group_command(9010, "/start@someone_elses_bot"))
     assert response["statusCode"] == 200 and '"ignored"' in response["body"]
     assert telegram.sent_messages(GROUP["id"]) == []
@@ -173,13 +173,13 @@ def test_a_new_command_a_guard_and_the_rate_limit_extend_the_table():
     assert router.command_names() == ["/deep", "/stats"]
 
 
-def test_group_start_and_topic_help_are_answered_by_serve(environment, fresh_db, telegram, monkeypatch):
+def test_group_start_and_topic_help_are_answered_by_serve(environment, fresh_memory, telegram, monkeypatch):
     """The same commands over real sockets to `sommelier serve`'s server (uvicorn), turns on its workers."""
     import httpx2
     from sommelier_dev.cli.serve_cmd import build_local_server
 
     monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
-    bot = make_bot(fresh_db, telegram)
+    bot = make_bot(fresh_memory, telegram)
     server, workers = build_local_server(bot.settings, process=bot.process, workers=2)
     server.start()
     try:

@@ -15,8 +15,8 @@ from tests.fakes.telegram_updates import TEST_CHAT, private_chat, text_update, u
 
 
 @pytest.fixture
-def environment(monkeypatch, telegram, fresh_db, state_dir):
-    configure_bot(monkeypatch, telegram, fresh_db, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
+def environment(monkeypatch, telegram, fresh_memory, state_dir):
+    configure_bot(monkeypatch, telegram, fresh_memory, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
     yield
 
 
@@ -76,8 +76,8 @@ class Chat:
 
 
 @pytest.fixture
-def chat(environment, fresh_db, telegram):
-    return Chat(make_bot(fresh_db, telegram, rate=1000), telegram)
+def chat(environment, fresh_memory, telegram):
+    return Chat(make_bot(fresh_memory, telegram, rate=1000), telegram)
 
 
 def test_buttons_only_under_a_recommendation(chat):
@@ -90,16 +90,13 @@ def test_buttons_only_under_a_recommendation(chat):
     assert [b["text"] for row in keyboard for b in row] == ["👍", "👎", "Ещё варианты"]
 
 
-def test_one_vote_per_answer_the_last_press_wins(chat, fresh_db):
+def test_one_vote_per_answer_the_last_press_wins(chat, fresh_memory):
     chat.say("красное сухое к стейку до 3000")
     message_id, keyboard = chat.last_keyboard()
     assert chat.press("👍") == "Спасибо! Рад, что понравилось 🍷"
     assert chat.press("👍", message_id=message_id, keyboard=keyboard) == "Вы уже поставили 👍"
     assert "изменена" in chat.press("👎", message_id=message_id, keyboard=keyboard)
-    with fresh_db.connection() as conn:
-        rows = conn.execute(
-            "SELECT rating, previous_rating, presses FROM feedback WHERE user_id = %s", (TEST_CHAT,)
-        ).fetchall()
+    rows = [(v.rating, v.previous_rating, v.presses) for v in fresh_memory.feedback.values() if v.user_id == TEST_CHAT]
     assert rows == [(-1, 1, 3)]  # one row; it says the vote was changed
     edits = chat.telegram.calls_of("editMessageReplyMarkup")
     shown = [[b["text"] for b in e.params["reply_markup"]["inline_keyboard"][0]] for e in edits]
@@ -153,7 +150,7 @@ def test_a_button_on_an_inaccessible_message_only_answers_the_callback(chat):
     assert len(chat.telegram.calls_of("editMessageReplyMarkup")) == before_edits
 
 
-def test_an_inline_message_callback_only_answers_the_callback(chat, fresh_db):
+def test_an_inline_message_callback_only_answers_the_callback(chat, fresh_memory):
     before = len(chat.telegram.calls)
     deliver(
         chat.bot,
@@ -170,8 +167,7 @@ def test_an_inline_message_callback_only_answers_the_callback(chat, fresh_db):
     )
     calls = chat.telegram.calls[before:]
     assert [c.method for c in calls] == ["answerCallbackQuery"]
-    with fresh_db.connection() as conn:
-        assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 0  # no turn ran
+    assert fresh_memory.messages == {}  # no turn ran
 
 
 MALFORMED_OR_FOREIGN = [

@@ -1,6 +1,6 @@
 """Flood waits across retries (local worker and SQS in moto), forum topics, closed topics and lost chats.
 
-The fake Bot API over loopback, a real PostgreSQL, the offline responder (no LLM): a recommendation
+The fake Bot API over loopback, the in-memory store, the offline responder (no LLM): a recommendation
 of "красное сухое к стейку до 3000" is an intro, photos and a closing with buttons.
 """
 
@@ -16,7 +16,7 @@ from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingErro
 from moto import mock_aws
 from sommelier.telegram.consumer import FloodWait, retry_delay
 
-from tests.bot_harness import deliver, make_bot
+from tests.bot_harness import database_url, deliver, make_bot
 from tests.fakes.telegram_updates import TEST_BOT, TEST_CHAT, TEST_WEBHOOK_SECRET, text_update, user
 
 ASK = "красное сухое к стейку до 3000"
@@ -25,11 +25,11 @@ TOPIC = 77
 
 
 @pytest.fixture
-def environment(monkeypatch, telegram, fresh_db, state_dir):
+def environment(monkeypatch, telegram, fresh_memory, state_dir):
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
     monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
     monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
-    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
+    monkeypatch.setenv("DATABASE_URL", database_url(fresh_memory))
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
@@ -52,9 +52,9 @@ def second_photo_floods(telegram, seconds: int) -> None:
     telegram.fail_when(second_photo, status=429, retry_after=seconds, times=1)
 
 
-def reference_answer(fresh_db, telegram) -> list[tuple[str, str]]:
+def reference_answer(fresh_memory, telegram) -> list[tuple[str, str]]:
     """The answer as it arrives without any flood (another chat, same question)."""
-    bot = make_bot(fresh_db, telegram)
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, text_update(1, ASK, chat_id=777001))
     return shown(telegram, 777001)
 
@@ -79,10 +79,10 @@ def topic_update(update_id: int, text: str, *, thread: int = TOPIC, chat_id: int
 # ---------------------------------------------------------------- flood waits
 
 
-def test_a_40_second_flood_on_the_second_photo_is_waited_out_locally(environment, fresh_db, telegram):
-    expected = reference_answer(fresh_db, telegram)
+def test_a_40_second_flood_on_the_second_photo_is_waited_out_locally(environment, fresh_memory, telegram):
+    expected = reference_answer(fresh_memory, telegram)
     assert sum(1 for method, _ in expected if method == "sendPhoto") >= 2
-    bot = make_bot(fresh_db, telegram)
+    bot = make_bot(fresh_memory, telegram)
     second_photo_floods(telegram, 40)
     deliver(bot, text_update(2, ASK))
     assert 40 in bot.sleeps  # the worker waited Telegram's retry_after (a virtual sleep)
@@ -90,8 +90,8 @@ def test_a_40_second_flood_on_the_second_photo_is_waited_out_locally(environment
     assert not any("Простите" in text for _, text in shown(telegram))
 
 
-def test_a_flood_is_never_apologised_for_even_on_the_last_attempt(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram, max_receives=1)
+def test_a_flood_is_never_apologised_for_even_on_the_last_attempt(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram, max_receives=1)
     bot.wait_out_floods = False
     telegram.fail_when(lambda call: call.method == "sendMessage", status=429, retry_after=40, times=100)
     with pytest.raises(FloodWait) as flood:
@@ -151,12 +151,14 @@ def lambda_event(message: dict) -> dict:
     }
 
 
-def test_in_lambda_the_sqs_message_comes_back_after_the_flood_wait(environment, fresh_db, telegram, queue, monkeypatch):
+def test_in_lambda_the_sqs_message_comes_back_after_the_flood_wait(
+    environment, fresh_memory, telegram, queue, monkeypatch
+):
     import sommelier.telegram.consumer as consumer
 
     sqs, url = queue
-    expected = reference_answer(fresh_db, telegram)
-    bot = make_bot(fresh_db, telegram)
+    expected = reference_answer(fresh_memory, telegram)
+    bot = make_bot(fresh_memory, telegram)
     bot.wait_out_floods = False  # as bot_from_environment() decides when QUEUE_URL is set
     agent = consumer.AgentContainer(bot=bot)
     update = text_update(4, ASK)
@@ -192,9 +194,9 @@ def test_the_flood_wait_is_capped():
 # ---------------------------------------------------------------- forum topics
 
 
-def test_in_a_forum_topic_every_send_carries_the_thread_id(environment, fresh_db, telegram):
+def test_in_a_forum_topic_every_send_carries_the_thread_id(environment, fresh_memory, telegram):
     telegram.open_forum(FORUM, TOPIC)
-    bot = make_bot(fresh_db, telegram)
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, topic_update(10, ASK))
     sends = [c for c in telegram.calls if c.params.get("chat_id") == FORUM]
     methods = {c.method for c in sends}
@@ -204,7 +206,7 @@ def test_in_a_forum_topic_every_send_carries_the_thread_id(environment, fresh_db
 
 
 def test_a_closed_topic_ends_the_turn_with_a_log_line_and_no_retry(
-    environment, fresh_db, telegram, llm, caplog, monkeypatch
+    environment, fresh_memory, telegram, llm, caplog, monkeypatch
 ):
     import sommelier.telegram.consumer as consumer
 
@@ -212,7 +214,7 @@ def test_a_closed_topic_ends_the_turn_with_a_log_line_and_no_retry(
     monkeypatch.setattr(consumer, "record_event", events.append)
     telegram.open_forum(FORUM, TOPIC)
     telegram.close_topic(FORUM, TOPIC)
-    bot = make_bot(fresh_db, telegram)
+    bot = make_bot(fresh_memory, telegram)
     with caplog.at_level(logging.WARNING):
         deliver(bot, topic_update(11, ASK))  # returns: nothing to retry
     forum_calls = [c for c in telegram.calls if c.params.get("chat_id") == FORUM]
@@ -221,9 +223,9 @@ def test_a_closed_topic_ends_the_turn_with_a_log_line_and_no_retry(
     assert events == ["TelegramChatUnavailable"]  # the metric
 
 
-def test_a_lost_chat_ends_the_turn_without_a_retry_storm(environment, fresh_db, telegram, caplog):
+def test_a_lost_chat_ends_the_turn_without_a_retry_storm(environment, fresh_memory, telegram, caplog):
     telegram.lose_chat(-4001)
-    bot = make_bot(fresh_db, telegram)
+    bot = make_bot(fresh_memory, telegram)
     update = topic_update(12, ASK, chat_id=-4001)
     update["message"]["chat"] = {"id": -4001, "type": "group", "title": "Ушедшая группа"}
     del update["message"]["message_thread_id"], update["message"]["is_topic_message"]

@@ -1,7 +1,7 @@
 """End to end: API Gateway event → ingress → (queue) → agent consumer → recorded Telegram calls.
 
-Real adapters everywhere: the fake Bot API and the fake OpenAI server over loopback, a real
-PostgreSQL, moto for SQS and DynamoDB.
+Real adapters everywhere but the data: the fake Bot API and the fake OpenAI server over loopback, moto for SQS
+and DynamoDB, and the in-memory data ports (held to the PostgreSQL adapters' contract in tests/contract).
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx2
 import pytest
 from sommelier.domain.search import SearchFilters
-from sommelier.repositories.adapters import in_process_repositories
 from sommelier.telegram.router import LABEL_AS_TEXT, NON_TEXT_REPLY, VOICE_AS_TEXT
 from sommelier_dev.cli.serve_cmd import build_local_server
 
-from tests.bot_harness import deliver, make_bot
+from tests.bot_harness import database_url, deliver, make_bot, repositories_for
 from tests.fakes.openai_server import reply
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.telegram_updates import (
@@ -56,11 +55,11 @@ def echo_answer(body: dict):
 
 
 @pytest.fixture
-def environment(monkeypatch, telegram, llm, fresh_db, state_dir):
+def environment(monkeypatch, telegram, llm, fresh_memory, state_dir):
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
     monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
     monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", SECRET)
-    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
+    monkeypatch.setenv("DATABASE_URL", database_url(fresh_memory))
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     monkeypatch.delenv("QUEUE_URL", raising=False)
     monkeypatch.delenv("IDEMPOTENCY_TABLE", raising=False)
@@ -77,7 +76,7 @@ def texts(telegram: FakeTelegram, chat_id: int = PRIVATE_CHAT) -> list[str]:
 # ---------------------------------------------------------------- ingress
 
 
-def test_bad_secret_is_rejected_without_any_work(environment, fresh_db, telegram):
+def test_bad_secret_is_rejected_without_any_work(environment, fresh_memory, telegram):
     sink = ListSink()
     for secret in ("wrong", "", None, SECRET + "x"):
         response = webhook_function(sink)(webhook_event(text_update(1, "привет"), secret=secret), None)
@@ -103,8 +102,8 @@ def test_bad_bodies_get_a_4xx_or_are_dropped(environment, body, status):
     assert sink.items == []
 
 
-def test_duplicate_delivery_gets_exactly_one_reply(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_duplicate_delivery_gets_exactly_one_reply(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     update = text_update(100, "что такое танины?")
     assert deliver(bot, update)["statusCode"] == 200
     replies = len(telegram.sent_messages(PRIVATE_CHAT))
@@ -148,8 +147,8 @@ def test_ingress_enqueues_to_sqs_fifo_and_dedupes_with_dynamodb(environment, mon
 # ---------------------------------------------------------------- update types
 
 
-def test_text_turn_renders_intro_photos_and_buttons(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_text_turn_renders_intro_photos_and_buttons(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, text_update(300, "красное сухое к стейку до 3000"))
     calls = telegram.sent_messages(PRIVATE_CHAT)
     methods = [c.method for c in calls]
@@ -162,14 +161,14 @@ def test_text_turn_renders_intro_photos_and_buttons(environment, fresh_db, teleg
     assert labels == ["👍", "👎", "Ещё варианты"]
     assert telegram.calls_of("sendChatAction")[0].params["action"] == "typing"
     # the file_ids Telegram returned are cached for the next time
-    catalog = in_process_repositories(fresh_db).catalog
+    catalog = repositories_for(fresh_memory).catalog
     ids = [w.id for w in catalog.search_wines(SearchFilters(limit=20)).wines]
     cached = catalog.get_wines(ids).wines
     assert sum(1 for w in cached if w.telegram_file_id) >= len(photos)
 
 
-def test_second_turn_reuses_cached_file_ids(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_second_turn_reuses_cached_file_ids(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, text_update(310, "красное сухое к стейку до 3000"))
     first = [c for c in telegram.sent_messages(PRIVATE_CHAT) if c.method == "sendPhoto"]
     deliver(bot, text_update(311, "красное сухое к стейку до 3000"))
@@ -177,8 +176,8 @@ def test_second_turn_reuses_cached_file_ids(environment, fresh_db, telegram):
     assert later and all(isinstance(c.params.get("photo"), str) and not c.files for c in later)
 
 
-def test_start_help_reset(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_start_help_reset(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, text_update(400, "/start"))
     start = telegram.sent_messages(PRIVATE_CHAT)
     assert "сомелье" in start[0].params["text"].lower()
@@ -186,14 +185,14 @@ def test_start_help_reset(environment, fresh_db, telegram):
     deliver(bot, text_update(401, "/help"))
     assert "/reset" in texts(telegram)[-1]
     deliver(bot, text_update(402, "что такое танины?"))
-    assert in_process_repositories(fresh_db).chat.history(PRIVATE_CHAT)
+    assert repositories_for(fresh_memory).chat.history(PRIVATE_CHAT)
     deliver(bot, text_update(403, "/reset"))
     assert "забыл" in texts(telegram)[-1]
-    assert in_process_repositories(fresh_db).chat.history(PRIVATE_CHAT) == []
+    assert repositories_for(fresh_memory).chat.history(PRIVATE_CHAT) == []
 
 
-def test_feedback_button_is_stored_and_buttons_updated(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_feedback_button_is_stored_and_buttons_updated(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, text_update(500, "белое сухое к рыбе"))
     closing = telegram.sent_messages(PRIVATE_CHAT)[-1]
     data = closing.params["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
@@ -212,12 +211,11 @@ def test_feedback_button_is_stored_and_buttons_updated(environment, fresh_db, te
     assert answered and answered[0].params["callback_query_id"] == "cbq-1"
     edit = telegram.calls_of("editMessageReplyMarkup")[0].params["reply_markup"]["inline_keyboard"]
     assert [b["text"] for row in edit for b in row] == ["👍 ✓", "👎", "Ещё варианты"]  # changeable, marked
-    with fresh_db.connection() as conn:
-        assert conn.execute("SELECT rating FROM feedback WHERE user_id = %s", (PRIVATE_CHAT,)).fetchone()[0] == 1
+    assert [v.rating for v in fresh_memory.feedback.values() if v.user_id == PRIVATE_CHAT] == [1]
 
 
-def test_more_button_excludes_wines_already_shown(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_more_button_excludes_wines_already_shown(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, text_update(600, "красное сухое до 5000"))
     first = [c.params.get("caption", "") for c in telegram.sent_messages(PRIVATE_CHAT) if c.method == "sendPhoto"]
     closing = telegram.sent_messages(PRIVATE_CHAT)[-1]
@@ -260,8 +258,8 @@ def test_more_button_excludes_wines_already_shown(environment, fresh_db, telegra
         {"voice": {"file_id": "AwAD", "file_unique_id": "u3", "duration": 3}},
     ],
 )
-def test_non_text_messages_get_a_polite_reply(environment, fresh_db, telegram, payload):
-    bot = make_bot(fresh_db, telegram)
+def test_non_text_messages_get_a_polite_reply(environment, fresh_memory, telegram, payload):
+    bot = make_bot(fresh_memory, telegram)
     update = {
         "update_id": 700,
         "message": {"message_id": 7, "date": 1, "chat": private_chat(), "from": user(), **payload},
@@ -272,8 +270,8 @@ def test_non_text_messages_get_a_polite_reply(environment, fresh_db, telegram, p
     assert texts(telegram)[-1] == next(polite[kind] for kind in payload)
 
 
-def test_edited_message_is_answered(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_edited_message_is_answered(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     update = {
         "update_id": 710,
         "edited_message": {
@@ -289,8 +287,8 @@ def test_edited_message_is_answered(environment, fresh_db, telegram):
     assert any("танин" in t.lower() for t in texts(telegram))
 
 
-def test_groups_answer_only_when_addressed(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_groups_answer_only_when_addressed(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     group = {"id": -100123, "type": "supergroup", "title": "Винный клуб"}
     chatter = {
         "update_id": 720,
@@ -314,8 +312,8 @@ def test_groups_answer_only_when_addressed(environment, fresh_db, telegram):
     assert telegram.sent_messages(-100123)
 
 
-def test_blocked_bot_marks_the_user_inactive(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_blocked_bot_marks_the_user_inactive(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, text_update(730, "привет"))
     member = {
         "update_id": 731,
@@ -334,12 +332,11 @@ def test_blocked_bot_marks_the_user_inactive(environment, fresh_db, telegram):
     calls_before = len(telegram.calls)
     deliver(bot, member)
     assert len(telegram.calls) == calls_before
-    with fresh_db.connection() as conn:
-        assert conn.execute("SELECT is_active FROM users WHERE chat_id = %s", (PRIVATE_CHAT,)).fetchone()[0] is False
+    assert [u.is_active for u in fresh_memory.users.values() if u.chat_id == PRIVATE_CHAT] == [False]
 
 
-def test_unknown_update_types_get_200_and_are_ignored(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_unknown_update_types_get_200_and_are_ignored(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     for update in (
         {"update_id": 740, "channel_post": {"message_id": 1, "date": 1, "chat": {"id": -1, "type": "channel"}}},
         {"update_id": 741, "poll": {"id": "p"}},
@@ -360,8 +357,10 @@ LONG_ANSWER = {
 }
 
 
-def test_long_russian_text_with_html_specials_is_escaped_and_fits(environment, fresh_db, telegram, llm, monkeypatch):
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+def test_long_russian_text_with_html_specials_is_escaped_and_fits(
+    environment, fresh_memory, telegram, llm, monkeypatch
+):
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.script(reply(json.dumps(LONG_ANSWER, ensure_ascii=False)))
     deliver(bot, text_update(800, "расскажи про сыр"))
     sent = telegram.sent_messages(PRIVATE_CHAT)
@@ -371,8 +370,8 @@ def test_long_russian_text_with_html_specials_is_escaped_and_fits(environment, f
     assert "&amp;" not in shown
 
 
-def test_parse_error_leads_to_a_plain_resend(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_parse_error_leads_to_a_plain_resend(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     telegram.fail_next("sendMessage", status=400, description="Bad Request: can't parse entities: unexpected tag")
     deliver(bot, text_update(810, "что такое танины?"))
     first, resend = telegram.calls_of("sendMessage")[:2]
@@ -380,27 +379,26 @@ def test_parse_error_leads_to_a_plain_resend(environment, fresh_db, telegram):
     assert "parse_mode" not in resend.params
 
 
-def test_429_waits_retry_after_then_succeeds(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_429_waits_retry_after_then_succeeds(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     telegram.fail_next("sendMessage", status=429, retry_after=3)
     deliver(bot, text_update(820, "что такое танины?"))
     assert bot.sleeps and bot.sleeps[0] >= 3
     assert telegram.sent_messages(PRIVATE_CHAT)
 
 
-def test_403_marks_inactive_and_stops(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_403_marks_inactive_and_stops(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, text_update(830, "привет"))
     telegram.fail_when(
         lambda call: call.method in ("sendMessage", "sendChatAction", "sendPhoto"), status=403, times=100
     )
     deliver(bot, text_update(831, "что такое танины?"))  # no exception: nothing to retry
-    with fresh_db.connection() as conn:
-        assert conn.execute("SELECT is_active FROM users WHERE chat_id = %s", (PRIVATE_CHAT,)).fetchone()[0] is False
+    assert [u.is_active for u in fresh_memory.users.values() if u.chat_id == PRIVATE_CHAT] == [False]
 
 
-def test_crash_mid_send_then_redelivery_sends_no_duplicate_photos(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_crash_mid_send_then_redelivery_sends_no_duplicate_photos(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     telegram.fail_when(
         lambda call: call.method == "sendPhoto" and len(telegram.calls_of("sendPhoto")) >= 2, status=500, times=1
     )
@@ -414,12 +412,12 @@ def test_crash_mid_send_then_redelivery_sends_no_duplicate_photos(environment, f
     captions = [c.params["caption"] for c in photos]
     assert len(captions) == len(set(captions)) and 1 <= len(photos) <= 3
     assert texts(telegram)[-1], "the closing message was delivered"
-    history = in_process_repositories(fresh_db).chat.history(PRIVATE_CHAT)
+    history = repositories_for(fresh_memory).chat.history(PRIVATE_CHAT)
     assert [m.role for m in history] == ["user", "assistant"], "the turn is saved once"
 
 
-def test_last_attempt_failure_apologises_once(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_last_attempt_failure_apologises_once(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     telegram.fail_when(lambda call: call.method == "sendPhoto", status=502, times=100)
     update = text_update(850, "красное сухое к стейку до 3000")
     for attempt in (1, 2, 3):
@@ -429,8 +427,8 @@ def test_last_attempt_failure_apologises_once(environment, fresh_db, telegram):
     assert len(apologies) == 1
 
 
-def test_rate_limit_sends_one_notice_and_spends_no_llm(environment, fresh_db, telegram, llm, monkeypatch):
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, rate=3)
+def test_rate_limit_sends_one_notice_and_spends_no_llm(environment, fresh_memory, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch, rate=3)
     llm.default = echo_answer
     for i in range(6):
         deliver(bot, text_update(900 + i, f"вопрос {i}"))
@@ -439,10 +437,10 @@ def test_rate_limit_sends_one_notice_and_spends_no_llm(environment, fresh_db, te
     assert len(notices) == 1
 
 
-def test_sqs_batch_handler_reports_partial_failures(environment, fresh_db, telegram, monkeypatch):
+def test_sqs_batch_handler_reports_partial_failures(environment, fresh_memory, telegram, monkeypatch):
     import sommelier.telegram.consumer as consumer
 
-    bot = make_bot(fresh_db, telegram)
+    bot = make_bot(fresh_memory, telegram)
     agent = consumer.AgentContainer(bot=bot)
     telegram.fail_when(lambda call: call.params.get("chat_id") == 42, status=500, times=100)
 
@@ -482,8 +480,8 @@ def test_sqs_batch_handler_reports_partial_failures(environment, fresh_db, teleg
 # ---------------------------------------------------------------- ordering under concurrency
 
 
-def test_per_chat_order_under_concurrency(environment, fresh_db, telegram, llm, monkeypatch):
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, rate=100)
+def test_per_chat_order_under_concurrency(environment, fresh_memory, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch, rate=100)
     llm.default = echo_answer
     api, workers = build_local_server(bot.settings, process=bot.process, workers=6)
     api.start()

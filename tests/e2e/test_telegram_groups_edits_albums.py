@@ -17,8 +17,8 @@ TOPIC = 42
 
 
 @pytest.fixture
-def environment(monkeypatch, telegram, fresh_db, state_dir):
-    configure_bot(monkeypatch, telegram, fresh_db, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
+def environment(monkeypatch, telegram, fresh_memory, state_dir):
+    configure_bot(monkeypatch, telegram, fresh_memory, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
     yield
 
 
@@ -53,15 +53,15 @@ def utf16(text: str) -> int:
 @pytest.mark.parametrize(
     "command", ["/help@sommelier_test_bot", "/help@Sommelier_Test_Bot", "/HELP@SOMMELIER_TEST_BOT"]
 )
-def test_a_group_command_with_the_bot_username_in_any_case_is_answered(environment, fresh_db, telegram, command):
-    bot = make_bot(fresh_db, telegram)
+def test_a_group_command_with_the_bot_username_in_any_case_is_answered(environment, fresh_memory, telegram, command):
+    bot = make_bot(fresh_memory, telegram)
     entities = [{"type": "bot_command", "offset": 0, "length": len(command)}]
     deliver(bot, message(1, GROUP_CHAT, text=command, entities=entities))
     assert sent(telegram, GROUP) and "Как со мной говорить" in sent(telegram, GROUP)[0]
 
 
-def test_a_command_for_another_bot_is_left_alone(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_a_command_for_another_bot_is_left_alone(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     deliver(
         bot,
         message(1, GROUP_CHAT, text="/help@other_bot", entities=[{"type": "bot_command", "offset": 0, "length": 15}]),
@@ -69,8 +69,8 @@ def test_a_command_for_another_bot_is_left_alone(environment, fresh_db, telegram
     assert sent(telegram, GROUP) == []
 
 
-def test_a_mention_after_emoji_is_found_by_utf16_offsets(environment, fresh_db, telegram, llm, monkeypatch):
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+def test_a_mention_after_emoji_is_found_by_utf16_offsets(environment, fresh_memory, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = echo
     prefix = "🍷🍷 "
     text = f"{prefix}@{TEST_BOT} что такое танины?"
@@ -80,8 +80,8 @@ def test_a_mention_after_emoji_is_found_by_utf16_offsets(environment, fresh_db, 
     assert sent(telegram, GROUP) and "Ответ на: 🍷🍷 что такое танины?" in sent(telegram, GROUP)[0]
 
 
-def test_a_mention_of_someone_else_after_emoji_is_not_the_bot(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_a_mention_of_someone_else_after_emoji_is_not_the_bot(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     prefix = "🍷🍷 "
     text = f"{prefix}@anna_sommelier_test_bot и @{TEST_BOT}x, привет"
     mention = {"type": "mention", "offset": utf16(prefix), "length": utf16("@anna_sommelier_test_bot")}
@@ -89,8 +89,8 @@ def test_a_mention_of_someone_else_after_emoji_is_not_the_bot(environment, fresh
     assert sent(telegram, GROUP) == []
 
 
-def test_a_reply_to_the_bot_is_answered(environment, fresh_db, telegram, llm, monkeypatch):
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+def test_a_reply_to_the_bot_is_answered(environment, fresh_memory, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = echo
     bot_message = {
         "message_id": 77,
@@ -103,8 +103,8 @@ def test_a_reply_to_the_bot_is_answered(environment, fresh_db, telegram, llm, mo
     assert sent(telegram, GROUP) and "Ответ на: а подешевле?" in sent(telegram, GROUP)[0]
 
 
-def test_an_anonymous_admin_addressing_the_bot_is_answered(environment, fresh_db, telegram, llm, monkeypatch):
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+def test_an_anonymous_admin_addressing_the_bot_is_answered(environment, fresh_memory, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = echo
     anonymous = {"id": 1087968824, "is_bot": True, "first_name": "Group", "username": "GroupAnonymousBot"}
     text = f"@{TEST_BOT} что такое танины?"
@@ -118,8 +118,8 @@ def test_an_anonymous_admin_addressing_the_bot_is_answered(environment, fresh_db
     assert sent(telegram, GROUP) and "Ответ на: что такое танины?" in sent(telegram, GROUP)[0]
 
 
-def test_a_photo_whose_caption_mentions_the_bot_is_answered_by_its_caption(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_a_photo_whose_caption_mentions_the_bot_is_answered_by_its_caption(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     caption = f"🍷 @{TEST_BOT} красное сухое к шашлыку до 2000"
     photo = [{"file_id": "AgACAgIAAxkBAAIBQ2", "file_unique_id": "AQADq", "width": 90, "height": 90}]
     entity = {"type": "mention", "offset": utf16("🍷 "), "length": utf16(f"@{TEST_BOT}")}
@@ -130,9 +130,9 @@ def test_a_photo_whose_caption_mentions_the_bot_is_answered_by_its_caption(envir
     assert sent(telegram, GROUP) == answer
 
 
-def test_a_command_in_a_forum_topic_is_answered_in_that_topic(environment, fresh_db, telegram):
+def test_a_command_in_a_forum_topic_is_answered_in_that_topic(environment, fresh_memory, telegram):
     telegram.open_forum(FORUM, TOPIC)
-    bot = make_bot(fresh_db, telegram)
+    bot = make_bot(fresh_memory, telegram)
     forum = {"id": FORUM, "type": "supergroup", "title": "Клуб", "is_forum": True}
     command = f"/start@{TEST_BOT}"
     update = message(
@@ -152,8 +152,8 @@ def test_a_command_in_a_forum_topic_is_answered_in_that_topic(environment, fresh
 # ---------------------------------------------------------------- edits
 
 
-def test_an_edit_of_an_answered_message_gets_no_new_turn(environment, fresh_db, telegram, llm, monkeypatch):
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+def test_an_edit_of_an_answered_message_gets_no_new_turn(environment, fresh_memory, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = echo
     deliver(bot, message(10, private_chat(), text="что такое танины?", message_id=50))
     deliver(
@@ -166,8 +166,8 @@ def test_an_edit_of_an_answered_message_gets_no_new_turn(environment, fresh_db, 
     assert sent(telegram, TEST_CHAT) == ["Ответ на: что такое танины?", "Ещё?"]
 
 
-def test_an_edit_of_a_waiting_message_replaces_it(environment, fresh_db, telegram, llm, monkeypatch):
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+def test_an_edit_of_a_waiting_message_replaces_it(environment, fresh_memory, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = echo
     original = message(20, private_chat(), text="что такое тонины?", message_id=60)
     edited = message(
@@ -187,8 +187,8 @@ def test_an_edit_of_a_waiting_message_replaces_it(environment, fresh_db, telegra
 # ---------------------------------------------------------------- albums, service messages, stickers
 
 
-def test_an_album_gets_one_reply(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_an_album_gets_one_reply(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram)
     for i in range(4):
         photo = [{"file_id": f"AgACAgIAAxkBAAIB{i}", "file_unique_id": f"AQAD{i}", "width": 90, "height": 90}]
         deliver(bot, message(30 + i, private_chat(), photo=photo, media_group_id="13612345678901234"))
@@ -217,15 +217,15 @@ def test_an_album_gets_one_reply(environment, fresh_db, telegram):
         {"forum_topic_created": {"name": "Вина", "icon_color": 7322096}},
     ],
 )
-def test_service_messages_are_ignored(environment, fresh_db, telegram, service):
-    bot = make_bot(fresh_db, telegram)
+def test_service_messages_are_ignored(environment, fresh_memory, telegram, service):
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, message(40, private_chat(), **service))
     deliver(bot, message(41, GROUP_CHAT, **service))
     assert telegram.sent_messages(TEST_CHAT) == [] and telegram.sent_messages(GROUP) == []
 
 
-def test_stickers_count_toward_the_rate_limit(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram, rate=3)
+def test_stickers_count_toward_the_rate_limit(environment, fresh_memory, telegram):
+    bot = make_bot(fresh_memory, telegram, rate=3)
     sticker = {
         "file_id": "CAACAgIAAxkBAAIC",
         "file_unique_id": "AgAD",

@@ -13,8 +13,8 @@ CUSTOMER = 6011223344
 
 
 @pytest.fixture
-def environment(monkeypatch, telegram, fresh_db, state_dir):
-    configure_bot(monkeypatch, telegram, fresh_db, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
+def environment(monkeypatch, telegram, fresh_memory, state_dir):
+    configure_bot(monkeypatch, telegram, fresh_memory, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
 
 
 def group_mention(update_id: int, chat_id: int, text: str) -> dict:
@@ -46,8 +46,10 @@ def business_message(update_id: int, connection: str, text: str, *, sender: int 
     }
 
 
-def test_a_group_that_became_a_supergroup_gets_the_answer_there_and_its_history_moves(environment, fresh_db, telegram):
-    bot = make_bot(fresh_db, telegram)
+def test_a_group_that_became_a_supergroup_gets_the_answer_there_and_its_history_moves(
+    environment, fresh_memory, telegram
+):
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, group_mention(1, OLD_GROUP, "что такое танины?"))  # the group talks before it is upgraded
     before = [m.content for m in bot.repositories.chat.history(OLD_GROUP, 10)]
     assert before
@@ -64,10 +66,10 @@ def test_a_group_that_became_a_supergroup_gets_the_answer_there_and_its_history_
 
 
 def test_a_business_account_that_may_reply_is_answered_with_its_connection_on_every_call(
-    environment, fresh_db, telegram
+    environment, fresh_memory, telegram
 ):
     telegram.connect_business("shop-ok", 290011223, can_reply=True)
-    bot = make_bot(fresh_db, telegram)
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, business_message(1, "shop-ok", "красное сухое к стейку до 3000"))
     calls = [c for c in telegram.calls if c.params.get("chat_id") == CUSTOMER]
     assert telegram.sent_messages(CUSTOMER) and all(c.delivered for c in calls)
@@ -78,10 +80,10 @@ def test_a_business_account_that_may_reply_is_answered_with_its_connection_on_ev
     assert len([c for c in telegram.calls if c.params.get("chat_id") == CUSTOMER]) == len(calls)
 
 
-def test_a_business_account_without_the_right_to_reply_or_disabled_gets_no_answer(environment, fresh_db, telegram):
+def test_a_business_account_without_the_right_to_reply_or_disabled_gets_no_answer(environment, fresh_memory, telegram):
     telegram.connect_business("shop-ro", 290011223, can_reply=False)
     telegram.connect_business("shop-off", 290011224, can_reply=True, enabled=False)
-    bot = make_bot(fresh_db, telegram)
+    bot = make_bot(fresh_memory, telegram)
     deliver(bot, business_message(1, "shop-ro", "красное к стейку"))
     deliver(bot, business_message(2, "shop-off", "красное к стейку"))
     deliver(bot, business_message(3, "shop-unknown", "красное к стейку"))

@@ -1,4 +1,4 @@
-"""The button rules and price rendering in the terminal chat (the shared router, a real database, offline)."""
+"""The button rules and price rendering in the terminal chat (the shared router, the in-memory store, offline)."""
 
 from __future__ import annotations
 
@@ -8,23 +8,24 @@ import re
 import pytest
 from rich.console import Console
 from sommelier.app import build_runtime
-from sommelier.repositories.adapters import in_process_repositories
 from sommelier.settings import load_settings
 from sommelier.telegram.dialog import OLD_ANSWER
 from sommelier_dev.cli.chat_cmd import TerminalChat, wrap_for_terminal
+
+from tests.bot_harness import database_url, repositories_for
 
 PRICE = re.compile(r"\d{1,3}(?:\u202f\d{3})+\u202f₽")
 CHAT_ID = 4040
 
 
 @pytest.fixture
-def terminal(monkeypatch, fresh_db, state_dir):
-    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
+def terminal(monkeypatch, fresh_memory, state_dir):
+    monkeypatch.setenv("DATABASE_URL", database_url(fresh_memory))
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out = io.StringIO()
     chat = TerminalChat(
-        build_runtime(load_settings(), repositories=in_process_repositories(fresh_db)),
+        build_runtime(load_settings(), repositories=repositories_for(fresh_memory)),
         CHAT_ID,
         Console(file=out, width=38, highlight=False),
     )

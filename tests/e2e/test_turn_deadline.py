@@ -11,7 +11,7 @@ import pytest
 import sommelier.agent.loop as loop_module
 import sommelier.telegram.consumer as consumer
 
-from tests.bot_harness import make_bot
+from tests.bot_harness import database_url, make_bot
 from tests.fakes.openai_server import delayed, reply
 from tests.fakes.telegram_updates import TEST_WEBHOOK_SECRET, user
 
@@ -19,11 +19,11 @@ CHAT = 515151
 
 
 @pytest.fixture
-def environment(monkeypatch, telegram, fresh_db, state_dir):
+def environment(monkeypatch, telegram, fresh_memory, state_dir):
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
     monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
     monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
-    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
+    monkeypatch.setenv("DATABASE_URL", database_url(fresh_memory))
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     monkeypatch.setenv("SOMMELIER_AGE_GATE", "0")
     monkeypatch.delenv("QUEUE_URL", raising=False)
@@ -56,11 +56,11 @@ def sqs_event(update: dict) -> dict:
     return {"Records": [record]}
 
 
-def test_the_invocations_remaining_time_bounds_the_turn(environment, fresh_db, telegram, llm, monkeypatch):
+def test_the_invocations_remaining_time_bounds_the_turn(environment, fresh_memory, telegram, llm, monkeypatch):
     turns: list[dict] = []
     monkeypatch.setattr(loop_module, "record_turn", turns.append)
     monkeypatch.setenv("DELIVERY_RESERVE_S", "1")
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     agent = consumer.AgentContainer(bot=bot)
     llm.default = lambda body: delayed(reply("{}"), 60)  # a model that would answer in a minute
     ends_at = time.monotonic() + 4.0

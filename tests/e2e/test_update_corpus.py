@@ -48,8 +48,8 @@ def test_the_corpus_is_big_and_varied():
 
 
 @pytest.fixture
-def environment(monkeypatch, telegram, fresh_db, state_dir):
-    configure_bot(monkeypatch, telegram, fresh_db, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
+def environment(monkeypatch, telegram, fresh_memory, state_dir):
+    configure_bot(monkeypatch, telegram, fresh_memory, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
     yield
 
 
@@ -68,7 +68,7 @@ def _thread_of(update: dict) -> int | None:
     return None
 
 
-def test_every_update_of_the_corpus(environment, fresh_db, telegram):
+def test_every_update_of_the_corpus(environment, fresh_memory, telegram):
     corpus = load_corpus()
     for _, case in corpus:  # the forum topics the corpus talks in exist (open)
         body = case["update"].get("message") or case["update"].get("edited_message") or {}
@@ -80,7 +80,7 @@ def test_every_update_of_the_corpus(environment, fresh_db, telegram):
             telegram.connect_business(
                 connection["id"], connection["user_chat_id"], can_reply=can_reply, enabled=connection["is_enabled"]
             )
-    bot = make_bot(fresh_db, telegram, rate=100_000)
+    bot = make_bot(fresh_memory, telegram, rate=100_000)
     problems: list[str] = []
     tally = {"reply": 0, "silent": 0, "callback": 0}
     for name, case in corpus:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.bot_api_judge import violations
-from tests.bot_harness import make_bot
+from tests.bot_harness import database_url, make_bot
 from tests.fakes.telegram_updates import TEST_WEBHOOK_SECRET, webhook_event
 
 DEVSET = Path(__file__).resolve().parents[2] / "devsets" / "telegram"
@@ -78,12 +78,12 @@ def _message(update: dict) -> dict:
 
 
 @pytest.fixture
-def environment(monkeypatch, telegram, llm, fresh_db, state_dir):
+def environment(monkeypatch, telegram, llm, fresh_memory, state_dir):
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", telegram.token)
     monkeypatch.setenv("TELEGRAM_API_BASE_URL", telegram.base_url)
     monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TEST_WEBHOOK_SECRET)
     monkeypatch.setenv("TELEGRAM_BOT_USERNAME", BOT)
-    monkeypatch.setenv("DATABASE_URL", fresh_db.conninfo)
+    monkeypatch.setenv("DATABASE_URL", database_url(fresh_memory))
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     for name in ("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
@@ -123,10 +123,10 @@ def test_the_devset_is_current_and_varied():
     assert all(reason for _, reason in POLICY.values())
 
 
-def test_every_current_update_shape_judged_by_aiogram(environment, fresh_db, telegram, llm):
+def test_every_current_update_shape_judged_by_aiogram(environment, fresh_memory, telegram, llm):
     cases = load()
     direct = _the_world_the_devset_talks_in(telegram, llm, cases)
-    bot = make_bot(fresh_db, telegram, rate=100_000)
+    bot = make_bot(fresh_memory, telegram, rate=100_000)
     problems: list[str] = []
     judged = 0
     for row, update in cases:

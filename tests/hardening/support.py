@@ -1,8 +1,9 @@
 """Shared wiring for the hardening tests (bad input, faults, load, security).
 
 The update and event builders (tests/fakes/telegram_updates.py) and the bot harness
-(tests/bot_harness.py) are shared with the e2e tests. Real adapters everywhere: the fake Bot API and
-the fake OpenAI server over loopback, a real PostgreSQL.
+(tests/bot_harness.py) are shared with the e2e tests. Real adapters everywhere but the data: the fake Bot API
+and the fake OpenAI server over loopback, the in-memory data ports, and a real PostgreSQL where the test is
+about the database (its faults, its limits, its roles).
 """
 
 from __future__ import annotations

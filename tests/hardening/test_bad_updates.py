@@ -418,8 +418,8 @@ def test_every_update_type_gets_a_200(quiet_ingress):
 
 # ------------------------------------------------------------------ the same updates through the consumer
 @pytest.fixture
-def fuzz_bot(environment, fresh_db, telegram):
-    return make_bot(fresh_db, telegram)
+def fuzz_bot(environment, fresh_memory, telegram):
+    return make_bot(fresh_memory, telegram)
 
 
 _outcomes: dict[str, int] = {"processed": 0}

@@ -188,8 +188,9 @@ def summarise(telegram, bot, *, chat: int = CHAT) -> dict:
     photos = [c for c in sent if c.method == "sendPhoto"]
     headers = [(c.response["result"].get("caption") or "").split("\n")[0] for c in photos]
     chat_store = bot.runtime.repositories.chat
-    live = chat_store.live if isinstance(chat_store, FaultyChat) else chat_store.database
-    history = {"messages": in_process_repositories(live).chat.history(chat, 50)}
+    if isinstance(chat_store, FaultyChat):
+        chat_store = in_process_repositories(chat_store.live).chat
+    history = {"messages": chat_store.history(chat, 50)}
     return {
         "messages": len(sent),
         "photos": len(photos),
@@ -270,7 +271,7 @@ def test_database_url_at_a_closed_port_end_to_end(environment, monkeypatch, tele
     monkeypatch.setenv("DATABASE_CONNECT_TIMEOUT_S", "1")
     url = closed_port_url()
     monkeypatch.setenv("DATABASE_URL", url)
-    database = Database(url)
+    database = Database(url, load_settings().database)  # the pool's timeout is the one set above
     try:
         bot = make_bot(database, telegram)
         started = time.perf_counter()
@@ -329,9 +330,9 @@ LLM_FAULTS = {
 
 
 @pytest.mark.parametrize("fault", list(LLM_FAULTS), ids=list(LLM_FAULTS))
-def test_llm_fault(fault, environment, fresh_db, telegram, llm, monkeypatch, turns):
+def test_llm_fault(fault, environment, fresh_memory, telegram, llm, monkeypatch, turns):
     monkeypatch.setenv("LLM_TIMEOUT_S", "1")
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.script(*LLM_FAULTS[fault]())
     started = time.perf_counter()
     bot.process(text_update(200, QUERY), attempt=1)
@@ -346,14 +347,14 @@ def test_llm_fault(fault, environment, fresh_db, telegram, llm, monkeypatch, tur
     record_figure("faults.matrix", MATRIX)
 
 
-def test_embedding_endpoint_down(environment, fresh_db, telegram, llm, monkeypatch, turns):
+def test_embedding_endpoint_down(environment, fresh_memory, telegram, llm, monkeypatch, turns):
     """EMBEDDING_PROVIDER=openai at a fake that answers 503: semantic search degrades, the turn goes on."""
     with FakeOpenAI() as embeddings:
         embeddings.script_embeddings(*[error(503, "embeddings down")] * 8)
         monkeypatch.setenv("EMBEDDING_PROVIDER", "openai")
         monkeypatch.setenv("EMBEDDING_BASE_URL", embeddings.base_url)
         monkeypatch.setenv("EMBEDDING_API_KEY", "test-embedding-key")
-        bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+        bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
         llm.script(tool_calls(("semantic_search", {"query": "бархатное красное к мясу", "wine_type": "red"})))
         llm.default = smart_llm
         started = time.perf_counter()
@@ -374,7 +375,7 @@ def test_embedding_endpoint_down(environment, fresh_db, telegram, llm, monkeypat
 
 
 # ------------------------------------------------------------------ S3
-def test_s3_photo_missing(environment, fresh_db, telegram, llm, monkeypatch, turns):
+def test_s3_photo_missing(environment, fresh_memory, telegram, llm, monkeypatch, turns):
     from moto import mock_aws
     from sommelier.photos.store import S3PhotoStore
 
@@ -384,7 +385,7 @@ def test_s3_photo_missing(environment, fresh_db, telegram, llm, monkeypatch, tur
         s3 = boto3.client("s3", region_name="eu-central-1")
         s3.create_bucket(Bucket="hardening-photos", CreateBucketConfiguration={"LocationConstraint": "eu-central-1"})
         bot = make_bot(
-            fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, photos=S3PhotoStore("hardening-photos", client=s3)
+            fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch, photos=S3PhotoStore("hardening-photos", client=s3)
         )
         llm.default = smart_llm
         bot.process(text_update(400, QUERY), attempt=1)
@@ -397,8 +398,8 @@ def test_s3_photo_missing(environment, fresh_db, telegram, llm, monkeypatch, tur
 
 
 # ------------------------------------------------------------------ Telegram
-def test_telegram_429_waits_and_sends_once(environment, fresh_db, telegram, llm, monkeypatch):
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+def test_telegram_429_waits_and_sends_once(environment, fresh_memory, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = smart_llm
     telegram.fail_next("sendPhoto", status=429, retry_after=3)
     telegram.fail_next("sendMessage", status=429, retry_after=2)
@@ -410,14 +411,13 @@ def test_telegram_429_waits_and_sends_once(environment, fresh_db, telegram, llm,
     record_figure("faults.matrix", MATRIX)
 
 
-def test_telegram_403_marks_inactive_without_retry(environment, fresh_db, telegram, llm, monkeypatch):
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+def test_telegram_403_marks_inactive_without_retry(environment, fresh_memory, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = smart_llm
     bot.process(text_update(509, QUERY), attempt=1)  # a known user
     telegram.fail_when(lambda c: c.method in ("sendMessage", "sendPhoto", "sendChatAction"), status=403, times=100)
     bot.process(text_update(510, QUERY), attempt=1)  # no exception: blocked users are not retried
-    with fresh_db.connection() as conn:
-        active = conn.execute("SELECT is_active FROM users WHERE chat_id = %s", (CHAT,)).fetchone()[0]
+    (active,) = [u.is_active for u in fresh_memory.users.values() if u.chat_id == CHAT]
     assert active is False
     MATRIX["telegram: 403 blocked"] = {"raised": False, "user_active": active}
     record_figure("faults.matrix", MATRIX)
@@ -430,8 +430,8 @@ def test_telegram_403_marks_inactive_without_retry(environment, fresh_db, telegr
         ("Bad Request: chat not found", "dropped, not retried"),
     ],
 )
-def test_telegram_400(description, expect, environment, fresh_db, telegram, llm, monkeypatch):
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+def test_telegram_400(description, expect, environment, fresh_memory, telegram, llm, monkeypatch):
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = smart_llm
     times = 1 if expect == "plain resend" else 100
     telegram.fail_when(lambda c: c.method == "sendMessage", status=400, description=description, times=times)
@@ -447,9 +447,9 @@ def test_telegram_400(description, expect, environment, fresh_db, telegram, llm,
 
 
 @pytest.mark.parametrize("method", ["sendPhoto", "sendMessage"])
-def test_telegram_resets_after_the_request_was_sent(method, environment, fresh_db, telegram, llm, monkeypatch):
+def test_telegram_resets_after_the_request_was_sent(method, environment, fresh_memory, telegram, llm, monkeypatch):
     """The part may be in the chat already: it is not resent (a lost part beats a duplicate photo)."""
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = smart_llm
     telegram.reset_after_request(method)
     bot.process(text_update(530, QUERY), attempt=1)
@@ -540,9 +540,9 @@ def _dlq_bodies(sqs, dlq: str) -> list[dict]:
     return [json.loads(m["Body"]) for m in messages]
 
 
-def test_crash_mid_send_then_redelivery(queues, environment, fresh_db, telegram, llm, monkeypatch):
+def test_crash_mid_send_then_redelivery(queues, environment, fresh_memory, telegram, llm, monkeypatch):
     sqs, queue, dlq = queues
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     agent = consumer.AgentContainer(bot=bot)
     llm.default = smart_llm
     real_send_photo = bot.client.send_photo
@@ -568,9 +568,9 @@ def test_crash_mid_send_then_redelivery(queues, environment, fresh_db, telegram,
     record_figure("faults.matrix", MATRIX)
 
 
-def test_telegram_5xx_mid_send_then_redelivery(queues, environment, fresh_db, telegram, llm, monkeypatch):
+def test_telegram_5xx_mid_send_then_redelivery(queues, environment, fresh_memory, telegram, llm, monkeypatch):
     sqs, queue, dlq = queues
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     agent = consumer.AgentContainer(bot=bot)
     llm.default = smart_llm
     telegram.fail_when(
@@ -588,10 +588,10 @@ def test_telegram_5xx_mid_send_then_redelivery(queues, environment, fresh_db, te
 
 
 def test_permanent_failure_apologises_once_and_lands_in_the_dlq(
-    queues, environment, fresh_db, telegram, llm, monkeypatch
+    queues, environment, fresh_memory, telegram, llm, monkeypatch
 ):
     sqs, queue, dlq = queues
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     agent = consumer.AgentContainer(bot=bot)
     llm.default = smart_llm
     telegram.fail_when(lambda c: c.method == "sendPhoto", status=502, times=1000)

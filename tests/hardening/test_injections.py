@@ -118,11 +118,11 @@ COMPLY_VARIANTS = [
 ]
 
 
-def test_complying_llm_never_leaks_the_prompt(environment, fresh_db, telegram, llm, monkeypatch):
+def test_complying_llm_never_leaks_the_prompt(environment, fresh_memory, telegram, llm, monkeypatch):
     turns: list[dict] = []
     original = loop_module.record_turn
     monkeypatch.setattr(loop_module, "record_turn", lambda metadata: (turns.append(metadata), original(metadata)))
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     state = {"variant": 0}
     llm.default = lambda body: reply(COMPLY_VARIANTS[state["variant"] % len(COMPLY_VARIANTS)]())
 
@@ -166,10 +166,10 @@ def test_complying_llm_never_leaks_the_prompt(environment, fresh_db, telegram, l
     }, outcomes
 
 
-def test_output_guard_has_no_false_positives_on_honest_answers(catalog_db):
+def test_output_guard_has_no_false_positives_on_honest_answers(catalog_memory):
     from sommelier.embeddings.local import LocalHashingEmbeddings
     from sommelier.offline import OfflineResponder
-    from sommelier.repositories.adapters import in_process_repositories
+    from sommelier_dev.memory import memory_repositories
 
     queries = [q["query"] for q in json.loads((ROOT / "tests/data/mood_queries.json").read_text("utf-8"))]
     golden = ROOT / "eval" / "golden_set.json"
@@ -178,7 +178,7 @@ def test_output_guard_has_no_false_positives_on_honest_answers(catalog_db):
         items = data.get("cases", data.get("queries", [])) if isinstance(data, dict) else data
         queries += [item["query"] for item in items if isinstance(item, dict) and isinstance(item.get("query"), str)]
     queries += CORPUS["benign"]
-    responder = OfflineResponder(in_process_repositories(catalog_db).catalog, LocalHashingEmbeddings())
+    responder = OfflineResponder(memory_repositories(catalog_memory).catalog, LocalHashingEmbeddings())
     flagged = []
     for query in queries:
         response = responder.respond(query, []).response

@@ -1,7 +1,7 @@
 """Malformed and adversarial final answers of the LLM (corpora/llm_outputs.json, 60 cases).
 
-Each case is the fake model's final answer after a real tool round (search_wines against the real
-catalogue), on every attempt (so retries see it again). Whatever the model says, the user gets a
+Each case is the fake model's final answer after a real tool round (search_wines against the shipped
+catalogue in the in-memory store), on every attempt (so retries see it again). Whatever the model says, the user gets a
 valid, escaped Telegram reply (FakeTelegram parses the HTML and checks the limits: every call must
 be accepted as sent), or the graceful fallback; never raw JSON, never a placeholder, never the prompt.
 """
@@ -15,7 +15,7 @@ import pytest
 import sommelier.agent.loop as loop_module
 from sommelier.agent.guards import quotes_prompt
 
-from tests.fakes.openai_server import reply, tool_calls
+from tests.fakes.openai_server import reply, streamed, tool_calls
 from tests.hardening.support import (
     CHAT,
     CORPORA,
@@ -51,22 +51,26 @@ def _fill(content: str, found: list[dict], other: dict) -> str:
     )
 
 
+def _chunk(content: str) -> int:
+    """Characters per streamed chunk: a model's usual 16, but a huge answer in at most about a hundred chunks.
+    What is checked is what the customer gets from the content; 200 000 characters in 16-character chunks
+    spent a minute in the SDK's per-chunk parsing and the draft's re-reading, and no model streams that."""
+    return max(16, len(content) // 100)
+
+
 @pytest.mark.parametrize("case", CORPUS, ids=[c["id"] for c in CORPUS])
-def test_llm_output(case, environment, fresh_db, telegram, llm, monkeypatch):
+def test_llm_output(case, environment, fresh_memory, telegram, llm, monkeypatch):
     turns: list[dict] = []
     original = loop_module.record_turn
     monkeypatch.setattr(loop_module, "record_turn", lambda metadata: (turns.append(metadata), original(metadata)))
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
-    with fresh_db.connection() as conn:
-        other_id, other_name = conn.execute(
-            "SELECT id::text, name FROM wines WHERE wine_type = 'white' LIMIT 1"
-        ).fetchone()
-    other = {"id": other_id, "name": other_name}
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
+    white = next(w for w in fresh_memory.wines.values() if w.wine_type == "white")
+    other = {"id": white.id, "name": white.name}
 
     def final_answer(body: dict):
         found = [w for result in tool_results(body) for w in result.get("wines", [])]
         assert len(found) >= 4, "the tool round must find enough wines"
-        return reply(_fill(case["content"], found, other))
+        return streamed(reply(content := _fill(case["content"], found, other)), chars_per_token=_chunk(content))
 
     llm.script(tool_calls(SEARCH))
     llm.default = final_answer

@@ -311,10 +311,10 @@ def test_update_text_limit(environment):
     assert [u["update_id"] for u, _ in sink.items] == [30]
 
 
-def test_longest_text_gets_an_answer_and_a_bounded_history(environment, fresh_db, telegram, llm, monkeypatch):
+def test_longest_text_gets_an_answer_and_a_bounded_history(environment, fresh_memory, telegram, llm, monkeypatch):
     from sommelier.telegram.models import MAX_TEXT
 
-    bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
     llm.default = lambda body: reply(
         json.dumps(
             {

@@ -1,4 +1,4 @@
-"""The agent loop against the fake OpenAI server (real SDK, real socket) and a real PostgreSQL."""
+"""The agent loop against the fake OpenAI server (real SDK, real socket) and the in-memory data ports."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sommelier.agent.loop import SommelierAgent, TurnRequest
 from sommelier.app import build_agent
 from sommelier.domain.answer import SommelierResponse
 from sommelier.embeddings.local import LocalHashingEmbeddings
-from sommelier.repositories.adapters import in_process_repositories
+from sommelier_dev.memory import memory_repositories
 
 from tests.fakes.openai_server import FakeOpenAI, delayed, error, reply, tool_calls
 from tests.wines import rows
@@ -23,7 +23,7 @@ def fake_llm():
 
 
 @pytest.fixture
-def make_agent(fake_llm, fresh_db):
+def make_agent(fake_llm, fresh_memory):
     def build(**kwargs) -> SommelierAgent:
         llm = OpenAIChat(
             api_key="test",
@@ -32,7 +32,7 @@ def make_agent(fake_llm, fresh_db):
             timeout=kwargs.pop("timeout", 5),
             max_retries=0,
         )
-        return build_agent(in_process_repositories(fresh_db), LocalHashingEmbeddings(), llm, **kwargs)
+        return build_agent(memory_repositories(fresh_memory), LocalHashingEmbeddings(), llm, **kwargs)
 
     return build
 
@@ -183,7 +183,7 @@ def test_invented_wine_then_valid(make_agent, fake_llm):
     assert result.metadata["structured_output_retries"] == 1
 
 
-def test_retries_exhausted_degrade_gracefully_and_do_not_save(make_agent, fake_llm, fresh_db):
+def test_retries_exhausted_degrade_gracefully_and_do_not_save(make_agent, fake_llm, fresh_memory):
     # The prefetch found the candidates: the answer and its two retries are the turn's three generations.
     fake_llm.script(reply("plain text"), reply("still text"), reply("```json\n{}\n```"))
     result = make_agent(max_retries=2).run(TurnRequest(text="красное к стейку", chat_id=8, update_id=11))
@@ -195,7 +195,7 @@ def test_retries_exhausted_degrade_gracefully_and_do_not_save(make_agent, fake_l
     assert all(rec.wine_id in rows(result.found_wines) for rec in result.response.wines)
     assert "{" not in result.text, "never raw JSON"
     assert result.saved is None
-    history = {"messages": in_process_repositories(fresh_db).chat.history(8)}
+    history = {"messages": memory_repositories(fresh_memory).chat.history(8)}
     assert history["messages"] == []
 
 
@@ -408,8 +408,8 @@ def test_more_excludes_wines_already_shown(make_agent, fake_llm):
     assert not set(shown) & set(rows(second.found_wines))
 
 
-def test_offline_mode_without_a_key(fresh_db):
-    agent = build_agent(in_process_repositories(fresh_db), LocalHashingEmbeddings(), None)
+def test_offline_mode_without_a_key(fresh_memory):
+    agent = build_agent(memory_repositories(fresh_memory), LocalHashingEmbeddings(), None)
     result = agent.run(TurnRequest(text="белое сухое к рыбе", chat_id=23))
     assert result.metadata["mode"] == "offline" and result.metadata["llm_calls"] == 0
     SommelierResponse.model_validate(result.response.model_dump())

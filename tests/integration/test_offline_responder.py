@@ -1,4 +1,5 @@
-"""The offline responder against the real PostgreSQL catalogue and the in-process tools.
+"""The offline responder against the shipped catalogue in the in-memory store (held to the PostgreSQL
+adapters' contract in tests/contract; what PostgreSQL's ranking decides is the golden sets', tests/eval).
 
 Every recommended wine is checked against the query's hard constraints using the shipped
 catalogue file (independently of the SQL matching), and must be one the tools returned.
@@ -14,8 +15,8 @@ from sommelier.domain.errors import InvalidArgument
 from sommelier.domain.search import semantic_request
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.offline import OfflineResponder
-from sommelier.repositories.adapters import InProcessCatalog, in_process_repositories
 from sommelier.repositories.ports import InvocationCounter
+from sommelier_dev.memory import MemoryCatalog, memory_repositories
 
 from tests.food_oracle import BY_REQUEST, pairs_with
 from tests.wines import message, rows
@@ -26,8 +27,8 @@ def _norm(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def responder(catalog_db) -> OfflineResponder:
-    return OfflineResponder(in_process_repositories(catalog_db).catalog, LocalHashingEmbeddings())
+def responder(catalog_memory) -> OfflineResponder:
+    return OfflineResponder(memory_repositories(catalog_memory).catalog, LocalHashingEmbeddings())
 
 
 @pytest.fixture(scope="module")
@@ -169,13 +170,13 @@ MOOD_WITH_A_CONSTRAINT = [
 
 @pytest.mark.parametrize(("query", "expected"), MOOD_WITH_A_CONSTRAINT, ids=[c[0] for c in MOOD_WITH_A_CONSTRAINT])
 def test_a_semantic_hit_that_breaks_a_stated_constraint_is_never_recommended(
-    responder, catalog_db, shipped_by_key, query, expected
+    responder, catalog_memory, shipped_by_key, query, expected
 ):
     answer = responder.respond(query)
     semantic = next(c for c in answer.tool_calls if c["name"] == "semantic_search")
     mood = semantic["arguments"]["query"]
     embedder = LocalHashingEmbeddings()
-    unfiltered = in_process_repositories(catalog_db).catalog.semantic_search(
+    unfiltered = memory_repositories(catalog_memory).catalog.semantic_search(
         semantic_request(
             {"query": mood, "embedding": embedder.embed([mood])[0], "embedding_model": embedder.model, "limit": 10}
         )
@@ -252,7 +253,7 @@ def _prices(answer) -> list[float]:
     return [float(found[w.wine_id]["price_rub"]) for w in answer.response.wines]
 
 
-def test_cheaper_follow_up(responder, catalog_db):
+def test_cheaper_follow_up(responder, catalog_memory):
     first_text = "красное сухое к стейку"
     first = responder.respond(first_text)
     assert first.response.response_type == "recommendation"
@@ -503,15 +504,15 @@ def test_any_message_gets_a_valid_grounded_answer(responder, words, earlier):
             assert float(wine["price_rub"]) >= float(filters["price_min"])
 
 
-class _NoSemantic(InProcessCatalog):
+class _NoSemantic(MemoryCatalog):
     """The catalogue embedded with another model: semantic_search fails, the rest works."""
 
     def semantic_search(self, arguments):
         raise InvalidArgument("the query was embedded with 'x' but the catalogue is embedded with 'y'")
 
 
-def test_semantic_error_falls_back_to_structured_search(catalog_db):
-    responder = OfflineResponder(_NoSemantic(catalog_db, InvocationCounter()), LocalHashingEmbeddings())
+def test_semantic_error_falls_back_to_structured_search(catalog_memory):
+    responder = OfflineResponder(_NoSemantic(catalog_memory, InvocationCounter()), LocalHashingEmbeddings())
     answer = responder.respond("красное до 2000 для уютного зимнего вечера")
     assert answer.response.response_type == "recommendation"
     assert [c["name"] for c in answer.tool_calls] == ["semantic_search", "search_wines"]
