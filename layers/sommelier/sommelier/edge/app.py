@@ -17,7 +17,7 @@ import base64
 import binascii
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -27,6 +27,9 @@ from starlette.routing import Route
 
 from sommelier.edge.ingress import MAX_BODY_BYTES, Ingress
 from sommelier.settings import SettingError, Settings
+
+if TYPE_CHECKING:
+    from mangum import Mangum
 
 logger = logging.getLogger(__name__)
 
@@ -151,9 +154,9 @@ class LambdaWebhook:
         self._build = build
         self._settings = settings
         self.app: Starlette | None = None
-        self._mangum: Any = None
+        self._mangum: Mangum | None = None
 
-    def _current(self) -> Any:
+    def _current(self) -> Mangum:
         settings, changed = self._settings()
         if self._mangum is None or changed:
             from mangum import Mangum

@@ -285,7 +285,8 @@ def _matched(
     cap: int = MATCH_COUNT_CAP,
 ) -> int:
     sql = f"SELECT count(*) FROM (SELECT 1 FROM wines w WHERE {where} LIMIT {cap}) matched"  # nosec B608 - constant fragments; values are bound
-    return first_row(conn.execute(sql, params, prepare=prepare))[0]
+    count: int = first_row(conn.execute(sql, params, prepare=prepare))[0]
+    return count
 
 
 def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResult:
