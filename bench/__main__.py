@@ -127,6 +127,29 @@ def print_table(figures: list[Figure], failures: dict[str, str], title: str) -> 
     Console(width=max(120, min(180, os.get_terminal_size(2).columns if sys.stderr.isatty() else 160))).print(table)
 
 
+def run_benchmark(
+    name: str, ctx: Context, figures: list[Figure], failures: dict[str, str], seconds: dict[str, float]
+) -> None:
+    """One benchmark: skipped with its reason, or run; its figures (or its failure) and its seconds recorded."""
+    module = importlib.import_module(BENCHMARKS[name])
+    skip = getattr(module, "skip_reason", lambda: None)()
+    if ctx.smoke and getattr(module, "NEEDS_NETWORK", False):
+        skip = "needs the package index (a smoke run has no network)"
+    if skip:
+        log(f"[yellow]{name}: skipped: {skip}[/yellow]")
+        ctx.note(name, f"skipped: {skip}")
+        return
+    log(f"[bold]{name}[/bold]")
+    begun = time.perf_counter()
+    try:
+        figures.extend(module.run(ctx))
+    except Exception as exc:  # one failing benchmark must not hide the others
+        failures[name] = f"{type(exc).__name__}: {exc}"[:300]
+        log(f"[red]{name} failed:[/red]\n{traceback.format_exc()}")
+    seconds[name] = round(time.perf_counter() - begun, 1)
+    log(f"{name}: {seconds[name]} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     selected = args.only or list(BENCHMARKS)
@@ -147,23 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"sommelier benchmarks ({mode}, {runs} runs per figure): {', '.join(selected)}")
     try:
         for name in selected:
-            module = importlib.import_module(BENCHMARKS[name])
-            skip = getattr(module, "skip_reason", lambda: None)()
-            if ctx.smoke and getattr(module, "NEEDS_NETWORK", False):
-                skip = "needs the package index (a smoke run has no network)"
-            if skip:
-                log(f"[yellow]{name}: skipped: {skip}[/yellow]")
-                ctx.note(name, f"skipped: {skip}")
-                continue
-            log(f"[bold]{name}[/bold]")
-            begun = time.perf_counter()
-            try:
-                figures.extend(module.run(ctx))
-            except Exception as exc:  # one failing benchmark must not hide the others
-                failures[name] = f"{type(exc).__name__}: {exc}"[:300]
-                log(f"[red]{name} failed:[/red]\n{traceback.format_exc()}")
-            seconds[name] = round(time.perf_counter() - begun, 1)
-            log(f"{name}: {seconds[name]} s")
+            run_benchmark(name, ctx, figures, failures, seconds)
         versions = ctx.postgres.versions() if ctx.postgres is not None else None
     finally:
         ctx.close()

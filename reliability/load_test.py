@@ -238,26 +238,42 @@ class LoadRun:
                     time.sleep(0.005)  # like a person: the next message after the answer
 
     def figures(self, telegram, llm, queue) -> dict[str, Any]:
+        done = [t for t in self.timings.values() if "end" in t]
+        return {
+            "webhook_statuses": {str(k): v for k, v in sorted(self.statuses.items())},
+            "turns_done": len(done),
+            **self._delivery(telegram),
+            "retried_turns": sum(1 for t in done if t.get("attempts", 1) > 1),
+            "dead_letters": len(queue.dead_letters),
+            **self._timing(done),
+            "db_connections": {"peak": max(self.connections, default=None), "samples": len(self.connections)},
+            "llm_calls": len(llm.chat_requests),
+            "telegram_calls": len(telegram.calls),
+            "capped": self.capped,
+        }
+
+    def _delivery(self, telegram) -> dict[str, int]:
+        """What the chats received: every answer once, none lost, each chat's in the order sent."""
         seen: dict[int, list[int]] = {chat: [] for chat in self.chat_ids}
         for call in telegram.sent_messages():
             match = MARKER.match((call.response.get("result") or {}).get("text") or "")
             if match:
                 seen.setdefault(int(match.group(1)), []).append(int(match.group(2)))
         expected = {chat: list(range(count)) for chat, count in zip(self.chat_ids, self.per_chat, strict=True)}
-        done = [t for t in self.timings.values() if "end" in t]
+        return {
+            "answers_seen": sum(len(v) for v in seen.values()),
+            "duplicates": sum(len(got) - len(set(got)) for got in seen.values()),
+            "lost": sum(len(set(expected[chat]) - set(got)) for chat, got in seen.items()),
+            "chats_out_of_order": sum(1 for got in seen.values() if got != sorted(got)),
+        }
+
+    def _timing(self, done: list[dict[str, float]]) -> dict[str, Any]:
+        """How fast: the run's wall time and throughput, each turn from its send, each turn's processing."""
         turn_ms = [
             (t["end"] - self.sent_at[u]) * 1000 for u, t in self.timings.items() if "end" in t and u in self.sent_at
         ]
         wall = self.finished - self.first_send
         return {
-            "webhook_statuses": {str(k): v for k, v in sorted(self.statuses.items())},
-            "turns_done": len(done),
-            "answers_seen": sum(len(v) for v in seen.values()),
-            "duplicates": sum(len(got) - len(set(got)) for got in seen.values()),
-            "lost": sum(len(set(expected[chat]) - set(got)) for chat, got in seen.items()),
-            "chats_out_of_order": sum(1 for got in seen.values() if got != sorted(got)),
-            "retried_turns": sum(1 for t in done if t.get("attempts", 1) > 1),
-            "dead_letters": len(queue.dead_letters),
             "wall_seconds": round(wall, 2),
             "throughput_turns_per_s": round(len(done) / wall, 2) if wall > 0 else None,
             "turn_ms": _spread(turn_ms),
@@ -265,10 +281,6 @@ class LoadRun:
                 **_spread(processing := [(t["end"] - t["start"]) * 1000 for t in done]),
                 "mean": round(statistics.fmean(processing), 1) if processing else None,
             },
-            "db_connections": {"peak": max(self.connections, default=None), "samples": len(self.connections)},
-            "llm_calls": len(llm.chat_requests),
-            "telegram_calls": len(telegram.calls),
-            "capped": self.capped,
         }
 
 

@@ -120,6 +120,32 @@ def catalogue_rows(database, ids: list[str]) -> dict[str, dict[str, Any]]:
     return {r[0]: {"name": r[1], "producer": r[2], "region": r[3], "wine_type": r[4]} for r in rows}
 
 
+def answer_problems(result: Any, rows: dict[str, dict[str, Any]], shown: ShownPieces, wine_type: str) -> list[str]:
+    """What is wrong with a turn's answer (`rows`: its wines in the catalogue): text a customer should not
+    see, a wine not in the catalogue or of another colour, or no recommendation at all."""
+    ids = result.response.wine_ids()
+    names = [n for row in rows.values() for n in (row["name"], row["producer"], row["region"]) if n]
+    problems = visible_problems("\n\n".join([*shown.texts, result.text]), names)
+    if len(rows) != len(ids) or len(ids) != len(result.response.wines):
+        problems.append("a wine not in the catalogue")
+    if result.response.response_type != "recommendation" or not ids:
+        problems.append("no recommendation")
+    if any(row["wine_type"] != wine_type for row in rows.values()):
+        problems.append(f"a wine that is not {wine_type}")
+    return problems
+
+
+def outcome_of(mode: str, problems: list[str]) -> str:
+    """The matrix's word for a turn: a clean answer, the offline fallback, or what went wrong."""
+    if mode in ("llm", "catalog_fallback") and not problems:
+        return "answer"
+    if mode == "offline_fallback":
+        return "offline"
+    if mode == "llm":
+        return "unclean: " + ", ".join(problems)
+    return mode if problems == [] else f"{mode}: {', '.join(problems)}"
+
+
 def run_behaviour(
     database,
     name: str,
@@ -196,23 +222,9 @@ def run_behaviour(
             metadata = result.metadata
             ids = result.response.wine_ids()
             rows = catalogue_rows(database, ids)
-            names = [n for row in rows.values() for n in (row["name"], row["producer"], row["region"]) if n]
-            problems = visible_problems("\n\n".join([*shown.texts, result.text]), names)
-            if len(rows) != len(ids) or len(ids) != len(result.response.wines):
-                problems.append("a wine not in the catalogue")
-            if result.response.response_type != "recommendation" or not ids:
-                problems.append("no recommendation")
-            if any(row["wine_type"] != wine_type for row in rows.values()):
-                problems.append(f"a wine that is not {wine_type}")
+            problems = answer_problems(result, rows, shown, wine_type)
             mode = metadata["mode"]
-            if mode in ("llm", "catalog_fallback") and not problems:
-                outcome = "answer"
-            elif mode == "offline_fallback":
-                outcome = "offline"
-            elif mode == "llm":
-                outcome = "unclean: " + ", ".join(problems)
-            else:
-                outcome = mode if problems == [] else f"{mode}: {', '.join(problems)}"
+            outcome = outcome_of(mode, problems)
             figures.append(
                 TurnFigures(
                     behaviour=name,

@@ -317,31 +317,13 @@ def slug_of(wine: dict) -> str:
     return Path(str(wine.get("image") or "")).stem
 
 
-def render(wine: dict) -> Image.Image:
-    theme = THEMES.get(wine.get("wine_type", ""), THEMES["red"])
-    img = Image.new("RGB", (s(WIDTH), s(HEIGHT)), theme.background_edge)
-    draw = ImageDraw.Draw(img)
+# A row of the label's text: its text, font, colour and advance; None text is the ornament.
+LabelRow = tuple[str | None, ImageFont.ImageFont | None, RGB, int]
 
-    # background with an inner field and a thin accent frame
-    draw.rectangle([s(18), s(18), s(WIDTH - 18), s(HEIGHT - 18)], fill=theme.background)
-    draw.rectangle([s(30), s(30), s(WIDTH - 30), s(HEIGHT - 30)], outline=theme.accent, width=s(2))
 
-    slug = slug_of(wine)
-    if theme.bubbles:
-        draw_bubbles(draw, theme, sum((i + 1) * ord(c) for i, c in enumerate(slug)))
-    draw_bottle(draw, theme, cx=WIDTH / 2, top=52, height=290)
-
-    # the label panel
-    px0, py0, px1, py1 = 70, 368, WIDTH - 70, HEIGHT - 56
-    draw.rounded_rectangle([s(px0), s(py0), s(px1), s(py1)], radius=s(18), fill=theme.paper)
-    draw.rounded_rectangle(
-        [s(px0 + 12), s(py0 + 12), s(px1 - 12), s(py1 - 12)], radius=s(12), outline=theme.accent, width=s(2)
-    )
-    inner_w = s(px1 - px0 - 84)
-
-    # Lay the text out first (rows of text, font, colour, advance; None text = ornament),
-    # then centre the block vertically between the label top and the type pill.
-    rows: list[tuple[str | None, ImageFont.ImageFont | None, RGB, int]] = []
+def label_rows(wine: dict, theme: Theme, inner_w: int) -> list[LabelRow]:
+    """The label's text, laid out in rows: producer, name, vintage, ornament, place, appellation, grapes."""
+    rows: list[LabelRow] = []
 
     producer = str(wine.get("producer", "")).strip()
     pfnt = font(SANS, s(22))
@@ -376,6 +358,33 @@ def render(wine: dict) -> Image.Image:
         rows.append(("", None, theme.ink, s(10)))  # spacer
         for line in glines:
             rows.append((line, gfnt, theme.soft_ink, line_height(gfnt)))
+    return rows
+
+
+def render(wine: dict) -> Image.Image:
+    theme = THEMES.get(wine.get("wine_type", ""), THEMES["red"])
+    img = Image.new("RGB", (s(WIDTH), s(HEIGHT)), theme.background_edge)
+    draw = ImageDraw.Draw(img)
+
+    # background with an inner field and a thin accent frame
+    draw.rectangle([s(18), s(18), s(WIDTH - 18), s(HEIGHT - 18)], fill=theme.background)
+    draw.rectangle([s(30), s(30), s(WIDTH - 30), s(HEIGHT - 30)], outline=theme.accent, width=s(2))
+
+    slug = slug_of(wine)
+    if theme.bubbles:
+        draw_bubbles(draw, theme, sum((i + 1) * ord(c) for i, c in enumerate(slug)))
+    draw_bottle(draw, theme, cx=WIDTH / 2, top=52, height=290)
+
+    # the label panel
+    px0, py0, px1, py1 = 70, 368, WIDTH - 70, HEIGHT - 56
+    draw.rounded_rectangle([s(px0), s(py0), s(px1), s(py1)], radius=s(18), fill=theme.paper)
+    draw.rounded_rectangle(
+        [s(px0 + 12), s(py0 + 12), s(px1 - 12), s(py1 - 12)], radius=s(12), outline=theme.accent, width=s(2)
+    )
+    inner_w = s(px1 - px0 - 84)
+
+    # Lay the text out first, then centre the block vertically between the label top and the type pill.
+    rows = label_rows(wine, theme, inner_w)
 
     pill_h = s(44)
     pill_y0 = s(py1 - 34) - pill_h

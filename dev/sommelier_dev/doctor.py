@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sommelier.db.pool import first_row
 from sommelier.settings import Settings
@@ -74,7 +75,7 @@ def _database_url_without_starting(settings: Settings) -> str | None:
 
 def run_checks(settings: Settings) -> list[Check]:
     checks: list[Check] = []
-    state: dict = {}
+    state: dict[str, Any] = {}  # what the database check found: its url, or that the server is stopped
     if settings.aws.tool_function_name:
         return (
             [_safe("tool function", True, lambda: _deployed_catalogue(settings))]
@@ -217,7 +218,8 @@ def _llm_checks(settings: Settings) -> list[Check]:
 
 
 def _bucket_check(settings: Settings) -> Check:
-    if not settings.aws.images_bucket:
+    name = settings.aws.images_bucket
+    if not name:
         return Check(
             "photos", OK, f"local photo folder {settings.state_dir / 'photos'} (IMAGES_BUCKET unset)", required=False
         )
@@ -225,8 +227,8 @@ def _bucket_check(settings: Settings) -> Check:
     def bucket() -> Check:
         import boto3
 
-        boto3.client("s3").head_bucket(Bucket=settings.aws.images_bucket)
-        return Check("photos", OK, f"bucket {settings.aws.images_bucket} reachable", required=False)
+        boto3.client("s3").head_bucket(Bucket=name)
+        return Check("photos", OK, f"bucket {name} reachable", required=False)
 
     check = _safe("photos", False, bucket)
     if check.status == FAIL:

@@ -10,6 +10,11 @@ import re
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # Pillow is imported when a label is drawn
+    from PIL.ImageDraw import ImageDraw
+    from PIL.ImageFont import FreeTypeFont, ImageFont
 
 QR_SCALE = 12  # pixels per module: ~40 mm wide at 300 dpi for a version-3 code
 QR_BORDER = 4  # the quiet zone the QR standard asks for, in modules
@@ -41,7 +46,7 @@ def _font_path() -> str | None:
         return None
 
 
-def _font(size: int):
+def _font(size: int) -> FreeTypeFont | ImageFont:
     from PIL import ImageFont
 
     path = _font_path()
@@ -50,7 +55,7 @@ def _font(size: int):
     return ImageFont.load_default(size)  # Pillow's own font: Latin only, but never fails
 
 
-def _wrap(draw, text: str, font, width: int) -> list[str]:
+def _wrap(draw: ImageDraw, text: str, font: FreeTypeFont | ImageFont, width: int) -> list[str]:
     lines: list[str] = []
     current = ""
     for word in text.split():

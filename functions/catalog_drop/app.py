@@ -4,6 +4,10 @@ as the CatalogueSeed custom resource, the shop's file (CatalogueUrl) on deploy w
 Outside the VPC (it reaches the embeddings API and Telegram without a NAT); the rows reach the database
 through the in-VPC tool function, as with `sommelier catalog import`."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import boto3
 from sommelier.deploy import is_custom_resource
 from sommelier.embeddings import provider_from_settings
@@ -15,8 +19,11 @@ from sommelier.settings import SettingError
 from sommelier.shop.admin import notify_admin
 from sommelier.shop.catalog_drop import dropped_objects, handle_drop_event, refuse_drop_event
 
+if TYPE_CHECKING:
+    from sommelier.deploy.custom_resource import Budget, Outcome
 
-def dropped_keys(event) -> str | None:
+
+def dropped_keys(event: dict[str, Any]) -> str | None:
     """The correlation id: the uploaded object's key."""
     try:
         return ",".join(key for _, key, _ in dropped_objects(event)) or None
@@ -29,7 +36,7 @@ shell = HandlerShell("sommelier-catalog-drop", source.environment, correlation=d
 logger = shell.logger
 
 
-def seed_on_deploy(event, budget):
+def seed_on_deploy(event: dict[str, Any], budget: Budget) -> Outcome:
     from sommelier.deploy.catalog_seed import not_seeded, seed
 
     try:
@@ -47,7 +54,7 @@ def seed_on_deploy(event, budget):
 
 
 @shell
-def handler(event, context):
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if is_custom_resource(event):  # CatalogueSeed, on deploys only: answers CloudFormation whatever happens
         from sommelier.deploy.catalog_seed import PHYSICAL_ID
         from sommelier.deploy.custom_resource import respond

@@ -1,6 +1,8 @@
 """Scheduled webhook check: getWebhookInfo against the stack's URL, as the WebhookRegistered metric
 (sommelier.deploy.webhook_check; the WebhookUnsetAlarm watches it)."""
 
+from typing import Any
+
 from sommelier.deploy.webhook_check import check_webhook
 from sommelier.observability.shell import HandlerShell
 from sommelier.secrets import SettingsSource
@@ -12,7 +14,7 @@ logger = shell.logger
 
 
 @shell
-def handler(event, context):
+def handler(event: Any, context: Any) -> dict[str, Any]:
     try:
         settings, _ = source.current()
     except SettingError as exc:

@@ -1,6 +1,7 @@
 """Agent function: SQS FIFO consumer that runs one conversation turn per Telegram update."""
 
 import json
+from typing import Any
 
 from sommelier.app import build_bot
 from sommelier.observability.shell import HandlerShell
@@ -8,7 +9,7 @@ from sommelier.secrets import SettingsSource
 from sommelier.telegram.consumer import AgentContainer
 
 
-def update_ids(event) -> str | None:
+def update_ids(event: dict[str, Any] | None) -> str | None:
     """The correlation id: the update id of the batch's record (the ids, comma-separated, for several)."""
     ids = []
     for record in (event or {}).get("Records", []):
@@ -26,5 +27,5 @@ container = AgentContainer(source.current, build=build_bot)  # this process's bo
 
 
 @shell
-def handler(event, context):
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return container.handle_sqs(event, context)

@@ -1,6 +1,8 @@
 """Weekly report function: every Monday (and on /report in the admin chat) the chart and the summary go to
 ADMIN_CHAT_ID. It carries matplotlib itself (requirements.txt), keeping the shared layer small."""
 
+from typing import Any
+
 from sommelier.observability.shell import HandlerShell
 from sommelier.repositories.adapters import repositories_from_settings
 from sommelier.secrets import SettingsSource
@@ -13,7 +15,7 @@ logger = shell.logger
 
 
 @shell
-def handler(event, context):
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:
         settings, _ = source.current()
     except SettingError as exc:

@@ -1,11 +1,13 @@
 """Tool function: the only code with database credentials (docs/architecture.md)."""
 
+from typing import Any
+
 from sommelier.observability.shell import HandlerShell
 from sommelier.secrets import SettingsSource
 from sommelier.toolfn.handler import ToolFunction
 
 
-def tool_name(event) -> str | None:
+def tool_name(event: Any) -> str | None:
     tool = event.get("tool") if isinstance(event, dict) else None
     return tool if isinstance(tool, str) else None
 
@@ -17,5 +19,5 @@ tools = ToolFunction(lambda: source.current()[0])  # the database pool, opened o
 
 
 @shell
-def handler(event, context):
+def handler(event: Any, context: Any) -> dict[str, Any]:
     return tools(event)

@@ -26,7 +26,8 @@ CONSUMERS = [
     "sommelier.offline.mood",
     "sommelier.offline.responder",
     "sommelier.embeddings.local",
-    "sommelier_dev.evaluation.metrics",
+    "sommelier_dev.evaluation.filters",  # the evaluation: its filter and constraint checks
+    "sommelier_dev.evaluation.constraints",
 ]
 
 # Literals of Russian words that stay outside the layer, each for a reason: they are not a vocabulary of

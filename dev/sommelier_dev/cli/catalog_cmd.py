@@ -5,14 +5,25 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from sommelier.domain.wire import to_wire
 
 from sommelier_dev.cli.output import console, fail, print_json
 
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+    from sommelier.catalog.importer import ImportReport
+    from sommelier.embeddings.port import EmbeddingProvider
+    from sommelier.photos.store import PhotoStore
+    from sommelier.repositories.ports import CatalogRepository
+    from sommelier.settings import Settings
 
-def register(sub: argparse._SubParsersAction) -> None:
+    from sommelier_dev.enrich_llm import LlmEnrichment, LlmEnrichmentReport
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("catalog", help="import, export, list or re-embed the shop's wine catalogue")
     actions = parser.add_subparsers(dest="action", required=True)
     imp = actions.add_parser(
@@ -51,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     reembed.set_defaults(run=run_reembed)
 
 
-def _context(args: argparse.Namespace):
+def _context(args: argparse.Namespace) -> tuple[Settings, CatalogRepository, EmbeddingProvider, PhotoStore]:
     from sommelier.embeddings import provider_from_settings
     from sommelier.photos.store import photo_store_from_settings
 
@@ -64,7 +75,7 @@ def _context(args: argparse.Namespace):
     )
 
 
-def _progress():
+def _progress() -> Progress:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     return Progress(
@@ -75,12 +86,12 @@ def _progress():
 def run_import(args: argparse.Namespace) -> int:
     from sommelier.catalog.importer import CatalogImportError, import_catalog
 
-    llm_pass = None
+    llm_pass: LlmEnrichment | None = None
     try:
         settings, catalog, embedder, photos = _context(args)
         llm_pass = _llm_enrichment(settings) if args.enrich_llm else None
         with _progress() as progress:
-            tasks: dict[str, int] = {}
+            tasks: dict[str, TaskID] = {}
 
             def on_progress(stage: str, done: int, total: int) -> None:
                 if stage not in tasks:
@@ -109,13 +120,19 @@ def run_import(args: argparse.Namespace) -> int:
         return 1
     except Exception as exc:
         return fail(f"import failed: {exc}")
+    _print_import_report(report, llm_pass, replaced=args.replace)
+    return 0
+
+
+def _print_import_report(report: ImportReport, llm_pass: LlmEnrichment | None, *, replaced: bool) -> None:
+    """What an import did: the counts, what was skipped, inferred and kept aside, and what went wrong."""
     console.print(
         f"[green]imported[/] {report.rows} wines: {report.inserted} new, {report.updated} updated, "
         f"{report.photos_uploaded} photos, embeddings by {report.embedding_model}"
     )
     if report.unavailable:
         console.print(f"{report.unavailable} of them out of stock: imported unavailable (never recommended)")
-    if args.replace:
+    if replaced:
         console.print(f"replaced: {report.retired} wines not in the file are now unavailable (history kept)")
     _print_skipped(report)
     if llm_pass is not None:
@@ -134,14 +151,13 @@ def run_import(args: argparse.Namespace) -> int:
         console.print(f"  imported without a photo: {len(skipped)} more whose host could not be reached", markup=False)
     for warning in report.warnings:
         console.print(f"  warning: {warning}", markup=False)
-    return 0
 
 
 SHOWN_SKIPPED_ROWS = 20
 SHOWN_DROPPED_VALUES = 10
 
 
-def _llm_enrichment(settings):
+def _llm_enrichment(settings: Settings) -> LlmEnrichment | None:
     """The --enrich-llm pass, or None (said on the console) when no LLM key is set."""
     from sommelier.agent.llm.client import llm_from_settings
     from sommelier.domain.pricing import parse_price
@@ -157,7 +173,7 @@ def _llm_enrichment(settings):
     return LlmEnrichment(llm, parse_price(settings.llm.price_per_mtok), settings.state_dir)
 
 
-def _print_llm_report(report) -> None:
+def _print_llm_report(report: LlmEnrichmentReport) -> None:
     filled = ", ".join(f"{name} ({count})" for name, count in report.filled.most_common()) or "nothing"
     console.print(
         f"LLM enrichment: {report.rows_sent} rows sent in {report.calls} calls, {report.cache_hits} from the cache;"
@@ -177,7 +193,7 @@ def _print_llm_report(report) -> None:
         console.print(f"  an LLM call failed (its rows keep the rules' values): {failure}", markup=False)
 
 
-def _print_skipped(report) -> None:
+def _print_skipped(report: ImportReport) -> None:
     """Rows left out because they are not wine: counted by kind; the ones the importer could not place are
     listed (the first SHOWN_SKIPPED_ROWS), so the owner can see nothing a wine was lost."""
     from sommelier.catalog.shop_rows import RowKind

@@ -6,8 +6,9 @@ import argparse
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.console import Console
 from rich.panel import Panel
@@ -16,7 +17,17 @@ from rich.text import Text
 from sommelier_dev.cli.output import fail, print_json
 
 if TYPE_CHECKING:
+    from sommelier.agent.streaming import Shown
+    from sommelier.app import Runtime
     from sommelier.domain.wire import JSONObject
+    from sommelier.photos.store import PhotoStore
+    from sommelier.telegram.dialog import Reply
+    from sommelier.telegram.render import Outgoing
+    from sommelier.telegram.state import RateDecision
+
+    from sommelier_dev.cli.context import CliContext
+
+T = TypeVar("T")
 
 QUIT_WORDS = {"/quit", "/exit", "выход"}
 BUTTON_NUMBER_MAX_DIGITS = 2  # "7" is a button press; "1500" is a budget
@@ -38,7 +49,7 @@ def no_such_button(number: str, buttons: list[tuple[str, str]]) -> str:
     return f"Кнопки «{number}» нет: под последним ответом кнопки 1–{len(buttons)}."
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("chat", help="chat with the sommelier in the terminal")
     parser.add_argument("--once", metavar="TEXT", help="answer one message and exit")
     parser.add_argument("--json", action="store_true", help="with --once: print response, metadata and Telegram calls")
@@ -46,9 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def telegram_calls(chat_id: int, parts, photos) -> list[dict[str, Any]]:
+def telegram_calls(chat_id: int, parts: list[Outgoing], photos: PhotoStore) -> list[dict[str, Any]]:
     """The Bot API calls the Telegram consumer would make for these parts."""
-    calls = []
+    calls: list[dict[str, Any]] = []
     for part in parts:
         markup = {"reply_markup": part.reply_markup} if part.reply_markup else {}
         if part.kind == "photo":
@@ -118,7 +129,7 @@ class TerminalChannel:
     def __init__(self, chat: TerminalChat):
         self.chat = chat
 
-    def allow(self):
+    def allow(self) -> RateDecision:
         from sommelier.telegram.state import RateDecision
 
         return RateDecision(allowed=True)
@@ -126,7 +137,7 @@ class TerminalChannel:
     def typing(self) -> None:
         return None  # the spinner of TerminalChat._busy shows it
 
-    def shown(self):
+    def shown(self) -> Shown | None:
         return None  # the terminal shows the whole answer at once
 
     def answer_callback(self, text: str | None) -> None:
@@ -146,7 +157,7 @@ class TerminalChannel:
 
 
 class TerminalChat:
-    def __init__(self, runtime, chat_id: int, console: Console):
+    def __init__(self, runtime: Runtime, chat_id: int, console: Console):
         from sommelier.app import build_router
 
         self.runtime = runtime
@@ -169,8 +180,9 @@ class TerminalChat:
             )
         )
 
-    def reply_to(self, update: dict[str, Any]):
+    def reply_to(self, update: dict[str, Any]) -> Reply | None:
         """The reply the shared router gives this update (None: nothing to show)."""
+        from sommelier.telegram.dialog import ReplyStream
         from sommelier.telegram.router import Turn
         from sommelier.telegram.updates import parse_update, route
 
@@ -182,7 +194,10 @@ class TerminalChat:
             channel=TerminalChannel(self),
             settings=self.runtime.settings,
         )
-        return self._busy(lambda: self.router.dispatch(turn))
+        reply = self._busy(lambda: self.router.dispatch(turn))
+        if isinstance(reply, ReplyStream):  # never: TerminalChannel.shown() is None, so every answer comes whole
+            raise TypeError("the terminal chat shows whole answers, not streamed ones")
+        return reply
 
     def handle(self, line: str) -> None:
         text = line.strip()
@@ -201,13 +216,13 @@ class TerminalChat:
         if reply is not None:
             self.show(reply)
 
-    def _busy(self, work):
+    def _busy(self, work: Callable[[], T]) -> T:
         if self.console.is_terminal:
             with self.console.status("Сомелье подбирает вино…", spinner="dots"):
                 return work()
         return work()
 
-    def _photo_location(self, part) -> str:
+    def _photo_location(self, part: Outgoing) -> str:
         if part.file_id:
             return f"Telegram file_id {part.file_id}"
         if not part.image_key:
@@ -218,7 +233,7 @@ class TerminalChat:
         except ValueError:
             return where
 
-    def show(self, reply) -> None:
+    def show(self, reply: Reply) -> None:
         for part in reply.parts:
             if part.kind == "photo":
                 body = Text(wrap_for_terminal(part.plain, self.console.width - 4), no_wrap=True)
@@ -235,7 +250,7 @@ class TerminalChat:
         self.console.print()
 
 
-def _prepare(context):
+def _prepare(context: CliContext) -> Runtime:
     from sommelier.app import build_runtime
 
     from sommelier_dev.cli.dev_cmd import ensure_ready
@@ -275,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _once(runtime, args: argparse.Namespace) -> int:
+def _once(runtime: Runtime, args: argparse.Namespace) -> int:
     from sommelier.telegram.dialog import Reply
 
     text = args.once.strip() or "?"

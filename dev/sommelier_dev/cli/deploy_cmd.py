@@ -10,7 +10,7 @@ from rich.text import Text
 MARKS = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red"), "skip": ("-", "dim")}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     deploy = sub.add_parser("deploy", help="check a deployed stack")
     actions = deploy.add_subparsers(dest="action", required=True)
     check = actions.add_parser(
@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_check(args: argparse.Namespace) -> int:
     import boto3
 
-    from sommelier_dev.deploy_check import FAIL, run_checks
+    from sommelier_dev.deploy_check import run_checks
+    from sommelier_dev.doctor import FAIL
 
     console = Console(highlight=False, soft_wrap=True)
     session = boto3.session.Session(region_name=args.region) if args.region else boto3.session.Session()

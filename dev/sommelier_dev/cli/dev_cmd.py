@@ -14,7 +14,7 @@ from sommelier_dev.cli.output import console, fail
 SHIPPED_CATALOG = "data/catalog/wines.json"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("dev", help="local environment: embedded PostgreSQL, migrations, shipped catalogue")
     actions = parser.add_subparsers(dest="action", required=True)
     up = actions.add_parser("up", help="start (or reuse) the database, migrate, seed the catalogue if empty")

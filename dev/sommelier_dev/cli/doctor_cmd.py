@@ -10,7 +10,7 @@ from rich.text import Text
 MARKS = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red"), "skip": ("-", "dim")}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("doctor", help="check configuration and connectivity")
     parser.set_defaults(run=run, tolerates_bad_settings=True)
 

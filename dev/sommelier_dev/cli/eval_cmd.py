@@ -12,14 +12,26 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
 
 from sommelier_dev.cli.output import console, fail
 
+if TYPE_CHECKING:
+    from sommelier.agent.llm.port import ChatLLM
+    from sommelier.embeddings.port import EmbeddingProvider
+    from sommelier.repositories.adapters import Repositories
+    from sommelier.settings import Settings
 
-def register(sub: argparse._SubParsersAction) -> None:
+    from sommelier_dev.cli.context import CliContext
+    from sommelier_dev.evaluation.golden import GoldenCase
+    from sommelier_dev.evaluation.harness import CaseRun
+    from sommelier_dev.evaluation.runner import EvalResult
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("eval", help="recommendation-quality evaluation on the Russian golden set")
     parser.add_argument(
         "--offline", action="store_true", help="use the offline responder (the default when OPENAI_API_KEY is not set)"
@@ -46,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _repositories(context):
+def _repositories(context: CliContext) -> tuple[Repositories, str]:
     settings = context.settings
     if settings.aws.tool_function_name:
         return context.repositories(), f"tool function {settings.aws.tool_function_name}"
@@ -58,9 +70,10 @@ def _repositories(context):
     return context.repositories(), f"embedded PostgreSQL ({settings.state_dir / 'pgdata'})"
 
 
-def _embedder(choice: str, repositories, settings):
+def _embedder(choice: str, repositories: Repositories, settings: Settings) -> EmbeddingProvider:
     from sommelier.embeddings import provider_from_settings
-    from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
+    from sommelier.embeddings.local import LocalHashingEmbeddings
+    from sommelier.settings import LOCAL_MODEL_NAME
 
     if choice == "local":
         return LocalHashingEmbeddings()
@@ -79,7 +92,7 @@ def _embedder(choice: str, repositories, settings):
     return configured
 
 
-def _llm(args: argparse.Namespace, settings):
+def _llm(args: argparse.Namespace, settings: Settings) -> ChatLLM | None:
     """The configured chat model, or None for the offline responder."""
     from sommelier.agent.llm.client import OpenAIChat
 
@@ -151,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         f"{escape(database)}"
     )
 
-    def progress(index, case, run) -> None:
+    def progress(index: int, case: GoldenCase, run: CaseRun) -> None:
         if not args.quiet:
             _print_progress(index, len(cases), case, run)
 
@@ -174,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_progress(index: int, total: int, case, run) -> None:
+def _print_progress(index: int, total: int, case: GoldenCase, run: CaseRun) -> None:
     """One line per played case: its answer type, guard and wines, and how long the evaluated turn took."""
     if run.turn is None:
         return
@@ -195,23 +208,25 @@ def _command_line() -> str:
     return "sommelier eval"
 
 
-def _display_path(golden_path) -> str:
+def _display_path(golden_path: Path | None) -> str:
     """The golden set's path relative to the project when it is inside it, else as given."""
     from sommelier.settings import project_root
 
+    if golden_path is None:  # a golden set read from no file
+        return str(golden_path)
     try:
-        return str(Path(golden_path).resolve().relative_to(project_root()))
-    except (ValueError, TypeError):
+        return str(golden_path.resolve().relative_to(project_root()))
+    except ValueError:
         return str(golden_path)
 
 
-def _missed_bound(row: dict) -> str:
+def _missed_bound(row: dict[str, Any]) -> str:
     """A missed threshold row as `metric value (needs ≥ limit)`."""
     sign = "≥" if row["bound"] == "min" else "≤"
     return f"{row['metric']} {row['value']:.3f} (needs {sign} {row['limit']:g})"
 
 
-def _print_summary(result, thresholds) -> None:
+def _print_summary(result: EvalResult, thresholds: dict[str, dict[str, Any]]) -> None:
     from sommelier_dev.evaluation.metrics import RATIO_METRICS
     from sommelier_dev.evaluation.report import CHART_METRICS, COST_METRICS, LABELS, format_bound, format_value
 

@@ -27,14 +27,17 @@ import sys
 import time
 import traceback
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.markup import escape
 
 from sommelier_dev.cli.output import console, print_json
+
+if TYPE_CHECKING:
+    from sommelier_dev.devtools.template import FunctionSpec
 
 FAKE_ACCOUNT_ID = "123456789012"
 DEFAULT_REGION = "eu-central-1"
@@ -50,7 +53,7 @@ class InvokeError(Exception):
     """A problem with the inputs (exit 2), not with the handler."""
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "invoke",
         help="run a function from template.yaml on a sample event, with its environment, without Docker",
@@ -137,7 +140,9 @@ def _env_file_values(path: Path, logical_id: str) -> dict[str, str]:
     return values
 
 
-def build_environment(spec, env_file: Path | None, process_env: dict[str, str] | None = None) -> dict[str, str]:
+def build_environment(
+    spec: FunctionSpec, env_file: Path | None, process_env: dict[str, str] | None = None
+) -> dict[str, str]:
     """template literals <- env-vars file <- the process environment (a non-empty variable wins)."""
     process_env = dict(os.environ if process_env is None else process_env)
     layered = {name: value for name, value in spec.environment.items() if value != ""}
@@ -149,7 +154,7 @@ def build_environment(spec, env_file: Path | None, process_env: dict[str, str] |
     return layered
 
 
-def _lambda_variables(spec, function_name: str, region: str) -> dict[str, str]:
+def _lambda_variables(spec: FunctionSpec, function_name: str, region: str) -> dict[str, str]:
     """What the Lambda runtime sets, for code that looks; AWS_SAM_LOCAL keeps X-Ray off."""
     return {
         "AWS_LAMBDA_FUNCTION_NAME": function_name,
@@ -183,7 +188,7 @@ def _logs_to_stderr() -> Iterator[None]:
     """stdout is for the result: route print() and stdout log handlers (Powertools) to stderr."""
     stdout = sys.stdout
     targets = {id(stdout), id(sys.__stdout__)}
-    swapped: list[tuple[logging.StreamHandler, Any]] = []
+    swapped: list[tuple[logging.StreamHandler[TextIO], TextIO]] = []
     loggers = [logging.getLogger()] + [
         item for item in list(logging.Logger.manager.loggerDict.values()) if isinstance(item, logging.Logger)
     ]
@@ -221,7 +226,7 @@ def _code_on_path(code_dir: Path) -> Iterator[None]:
                 sys.modules.pop(name, None)
 
 
-def _load_handler(spec):
+def _load_handler(spec: FunctionSpec) -> Callable[[Any, Any], Any]:
     file = spec.handler_file
     if not spec.handler_module or not spec.handler_function:
         raise InvokeError(f"{spec.logical_id}: Handler {spec.handler!r} is not 'module.function'")
@@ -234,7 +239,7 @@ def _load_handler(spec):
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[module_name] = module  # as an import would (dataclasses, pickling); dropped afterwards
     module_spec.loader.exec_module(module)  # may raise: reported like Runtime.ImportModuleError
-    function = getattr(module, spec.handler_function, None)
+    function: Callable[[Any, Any], Any] | None = getattr(module, spec.handler_function, None)
     if not callable(function):
         raise InvokeError(f"{spec.logical_id}: {file.name} has no function {spec.handler_function!r}")
     return function
@@ -245,7 +250,7 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first_line}" if first_line else type(exc).__name__
 
 
-def _default_env_file(spec) -> Path | None:
+def _default_env_file(spec: FunctionSpec) -> Path | None:
     base = spec.template_path.parent if spec.template_path else Path.cwd()
     # events/local-env.json is for `sam local` (loopback services); this one keeps everything in-process.
     candidate = base / "events" / "local-env.json"

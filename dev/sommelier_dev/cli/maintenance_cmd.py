@@ -7,7 +7,7 @@ import argparse
 from sommelier_dev.cli.output import console, fail
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("maintenance", help="delete conversation messages older than the retention period")
     parser.add_argument(
         "--retention-days", type=int, help="keep this many days (default: MESSAGE_RETENTION_DAYS, else 180)"

@@ -11,7 +11,7 @@ from sommelier.settings import TelegramSettings
 from sommelier_dev.cli.output import console, fail
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("qr", help="write printable PNG QR codes that open a wine's card in the bot")
     parser.add_argument("refs", nargs="+", metavar="SKU", help="the wines' skus (or catalogue ids)")
     parser.add_argument("--out", type=Path, required=True, help="folder for the PNG files (created if missing)")

@@ -9,7 +9,7 @@ from pathlib import Path
 from sommelier_dev.cli.output import console, fail
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("report", help="the shop owner's report: demand, votes, unmet demand, LLM cost")
     parser.add_argument("--since", default="7d", help="the period: 7d (default), 24h, 2w")
     parser.add_argument("--out", type=Path, default=Path("report.png"), help="where to write the PNG chart")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import secrets as token_generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sommelier.repositories.adapters import Repositories
 from sommelier.settings import Settings
@@ -12,11 +12,14 @@ from sommelier.telegram.state import MessageLedger
 
 from sommelier_dev.cli.output import console, fail
 
+if TYPE_CHECKING:
+    from sommelier_dev.devtools.local_server import ChatOrderedWorkers, LocalServer
+
 WEBHOOK_FUNCTION = "WebhookFunction"
 DEFAULT_WEBHOOK_PATH = "/telegram/webhook"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("serve", help="serve the webhook route locally and process turns in-process")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
@@ -45,7 +48,7 @@ def build_local_server(
     process: Any = None,
     repositories: Repositories | None = None,
     ledger: MessageLedger | None = None,
-):
+) -> tuple[LocalServer, ChatOrderedWorkers]:
     """The deployed webhook app under uvicorn, its turns on per-chat ordered workers (also for tests and benchmarks).
 
     `process(update, attempt)` runs one turn; by default a bot built from the settings on ``repositories``

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING
 
 from sommelier.telegram.registration import ALLOWED_UPDATES, menu_commands
 
 from sommelier_dev.cli.output import console, fail, print_json
 
+if TYPE_CHECKING:
+    from sommelier.telegram.client import TelegramClient
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     hook = sub.add_parser("webhook", help="manage the Telegram webhook (uses TELEGRAM_BOT_TOKEN)")
     actions = hook.add_subparsers(dest="action", required=True)
     set_ = actions.add_parser("set", help="point Telegram at URL with the secret token")
@@ -29,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     poll.set_defaults(run=run_poll)
 
 
-def _client(args: argparse.Namespace):
+def _client(args: argparse.Namespace) -> TelegramClient:
     from sommelier.telegram.client import TelegramClient
 
     return TelegramClient.from_settings(args.context.settings.telegram)

@@ -8,7 +8,7 @@ import json
 from sommelier_dev.cli.output import fail, print_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "tool", help='call the tool function in-process, e.g. tool search_wines \'{"wine_type":"red"}\''
     )

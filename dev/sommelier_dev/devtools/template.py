@@ -109,7 +109,8 @@ def _load(path: str, _mtime_ns: int) -> dict[str, Any]:
     if template is None or not isinstance(template, dict):
         problem = matches[0].message if matches else "not a mapping"
         raise TemplateError(f"cannot parse {path}: {problem}")
-    return _plain(template)
+    plain: dict[str, Any] = _plain(template)  # a mapping stays a mapping
+    return plain
 
 
 def _plain(node: Any) -> Any:

@@ -3,8 +3,9 @@
 - `golden`: the Russian golden set in `eval/golden_set.json` (queries, expected behaviour, labels);
 - `recording`: decorators around the tool port and the chat LLM that record every call of a turn;
 - `harness`: plays each golden case through a real `SommelierAgent` (offline responder or an LLM);
-- `metrics`: tool choice, filter accuracy, constraint satisfaction, groundedness, recall@5, guards,
-  LLM calls, tokens and latency, overall and per category;
+- `metrics`: one case's score: tool choice, filter accuracy, constraint satisfaction, groundedness,
+  recall@5, guards, LLM calls, tokens and latency (`filters` and `constraints`: two of its checks);
+- `summary`: the scores of a run, overall and per category;
 - `report`: the JSON report, the Markdown summary, the PNG chart and the threshold check.
 
 The metric definitions are written out in `eval/README.md`.

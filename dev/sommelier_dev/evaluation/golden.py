@@ -215,7 +215,8 @@ def _parse_guard_type(guard_type: Any, response_types: list[str], where: str) ->
         raise _fail(where, "a guard case must expect response_type off_topic")
     if guard_type is None and "off_topic" in response_types:
         raise _fail(where, "an off_topic answer always carries a guard_type")
-    return guard_type
+    checked: str | None = guard_type  # one of GUARD_TYPES, or null
+    return checked
 
 
 def _parse_tools(value: Any, where: str) -> tuple[str, ...]:

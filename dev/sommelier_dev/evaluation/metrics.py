@@ -26,20 +26,37 @@ Definitions (also in eval/README.md):
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sommelier import language
 from sommelier.agent.answer import extract_json, wine_key
 from sommelier.domain.errors import PortError
-from sommelier.language import normalize, stem, words
 from sommelier.repositories.ports import CatalogRepository
 
+from sommelier_dev.evaluation.constraints import constraint_violations
+from sommelier_dev.evaluation.filters import missing_filters, normalise_filters
 from sommelier_dev.evaluation.golden import SEARCH_TOOLS, Expectation, GoldenCase
 from sommelier_dev.evaluation.harness import CaseRun, TurnRecord
 from sommelier_dev.evaluation.recording import CANDIDATE_TOOLS, ToolCallRecord
+from sommelier_dev.evaluation.summary import RATIO_METRICS, percentile, summarize, value
+
+# The filter and constraint checks (`filters`, `constraints`) and the summaries (`summary`) live in their own
+# modules; their public names are importable from here too.
+__all__ = [
+    "RATIO_METRICS",
+    "RECALL_K",
+    "CaseScore",
+    "Catalog",
+    "WineCheck",
+    "constraint_violations",
+    "label_key",
+    "missing_filters",
+    "normalise_filters",
+    "percentile",
+    "score_case",
+    "summarize",
+    "value",
+]
 
 RECALL_K = 5
 
@@ -82,237 +99,6 @@ class Catalog:
 
 def label_key(name: str, producer: str) -> tuple[str, str]:
     return wine_key(name or ""), wine_key(producer or "")
-
-
-# --------------------------------------------------------------------------- filter normalisation
-
-# Linking words and «блюдо» name no dish (the language layer's).
-_NOT_A_DISH = {stem(w) for w in (*language.LINKING, *language.data("dishes.json")["dish_words"])}
-
-
-def _price(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, str):
-        value = value.replace(" ", "").replace("\u00a0", "").replace("₽", "").replace(",", ".")
-        try:
-            value = float(value)
-        except ValueError:
-            return None
-    if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        return None
-    return float(value)
-
-
-def _grape(value: str) -> str:
-    known = language.grape(value)
-    return normalize(known.name if known else value)
-
-
-def _country(value: str) -> str:
-    known = language.country(value)
-    return normalize(known.name if known else value)
-
-
-def _region(value: str) -> str:
-    known = language.region(value)
-    return normalize(known.name) if known else normalize(value)
-
-
-def _food_stems(value: str) -> set[str]:
-    return {stem(w) for w in words(value) if stem(w) not in _NOT_A_DISH}
-
-
-def normalise_filters(arguments: dict[str, Any]) -> dict[str, Any]:
-    """A tool call's arguments in comparable form (unknown keys and empty values dropped)."""
-    out: dict[str, Any] = {}
-    if not isinstance(arguments, dict):
-        return out
-    for key, table in (
-        ("wine_type", language.enum_words("wine_types")),
-        ("sweetness", language.enum_words("sweetness")),
-    ):
-        value = arguments.get(key)
-        if isinstance(value, str) and table.get(normalize(value)):
-            out[key] = table[normalize(value)]
-    for key in ("price_min", "price_max"):
-        price = _price(arguments.get(key))
-        if price is not None:
-            out[key] = price
-    for key in ("grape_variety", "country", "region", "food_pairing"):
-        value = arguments.get(key)
-        if not isinstance(value, str) or not value.strip():
-            continue
-        if key == "grape_variety":
-            out[key] = _grape(value)
-        elif key == "country":
-            out[key] = _country(value)
-        elif key == "region":
-            out[key] = _region(value)
-        else:
-            out[key] = _food_stems(value)
-    return out
-
-
-def _stems_cover(expected: set[str], sent: set[str]) -> bool:
-    return all(any(s.startswith(e) or e.startswith(s) for s in sent if len(s) >= 3) for e in expected)
-
-
-def _filter_matches(key: str, expected: Any, sent: dict[str, Any]) -> bool:
-    if key not in sent:
-        return False
-    value = sent[key]
-    if key in ("price_min", "price_max"):
-        if isinstance(expected, list):
-            return float(expected[0]) <= value <= float(expected[1])
-        return abs(value - float(expected)) <= 1.0
-    alternatives = expected if isinstance(expected, list) else [expected]
-    for alt in alternatives:
-        if key in ("wine_type", "sweetness"):
-            if value == alt:
-                return True
-        elif key == "grape_variety":
-            want = _grape(alt)
-            if value == want or value.startswith(want + " "):
-                return True
-        elif key == "country":
-            if value == _country(alt):
-                return True
-        elif key == "region":
-            want = _region(alt)
-            if want in value or value in want:
-                return True
-        elif key == "food_pairing":
-            if _stems_cover(_food_stems(alt), value):
-                return True
-    return False
-
-
-def missing_filters(expected: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
-    sent = normalise_filters(arguments)
-    return [key for key, value in expected.items() if not _filter_matches(key, value, sent)]
-
-
-# --------------------------------------------------------------------------- constraints
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-def _row_price(row: dict[str, Any]) -> float:
-    return float(row.get("price_rub") or 0)
-
-
-def _listed(field_name: str) -> Callable[[dict[str, Any], Any], str | None]:
-    """A check that the row's `field_name` is the wanted value or one of the wanted list."""
-
-    def check(row: dict[str, Any], wanted: Any) -> str | None:
-        if row.get(field_name) in _as_list(wanted):
-            return None
-        return f"{field_name}={row.get(field_name)}"
-
-    return check
-
-
-def _price_at_least(row: dict[str, Any], wanted: Any) -> str | None:
-    """price_min: the row costs no less than the bound."""
-    price = _row_price(row)
-    return f"price {price:g} < {wanted}" if price < float(wanted) else None
-
-
-def _price_at_most(row: dict[str, Any], wanted: Any) -> str | None:
-    """price_max: the row costs no more than the bound."""
-    price = _row_price(row)
-    return f"price {price:g} > {wanted}" if price > float(wanted) else None
-
-
-def _country_is(row: dict[str, Any], wanted: Any) -> str | None:
-    """country: the row's country is one of the wanted ones (normalised)."""
-    allowed = {normalize(c) for c in _as_list(wanted)}
-    if normalize(str(row.get("country") or "")) in allowed:
-        return None
-    return f"country={row.get('country')}"
-
-
-def _region_is(row: dict[str, Any], wanted: Any) -> str | None:
-    """region: a wanted region appears in the row's region or appellation."""
-    haystack = normalize(f"{row.get('region') or ''} {row.get('appellation') or ''}")
-    if any(normalize(r) in haystack for r in _as_list(wanted)):
-        return None
-    return f"region={row.get('region')}"
-
-
-def _grape_is(row: dict[str, Any], wanted: Any) -> str | None:
-    """grape: one of the row's grapes is a wanted grape (or a wanted grape followed by a qualifier)."""
-    grapes = [normalize(g) for g in row.get("grape_varieties") or []]
-    names = [normalize(g) for g in _as_list(wanted)]
-    if any(g == w or g.startswith(w + " ") for g in grapes for w in names):
-        return None
-    return f"grapes={', '.join(row.get('grape_varieties') or [])}"
-
-
-def _food_is(row: dict[str, Any], wanted: Any) -> str | None:
-    """food: one of the row's pairings contains one of the wanted stems."""
-    pairings = [normalize(p) for p in row.get("food_pairings") or []]
-    if any(normalize(s) in p for p in pairings for s in wanted):
-        return None
-    return f"food={'; '.join(row.get('food_pairings') or [])}"
-
-
-# The constraints on the catalogue row itself, in the order their violations are listed.
-_ROW_CHECKS: dict[str, Callable[[dict[str, Any], Any], str | None]] = {
-    "wine_type": _listed("wine_type"),
-    "sweetness": _listed("sweetness"),
-    "price_min": _price_at_least,
-    "price_max": _price_at_most,
-    "country": _country_is,
-    "region": _region_is,
-    "grape": _grape_is,
-    "food": _food_is,
-}
-
-
-def _history_violations(
-    price: float,
-    constraints: dict[str, Any],
-    *,
-    previous_ids: set[str],
-    previous_prices: list[float],
-    wine_id: str,
-) -> list[str]:
-    """The constraints relative to earlier turns: not recommended before, cheaper or pricier than the last picks
-    (the price direction is not checked when the previous turn recommended nothing)."""
-    broken: list[str] = []
-    if constraints.get("not_previous") and wine_id in previous_ids:
-        broken.append("already recommended in an earlier turn")
-    if constraints.get("cheaper_than_previous") and previous_prices and price >= min(previous_prices):
-        broken.append(f"price {price:g} not below the previous picks (min {min(previous_prices):g})")
-    if constraints.get("pricier_than_previous") and previous_prices and price <= max(previous_prices):
-        broken.append(f"price {price:g} not above the previous picks (max {max(previous_prices):g})")
-    return broken
-
-
-def constraint_violations(
-    row: dict[str, Any],
-    constraints: dict[str, Any],
-    *,
-    previous_ids: set[str],
-    previous_prices: list[float],
-    wine_id: str,
-) -> list[str]:
-    """Which hard constraints a catalogue row breaks (empty list: it meets them all)."""
-    price = _row_price(row)
-    broken: list[str] = []
-    for key, check in _ROW_CHECKS.items():
-        if key in constraints:
-            problem = check(row, constraints[key])
-            if problem is not None:
-                broken.append(problem)
-    broken += _history_violations(
-        price, constraints, previous_ids=previous_ids, previous_prices=previous_prices, wine_id=wine_id
-    )
-    return broken
 
 
 # --------------------------------------------------------------------------- per-case score
@@ -685,112 +471,3 @@ def score_case(run: CaseRun, catalog: Catalog) -> CaseScore:
         errors=[f"agent error: {turn.error}"] if turn.error else [],
         warnings=_price_direction_warnings(expect, turn, previous_prices) + label_warnings,
     )
-
-
-# --------------------------------------------------------------------------- summaries
-
-# The share metrics (0..1) that summarize() reports for every block; the report prints them as percentages.
-RATIO_METRICS = (
-    "response_type_accuracy",
-    "tool_choice_accuracy",
-    "filter_accuracy",
-    "constraint_satisfaction",
-    "groundedness",
-    "model_groundedness",
-    "recall_at_5_mood",
-    "recall_at_5_mood_uncapped",
-    "mood_pick_precision",
-    "guard_accuracy",
-    "guard_false_positive_rate",
-    "case_pass_rate",
-)
-
-
-def _ratio(hits: int, total: int) -> dict[str, Any]:
-    return {"value": (hits / total) if total else None, "n": total, "hits": hits}
-
-
-def _mean(values: list[float]) -> dict[str, Any]:
-    return {"value": (sum(values) / len(values)) if values else None, "n": len(values)}
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Linear-interpolated percentile (q in 0..100), as numpy's default."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * q / 100.0
-    low = math.floor(position)
-    high = math.ceil(position)
-    if low == high:
-        return ordered[low]
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def summarize(scores: list[CaseScore]) -> dict[str, Any]:
-    """Overall and per-category metrics: each `{"value": float | None, "n": count}`."""
-    categories: dict[str, list[CaseScore]] = {}
-    for score in scores:
-        categories.setdefault(score.category, []).append(score)
-    return {
-        "overall": _summary_block(scores),
-        "categories": {name: _summary_block(group) for name, group in categories.items()},
-    }
-
-
-def _summary_block(group: list[CaseScore]) -> dict[str, Any]:
-    return {"cases": len(group), **_answer_quality(group), **_guard_quality(group), **_turn_cost(group)}
-
-
-def _answer_quality(group: list[CaseScore]) -> dict[str, Any]:
-    """What the answers got right: the type, the tools and filters, the constraints, grounding, recall."""
-    tool = [s.tool_ok for s in group if s.tool_ok is not None]
-    filters = [s.filters_ok for s in group if s.filters_ok is not None]
-    constraint = [s.constraint_pairs for s in group]
-    grounded = [s.grounded_pairs for s in group]
-    model = [(s.model_grounded or 0, s.model_recommended) for s in group if s.model_recommended is not None]
-    recall = [s.recall_at_5 for s in group if s.recall_at_5 is not None]
-    recall_uncapped = [s.recall_at_5_uncapped for s in group if s.recall_at_5_uncapped is not None]
-    precision = [s.mood_precision for s in group if s.mood_precision is not None]
-    return {
-        "response_type_accuracy": _ratio(sum(s.response_type_ok for s in group), len(group)),
-        "tool_choice_accuracy": _ratio(sum(tool), len(tool)),
-        "filter_accuracy": _ratio(sum(filters), len(filters)),
-        "constraint_satisfaction": _ratio(sum(ok for ok, _ in constraint), sum(n for _, n in constraint)),
-        "groundedness": _ratio(sum(ok for ok, _ in grounded), sum(n for _, n in grounded)),
-        "model_groundedness": _ratio(sum(ok for ok, _ in model), sum(n for _, n in model)),
-        "recall_at_5_mood": _mean(recall),
-        "recall_at_5_mood_uncapped": _mean(recall_uncapped),
-        "mood_pick_precision": _mean(precision),
-    }
-
-
-def _guard_quality(group: list[CaseScore]) -> dict[str, Any]:
-    guard = [s.guard_ok for s in group if s.guard_ok is not None]
-    normal = [s for s in group if not s.guard_expected]
-    return {
-        "guard_accuracy": _ratio(sum(guard), len(guard)),
-        "guard_false_positive_rate": _ratio(sum(s.guard_false_positive for s in normal), len(normal)),
-        "case_pass_rate": _ratio(sum(s.passed for s in group), len(group)),
-    }
-
-
-def _turn_cost(group: list[CaseScore]) -> dict[str, Any]:
-    """What a turn costs: LLM calls, tokens and time."""
-    latencies = [s.latency_ms for s in group]
-    tokens = [s.prompt_tokens + s.completion_tokens for s in group]
-    return {
-        "llm_calls_per_turn": _mean([float(s.llm_calls) for s in group]),
-        "tokens_per_turn": _mean([float(t) for t in tokens]),
-        "prompt_tokens_per_turn": _mean([float(s.prompt_tokens) for s in group]),
-        "completion_tokens_per_turn": _mean([float(s.completion_tokens) for s in group]),
-        "latency_ms_p50": {"value": percentile(latencies, 50), "n": len(latencies)},
-        "latency_ms_p95": {"value": percentile(latencies, 95), "n": len(latencies)},
-    }
-
-
-def value(summary_block: dict[str, Any], metric: str) -> float | None:
-    entry = summary_block.get(metric)
-    if isinstance(entry, dict):
-        return entry.get("value")
-    return None

@@ -11,7 +11,7 @@ from typing import Any
 
 from sommelier.settings import project_root
 
-from sommelier_dev.evaluation.harness import CaseRun
+from sommelier_dev.evaluation.harness import CaseRun, TurnRecord
 from sommelier_dev.evaluation.metrics import RATIO_METRICS, CaseScore, value
 
 THRESHOLDS_PATH = Path("eval") / "thresholds.json"
@@ -218,7 +218,7 @@ def _expect_json(run: CaseRun) -> dict[str, Any]:
     return data
 
 
-def _turn_brief(turn) -> dict[str, Any]:
+def _turn_brief(turn: TurnRecord) -> dict[str, Any]:
     return {
         "text": turn.text,
         "response_type": (turn.response or {}).get("response_type"),

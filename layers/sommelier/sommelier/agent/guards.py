@@ -16,7 +16,7 @@ import unicodedata
 import zlib
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, overload
 
 from sommelier.domain.answer import SommelierResponse
 
@@ -570,7 +570,7 @@ def text_problem(texts: Iterable[str]) -> str | None:
     return None
 
 
-def response_problem(response) -> str | None:
+def response_problem(response: SommelierResponse) -> str | None:
     """text_problem over every user-visible field of a SommelierResponse."""
     fields = [response.intro, response.closing]
     for wine in response.wines:
@@ -581,7 +581,13 @@ def response_problem(response) -> str | None:
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
-def strip_control_characters(data):
+@overload
+def strip_control_characters(data: str) -> str: ...
+@overload
+def strip_control_characters(data: dict[str, object]) -> dict[str, object]: ...
+@overload
+def strip_control_characters(data: object) -> object: ...
+def strip_control_characters(data: object) -> object:
     """The parsed answer with C0/C1 control characters (NUL, bell, backspace, ...) removed from every string.
 
     Applied before validation, so a field made only of them is empty and fails like any empty field.

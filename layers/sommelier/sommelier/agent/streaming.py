@@ -86,7 +86,7 @@ class AnswerScanner:
         self._sent.add((key, 0))
         return [AnswerEvent(key, value)]
 
-    def _parse(self) -> tuple[dict, dict] | None:
+    def _parse(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
         while True:
             if self._start is None:
                 start = self.text.find("{", self._search_from)

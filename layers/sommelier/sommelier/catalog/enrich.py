@@ -139,18 +139,27 @@ def inferred_facts(item: dict[str, Any], category: str) -> dict[str, Any]:
     grapes = _grapes_named(name) or _grapes_named(category)  # a shop's section may be a grape: «Chardonnay»
     facts: dict[str, Any] = _place_facts(place) if place is not None else {}
     if place is not None:
-        colours = [c for c in place.colours if c in _COLOUR_GRAPES]
-        wine_type = wine_type or (colours[0] if len(colours) == 1 else None)
-        sweetness = sweetness or _sweetness_of_style(place.style)
-        # A grape the name shares with the appellation is surely meant («Кьянти Санджовезе»); another one
-        # may be a word of a place or a producer («Севр-э-Мен» is not Пино Менье).
-        grapes = (
-            [g for g in grapes if g in place.grapes] or grapes or _grapes_of_colour(place.grapes, own_type or wine_type)
-        )
+        wine_type, sweetness, grapes = _with_place(place, wine_type, sweetness, grapes, own_type)
     wine_type = wine_type or (_colour_of_grapes(grapes) if grapes else None)
     if grapes:
         facts["grape_varieties"] = (_grapes_of_colour(grapes, own_type or wine_type) or grapes)[:20]
     return {**facts, **_style_facts(wine_type, sweetness, name)}
+
+
+def _with_place(
+    place: Any, wine_type: str | None, sweetness: str | None, grapes: list[str], own_type: str | None
+) -> tuple[str | None, str | None, list[str]]:
+    """(wine_type, sweetness, grapes) completed by the appellation the texts name: its only colour, its style's
+    sweetness, and the grapes it is made of."""
+    colours = [c for c in place.colours if c in _COLOUR_GRAPES]
+    wine_type = wine_type or (colours[0] if len(colours) == 1 else None)
+    sweetness = sweetness or _sweetness_of_style(place.style)
+    # A grape the name shares with the appellation is surely meant («Кьянти Санджовезе»); another one
+    # may be a word of a place or a producer («Севр-э-Мен» is not Пино Менье).
+    grapes = (
+        [g for g in grapes if g in place.grapes] or grapes or _grapes_of_colour(place.grapes, own_type or wine_type)
+    )
+    return wine_type, sweetness, grapes
 
 
 def _style_facts(wine_type: str | None, sweetness: str | None, name: str) -> dict[str, Any]:

@@ -177,7 +177,7 @@ def prepare_rows(rows: list[SourceRow], base_dir: Path, more_enrichment: MoreEnr
     wine_rows = _enriched_wine_rows(rows, prepared, errors)
     if more_enrichment is not None and wine_rows:
         more_enrichment([(item, category) for _, item, category, _ in wine_rows])
-    seen: dict[tuple, str] = {}
+    seen: dict[tuple[str, str, int | None], str] = {}
     seen_sku: dict[str, str] = {}
     for source, item, _, label in wine_rows:
         known, extra = split_extra(item)
@@ -233,7 +233,9 @@ def _counted(counter: Counter[str]) -> str:
     return ", ".join(f"{kind}: {count}" for kind, count in counter.most_common())
 
 
-def _clash(record: WineRecord, where: str, seen: dict[tuple, str], seen_sku: dict[str, str]) -> str | None:
+def _clash(
+    record: WineRecord, where: str, seen: dict[tuple[str, str, int | None], str], seen_sku: dict[str, str]
+) -> str | None:
     """A row that repeats an earlier one: the same sku, or the same name, producer and vintage without skus
     (one name under two skus is two wines: two volumes or vintages the name does not show)."""
     if record.sku and record.sku in seen_sku:

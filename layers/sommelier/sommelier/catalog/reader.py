@@ -11,7 +11,10 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element  # nosec B405 - a type for mypy only, never imported; defusedxml parses
 
 # Top-level keys shops put their rows under, in the order they are tried; any other key holding a list of
 # objects is taken too (the rows of a file are the list of objects, whatever its key).
@@ -233,26 +236,30 @@ def _yml_rows(raw: bytes) -> list[SourceRow]:
     if shop is None or shop.find("offers") is None:
         raise CatalogFileError("a YML catalogue needs <yml_catalog><shop><offers><offer>…")
     categories = {c.get("id"): ((c.text or "").strip(), c.get("parentId")) for c in shop.iter("category")}
-    rows: list[SourceRow] = []
-    for position, offer in enumerate(shop.iter("offer"), start=1):
-        item: dict[str, Any] = {}
-        if offer.get("id"):
-            item["sku"] = offer.get("id")
-        if offer.get("available") is not None:
-            item["available"] = offer.get("available")
-        for child in offer:
-            text = (child.text or "").strip()
-            if child.tag == "param" and child.get("name"):
-                unit = child.get("unit")
-                item.setdefault(str(child.get("name")), f"{text} {unit}" if unit else text)
-            elif child.tag == "categoryId":
-                item["category"] = _category_path(categories, text)
-            elif child.tag in _YML_FIELDS and text:
-                item.setdefault(_YML_FIELDS[child.tag], text)  # the first <picture> is the photo
-        if "name" not in item and "model" in item:  # a vendor.model offer: type prefix, vendor and model
-            item["name"] = " ".join(str(item[k]) for k in ("type_prefix", "producer", "model") if item.get(k))
-        rows.append(SourceRow(position, 0, item))
-    return rows
+    return [
+        SourceRow(position, 0, _yml_offer(offer, categories)) for position, offer in enumerate(shop.iter("offer"), 1)
+    ]
+
+
+def _yml_offer(offer: Element, categories: dict[Any, tuple[str, Any]]) -> dict[str, Any]:
+    """One <offer> as a row: its id (the sku), availability, fields, <param>s and category path."""
+    item: dict[str, Any] = {}
+    if offer.get("id"):
+        item["sku"] = offer.get("id")
+    if offer.get("available") is not None:
+        item["available"] = offer.get("available")
+    for child in offer:
+        text = (child.text or "").strip()
+        if child.tag == "param" and child.get("name"):
+            unit = child.get("unit")
+            item.setdefault(str(child.get("name")), f"{text} {unit}" if unit else text)
+        elif child.tag == "categoryId":
+            item["category"] = _category_path(categories, text)
+        elif child.tag in _YML_FIELDS and text:
+            item.setdefault(_YML_FIELDS[child.tag], text)  # the first <picture> is the photo
+    if "name" not in item and "model" in item:  # a vendor.model offer: type prefix, vendor and model
+        item["name"] = " ".join(str(item[k]) for k in ("type_prefix", "producer", "model") if item.get(k))
+    return item
 
 
 def _category_path(categories: dict[Any, tuple[str, Any]], category_id: str) -> str:

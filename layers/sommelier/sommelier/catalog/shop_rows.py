@@ -150,6 +150,18 @@ def row_kind(name: str, category: str, colour_cell: str) -> str:
     styled = said_of_style >= 2 or _names_a_style(colour_cell)
     said = language.legal_reading(category) if category else None
     category_not_wine = said is not None and (said.is_wine is False or language.non_wine(category))
+    by_name = _kind_by_name(reading, colour_cell, category_not_wine=category_not_wine, styled=styled)
+    if by_name is not None:
+        return by_name
+    if said is None:
+        return RowKind.WINE
+    return _kind_by_category(said, reading, name, category, category_not_wine=category_not_wine, styled=styled)
+
+
+def _kind_by_name(
+    reading: language.LegalReading, colour_cell: str, *, category_not_wine: bool, styled: bool
+) -> str | None:
+    """The kind the legal name decides (None: it leaves it to the category)."""
     if reading.is_wine and category_not_wine and not styled:
         # a wine word in a spirit's name («… Шерри Каск», «… Вино Баррик Сингл Молт»: a cask), filed as one
         return RowKind.NOT_WINE
@@ -159,8 +171,19 @@ def row_kind(name: str, category: str, colour_cell: str) -> str:
         return RowKind.WINE
     if reading.is_wine is False and not _names_a_style(colour_cell):
         return RowKind.NOT_WINE  # «в подарочной упаковке» with the shop's own colour is still a wine
-    if said is None:
-        return RowKind.WINE
+    return None
+
+
+def _kind_by_category(
+    said: language.LegalReading,
+    reading: language.LegalReading,
+    name: str,
+    category: str,
+    *,
+    category_not_wine: bool,
+    styled: bool,
+) -> str:
+    """The kind of a row whose name says neither wine nor not: what its category says."""
     if said.fortified or (reading.fortified and not category_not_wine):
         return RowKind.FORTIFIED  # «Ароматизированный напиток … Вермут»: filed under food or not
     if category_not_wine:

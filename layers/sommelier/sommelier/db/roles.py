@@ -36,7 +36,10 @@ def scram_sha256_verifier(password: str, *, salt: bytes | None = None, iteration
     client_key = hmac.new(salted, b"Client Key", hashlib.sha256).digest()
     stored_key = hashlib.sha256(client_key).digest()
     server_key = hmac.new(salted, b"Server Key", hashlib.sha256).digest()
-    b64 = lambda raw: base64.b64encode(raw).decode("ascii")  # noqa: E731
+
+    def b64(raw: bytes) -> str:
+        return base64.b64encode(raw).decode("ascii")
+
     return f"SCRAM-SHA-256${iterations}:{b64(salt)}${b64(stored_key)}:{b64(server_key)}"
 
 

@@ -59,7 +59,7 @@ def seed(
     catalog: CatalogRepository,
     embedder: Callable[[], EmbeddingProvider],
     photos: Callable[[], PhotoStore],
-    notify: Callable[[str], None],
+    notify: Callable[[str], object],
 ) -> Outcome:
     """The custom resource's work (for `custom_resource.respond`). Always SUCCESS: see the module's text."""
     physical_id = event.get("PhysicalResourceId") or PHYSICAL_ID

@@ -4,7 +4,7 @@ writes answers with `domain.catalog_writes`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sommelier.domain.wire import OMIT_EMPTY, OMIT_NONE, to_wire
 
@@ -69,8 +69,8 @@ class ExportedWine:
 
     def as_file_row(self) -> dict[str, object]:
         """The row of a catalogue file: every field, then the file's extra fields at the top level."""
-        row = to_wire(self)
-        extra = row.pop("extra", {})
+        row: dict[str, Any] = to_wire(self)
+        extra: dict[str, object] = row.pop("extra", {})
         for key, value in extra.items():
             row.setdefault(key, value)
         return row

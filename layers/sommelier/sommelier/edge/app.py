@@ -17,7 +17,7 @@ import base64
 import binascii
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -27,6 +27,9 @@ from starlette.routing import Route
 
 from sommelier.edge.ingress import MAX_BODY_BYTES, Ingress
 from sommelier.settings import SettingError, Settings
+
+if TYPE_CHECKING:
+    from mangum import Mangum
 
 logger = logging.getLogger(__name__)
 
@@ -106,41 +109,45 @@ def http_api_event(event: Any) -> dict[str, Any] | None:
     """
     if not isinstance(event, dict):
         return None
-    raw_headers = event.get("headers")
-    headers = (
-        {k.lower(): v for k, v in raw_headers.items() if isinstance(k, str) and isinstance(v, str)}
-        if isinstance(raw_headers, dict)
-        else {}
-    )
     raw_context = event.get("requestContext")
     context: dict[str, Any] = raw_context if isinstance(raw_context, dict) else {}
     raw_http = context.get("http")
     http: dict[str, Any] = raw_http if isinstance(raw_http, dict) else {}
     path = event.get("rawPath") if isinstance(event.get("rawPath"), str) else http.get("path")
-    raw_method = http.get("method")
-    method: str = raw_method if isinstance(raw_method, str) else "POST"
-    body = event.get("body")
+    path = path if isinstance(path, str) and path else WEBHOOK_PATH
     return {
         **event,
         "version": "2.0",
-        "rawPath": path if isinstance(path, str) and path else WEBHOOK_PATH,
-        "rawQueryString": event.get("rawQueryString") if isinstance(event.get("rawQueryString"), str) else "",
-        "headers": headers,
-        "cookies": [c for c in event.get("cookies") or [] if isinstance(c, str)]
-        if isinstance(event.get("cookies"), list)
-        else [],
-        "body": body if isinstance(body, str) else "",
+        "rawPath": path,
+        "rawQueryString": _text(event.get("rawQueryString"), ""),
+        "headers": _lowered_headers(event.get("headers")),
+        "cookies": _strings(event.get("cookies")),
+        "body": _text(event.get("body"), ""),
         "isBase64Encoded": event.get("isBase64Encoded") is True,
         "requestContext": {
             **context,
             "http": {
                 **http,
-                "method": method.upper(),
-                "path": path if isinstance(path, str) and path else WEBHOOK_PATH,
-                "sourceIp": http.get("sourceIp") if isinstance(http.get("sourceIp"), str) else "0.0.0.0",  # nosec B104 - a label, nothing listens
+                "method": _text(http.get("method"), "POST").upper(),
+                "path": path,
+                "sourceIp": _text(http.get("sourceIp"), "0.0.0.0"),  # nosec B104 - a label, nothing listens
             },
         },
     }
+
+
+def _text(value: object, default: str) -> str:
+    return value if isinstance(value, str) else default
+
+
+def _strings(value: object) -> list[str]:
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def _lowered_headers(value: object) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {k.lower(): v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 class LambdaWebhook:
@@ -151,9 +158,9 @@ class LambdaWebhook:
         self._build = build
         self._settings = settings
         self.app: Starlette | None = None
-        self._mangum: Any = None
+        self._mangum: Mangum | None = None
 
-    def _current(self) -> Any:
+    def _current(self) -> Mangum:
         settings, changed = self._settings()
         if self._mangum is None or changed:
             from mangum import Mangum

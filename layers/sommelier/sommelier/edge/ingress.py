@@ -24,6 +24,8 @@ from sommelier.telegram.state import MessageLedger, ledger_from_settings
 from sommelier.telegram.updates import BotUsername, Routed, UpdateError, needs_bot_username, parse_update, route
 
 if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
     from sommelier.domain.wire import JSONObject
 
 logger = logging.getLogger(__name__)
@@ -42,12 +44,12 @@ class TurnSink(Protocol):
 class SqsSink:
     """SQS FIFO: one message group per chat keeps each chat in order; dedup id = update_id."""
 
-    def __init__(self, queue_url: str, client=None):
+    def __init__(self, queue_url: str, client: SQSClient | None = None):
         self.queue_url = queue_url
         self._client = client
         self._lock = threading.Lock()
 
-    def _sqs(self):
+    def _sqs(self) -> SQSClient:
         with self._lock:  # made on the first update: a health check needs no AWS client
             if self._client is None:
                 import boto3
@@ -116,12 +118,14 @@ class IdempotentEnqueue:
         self.config = IdempotencyConfig(event_key_jmespath="update_id", expires_after_seconds=IDEMPOTENCY_SECONDS)
         persistence = DynamoDBPersistenceLayer(table_name=table, key_attr="id", expiry_attr="expiration")
 
-        @idempotent_function(data_keyword_argument="update", config=self.config, persistence_store=persistence)
         def enqueue(update: dict[str, Any], chat_id: int, sink: TurnSink) -> dict[str, Any]:
             sink.enqueue(update, chat_id)
             return {"enqueued": update["update_id"]}
 
-        self._enqueue = enqueue
+        # Called, not applied as a decorator: Powertools types what it returns as Any.
+        self._enqueue: Callable[..., dict[str, Any]] = idempotent_function(
+            enqueue, data_keyword_argument="update", config=self.config, persistence_store=persistence
+        )
 
     def __call__(self, update: dict[str, Any], chat_id: int, sink: TurnSink, context: Any) -> bool:
         from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError

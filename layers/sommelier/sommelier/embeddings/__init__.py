@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 # ModelMismatchError lives in the domain: the tool function raises it without the embedders.
 from sommelier.domain.errors import ModelMismatchError
 from sommelier.embeddings.port import EmbeddingError, EmbeddingProvider, embed_one
@@ -19,7 +21,7 @@ class UnavailableEmbeddings:
         self.model = model
         self.reason = reason
 
-    def embed(self, texts):
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
         raise EmbeddingError(self.reason)
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sommelier.settings import Settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
 
 PRESIGNED_URL_SECONDS = 3600
 
@@ -18,7 +21,7 @@ class PhotoStore(Protocol):
 
 
 class S3PhotoStore:
-    def __init__(self, bucket: str, client=None):
+    def __init__(self, bucket: str, client: S3Client | None = None):
         import boto3  # AWS_ENDPOINT_URL (moto server locally) is honoured by boto3 itself
 
         self.bucket = bucket

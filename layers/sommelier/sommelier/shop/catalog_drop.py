@@ -13,11 +13,15 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
 
 from sommelier.catalog.importer import CatalogImportError, import_catalog
 from sommelier.embeddings.port import EmbeddingProvider
 from sommelier.photos.store import PhotoStore
 from sommelier.repositories.ports import CatalogRepository
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
 
 logger = logging.getLogger(__name__)
 
@@ -170,11 +174,11 @@ _SKIPPED_RU = {
 }
 
 
-def dropped_objects(event: dict) -> list[tuple[str, str, int | None]]:
+def dropped_objects(event: dict[str, Any]) -> list[tuple[str, str, int | None]]:
     """(bucket, key, size) of each object in an EventBridge "Object Created" event or an S3 notification."""
     from urllib.parse import unquote_plus
 
-    found = []
+    found: list[tuple[str, str, int | None]] = []
     detail = event.get("detail") if isinstance(event, dict) else None
     if isinstance(detail, dict) and "object" in detail:
         found.append((detail["bucket"]["name"], detail["object"]["key"], detail["object"].get("size")))
@@ -186,13 +190,13 @@ def dropped_objects(event: dict) -> list[tuple[str, str, int | None]]:
 
 
 def handle_drop_event(
-    event: dict,
+    event: dict[str, Any],
     *,
-    s3,
+    s3: S3Client,
     catalog: CatalogRepository,
     embedder: EmbeddingProvider,
     photos_for: Callable[[str], PhotoStore],
-    notify: Callable[[str], None],
+    notify: Callable[[str], object],
     mode: str = "merge",
 ) -> list[DropResult]:
     """Import every dropped catalogue in the event; write each report next to its file and tell the admin chat."""
@@ -220,7 +224,7 @@ def handle_drop_event(
     return results
 
 
-def refuse_drop_event(event: dict, *, s3, reason: Exception) -> list[DropResult]:
+def refuse_drop_event(event: dict[str, Any], *, s3: S3Client, reason: Exception) -> list[DropResult]:
     """The function cannot import at all (a bad setting): each dropped file gets a report saying why."""
     results = []
     for bucket, key, _ in dropped_objects(event):
@@ -232,7 +236,7 @@ def refuse_drop_event(event: dict, *, s3, reason: Exception) -> list[DropResult]
     return results
 
 
-def _write_report(s3, bucket: str, result: DropResult) -> None:
+def _write_report(s3: S3Client, bucket: str, result: DropResult) -> None:
     s3.put_object(
         Bucket=bucket, Key=result.report_key, Body=result.text.encode("utf-8"), ContentType="text/plain; charset=utf-8"
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import timedelta
+from typing import Any
 
 from sommelier.repositories.ports import ShopRepository
 from sommelier.settings import SettingError, Settings
@@ -53,7 +54,7 @@ def request_report(settings: Settings, chat_id: int, shop: ShopRepository) -> st
         return FAILED.format(reason=str(exc)[:300] or type(exc).__name__)
 
 
-def scheduled_report(settings: Settings, event: dict, shop: ShopRepository) -> dict:
+def scheduled_report(settings: Settings, event: dict[str, Any], shop: ShopRepository) -> dict[str, Any]:
     """The report function's job: every Monday (an empty event) or on /report ({"chat_id": the admin chat})."""
     try:
         chat = settings.shop.admin_chat_id()

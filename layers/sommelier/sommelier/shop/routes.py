@@ -5,6 +5,7 @@ sommelier.shop modules."""
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from sommelier.domain.errors import PortError
 from sommelier.domain.pricing import LLMPrice, parse_price
@@ -16,9 +17,12 @@ from sommelier.telegram.dialog import WELCOME, Reply
 from sommelier.telegram.render import render_text
 from sommelier.telegram.router import RATE_NOTICE, Route, Router, Turn
 
+if TYPE_CHECKING:
+    from sommelier.domain.wire import JSONObject
+
 logger = logging.getLogger(__name__)
 
-REMOVED_BUTTONS: dict = {"inline_keyboard": []}
+REMOVED_BUTTONS: JSONObject = {"inline_keyboard": []}
 # Routes a customer reaches before answering the age question: they show no wine.
 OPEN_ROUTES = {
     "/help",

@@ -46,6 +46,8 @@ from sommelier.telegram.state import (
 from sommelier.telegram.updates import BotUsername, Routed, UpdateError, parse_update, route
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
     from sommelier.domain.wire import JSONObject
 
 logger = logging.getLogger(__name__)
@@ -273,7 +275,7 @@ class TelegramBot:
         logger.info("message %s in chat %s was edited while it waited: answering the edit", routed.message_id, chat_id)
         return edited if edited.kind != "ignored" else None
 
-    def _deliver(self, routed: Routed, key: str, plan) -> None:
+    def _deliver(self, routed: Routed, key: str, plan: list[Outgoing]) -> None:
         """Deliver the plan; a flood wait is slept through here (local) or handed to the queue (FloodWait); a
         basic group that became a supergroup gets the answer there."""
         waited = 0.0
@@ -463,7 +465,7 @@ def retry_delay(attempt: int, flood_wait: float | None = None) -> int:
     return min(RETRY_BACKOFF_SECONDS * attempt, 300)
 
 
-def _retry_soon(record, queue_url: str | None, attempt: int, flood_wait: float | None = None) -> None:
+def _retry_soon(record: SQSRecord, queue_url: str | None, attempt: int, flood_wait: float | None = None) -> None:
     """Bring a failed turn back in seconds, not after the whole visibility timeout (it blocks its chat)."""
     if not queue_url:
         return
@@ -503,7 +505,6 @@ def handle_sqs(
 ) -> dict[str, Any]:
     """SQS FIFO batch with partial failures: a failed record and those after it are retried, in order."""
     from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
-    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
     queue_url = settings.aws.queue_url
 

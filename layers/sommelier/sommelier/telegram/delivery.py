@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Protocol, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 from sommelier.observability.telemetry import record_event
 from sommelier.photos.store import PhotoStore
@@ -41,6 +41,9 @@ from sommelier.telegram.models import Message
 from sommelier.telegram.place import Place
 from sommelier.telegram.render import TEXT_LIMIT, Outgoing, shorten, split_text, utf16_len
 from sommelier.telegram.state import FloodGate
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +116,7 @@ class DynamoDeliveryLog:
     def __init__(
         self,
         table_name: str,
-        client: Any = None,
+        client: DynamoDBClient | None = None,
         *,
         ttl_seconds: int = DELIVERY_TTL_SECONDS,
         clock: Callable[[], float] = time.time,

@@ -262,13 +262,10 @@ class Dialog:
             history_read = True
         except PortError:
             messages, history_read = [], False
-        position = None
-        if ref.isdigit():
-            position = next((i for i, m in enumerate(messages) if m.role == "assistant" and str(m.id) == ref), None)
-            if position is None and history_read:
-                return Reply(callback_text=OLD_ANSWER)
-        before = messages[:position] if position is not None else messages
-        query = next((m.content for m in reversed(before) if m.role == "user" and m.content != MORE_REQUEST), None)
+        position = _answer_position(messages, ref)
+        if ref.isdigit() and position is None and history_read:
+            return Reply(callback_text=OLD_ANSWER)
+        query = _last_request(messages[:position] if position is not None else messages)
         if position is not None and _exhausted(messages[position + 1 :], query):
             return Reply(callback_text=NOTHING_MORE_TOAST)
         shown = [wid for m in messages if m.role == "assistant" for wid in m.wine_ids]
@@ -330,6 +327,18 @@ class Dialog:
         if user.first_name:
             profile.setdefault("имя", user.first_name)
         return profile, begun.history
+
+
+def _answer_position(messages: list[ChatMessage], ref: str) -> int | None:
+    """Where the answer a button belongs to is in the history (None: not there, or the button names none)."""
+    if not ref.isdigit():
+        return None
+    return next((i for i, m in enumerate(messages) if m.role == "assistant" and str(m.id) == ref), None)
+
+
+def _last_request(messages: list[ChatMessage]) -> str | None:
+    """The customer's last request among the messages («Ещё варианты» itself asks for nothing new)."""
+    return next((m.content for m in reversed(messages) if m.role == "user" and m.content != MORE_REQUEST), None)
 
 
 def _exhausted(later: list[ChatMessage], query: str | None) -> bool:

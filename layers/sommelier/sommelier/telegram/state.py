@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from sommelier.settings import Settings
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
     from sommelier.domain.wire import JSONObject
 
 if TYPE_CHECKING:  # the webhook imports this module for the ledger: it must not load the renderer (pydantic)
@@ -42,7 +44,7 @@ def _decode(raw: str) -> list[Outgoing]:
 
 
 class InMemoryTurnPlans:
-    def __init__(self):
+    def __init__(self) -> None:
         self._plans: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -57,7 +59,7 @@ class InMemoryTurnPlans:
 
 
 class DynamoTurnPlans:
-    def __init__(self, table_name: str, client=None, clock: Callable[[], float] = time.time):
+    def __init__(self, table_name: str, client: DynamoDBClient | None = None, clock: Callable[[], float] = time.time):
         import boto3
 
         self.table = table_name
@@ -119,7 +121,13 @@ class InMemoryRateLimiter:
 class DynamoRateLimiter:
     """A fixed one-minute window per chat: an atomic counter item with a TTL."""
 
-    def __init__(self, table_name: str, per_minute: int, client=None, clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        table_name: str,
+        per_minute: int,
+        client: DynamoDBClient | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
         import boto3
 
         self.table = table_name
@@ -211,7 +219,7 @@ class InMemoryLedger:
 
 
 class DynamoLedger:
-    def __init__(self, table_name: str, client: Any = None, clock: Callable[[], float] = time.time):
+    def __init__(self, table_name: str, client: DynamoDBClient | None = None, clock: Callable[[], float] = time.time):
         import boto3
 
         self.table = table_name

@@ -285,7 +285,8 @@ def _matched(
     cap: int = MATCH_COUNT_CAP,
 ) -> int:
     sql = f"SELECT count(*) FROM (SELECT 1 FROM wines w WHERE {where} LIMIT {cap}) matched"  # nosec B608 - constant fragments; values are bound
-    return first_row(conn.execute(sql, params, prepare=prepare))[0]
+    count: int = first_row(conn.execute(sql, params, prepare=prepare))[0]
+    return count
 
 
 def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResult:
@@ -317,17 +318,32 @@ def search_wines(conn: psycopg.Connection, filters: SearchFilters) -> SearchResu
             # up: 340 ms at 100k for «Barolo», whose wines cost far from the typical price; 14 ms sorted).
             first = f"{style} DESC, " if style else ""
             rows = cur.execute(_ranked(where, first + order), params, prepare=prepare).fetchall()
-        elif style:
-            # Many: the ordered index twice, the suiting wines first, then the rest of the pairing if short.
-            rows = cur.execute(_walk(f"{where} AND {style}", order), params, prepare=False).fetchall()
-            if len(rows) < filters.limit:
-                more = {**params, "limit": filters.limit - len(rows)}
-                rows += cur.execute(_walk(f"{where} AND NOT {style}", order), more, prepare=False).fetchall()
-        elif order.startswith("w.price_rub") and (filters.exclude_wine_type or filters.exclude_sweetness):
-            rows = cur.execute(_walk_each_style(where, order), _styles_left(filters, params), prepare=False).fetchall()
         else:
-            rows = cur.execute(_walk(where, order), params, prepare=prepare).fetchall()
+            rows = _walked(cur, filters, where, order, params, style=style, prepare=prepare)
     return _result(rows, [wine_for_tool(row) for row in rows], matched, applied)
+
+
+def _walked(
+    cur: psycopg.Cursor[dict[str, Any]],
+    filters: SearchFilters,
+    where: str,
+    order: str,
+    params: dict[str, Any],
+    *,
+    style: str | None,
+    prepare: bool | None,
+) -> list[dict[str, Any]]:
+    """Many matched: the first wines of the ordered index, walked until the limit."""
+    if style:
+        # The ordered index twice, the suiting wines first, then the rest of the pairing if short.
+        rows = cur.execute(_walk(f"{where} AND {style}", order), params, prepare=False).fetchall()
+        if len(rows) < filters.limit:
+            more = {**params, "limit": filters.limit - len(rows)}
+            rows += cur.execute(_walk(f"{where} AND NOT {style}", order), more, prepare=False).fetchall()
+        return rows
+    if order.startswith("w.price_rub") and (filters.exclude_wine_type or filters.exclude_sweetness):
+        return cur.execute(_walk_each_style(where, order), _styles_left(filters, params), prepare=False).fetchall()
+    return cur.execute(_walk(where, order), params, prepare=prepare).fetchall()
 
 
 # A place with more wines than this is walked in the price order (they turn up soon); fewer are sorted.

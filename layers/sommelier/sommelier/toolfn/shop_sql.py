@@ -106,7 +106,7 @@ def _is_uuid(value: str) -> bool:
     return True
 
 
-def _find_by_ref(cur, ref: str) -> dict[str, Any] | None:
+def _find_by_ref(cur: psycopg.Cursor[dict[str, Any]], ref: str) -> dict[str, Any] | None:
     """A wine by its catalogue id, else by the shop's sku (migration 0004)."""
     if _is_uuid(ref):
         row = cur.execute(f"SELECT {WINE_COLUMNS} FROM wines w WHERE w.id = %s", (ref,)).fetchone()  # nosec B608 - constant column list
@@ -139,7 +139,7 @@ def find_wines(conn: psycopg.Connection, arguments: Any) -> FoundWines:
     return FoundWines(wines=found, missing=missing)
 
 
-def _similar(cur, row: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+def _similar(cur: psycopg.Cursor[dict[str, Any]], row: dict[str, Any], limit: int) -> list[dict[str, Any]]:
     """Available wines nearest by embedding (same model), else of the same type nearest in price."""
     similar = cur.execute(
         f"SELECT {WINE_COLUMNS} FROM wines w, wines me WHERE me.id = %(id)s AND w.id <> me.id AND w.available"  # nosec B608 - constant column list
@@ -158,7 +158,7 @@ def _similar(cur, row: dict[str, Any], limit: int) -> list[dict[str, Any]]:
     return similar
 
 
-def _alternatives(cur, ref: str, limit: int) -> list[dict[str, Any]]:
+def _alternatives(cur: psycopg.Cursor[dict[str, Any]], ref: str, limit: int) -> list[dict[str, Any]]:
     """For an unknown ref: wines whose name or producer contains a word of it, else typical picks."""
     words = [w for w in re.split(r"[^0-9A-Za-zА-Яа-яЁё]+", ref) if len(w) >= 3 and not w.isdigit()]
     rows: list[dict[str, Any]] = []

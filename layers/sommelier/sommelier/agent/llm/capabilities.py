@@ -145,28 +145,40 @@ def error_causes(body: Any, depth: int = 0) -> list[str]:
     if depth > 6:
         return []
     if isinstance(body, str):
-        stripped = body.strip()
-        if stripped[:1] in "[{":
-            try:
-                return error_causes(json.loads(stripped), depth + 1) or [stripped]
-            except ValueError:
-                return [stripped]
-        return [stripped] if stripped else []
+        return _text_causes(body, depth)
     causes: list[str] = []
     if isinstance(body, list):
         for item in body[:_MAX_CAUSES]:
             causes += error_causes(item, depth + 1)
     elif isinstance(body, dict):
-        for key, value in body.items():
-            if key in _CAUSE_KEYS and isinstance(value, (str, int)) and not isinstance(value, bool):
-                causes.append(f"provider {value}" if key == "provider_name" else str(value))
-            elif isinstance(value, (dict, list)) or (key in _CAUSE_KEYS and isinstance(value, str)):
-                causes += error_causes(value, depth + 1)
+        causes = _object_causes(body, depth)
     unique: list[str] = []
     for cause in causes:
         if cause and cause not in unique:
             unique.append(cause)
     return unique[:_MAX_CAUSES]
+
+
+def _text_causes(text: str, depth: int) -> list[str]:
+    """A text body: the causes of the JSON it holds, or the text itself."""
+    stripped = text.strip()
+    if stripped[:1] in "[{":
+        try:
+            return error_causes(json.loads(stripped), depth + 1) or [stripped]
+        except ValueError:
+            return [stripped]
+    return [stripped] if stripped else []
+
+
+def _object_causes(body: dict[str, Any], depth: int) -> list[str]:
+    """An object body: the value under each cause key, and the causes of every object or list inside."""
+    causes: list[str] = []
+    for key, value in body.items():
+        if key in _CAUSE_KEYS and isinstance(value, (str, int)) and not isinstance(value, bool):
+            causes.append(f"provider {value}" if key == "provider_name" else str(value))
+        elif isinstance(value, (dict, list)):
+            causes += error_causes(value, depth + 1)
+    return causes
 
 
 def provider_error_text(exc: Exception) -> str:
@@ -298,25 +310,16 @@ _THINKING_SWITCH = re.compile(
 )
 
 
-def lesson_from_error(text: str, request: dict[str, Any], caps: ModelCapabilities, *, final: bool) -> dict | None:
+def lesson_from_error(
+    text: str, request: dict[str, Any], caps: ModelCapabilities, *, final: bool
+) -> dict[str, Any] | None:
     """The capability change that a refusal of `request` asks for, or None when it names nothing we sent."""
     lowered = text.lower()
     if "thought_signature" in lowered:
         return None  # the reasoning_details of a message were not sent back: no parameter to change
-    if caps.vision and has_images(request.get("messages") or []) and _IMAGES_REFUSED.search(lowered):
-        return {"vision": False}
-    if caps.prompt_cache == "cache_control" and "cache_control" in lowered:
-        return {"prompt_cache": "auto"}
-    switch = _THINKING_SWITCH.search(text)
-    if switch and not request.get("stream") and caps.thinking_off != switch.group(1):
-        return {"thinking_off": switch.group(1)}
-    if "response_format" in request and _SCHEMA_WORDS.search(lowered):
-        step = RESPONSE_FORMAT_STEPS.index(caps.response_format)
-        if step + 1 < len(RESPONSE_FORMAT_STEPS):
-            return {"response_format": RESPONSE_FORMAT_STEPS[step + 1]}
-    for parameter, change in _NAMED_PARAMETER_LESSONS:
-        if parameter in request and parameter in lowered:
-            return dict(change)
+    lesson = _content_lesson(text, request, caps) or _parameter_lesson(lowered, request, caps)
+    if lesson is not None:
+        return lesson
     if final:
         return _final_tools_lesson(lowered, request, caps)
     if "tools" in request and caps.tools and _TOOLS_UNSUPPORTED.search(lowered):
@@ -324,7 +327,32 @@ def lesson_from_error(text: str, request: dict[str, Any], caps: ModelCapabilitie
     return None
 
 
-def _final_tools_lesson(lowered: str, request: dict[str, Any], caps: ModelCapabilities) -> dict | None:
+def _content_lesson(text: str, request: dict[str, Any], caps: ModelCapabilities) -> dict[str, Any] | None:
+    """A refusal of what the messages carry or how they are sent: images, a cache mark, thinking."""
+    lowered = text.lower()
+    if caps.vision and has_images(request.get("messages") or []) and _IMAGES_REFUSED.search(lowered):
+        return {"vision": False}
+    if caps.prompt_cache == "cache_control" and "cache_control" in lowered:
+        return {"prompt_cache": "auto"}
+    switch = _THINKING_SWITCH.search(text)
+    if switch and not request.get("stream") and caps.thinking_off != switch.group(1):
+        return {"thinking_off": switch.group(1)}
+    return None
+
+
+def _parameter_lesson(lowered: str, request: dict[str, Any], caps: ModelCapabilities) -> dict[str, Any] | None:
+    """A refusal of a parameter the request sent: the next response format, or the parameter's own lesson."""
+    if "response_format" in request and _SCHEMA_WORDS.search(lowered):
+        step = RESPONSE_FORMAT_STEPS.index(caps.response_format)
+        if step + 1 < len(RESPONSE_FORMAT_STEPS):
+            return {"response_format": RESPONSE_FORMAT_STEPS[step + 1]}
+    for parameter, change in _NAMED_PARAMETER_LESSONS:
+        if parameter in request and parameter in lowered:
+            return dict(change)
+    return None
+
+
+def _final_tools_lesson(lowered: str, request: dict[str, Any], caps: ModelCapabilities) -> dict[str, Any] | None:
     """A final call (no tool may be called) refused for its tool_choice, or for lacking the tools the history's
     tool calls need: the other way of sending it, unless that is the way already in use."""
     if "tool_choice" in request and ("tool_choice" in lowered or _TOOLS_UNSUPPORTED.search(lowered)):
