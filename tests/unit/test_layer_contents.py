@@ -113,8 +113,17 @@ NOT_DEPLOYED_IN = {
 }
 
 
+def _type_checking_only(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
 def _guarded(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
-    """An import inside `try: … except ImportError` (or ModuleNotFoundError): optional by design."""
+    """An import inside `try: … except ImportError` (or ModuleNotFoundError), optional by design, or under
+    `if TYPE_CHECKING:`, which never runs (type stubs such as mypy_boto3_s3 are dev dependencies)."""
+    if _under_type_checking(node, parents):
+        return True
     child, parent = node, parents.get(node)
     while parent is not None:
         if isinstance(parent, ast.Try) and child in parent.body:
@@ -125,6 +134,32 @@ def _guarded(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
                     isinstance(name, ast.Name) and name.id in ("ImportError", "ModuleNotFoundError") for name in names
                 ):
                     return True
+        child, parent = parent, parents.get(parent)
+    return False
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """Every import that can run, optional ones included: all but those under `if TYPE_CHECKING:`."""
+    tree = ast.parse(path.read_text())
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found = [node.module.split(".")[0]]
+        elif isinstance(node, ast.Import):
+            found = [alias.name.split(".")[0] for alias in node.names]
+        else:
+            continue
+        if not _under_type_checking(node, parents):
+            names.update(found)
+    return names
+
+
+def _under_type_checking(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    child, parent = node, parents.get(node)
+    while parent is not None:
+        if isinstance(parent, ast.If) and child in parent.body and _type_checking_only(parent.test):
+            return True
         child, parent = parent, parents.get(parent)
     return False
 
@@ -216,7 +251,7 @@ def test_the_local_install_declares_every_outside_package_the_code_imports():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = {canonicalize_name(Requirement(line).name) for line in project["dependencies"]}
     files = [*PACKAGE.rglob("*.py"), *(ROOT / "functions").rglob("*.py")]
-    imported = {name: path for path in files for name in _third_party_imports(path) if _is_outside(name)}
+    imported = {name: path for path in files for name in _runtime_imports(path) if _is_outside(name)}
     missing = {
         f"{dist} (import {name} in {imported[name].relative_to(ROOT)})"
         for name, dist in _distributions(set(imported)).items()
@@ -233,3 +268,6 @@ def test_the_check_sees_an_undeclared_import_and_a_guarded_one(tmp_path):
     )
     assert _required_imports(module) == {"yaml"}
     assert _third_party_imports(module) >= {"yaml", "rapidfuzz"}
+    typed = tmp_path / "typed.py"
+    typed.write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from mypy_boto3_s3 import S3Client\n")
+    assert _required_imports(typed) == frozenset() and _runtime_imports(typed) == {"typing"}
