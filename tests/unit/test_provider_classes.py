@@ -11,9 +11,9 @@ from sommelier.agent.llm.capabilities import (
     parse_capabilities,
     retry_delay_in_body,
 )
-from sommelier.agent.llm.client import cache_marked
 from sommelier.agent.llm.port import LLMReply, ToolCall, Usage
 from sommelier.agent.llm.reply import strip_reasoning, usage_of
+from sommelier.agent.llm.request import cache_marked
 from sommelier.agent.loop import append_user, degraded_response, turn_cost
 from sommelier.agent.prefetch import compact_wine
 from sommelier.domain.answer import SommelierResponse, WineRecommendation
