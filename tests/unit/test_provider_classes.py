@@ -4,6 +4,7 @@ any shape, retry delays, thinking switches, cache hints, the turn's cost, and wi
 from __future__ import annotations
 
 import pytest
+from sommelier.agent.fallback_answers import degraded_response
 from sommelier.agent.llm.capabilities import (
     ModelCapabilities,
     error_causes,
@@ -11,11 +12,12 @@ from sommelier.agent.llm.capabilities import (
     parse_capabilities,
     retry_delay_in_body,
 )
-from sommelier.agent.llm.client import cache_marked
 from sommelier.agent.llm.port import LLMReply, ToolCall, Usage
 from sommelier.agent.llm.reply import strip_reasoning, usage_of
-from sommelier.agent.loop import append_user, degraded_response, turn_cost
+from sommelier.agent.llm.request import cache_marked
+from sommelier.agent.metadata import turn_cost
 from sommelier.agent.prefetch import compact_wine
+from sommelier.agent.retries import append_user
 from sommelier.domain.answer import SommelierResponse, WineRecommendation
 from sommelier.domain.pricing import DEFAULT_PRICE, LLMPrice, parse_price
 from sommelier.domain.wine import Wine

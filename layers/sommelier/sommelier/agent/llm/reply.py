@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from sommelier.agent.llm.port import Usage
+from sommelier.agent.llm.port import LLMReply, ToolCall, Usage
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|$)", re.DOTALL | re.IGNORECASE)
 _STRAY_THINK_END = re.compile(r"^.*?</(?:think|thinking|reasoning)>", re.DOTALL | re.IGNORECASE)
@@ -229,4 +229,20 @@ def normalise_message(message: Any, tool_names: set[str] | None) -> NormalisedMe
         reasoning=reasoning,
         reasoning_details=_plain(details) if details else None,
         calls_from_text=from_text,
+    )
+
+
+def reply_from(completion: Any, model: str, tool_names: set[str] | None) -> LLMReply:
+    """A whole completion's first choice as the port's reply (`model`: when the completion names none)."""
+    choice = completion.choices[0]
+    message = normalise_message(choice.message, tool_names)
+    return LLMReply(
+        content=message.content,
+        tool_calls=[ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in message.tool_calls],
+        usage=usage_of(getattr(completion, "usage", None)),
+        model=completion.model or model,
+        finish_reason=choice.finish_reason,
+        refusal=getattr(choice.message, "refusal", None),
+        reasoning=message.reasoning,
+        reasoning_details=message.reasoning_details,
     )
