@@ -39,7 +39,7 @@ class Outgoing:
     wine_id: str | None = None
     image_key: str | None = None
     file_id: str | None = None  # cached Telegram file_id
-    reply_markup: dict | None = None
+    reply_markup: dict[str, Any] | None = None
 
 
 # --------------------------------------------------------------------------- #
@@ -216,7 +216,7 @@ def keep_prices_together(text: str) -> str:
     return _NUMBER_AND_UNIT.sub(lambda m: NNBSP + m.group(1), text)
 
 
-def _text_parts(plain: str, reply_markup: dict | None = None) -> list[Outgoing]:
+def _text_parts(plain: str, reply_markup: dict[str, Any] | None = None) -> list[Outgoing]:
     chunks = split_text(keep_prices_together(plain), TEXT_LIMIT)
     parts = [Outgoing(kind="text", html=_esc(c), plain=c) for c in chunks]
     if parts and reply_markup is not None:
@@ -224,7 +224,7 @@ def _text_parts(plain: str, reply_markup: dict | None = None) -> list[Outgoing]:
     return parts
 
 
-def render_text(text: str, reply_markup: dict | None = None) -> list[Outgoing]:
+def render_text(text: str, reply_markup: dict[str, Any] | None = None) -> list[Outgoing]:
     """A simple reply (welcome, help, apology, notice): escaped, split at 4096, keyboard on the last part."""
     return _text_parts(text, reply_markup)
 
@@ -238,7 +238,7 @@ def _wine_header(wine: Wine, fallback_name: str) -> tuple[list[tuple[str, str]],
     name = _field(wine.name) or _field(fallback_name)
     producer = _field(wine.producer)
     vintage = wine.vintage_year
-    vintage_text = str(vintage) if vintage not in (None, "", 0) else "NV"
+    vintage_text = str(vintage) if vintage else "NV"
     tail = ", ".join(x for x in (producer, vintage_text) if x)
     line1_plain = f"{name} — {tail}" if tail else name
     line1_html = f"<b>{_esc(name)}</b> — {_esc(tail)}" if tail else f"<b>{_esc(name)}</b>"
@@ -246,7 +246,7 @@ def _wine_header(wine: Wine, fallback_name: str) -> tuple[list[tuple[str, str]],
         x
         for x in (
             _field(wine.region),
-            price_label(wine.price_rub) if wine.price_rub not in (None, "") else "",
+            price_label(wine.price_rub),
         )
         if x
     ]
