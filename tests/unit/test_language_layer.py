@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from sommelier import language
+from sommelier.language.vocabulary import DATA_FILES
 
 PACKAGE = Path(language.__file__).resolve().parents[1]
 
@@ -110,7 +111,7 @@ def _data_vocabulary() -> dict[str, str]:
                 if language.stem(word) not in silent and len(language.stem(word)) >= _MIN_STEM:
                     vocabulary.setdefault(language.stem(word), word)
 
-    for name in language._DATA_FILES:
+    for name in DATA_FILES:
         walk(language.data(name))
     return vocabulary
 
@@ -327,7 +328,7 @@ def test_cues_match_stems_and_exact_forms():
 
 def test_the_version_covers_every_data_file():
     shipped = {path.name for path in (PACKAGE / "language" / "data").glob("*.json")}
-    assert set(language._DATA_FILES) == shipped
+    assert set(DATA_FILES) == shipped
     for name in shipped:
         assert language.data(name)["_about"], f"{name} says what it holds"
 
@@ -347,7 +348,7 @@ def test_the_layer_reads_its_gzipped_tables_as_the_repository_reads_its_json(tmp
     )
     assert packed.returncode == 0, packed.stderr
     data = copy / "language" / "data"
-    assert not list(data.glob("*.json")) and len(list(data.glob("*.json.gz"))) == len(language._DATA_FILES)
+    assert not list(data.glob("*.json")) and len(list(data.glob("*.json.gz"))) == len(DATA_FILES)
     probe = "import json, sys; from sommelier import language; import sommelier; "
     probe += "print(json.dumps([sommelier.__file__, language.version(), language.data('grapes.json')]))"
     run = subprocess.run(
