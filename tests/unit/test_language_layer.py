@@ -22,7 +22,25 @@ CONSUMERS = [
     "sommelier.toolfn.search",
     "sommelier.domain.search",
     "sommelier.catalog.importer",
-    "sommelier.offline.reader",
+    # the offline reader, rule by rule (sommelier/offline/reader.py names them)
+    *(
+        f"sommelier.offline.{name}"
+        for name in (
+            "intent",
+            "message",
+            "negations",
+            "style_and_grape",
+            "places",
+            "food",
+            "budget",
+            "exclusions",
+            "mood_request",
+            "message_kind",
+            "filters",
+            "wine_names",
+            "follow_ups",
+        )
+    ),
     "sommelier.offline.writer",
     "sommelier.offline.mood",
     "sommelier.offline.responder",
