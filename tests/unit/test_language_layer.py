@@ -41,7 +41,11 @@ CONSUMERS = [
             "follow_ups",
         )
     ),
-    "sommelier.offline.writer",
+    # the offline writer, part by part (sommelier/offline/writer.py names them)
+    "sommelier.offline.request_words",
+    "sommelier.offline.wine_cards",
+    "sommelier.offline.intros",
+    "sommelier.offline.glossary_answers",
     "sommelier.offline.mood",
     "sommelier.offline.responder",
     "sommelier.embeddings.local",
@@ -59,7 +63,7 @@ ALLOWED = {
         "telegram/dialog.py",
         "SEASON_QUERIES",
     ): "the four seasons (calendar) and the /start greeting's own search sentences",
-    ("offline/writer.py", "OFFER_MARKERS"): "the writer's own offer sentences, read back from its saved answers",
+    ("offline/closings.py", "OFFER_MARKERS"): "the writer's own offer sentences, read back from its saved answers",
     ("shop/report.py", "report_chart"): "the titles of the shop report's charts",
     # The guards, whole modules: homoglyph tables and phrases of attacks on the bot (role play, secrets,
     # free orders), a security rule set with its own tests (tests/hardening), not wine or request words.
