@@ -201,7 +201,7 @@ def test_an_excel_price_list_with_a_title_above_its_header(empty_db, tmp_path):
 
 
 def test_a_blend_is_a_blend(empty_db, tmp_path):
-    from sommelier.offline.writer import _grapes_phrase
+    from sommelier.offline.wine_cards import _grapes_phrase
 
     path = tmp_path / "blend.csv"
     path.write_text("name,price,color,grapes\nКупаж Красный,900,красное,Купаж\n", encoding="utf-8")

@@ -743,10 +743,10 @@ def test_a_yes_to_a_glossary_answers_offer_shows_what_it_offered(responder, ship
 
 def test_every_glossary_offer_question_reads_as_a_request():
     """Each question names only what it offers: no dish, and a country only where it says one."""
-    from sommelier.offline import writer
+    from sommelier.offline import glossary_answers
     from sommelier.offline.reader import read_query
 
-    for topic, question in writer._INFO_CLOSINGS.items():
+    for topic, question in glossary_answers._INFO_CLOSINGS.items():
         intent = read_query(question)
         assert intent.kind == "recommendation" and (intent.filters or intent.mood), question
         assert "food_pairing" not in intent.filters, (question, intent.filters)

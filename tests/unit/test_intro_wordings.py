@@ -6,7 +6,7 @@ from __future__ import annotations
 import string
 
 from sommelier import language
-from sommelier.offline import writer
+from sommelier.offline import intros
 from sommelier.offline.reader import QueryIntent
 
 INTROS = language.data("intros.json")
@@ -31,7 +31,7 @@ def _templates() -> list[str]:
 
 
 def test_every_wording_names_only_fields_the_writer_fills():
-    fields = writer._intro_fields(RICH, 3, "сухое красное вино")
+    fields = intros.intro_fields(RICH, 3, "сухое красное вино")
     relaxed_fields = {"food", "Food", "region", "grape", "country"}
     for template in _templates():
         names = {name for _, name, _, _ in string.Formatter().parse(template) if name}
@@ -40,7 +40,7 @@ def test_every_wording_names_only_fields_the_writer_fills():
 
 
 def test_each_group_the_request_names_is_filled_and_wording_reads_whole():
-    fields = writer._intro_fields(RICH, 3, "сухое красное вино")
+    fields = intros.intro_fields(RICH, 3, "сухое красное вино")
     for key in ("food", "occasion", "place", "grape", "price", "style"):
         assert fields[key], key
     for template in (t for group in INTROS["many"].values() for t in group):
@@ -50,5 +50,7 @@ def test_each_group_the_request_names_is_filled_and_wording_reads_whole():
 
 def test_a_follow_up_opens_with_then_whatever_the_wording():
     for query in ("а белое?", "а подешевле?", "а к рыбе?", "а из Италии?"):
-        intro = writer._intro(QueryIntent(kind="recommendation", filters=dict(RICH.filters), follow_up=True), 3, query)
+        intro = intros.intro_for(
+            QueryIntent(kind="recommendation", filters=dict(RICH.filters), follow_up=True), 3, query
+        )
         assert intro.startswith("Тогда ") and (intro[6:7].islower() or intro[6:].startswith("Пино Нуар")), intro

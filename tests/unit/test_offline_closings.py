@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from sommelier.offline import writer
+from sommelier.offline import closings, writer
 from sommelier.offline.reader import QueryIntent
 
 WINE_TYPES = (None, "red", "white", "rose", "sparkling")
@@ -20,7 +20,7 @@ def test_every_closing_question_has_its_yes():
     for wine_type, sweetness, prices, food, query in itertools.product(WINE_TYPES, SWEETNESS, PRICES, FOODS, QUERIES):
         filters = {"wine_type": wine_type, "sweetness": sweetness, "food_pairing": food, **prices}
         intent = QueryIntent(kind="recommendation", filters={k: v for k, v in filters.items() if v is not None})
-        closing = writer._closing(intent, query)
+        closing = closings.closing_question(intent, query)
         asked.add(closing)
         assert closing in dict(writer.CLOSING_OFFERS), (filters, query, closing)
     assert len(asked) >= 6, asked  # the combinations above reach most of the questions

@@ -11,6 +11,7 @@ import pytest
 from sommelier import language
 from sommelier.domain.records import WineRecord
 from sommelier.language.structure import main_grape_is_rare, structure_words
+from sommelier.language.vocabulary import DATA_FILES
 
 SHIPPED = Path(__file__).resolve().parents[2] / "data" / "catalog" / "wines.json"
 BASE = {"wine_type": "red", "sweetness": "dry", "price_rub": 2000, "grape_varieties": ["Мерло"]}
@@ -73,7 +74,7 @@ def test_every_rare_grape_is_a_known_grape_and_the_rules_name_known_conditions()
     conditions = {key for rule in language.data("structure.json")["rules"] for key in rule["when"]}
     known = {"body", "tannins", "acidity", "price_rub", "price_level", "wine_type", "sweetness", "main_grape_rare"}
     assert conditions <= known
-    assert "structure.json" in language._DATA_FILES  # its words count as the layer's vocabulary
+    assert "structure.json" in DATA_FILES  # its words count as the layer's vocabulary
 
 
 def test_the_embedded_text_carries_the_structure_words_and_the_prose():

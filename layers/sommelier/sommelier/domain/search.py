@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import math
 import uuid
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import Field, dataclass, field, fields, replace
 from typing import Any, NamedTuple
 
 from sommelier.domain.errors import ArgumentError as ArgumentError  # the operations' argument errors
 from sommelier.domain.wine import SWEETNESS_LEVELS, WINE_TYPES, Wine, WinePhoto
 from sommelier.domain.wire import OMIT_EMPTY
 from sommelier.domain.wire import require_object as require_object
-from sommelier.language import enum_words, normalize
+from sommelier.language import filter_words, normalize
 from sommelier.settings import EMBEDDING_DIMENSIONS
 
 MAX_FILTER_TEXT = 200
@@ -37,36 +37,31 @@ def llm_parameter(description: str, *, enum: tuple[str, ...] | None = None, requ
     return field(default=None, metadata={"llm": {"description": description, "enum": enum, "required": required}})
 
 
+def search_parameter(key: str, *, enum: tuple[str, ...] | None = None) -> Any:
+    """A search filter the LLM sees, described in the words of the filters' table (language/filter_words.py)."""
+    return llm_parameter(filter_words.described(key), enum=enum)
+
+
 @dataclass
 class SearchFilters:
-    """search_wines' arguments: the fields with `llm_parameter` are its JSON schema; the rest are the caller's."""
+    """search_wines' arguments: the fields with `llm_parameter` are its JSON schema; the rest are the caller's.
+    Each filter is a row of the filters' table (language/data/filter_words.json), which says it in words."""
 
-    wine_type: str | None = llm_parameter("Тип вина", enum=WINE_TYPES)
-    sweetness: str | None = llm_parameter("Сладость вина", enum=SWEETNESS_LEVELS)
-    grape_variety: str | None = llm_parameter("Сорт винограда (например: Мальбек, Каберне Совиньон, Рислинг)")
-    price_min: float | None = llm_parameter("Минимальная цена в рублях")
-    price_max: float | None = llm_parameter("Максимальная цена в рублях")
-    country: str | None = llm_parameter("Страна производства (например: Аргентина, Италия, Россия)")
-    region: str | None = llm_parameter("Регион производства (например: Тоскана, Мендоса)")
-    food_pairing: str | None = llm_parameter("Блюдо для сочетания (например: стейк, рыба, сыр)")
-    name: str | None = llm_parameter(
-        "Вино, производитель или апелласьон, названные покупателем, как он их написал, латиницей или кириллицей "
-        "(например: Шато Латур, Chianti Classico, Брунелло ди Монтальчино); опечатки допустимы"
-    )
-    exclude_country: str | None = llm_parameter("Страна, которую покупатель исключил («только не итальянское»)")
-    exclude_sweetness: str | None = llm_parameter(
-        "Сладость, которую покупатель исключил («красное, но не сухое»)", enum=SWEETNESS_LEVELS
-    )
-    exclude_wine_type: str | None = llm_parameter("Тип вина, который покупатель исключил", enum=WINE_TYPES)
-    exclude_grape: str | None = llm_parameter("Сорт винограда, который покупатель исключил («без шардоне»)")
-    exclude_region: str | None = llm_parameter(
-        "Регион или апелласьон, которые покупатель исключил («итальянское, но не кьянти»)"
-    )
-    sort: str | None = llm_parameter(
-        "Порядок: price_desc — самые дорогие первыми («самое дорогое»), price_asc — самые дешёвые первыми, "
-        "relevance — лучше всего совпадающие с name",
-        enum=SORT_ORDERS,
-    )
+    wine_type: str | None = search_parameter("wine_type", enum=WINE_TYPES)
+    sweetness: str | None = search_parameter("sweetness", enum=SWEETNESS_LEVELS)
+    grape_variety: str | None = search_parameter("grape_variety")
+    price_min: float | None = search_parameter("price_min")
+    price_max: float | None = search_parameter("price_max")
+    country: str | None = search_parameter("country")
+    region: str | None = search_parameter("region")
+    food_pairing: str | None = search_parameter("food_pairing")
+    name: str | None = search_parameter("name")
+    exclude_country: str | None = search_parameter("exclude_country")
+    exclude_sweetness: str | None = search_parameter("exclude_sweetness", enum=SWEETNESS_LEVELS)
+    exclude_wine_type: str | None = search_parameter("exclude_wine_type", enum=WINE_TYPES)
+    exclude_grape: str | None = search_parameter("exclude_grape")
+    exclude_region: str | None = search_parameter("exclude_region")
+    sort: str | None = search_parameter("sort", enum=SORT_ORDERS)
     limit: int = DEFAULT_LIMIT
     exclude_ids: list[str] = field(default_factory=list)
 
@@ -226,28 +221,25 @@ def uuid_list(args: dict[str, Any], name: str, *, required: bool = False) -> lis
     return list(dict.fromkeys(ids))
 
 
-def _field_value(args: dict[str, Any], name: str, annotation: Any) -> Any:
-    """Validate one argument by its declared type (the dataclass field is the definition)."""
-    if name == "wine_type":
-        return _enum(args, name, WINE_TYPES, enum_words("wine_types"))
-    if name in ("sweetness", "exclude_sweetness"):
-        return _enum(args, name, SWEETNESS_LEVELS, enum_words("sweetness"))
-    if name == "exclude_wine_type":
-        return _enum(args, name, WINE_TYPES, enum_words("wine_types"))
-    if name == "sort":
-        return _enum(args, name, SORT_ORDERS, {})
+def _field_value(args: dict[str, Any], item: Field[Any]) -> Any:
+    """Validate one argument by its declared field (the dataclass field is the definition): an enum by its
+    values and their spellings in the filters' table («красное» → red), a price, the limit, the ids, a text."""
+    name = item.name
+    allowed = item.metadata["llm"]["enum"] if "llm" in item.metadata else None
+    if allowed:
+        return _enum(args, name, allowed, filter_words.value_spellings(name))
     if name == "limit":
         return optional_limit(args)
     if name == "exclude_ids":
         return uuid_list(args, name)
-    if "float" in str(annotation):  # a price
+    if "float" in str(item.type):  # a price
         return optional_price(args, name)
     return optional_text(args, name)
 
 
 def search_filters(arguments: Any) -> SearchFilters:
     args = require_object(arguments)
-    values = {f.name: _field_value(args, f.name, f.type) for f in fields(SearchFilters)}
+    values = {f.name: _field_value(args, f) for f in fields(SearchFilters)}
     filters = SearchFilters(**{name: value for name, value in values.items() if value is not None})
     if filters.price_min is not None and filters.price_max is not None and filters.price_min > filters.price_max:
         filters.price_min = None  # a reversed range: the upper bound is what the customer means

@@ -8,6 +8,7 @@ import re
 from functools import cache
 
 from sommelier import language
+from sommelier.language.filter_words import value_cues
 
 
 @cache
@@ -37,10 +38,10 @@ def stated_constraints(text: str) -> dict[str, str]:
     t = language.normalize(text or "")
     found: dict[str, str] = {}
     countries = {c.name for m, c in language.countries_in(t) if not _negated(t, m.start_char)}
-    types = {m.value for m in language.style_cues("wine_types").find(t) if not _negated(t, m.start_char)}
+    types = {m.value for m in value_cues("wine_type").find(t) if not _negated(t, m.start_char)}
     if "sparkling" in types:
         types = {"sparkling"}  # «розовое игристое» is a sparkling wine
-    sweetness = {m.value for m in language.style_cues("sweetness").find(t) if not _negated(t, m.start_char)}
+    sweetness = {m.value for m in value_cues("sweetness").find(t) if not _negated(t, m.start_char)}
     for key, value in (
         ("country", _single(countries)),
         ("wine_type", _single(types)),

@@ -17,7 +17,7 @@ from sommelier.domain.wine import Wine
 from sommelier.embeddings.local import CONCEPTS
 from sommelier.language import normalize, stem, words
 from sommelier.language.structure import structure_words
-from sommelier.offline.reader import CHEAP_PRICE_MAX, SOLID_PRICE_MIN
+from sommelier.offline.budget import CHEAP_PRICE_MAX, SOLID_PRICE_MIN
 
 # Occasions the customer named → how to say it ("для летнего вечера"), most specific first; taste words →
 # the adjective for the summary; which concept explains a pick best. All from the language layer.

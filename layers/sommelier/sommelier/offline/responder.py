@@ -22,8 +22,6 @@ One turn:
 from __future__ import annotations
 
 import logging
-import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,7 +35,12 @@ from sommelier.domain.wine import Wine
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
 from sommelier.language import pairing
 from sommelier.offline import writer
-from sommelier.offline.reader import REGION_COUNTRY, QueryIntent, describe_filters, offered, read_query
+from sommelier.offline.follow_ups import offered
+from sommelier.offline.history import Exchange, exchanges, valid_ids
+from sommelier.offline.intent import QueryIntent, describe_filters
+from sommelier.offline.places import REGION_COUNTRY
+from sommelier.offline.reader import read_query
+from sommelier.offline.selection import rank, select
 from sommelier.repositories.ports import CatalogRepository
 
 logger = logging.getLogger(__name__)
@@ -45,7 +48,6 @@ logger = logging.getLogger(__name__)
 CANDIDATE_LIMIT = 10
 # A bare yes to the bot's own offer: «да», «покажи», «давайте посмотрим» (dialogue.json).
 _AFFIRMATIVE = language.cues("dialogue.json", "affirmative")
-MAX_PICKS = 3
 MAX_EXCLUDED = 200
 RELAX_ORDER = ("food_pairing", "region", "grape_variety", "country")
 SEARCH_TOOLS = ("search_wines", "semantic_search")
@@ -62,7 +64,7 @@ class OfflineAnswer:
 
     response: SommelierResponse
     found_wines: list[Wine]  # every wine the search tools returned this turn, each with found_by
-    tool_calls: list[dict]  # [{"name": ..., "arguments": {... without the embedding vector}}]
+    tool_calls: list[dict[str, Any]]  # [{"name": ..., "arguments": {... without the embedding vector}}]
     intent: QueryIntent
     relaxed: str | None = None  # the filter dropped to find wines, if any
     guard: guards.GuardVerdict | None = None
@@ -75,7 +77,7 @@ class _ToolFailure(Exception):
 
 @dataclass
 class _Turn:
-    calls: list[dict] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
     found: dict[str, Wine] = field(default_factory=dict)
     prices: dict[str, float] = field(default_factory=dict)
     vectors: dict[str, list[float]] = field(default_factory=dict)  # the mood embedded once per turn
@@ -97,7 +99,7 @@ class OfflineResponder:
         turn = _Turn()
         text = text or ""
         try:
-            return self._respond(turn, text, history or [], _valid_ids(exclude_ids or []))
+            return self._respond(turn, text, history or [], valid_ids(exclude_ids or []))
         except _ToolFailure as exc:
             return self._apology(turn, text, str(exc))
         except Exception as exc:  # the contract: an answer, never an exception
@@ -113,11 +115,11 @@ class OfflineResponder:
         text = text or ""
         if guards.precheck(text) is not None:
             return []
-        previous, _, chain = self._replay(_Turn(), _pairs(history or []), resolve=False)
+        previous, _, chain = self._replay(_Turn(), exchanges(history or []), resolve=False)
         intent = read_query(text, previous)
         if intent.kind != "recommendation" or intent.wine_name:
             return []
-        exclude = _excluded(_valid_ids(exclude_ids or []), chain, intent)
+        exclude = _excluded(valid_ids(exclude_ids or []), chain, intent)
         filters = describe_filters(intent.filters)
         requests: list[ToolRequest] = []
         if intent.mood:
@@ -160,47 +162,54 @@ class OfflineResponder:
                 intent=QueryIntent(kind="off_topic"),
                 guard=verdict,
             )
-
-        pairs = _pairs(history)
+        pairs = exchanges(history)
         if _AFFIRMATIVE.covers(text):
-            previous, shown, chain = self._replay(turn, pairs, resolve=True)
-            accepted = self._accepted_offer(turn, text, pairs[-1].answer if pairs else "", previous, shown)
-            if accepted is not None:
-                intent, offer = accepted
-                exclude = _excluded(exclude_ids, chain, intent)
-                if intent.wine_name:
-                    return self._named(turn, text, intent, exclude)
-                return self._recommend(turn, text, intent, exclude, ask=offer.ask)
-            asked = _yes_to_info_offer(text, pairs[-1].answer if pairs else "")
-            if asked is not None:
-                return self._recommend(turn, text, asked, list(exclude_ids))
-            if pairs and pairs[-1].answer.rstrip().endswith("?"):
-                # a yes to a question that offered nothing concrete («…изменим условия?»): ask what to change
-                return OfflineAnswer(writer.clarify(text), [], [], QueryIntent(kind="informational"))
+            answered = self._answer_a_yes(turn, text, pairs, exclude_ids)
+            if answered is not None:
+                return answered
+        intent, chain = self._read_request(turn, text, pairs)
+        without_wines = _answer_without_wines(intent, text)
+        if without_wines is not None:
+            return OfflineAnswer(without_wines, [], [], intent)
+        if intent.wine_name:
+            return self._named(turn, text, intent, _excluded(exclude_ids, chain, intent))
+        return self._recommend(turn, text, intent, _excluded(exclude_ids, chain, intent))
+
+    def _answer_a_yes(
+        self, turn: _Turn, text: str, pairs: list[Exchange], exclude_ids: list[str]
+    ) -> OfflineAnswer | None:
+        """«да», «покажи» to the bot's previous answer: what its closing offer or glossary question offered, or
+        a question back when it offered nothing concrete; None when the yes answers no question."""
+        previous, shown, chain = self._replay(turn, pairs, resolve=True)
+        last_answer = pairs[-1].answer if pairs else ""
+        accepted = self._accepted_offer(turn, text, last_answer, previous, shown)
+        if accepted is not None:
+            intent, offer = accepted
+            exclude = _excluded(exclude_ids, chain, intent)
+            if intent.wine_name:
+                return self._named(turn, text, intent, exclude)
+            return self._recommend(turn, text, intent, exclude, ask=offer.ask)
+        asked = _yes_to_info_offer(text, last_answer)
+        if asked is not None:
+            return self._recommend(turn, text, asked, list(exclude_ids))
+        if last_answer.rstrip().endswith("?"):
+            # a yes to a question that offered nothing concrete («…изменим условия?»): ask what to change
+            return OfflineAnswer(writer.clarify(text), [], [], QueryIntent(kind="informational"))
+        return None
+
+    def _read_request(self, turn: _Turn, text: str, pairs: list[Exchange]) -> tuple[QueryIntent, list[str]]:
+        """The message read after the history's requests, and the wines shown in its chain: a follow-up that
+        moves the price («подешевле») is read again with the prices shown before it."""
         previous, _, _ = self._replay(turn, pairs, resolve=False)
         intent = read_query(text, previous)
-        chain = []
+        chain: list[str] = []
         if intent.kind == "recommendation" and intent.follow_up:
             previous, shown, chain = self._replay(turn, pairs, resolve=True)
             intent = read_query(text, previous)
             if intent.price_direction and shown and previous is not None:
                 previous = replace(previous, shown_prices=self._prices(turn, shown))
                 intent = read_query(text, previous)
-
-        if intent.kind == "greeting":
-            return OfflineAnswer(writer.greeting(text), [], [], intent)
-        if intent.kind == "thanks":
-            return OfflineAnswer(writer.thanks(text), [], [], intent)
-        if intent.kind == "help":
-            return OfflineAnswer(writer.help_answer(text), [], [], intent)
-        if intent.kind == "informational":
-            return OfflineAnswer(writer.informational(intent.topic, text), [], [], intent)
-        if intent.kind == "off_topic":
-            return OfflineAnswer(writer.off_topic(text), [], [], intent)
-
-        if intent.wine_name:
-            return self._named(turn, text, intent, _excluded(exclude_ids, chain, intent))
-        return self._recommend(turn, text, intent, _excluded(exclude_ids, chain, intent))
+        return intent, chain
 
     # ----------------------------------------------------------------- history
 
@@ -237,7 +246,7 @@ class OfflineResponder:
         return replace(previous, filters=filters, follow_up=True, more=False, price_direction=None), offer
 
     def _replay(
-        self, turn: _Turn, pairs: list[_Exchange], *, resolve: bool
+        self, turn: _Turn, pairs: list[Exchange], *, resolve: bool
     ) -> tuple[QueryIntent | None, list[str], list[str]]:
         """The intent of the latest request in the history, the wines shown for it, and all shown in its chain.
         A yes to an offer counts as the request the offer made («да» after «…что-нибудь белое?» is «а белое?»)."""
@@ -440,7 +449,7 @@ class OfflineResponder:
             wines = self._structured(turn, filters, exclude)
             if wines:
                 near = replace(intent, filters=filters)
-                picks = _select(wines, diversify=False)
+                picks = select(wines, diversify=False)
                 if intent.more:  # «ещё»: the name was answered already
                     response = writer.recommendation(near, picks, query=text)
                 else:
@@ -463,31 +472,10 @@ class OfflineResponder:
         self, turn: _Turn, text: str, intent: QueryIntent, exclude: list[str], ask: str | None = None
     ) -> OfflineAnswer:
         filters = describe_filters(intent.filters)
-        semantic: list[Wine] = []
-        structured: list[Wine] = []
-        ran_structured = False
-        if intent.mood:
-            hits = self._semantic(turn, intent.mood, filters, exclude)
-            if hits is not None:
-                semantic = hits
-        if filters or not intent.mood or not semantic:
-            structured = self._structured(turn, filters, exclude)
-            ran_structured = True
-
-        candidates = _rank(structured, semantic, ran_structured)
+        candidates = self._candidates(turn, intent.mood, filters, exclude)
         relaxed: tuple[str, Any] | None = None
         if not candidates and filters:
-            key = next((k for k in RELAX_ORDER if filters.get(k) and _relaxable(k, intent)), None)
-            if key is not None:
-                loose = {k: v for k, v in filters.items() if k != key}
-                if key == "region" and not loose.get("country") and REGION_COUNTRY.get(str(filters["region"])):
-                    loose["country"] = REGION_COUNTRY[str(filters["region"])]
-                structured = self._structured(turn, loose, exclude)
-                semantic = (self._semantic(turn, intent.mood, loose, exclude) or []) if intent.mood else []
-                candidates = _rank(structured, semantic, True)
-                if candidates:
-                    relaxed = (key, filters[key])
-                    filters = loose
+            candidates, filters, relaxed = self._relaxed(turn, intent, filters, exclude)
 
         wording_intent = replace(intent, filters=filters)
         found = list(turn.found.values())
@@ -495,7 +483,7 @@ class OfflineResponder:
             blocker, nearest = (None, None) if intent.more else self._probe(turn, filters, exclude)
             response = writer.nothing_found(intent, query=text, blocker=blocker, nearest_price=nearest)
             return OfflineAnswer(response, list(turn.found.values()), turn.calls, intent)
-        picks = _select(candidates, diversify=not filters.get("wine_type") and not intent.mood)
+        picks = select(candidates, diversify=not filters.get("wine_type") and not intent.mood)
         shown = [*exclude, *(w.id for w in picks)]
         response = writer.recommendation(
             wording_intent,
@@ -507,20 +495,41 @@ class OfflineResponder:
         )
         return OfflineAnswer(response, found, turn.calls, wording_intent, relaxed=relaxed[0] if relaxed else None)
 
+    def _candidates(self, turn: _Turn, mood: str | None, filters: dict[str, Any], exclude: list[str]) -> list[Wine]:
+        """The wines that meet the filters: by the mood's meaning, by the filters, or both, ranked together."""
+        semantic: list[Wine] = []
+        structured: list[Wine] = []
+        ran_structured = False
+        if mood:
+            hits = self._semantic(turn, mood, filters, exclude)
+            if hits is not None:
+                semantic = hits
+        if filters or not mood or not semantic:
+            structured = self._structured(turn, filters, exclude)
+            ran_structured = True
+        return rank(structured, semantic, ran_structured)
+
+    def _relaxed(
+        self, turn: _Turn, intent: QueryIntent, filters: dict[str, Any], exclude: list[str]
+    ) -> tuple[list[Wine], dict[str, Any], tuple[str, Any] | None]:
+        """One relaxation of the softest condition that may be relaxed (RELAX_ORDER): the wines it finds, the
+        filters they meet and the condition dropped; else no wines, the filters as they were and None."""
+        key = next((k for k in RELAX_ORDER if filters.get(k) and _relaxable(k, intent)), None)
+        if key is None:
+            return [], filters, None
+        loose = {k: v for k, v in filters.items() if k != key}
+        if key == "region" and not loose.get("country") and REGION_COUNTRY.get(str(filters["region"])):
+            loose["country"] = REGION_COUNTRY[str(filters["region"])]
+        structured = self._structured(turn, loose, exclude)
+        semantic = (self._semantic(turn, intent.mood, loose, exclude) or []) if intent.mood else []
+        candidates = rank(structured, semantic, True)
+        if not candidates:
+            return [], filters, None
+        return candidates, loose, (key, filters[key])
+
 
 PROBE_ORDER = ("price", "sweetness", "grape_variety", "country", "region", "food_pairing", "wine_type")
 MAX_PROBES = 3
-
-
-def _valid_ids(values: Any) -> list[str]:
-    """Wine ids as canonical UUID strings; anything else is dropped (the tools would reject the whole call)."""
-    ids: list[str] = []
-    for value in values if isinstance(values, (list, tuple)) else []:
-        try:
-            ids.append(str(uuid.UUID(str(value))))
-        except ValueError:
-            continue
-    return list(dict.fromkeys(ids))
 
 
 def _excluded(exclude_ids: list[str], chain: list[str], intent: QueryIntent) -> list[str]:
@@ -540,24 +549,6 @@ def _relaxable(key: str, intent: QueryIntent) -> bool:
     return key not in intent.stated
 
 
-@dataclass
-class _Exchange:
-    user: str
-    wine_ids: list[str] = field(default_factory=list)
-    answer: str = ""  # the bot's answer to it, as saved
-
-
-def _pairs(history: list[ChatMessage]) -> list[_Exchange]:
-    pairs: list[_Exchange] = []
-    for message in history:
-        if message.role == "user":
-            pairs.append(_Exchange(message.content or ""))
-        elif message.role == "assistant" and pairs:
-            pairs[-1].wine_ids = [*pairs[-1].wine_ids, *_valid_ids(message.wine_ids)]
-            pairs[-1].answer = message.content or ""
-    return pairs
-
-
 def _yes_to_info_offer(text: str, answer: str) -> QueryIntent | None:
     """«да» to a glossary answer's closing question («Показать Пино Нуар из каталога?»): the question is
     phrased as the request it offers, so it is read as the customer's own words."""
@@ -568,46 +559,16 @@ def _yes_to_info_offer(text: str, answer: str) -> QueryIntent | None:
     return intent if intent is not None and intent.kind == "recommendation" else None
 
 
-def _rank(structured: list[Wine], semantic: list[Wine], ran_structured: bool) -> list[Wine]:
-    """Merge the two tools' hits (both already met every filter in SQL): wines found by both first, by
-    similarity, then semantic-only hits, then the other structured hits in the tool's order."""
-    if not semantic:
-        return list(structured)
-    if not ran_structured:
-        return sorted(semantic, key=lambda w: -(w.similarity_score or 0.0))
-    structured_ids = {w.id for w in structured}
-    semantic_ids = {w.id for w in semantic}
-    both = [w for w in structured if w.id in semantic_ids]
-    both += [w for w in semantic if w.id not in structured_ids]
-    both.sort(key=lambda w: -(w.similarity_score or 0.0))
-    rest = [w for w in structured if w.id not in semantic_ids]
-    return both + rest
-
-
-def _select(candidates: list[Wine], *, diversify: bool, count: int = MAX_PICKS) -> list[Wine]:
-    """Up to `count` wines: distinct names, preferably distinct producers (and types, for open requests)."""
-    picked: list[Wine] = []
-    names: set[str] = set()
-
-    def take(predicate: Callable[[Wine], bool], pool: list[Wine]) -> None:
-        for wine in pool:
-            if len(picked) >= count:
-                return
-            name = wine.name.strip().casefold()
-            if name in names or not predicate(wine):
-                continue
-            picked.append(wine)
-            names.add(name)
-
-    head = candidates[:8]
-    if diversify:
-        take(
-            lambda w: (
-                w.wine_type not in {p.wine_type for p in picked} and w.producer not in {p.producer for p in picked}
-            ),
-            head,
-        )
-    take(lambda w: w.producer not in {p.producer for p in picked}, head)
-    take(lambda w: True, candidates)
-    order = {id(w): i for i, w in enumerate(candidates)}
-    return sorted(picked, key=lambda w: order[id(w)])
+def _answer_without_wines(intent: QueryIntent, text: str) -> SommelierResponse | None:
+    """The answer to a message that asks for no wines: a greeting, thanks, help, a question, off the topic."""
+    if intent.kind == "greeting":
+        return writer.greeting(text)
+    if intent.kind == "thanks":
+        return writer.thanks(text)
+    if intent.kind == "help":
+        return writer.help_answer(text)
+    if intent.kind == "informational":
+        return writer.informational(intent.topic, text)
+    if intent.kind == "off_topic":
+        return writer.off_topic(text)
+    return None
