@@ -126,7 +126,7 @@ class SearchResult:
         """The result as the model reads it: no photo keys."""
         from sommelier.domain.wire import to_wire
 
-        view = to_wire(self)
+        view: dict[str, object] = to_wire(self)  # a named tuple's wire form is always an object
         view.pop("photos", None)
         return view
 
