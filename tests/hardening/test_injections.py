@@ -19,7 +19,8 @@ from collections import Counter
 from pathlib import Path
 
 import sommelier.agent.loop as loop_module
-from sommelier.agent.guards import precheck, quotes_prompt, response_problem
+from sommelier.agent.guards import precheck
+from sommelier.agent.output_guard import quotes_prompt, response_problem
 from sommelier.agent.prompts import SYSTEM_PROMPT
 
 from tests.fakes.openai_server import reply

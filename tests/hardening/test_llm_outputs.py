@@ -13,7 +13,7 @@ import re
 
 import pytest
 import sommelier.agent.loop as loop_module
-from sommelier.agent.guards import quotes_prompt
+from sommelier.agent.output_guard import quotes_prompt
 
 from tests.fakes.openai_server import reply, streamed, tool_calls
 from tests.hardening.support import (

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sommelier.agent.guards import response_problem, strip_control_characters
+from sommelier.agent.output_guard import response_problem, strip_control_characters
 from sommelier.domain.answer import ParsedResponse, ParseResult, SommelierResponse, WineRecommendation, answer_as_text
 from sommelier.domain.wine import Wine
 from sommelier.language import normalize

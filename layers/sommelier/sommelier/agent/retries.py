@@ -12,8 +12,9 @@ from sommelier.agent import prompts
 from sommelier.agent.answer import parse_final_response
 from sommelier.agent.calls import final_call
 from sommelier.agent.fallback_answers import degraded_response
-from sommelier.agent.guards import GuardVerdict, guard_response, is_leak_error
+from sommelier.agent.guards import GuardVerdict, guard_response
 from sommelier.agent.llm.port import ContentPart, GenerationsSpent, LLMError, LLMMessage, LLMReply
+from sommelier.agent.output_guard import is_leak_error
 from sommelier.agent.streaming import AnswerPiece
 from sommelier.agent.tools import TOOL_SCHEMAS
 from sommelier.agent.turn import Found, OnlineTurn

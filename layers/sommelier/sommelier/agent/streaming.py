@@ -23,7 +23,7 @@ import jiter
 from pydantic import ValidationError
 
 from sommelier.agent.answer import MIN_RUSSIAN_SHARE, ground, plain_answer, plain_draft, plain_text, russian_share
-from sommelier.agent.guards import strip_control_characters, text_problem
+from sommelier.agent.output_guard import strip_control_characters, text_problem
 from sommelier.domain.answer import MAX_INTRO, MAX_WINES, SommelierResponse, WineRecommendation
 from sommelier.domain.wine import Wine
 
