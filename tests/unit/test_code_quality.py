@@ -109,3 +109,25 @@ def test_the_gate_counts_branches():
     branches = "\n".join(f"    if x == {n}:\n        return {n}" for n in range(MAX_COMPLEXITY))
     [(name, _, cc)] = complexities(f"def many(x):\n{branches}\n    return -1\n")
     assert (name, cc) == ("many", MAX_COMPLEXITY + 1)
+
+
+MAX_MODULE_LINES = 600  # a module past this is doing more than one job (docs/architecture.md, "The map")
+
+
+def _long_modules(root: Path, base: Path = ROOT) -> list[str]:
+    return sorted(
+        f"{path.relative_to(base)}: {count} lines"
+        for path in root.rglob("*.py")
+        if (count := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    )
+
+
+def test_no_module_of_the_package_or_the_functions_is_over_the_size_limit():
+    long = [*_long_modules(ROOT / "layers" / "sommelier" / "sommelier"), *_long_modules(ROOT / "functions")]
+    assert not long, f"split these by job: {long}"
+
+
+def test_the_size_gate_sees_a_long_module(tmp_path):
+    (tmp_path / "big.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    (tmp_path / "small.py").write_text("x = 1\n" * MAX_MODULE_LINES)
+    assert _long_modules(tmp_path, tmp_path) == [f"big.py: {MAX_MODULE_LINES + 1} lines"]
