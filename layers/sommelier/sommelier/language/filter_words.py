@@ -6,11 +6,12 @@ filters by it, and a description's own constraints (language/constraints.py) too
 from __future__ import annotations
 
 from functools import cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from sommelier.language.phrases import Cues
-from sommelier.language.style_words import enum_words, style_cues
 from sommelier.language.vocabulary import data
+
+if TYPE_CHECKING:
+    from sommelier.language.phrases import Cues
 
 
 class FilterWords(NamedTuple):
@@ -46,12 +47,16 @@ def ruled_out_by() -> dict[str, str]:
 def value_spellings(key: str) -> dict[str, str]:
     """Every spelling of the filter's enum values → the value («красного» → red); empty for a filter whose
     values are no enum said in words (a country, a sort order)."""
+    from sommelier.language.style_words import enum_words  # at the first search, not at the tools' cold start
+
     values = filter_table()[key].values
     return enum_words(values) if values else {}
 
 
 def value_cues(key: str) -> Cues:
     """The filter's enum values as cues in a message («красного», «сухим» → red, dry), matched on stems."""
+    from sommelier.language.style_words import style_cues
+
     values = filter_table()[key].values
     if values is None:
         raise KeyError(f"{key} has no enum values said in words")
