@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import aiogram.methods
 from pydantic import ValidationError
 
 TEXT_LIMIT = 4096
@@ -26,6 +25,10 @@ def _units(text: str) -> int:
 
 
 def _model(method: str) -> type | None:
+    # aiogram builds ~8 s of pydantic models on import: only the tests that judge a call pay for it, not the
+    # collection of every test
+    import aiogram.methods
+
     return getattr(aiogram.methods, method[:1].upper() + method[1:], None)
 
 

@@ -275,20 +275,26 @@ def empty_memory():
     return MemoryStore()
 
 
-@pytest.fixture(scope="module")
-def shop_memory(memory_template, tmp_path_factory):
-    """The shipped catalogue replaced by the shop export, in memory (shop_db's twin)."""
+def memory_with_catalogue_replaced(template, catalogue: Path, photos: Path):
+    """A copy of an in-memory store whose catalogue `sommelier catalog import FILE --replace` made exactly
+    `catalogue` (_with_catalogue_replaced's twin)."""
     from sommelier.catalog.importer import import_catalog
     from sommelier.embeddings.local import LocalHashingEmbeddings
     from sommelier.photos.store import LocalPhotoStore
     from sommelier_dev.memory import memory_repositories
 
-    store = memory_template.copy()
+    store = template.copy()
     import_catalog(
-        SHOP_EXPORT,
+        catalogue,
         catalog=memory_repositories(store).catalog,
         embedder=LocalHashingEmbeddings(),
-        photos=LocalPhotoStore(tmp_path_factory.mktemp("shop-photos")),
+        photos=LocalPhotoStore(photos),
         replace=True,
     )
     return store
+
+
+@pytest.fixture(scope="module")
+def shop_memory(memory_template, tmp_path_factory):
+    """The shipped catalogue replaced by the shop export, in memory (shop_db's twin)."""
+    return memory_with_catalogue_replaced(memory_template, SHOP_EXPORT, tmp_path_factory.mktemp("shop-photos"))

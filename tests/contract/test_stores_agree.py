@@ -129,8 +129,10 @@ def test_a_name_finds_what_the_sql_name_query_finds(catalog_db, shipped_wines):
     with catalog_db.connection() as conn:
         found = set(
             conn.execute(
-                "SELECT q, p FROM unnest(%s::text[]) q, unnest(%s::text[]) p"
-                " WHERE sommelier_sound_words(p) @@ sommelier_sound_query(q)",
+                # each sounded once (a statement computing them for every pair outlasts its timeout)
+                "WITH asked AS MATERIALIZED (SELECT q, sommelier_sound_query(q) AS query FROM unnest(%s::text[]) q),"
+                " named AS MATERIALIZED (SELECT p, sommelier_sound_words(p) AS words FROM unnest(%s::text[]) p)"
+                " SELECT q, p FROM asked, named WHERE words @@ query",
                 (queries, places),
             ).fetchall()
         )

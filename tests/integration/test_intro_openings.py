@@ -16,9 +16,9 @@ from collections import Counter
 import pytest
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.offline import OfflineResponder
-from sommelier.repositories.adapters import in_process_repositories
+from sommelier_dev.memory import memory_repositories
 
-from tests.conftest import ROOT, _discard, _with_catalogue_replaced
+from tests.conftest import ROOT, memory_with_catalogue_replaced
 
 SAMPLE = ROOT / "tests" / "data" / "catalog" / "vinoteka34-sample.json"
 MAX_SHARE = 0.10
@@ -103,12 +103,8 @@ def opening_shares(intros: list[str]) -> tuple[tuple[str, float], tuple[str, flo
 
 
 @pytest.fixture(scope="module")
-def shop_db(admin_url, catalog_template, tmp_path_factory):
-    name, database = _with_catalogue_replaced(
-        admin_url, catalog_template, SAMPLE, tmp_path_factory.mktemp("opening-photos")
-    )
-    yield database
-    _discard(admin_url, name, database)
+def sample_memory(memory_template, tmp_path_factory):
+    return memory_with_catalogue_replaced(memory_template, SAMPLE, tmp_path_factory.mktemp("opening-photos"))
 
 
 def test_the_oracle_sees_a_repeated_template():
@@ -125,9 +121,9 @@ def test_the_oracle_sees_a_repeated_template():
 
 
 @pytest.mark.parametrize("catalogue", ["shipped", "shop"])
-def test_no_boilerplate_sentence_opens_more_than_one_intro_in_ten(catalogue, catalog_db, shop_db):
-    database = catalog_db if catalogue == "shipped" else shop_db
-    responder = OfflineResponder(in_process_repositories(database).catalog, LocalHashingEmbeddings())
+def test_no_boilerplate_sentence_opens_more_than_one_intro_in_ten(catalogue, catalog_memory, sample_memory):
+    store = catalog_memory if catalogue == "shipped" else sample_memory
+    responder = OfflineResponder(memory_repositories(store).catalog, LocalHashingEmbeddings())
     intros = [responder.respond(text).response.intro for text in REQUESTS]
     intros = [intro for intro in intros if intro]
     assert len(intros) >= 40

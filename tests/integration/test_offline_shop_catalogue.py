@@ -11,7 +11,7 @@ import re
 import pytest
 from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier.offline import OfflineResponder
-from sommelier.repositories.adapters import in_process_repositories
+from sommelier_dev.memory import memory_repositories
 
 from tests.conftest import SHOP_EXPORT
 from tests.wines import message, rows
@@ -21,8 +21,8 @@ BY_SKU_KEY = {(w["name"], w["producer"], w["vintage_year"]): w for w in SHOP}
 
 
 @pytest.fixture(scope="module")
-def responder(shop_db) -> OfflineResponder:
-    return OfflineResponder(in_process_repositories(shop_db).catalog, LocalHashingEmbeddings())
+def responder(shop_memory) -> OfflineResponder:
+    return OfflineResponder(memory_repositories(shop_memory).catalog, LocalHashingEmbeddings())
 
 
 # (query, constraints): "pairing" is the set of the shop's category labels one of which the wine must have.
