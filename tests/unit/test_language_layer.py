@@ -69,6 +69,10 @@ ALLOWED = {
     # The guards, whole modules: homoglyph tables and phrases of attacks on the bot (role play, secrets,
     # free orders), a security rule set with its own tests (tests/hardening), not wine or request words.
     ("agent/guards.py", "*"): "the injection guards' homoglyphs and the attack phrases they look for, in and out",
+    (
+        "agent/output_guard.py",
+        "*",
+    ): "the output guard's attack phrases: an adopted persona, a quoted prompt (split from guards.py)",
 }
 _CYRILLIC = re.compile("[а-яё]", re.IGNORECASE)
 
