@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -138,8 +139,8 @@ def _guarded(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     return False
 
 
-def _runtime_imports(path: Path) -> set[str]:
-    """Every import that can run, optional ones included: all but those under `if TYPE_CHECKING:`."""
+def _imports(path: Path, skipped: Callable[[ast.AST, dict[ast.AST, ast.AST]], bool]) -> set[str]:
+    """The top-level names a file imports absolutely, at any depth, but those ``skipped`` says to leave out."""
     tree = ast.parse(path.read_text())
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     names: set[str] = set()
@@ -150,9 +151,14 @@ def _runtime_imports(path: Path) -> set[str]:
             found = [alias.name.split(".")[0] for alias in node.names]
         else:
             continue
-        if not _under_type_checking(node, parents):
+        if not skipped(node, parents):
             names.update(found)
     return names
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """Every import that can run, optional ones included: all but those under `if TYPE_CHECKING:`."""
+    return _imports(path, _under_type_checking)
 
 
 def _under_type_checking(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
@@ -167,19 +173,7 @@ def _under_type_checking(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool
 @cache
 def _required_imports(path: Path) -> frozenset[str]:
     """The top-level names of the outside packages a file imports without a fallback, at any depth."""
-    tree = ast.parse(path.read_text())
-    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found = [node.module.split(".")[0]]
-        elif isinstance(node, ast.Import):
-            found = [alias.name.split(".")[0] for alias in node.names]
-        else:
-            continue
-        if not _guarded(node, parents):
-            names.update(found)
-    return frozenset(name for name in names if _is_outside(name))
+    return frozenset(name for name in _imports(path, _guarded) if _is_outside(name))
 
 
 def _is_outside(name: str) -> bool:
