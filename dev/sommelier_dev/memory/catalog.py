@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sommelier.domain import wire
 from sommelier.domain.catalog import CatalogStats, ExportedWine, FieldCoverage, PriceRange
-from sommelier.domain.catalog_writes import EmbeddingText, ImportSummary, WineEmbedding
+from sommelier.domain.catalog_writes import EMBEDDED_FIELDS, EmbeddingText, ImportSummary, WineEmbedding
 from sommelier.domain.errors import ArgumentError, NotFound, PortError
 from sommelier.domain.search import (
     SearchFilters,
@@ -163,7 +163,7 @@ class MemoryCatalog:
             wines = exported(store, include_unavailable=True)
         items = []
         for wine in wines:
-            row = {k: v for k, v in wine.as_file_row().items() if k in _EMBEDDING_FIELDS}
+            row = {k: v for k, v in wine.as_file_row().items() if k in EMBEDDED_FIELDS}
             items.append(EmbeddingText(id=wine.id, text=WineRecord.model_validate(row).embedding_text()))
         return items
 
@@ -487,26 +487,3 @@ def _copy_with(wine: WineRow, **changes: Any) -> WineRow:
 
 def _write(store: MemoryStore, row: WineRow) -> None:
     store.wines[row.id] = row
-
-
-_EMBEDDING_FIELDS = frozenset(
-    {
-        "name",
-        "producer",
-        "country",
-        "region",
-        "appellation",
-        "vintage_year",
-        "grape_varieties",
-        "wine_type",
-        "sweetness",
-        "body",
-        "tannins",
-        "acidity",
-        "price_rub",
-        "description",
-        "tasting_notes",
-        "food_pairings",
-        "image_key",
-    }
-)

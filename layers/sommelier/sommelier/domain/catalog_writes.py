@@ -29,5 +29,29 @@ class EmbeddingText(NamedTuple):
     text: str
 
 
+# The fields of a wine's file row that its embedding text is made from (both stores re-embed from these).
+EMBEDDED_FIELDS = frozenset(
+    {
+        "name",
+        "producer",
+        "country",
+        "region",
+        "appellation",
+        "vintage_year",
+        "grape_varieties",
+        "wine_type",
+        "sweetness",
+        "body",
+        "tannins",
+        "acidity",
+        "price_rub",
+        "description",
+        "tasting_notes",
+        "food_pairings",
+        "image_key",
+    }
+)
+
+
 class EmbeddingTexts(NamedTuple):
     items: list[EmbeddingText]

@@ -12,7 +12,7 @@ from psycopg.rows import dict_row
 
 from sommelier.db.pool import first_row
 from sommelier.domain.catalog import CatalogStats, ExportedWine, ExportedWines, FieldCoverage, PriceRange
-from sommelier.domain.catalog_writes import EmbeddingText, EmbeddingTexts, ImportSummary
+from sommelier.domain.catalog_writes import EMBEDDED_FIELDS, EmbeddingText, EmbeddingTexts, ImportSummary
 from sommelier.domain.search import (
     ArgumentError,
     SearchResult,
@@ -439,29 +439,6 @@ def embedding_texts(conn: psycopg.Connection, arguments: Any) -> EmbeddingTexts:
 
     items = []
     for wine in export_wines(conn, {"include_unavailable": True}).wines:
-        row = {k: v for k, v in wine.as_file_row().items() if k in _EMBEDDING_FIELDS}
+        row = {k: v for k, v in wine.as_file_row().items() if k in EMBEDDED_FIELDS}
         items.append(EmbeddingText(id=wine.id, text=WineRecord.model_validate(row).embedding_text()))
     return EmbeddingTexts(items)
-
-
-_EMBEDDING_FIELDS = frozenset(
-    {
-        "name",
-        "producer",
-        "country",
-        "region",
-        "appellation",
-        "vintage_year",
-        "grape_varieties",
-        "wine_type",
-        "sweetness",
-        "body",
-        "tannins",
-        "acidity",
-        "price_rub",
-        "description",
-        "tasting_notes",
-        "food_pairings",
-        "image_key",
-    }
-)
