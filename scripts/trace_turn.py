@@ -1,6 +1,7 @@
 """Which project files one offline Telegram turn passes through, counted by a trace (docs/architecture.md).
 
     .venv/bin/python scripts/trace_turn.py            # the list, as docs/architecture.md shows it
+    .venv/bin/python scripts/trace_turn.py --json URL # the files, as JSON, on that database
 
 The bot is built as `sommelier serve` builds it (`sommelier.app.build_bot` on the settings), on the
 embedded PostgreSQL and the loopback fake Bot API, without an LLM key: the offline responder answers.
@@ -86,7 +87,13 @@ def trace_offline_turn(database_url: str) -> TurnTrace:
     return trace
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    import json
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) == 2 and args[0] == "--json":  # `--json DATABASE_URL`: the files only, for the test's fresh process
+        print(json.dumps(trace_offline_turn(args[1]).files))
+        return 0
     from sommelier.db.url import resolve_database_url
     from sommelier.settings import load_settings
     from sommelier_dev.cli.context import CliContext
