@@ -31,11 +31,11 @@ dev-down: $(STAMP)
 
 # The full test suite; .ci/run calls exactly this.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 # Every test that needs no database and no container, on every core (under a minute): the loop while you work.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not database" -q -n auto
+	$(BIN)/python -m pytest -m "not database" -q -n auto --dist worksteal
 
 lint: $(STAMP)
 	$(BIN)/cfn-lint template.yaml

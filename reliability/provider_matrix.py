@@ -37,6 +37,9 @@ QUERIES: tuple[tuple[str, str], ...] = (
     ("игристое на праздник до 5000", "sparkling"),
 )
 DEFAULT_TIME_SCALE = 0.05
+# Scaling shrinks the model's seconds, not ours: the offline fallback after a timed-out answer (SQL, wording)
+# takes real time, which a scaled reserve (0.05 × 2 s) does not cover on a loaded machine.
+UNSCALED_OWN_WORK_S = 1.0
 MAX_RETRIES = 2  # the adapter's retries per logical call (LLM_MAX_RETRIES default)
 
 # The oracle's own checks (no code shared with the agent's parsing or hygiene).
@@ -198,7 +201,12 @@ def run_behaviour(
             if has_deadline:
                 from sommelier.domain.conversation import Deadline
 
-                request.deadline = Deadline.after(budget)
+                deadline = Deadline.after(budget)
+                if scale != 1.0:
+                    deadline = dataclasses.replace(
+                        deadline, fallback_reserve_s=deadline.fallback_reserve_s + UNSCALED_OWN_WORK_S
+                    )
+                request.deadline = deadline
             try:
                 result = run_turn(agent, request, shown, streaming)
             except Exception as exc:  # an older agent could crash; the matrix records it
