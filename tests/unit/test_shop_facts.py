@@ -127,3 +127,13 @@ def test_a_stated_age_under_18(text):
 @pytest.mark.parametrize("text", ["мне 18", "мне 35 лет", "мне 2 бутылки", "вино за 1500, мне 40"])
 def test_not_a_minor(text):
     assert not stated_minor(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["у меня день рождения, посоветуйте красное", "для меня что-нибудь лёгкое", "нам с ней белое"]
+)
+def test_a_pronoun_is_never_read_as_a_grape(text):
+    from sommelier.offline.reader import read_query
+
+    assert "grape_variety" not in read_query(text).filters
+    assert read_query("игристое из Менье").filters.get("grape_variety") == "Пино Менье"
