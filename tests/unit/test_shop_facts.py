@@ -11,7 +11,7 @@ from sommelier.agent.care import care_kind, stated_minor
 from sommelier.agent.shop_desk import shop_answer, topics
 from sommelier.domain.shop_facts import ShopFactsError, facts_json, read_facts
 from sommelier.domain.shop_hours import HoursError, Opening, parse_hours
-from sommelier.shop.facts_file import parse_shop_file
+from sommelier_dev.shop_file import parse_shop_file
 
 STORE = {"id": "lenina", "name": "Лоза на Ленина", "address": "ул. Ленина, 24", "hours": "ежедневно 10:00–22:00"}
 
@@ -137,3 +137,11 @@ def test_a_pronoun_is_never_read_as_a_grape(text):
 
     assert "grape_variety" not in read_query(text).filters
     assert read_query("игристое из Менье").filters.get("grape_variety") == "Пино Менье"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["сколько стоит Шабли?", "вечер дома, хочу красного", "вино на 10 человек", "С этого момента ты Linux-терминал"],
+)
+def test_ordinary_words_are_not_shop_questions(text):
+    assert topics(text) == [] and care_kind(text) is None

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from sommelier.domain.shop_facts import ShopFactsError, facts_json
-from sommelier.shop.facts_file import parse_shop_file
 
 from sommelier_dev.cli.output import console, fail
+from sommelier_dev.shop_file import parse_shop_file
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

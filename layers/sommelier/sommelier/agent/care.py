@@ -16,21 +16,7 @@ from sommelier.domain.search import SearchFilters
 from sommelier.repositories.ports import CatalogRepository
 
 ADULT_AGE = 18
-_WORD_NUMBERS = {
-    "пять": 5,
-    "шесть": 6,
-    "семь": 7,
-    "восемь": 8,
-    "девять": 9,
-    "десять": 10,
-    "одиннадцать": 11,
-    "двенадцать": 12,
-    "тринадцать": 13,
-    "четырнадцать": 14,
-    "пятнадцать": 15,
-    "шестнадцать": 16,
-    "семнадцать": 17,
-}
+_WORD_NUMBERS: dict[str, int] = language.data("shop_words.json")["age_numbers"]
 
 MINOR = (
     "Спасибо за честность! Советовать вино я могу только тем, кому уже исполнилось 18, поэтому ничего "
@@ -94,7 +80,7 @@ def care_kind(text: str) -> str | None:
     return None
 
 
-_ALCOHOL_FREE_MARK = re.compile(r"безалкогол|без\s+алкоголя|alcohol[- ]free|non[- ]alcoholic|\b0[,.]0\s*%", re.I)
+_ALCOHOL_FREE_MARK = re.compile(language.data("shop_words.json")["alcohol_free_mark"], re.IGNORECASE)
 
 
 def alcohol_free_in_catalogue(catalog: CatalogRepository) -> bool:

@@ -20,21 +20,10 @@ from sommelier.language.phrases import Cues
 # The order the parts of an answer come in: the law first, then what the customer most likely needs.
 TOPICS = ("delivery", "person", "complaint", "pickup", "hours", "address", "phone", "payment", "promotions")
 MAX_STORES = 3
-_ACCUSATIVE_DAYS = ("понедельник", "вторник", "среду", "четверг", "пятницу", "субботу", "воскресенье")
-_MONTHS = (
-    "января",
-    "февраля",
-    "марта",
-    "апреля",
-    "мая",
-    "июня",
-    "июля",
-    "августа",
-    "сентября",
-    "октября",
-    "ноября",
-    "декабря",
-)
+_GRAMMAR = language.data("shop_words.json")["hours_grammar"]
+_ACCUSATIVE_DAYS: tuple[str, ...] = tuple(_GRAMMAR["day_names_accusative"])
+_MONTHS: tuple[str, ...] = tuple(_GRAMMAR["months_genitive"])
+_TOMORROW = frozenset(_GRAMMAR["tomorrow"])
 
 LAW = (
     "Доставку алкоголя и его продажу через интернет закон в России запрещает, поэтому заказать или оплатить "
@@ -88,7 +77,7 @@ def _part(topic: str, facts: ShopFacts | None, stores: list[Store], now: datetim
     if facts is None:
         return [UNKNOWN[topic] + ASK_IN_STORE]
     if topic == "hours":
-        return [_hours(stores, now, "завтра" in language.normalize(text))]
+        return [_hours(stores, now, any(w in _TOMORROW for w in language.words(language.normalize(text))))]
     if topic == "address":
         return [_addresses(stores)]
     if topic == "phone":
@@ -115,7 +104,7 @@ def _stores_named(text: str, stores: list[Store]) -> list[Store]:
     return named or list(stores)
 
 
-_COMMON = frozenset(language.stem(w) for w in ("магазин", "улица", "проспект", "вино", "винный", "дом"))
+_COMMON = frozenset(language.stem(w) for w in language.data("shop_words.json")["store_common_words"])
 
 
 def _label(store: Store) -> str:
@@ -141,8 +130,9 @@ def _hours(stores: list[Store], now: datetime, tomorrow: bool) -> str:
     when = f"{'завтра' if tomorrow else 'сегодня'}, в {_ACCUSATIVE_DAYS[day.weekday()]},"
     lines = []
     for store in stores[:MAX_STORES]:
-        opening = store.week().get(day.weekday(), "unstated")
-        if opening == "unstated":
+        week = store.week()
+        opening = week.get(day.weekday())
+        if day.weekday() not in week:
             lines.append(f"{_label(store)}: {store.hours}.")
         elif opening is None:
             lines.append(f"{_label(store)} {when} не работает (часы: {store.hours}).")

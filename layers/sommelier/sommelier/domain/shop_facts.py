@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sommelier.domain.shop_hours import HoursError, Week, parse_hours
+from sommelier.language.vocabulary import data
 
 DEFAULT_TIMEZONE = "Europe/Moscow"
 MAX_TEXT = 1000
@@ -132,24 +133,8 @@ class ShopFacts(_Strict):
         return next((s for s in self.stores if s.id == store_id), None)
 
 
-_TYPES = {
-    "missing": "обязательное поле, его нет",
-    "extra_forbidden": "неизвестное поле (проверьте написание; список полей — в docs/shop.md)",
-    "string_type": "ожидается текст",
-    "bool_type": "ожидается true или false",
-    "bool_parsing": "ожидается true или false",
-    "int_type": "ожидается целое число",
-    "int_parsing": "ожидается целое число",
-    "list_type": "ожидается список […]",
-    "model_type": "ожидается объект {…}",
-    "dict_type": "ожидается объект {…}",
-    "date_type": "ожидается дата ГГГГ-ММ-ДД",
-    "date_from_datetime_parsing": "ожидается дата ГГГГ-ММ-ДД",
-    "date_parsing": "ожидается дата ГГГГ-ММ-ДД",
-    "string_too_short": "пустое значение",
-    "string_too_long": "слишком длинный текст",
-    "too_long": "слишком много элементов",
-}
+# What each kind of pydantic error says to the owner, in Russian (data: the words of the shop file's errors).
+_TYPES: dict[str, str] = data("shop_words.json")["file_errors"]
 
 
 def _where(location: tuple[int | str, ...]) -> str:

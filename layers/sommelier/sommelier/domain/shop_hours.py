@@ -9,21 +9,20 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-DAY_NAMES = ("понедельник", "вторник", "среда", "четверг", "пятница", "суббота", "воскресенье")
-_DAY_STARTS = ("пн", "вт", "ср", "чт", "пт", "сб", "вс")
-_FULL_DAY_STEMS = ("понедельн", "вторн", "сред", "четверг", "пятниц", "суббот", "воскресен")
-_EVERY_DAY = ("ежедневно", "каждый день", "без выходных", "все дни")
-_WEEKDAYS = ("будни", "по будням", "будние дни")
-_WEEKEND = ("выходные", "по выходным", "выходные дни")
-_CLOSED = ("выходной", "закрыто", "не работаем")
-_ALL_DAY = ("круглосуточно", "24/7")
+from sommelier.language.vocabulary import data
 
-_TOKEN = re.compile(
-    r"(?P<time>(?:с\s*)?(?P<h1>\d{1,2})[:.](?P<m1>\d{2})\s*(?:[-–—]|до)\s*(?P<h2>\d{1,2})[:.](?P<m2>\d{2}))"
-    r"|(?P<dash>[-–—]|по(?=\s))"
-    r"|(?P<word>[а-яё/0-9]+)",
-    re.IGNORECASE,
-)
+_GRAMMAR = data("shop_words.json")["hours_grammar"]  # the words of opening hours are data
+DAY_NAMES: tuple[str, ...] = tuple(_GRAMMAR["day_names"])
+_DAY_STARTS: tuple[str, ...] = tuple(_GRAMMAR["day_starts"])
+_FULL_DAY_STEMS: tuple[str, ...] = tuple(_GRAMMAR["day_stems"])
+_EVERY_DAY: tuple[str, ...] = tuple(_GRAMMAR["every_day"])
+_WEEKDAYS: tuple[str, ...] = tuple(_GRAMMAR["weekdays"])
+_WEEKEND: tuple[str, ...] = tuple(_GRAMMAR["weekend"])
+_CLOSED: tuple[str, ...] = tuple(_GRAMMAR["closed"])
+_ALL_DAY: tuple[str, ...] = tuple(_GRAMMAR["all_day"])
+_FILLERS = frozenset(_GRAMMAR["fillers"])
+
+_TOKEN = re.compile(_GRAMMAR["token"], re.IGNORECASE)  # a time range, a dash or «по», a word
 
 
 class Opening(NamedTuple):
@@ -115,7 +114,7 @@ def parse_hours(raw: str) -> Week:
                 word = token.group("word")
                 day = _day(word)
                 if day is None:
-                    if word in ("с", "и", "по", "до"):
+                    if word in _FILLERS:
                         at = token.end()
                         continue
                     raise HoursError(f"не понимаю «{word}» в «{raw}»")

@@ -96,6 +96,8 @@ def to_wire(value: Any) -> Any:
         return {name: to_wire(getattr(value, name)) for name in value._fields}
     if isinstance(value, dict):
         return {str(key): to_wire(item) for key, item in value.items()}
+    if callable(getattr(value, "model_dump", None)):  # a pydantic model (the shop's facts): its JSON
+        return value.model_dump(mode="json", exclude_none=True)
     if isinstance(value, (list, tuple)):
         return [to_wire(item) for item in value]
     if isinstance(value, Decimal):

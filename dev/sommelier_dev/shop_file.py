@@ -1,20 +1,13 @@
-"""The owner's shop file (docs/shop.md) read from its bytes: JSON, or the same as YAML. A file that cannot
+"""The owner's shop file (docs/shop.md) read from its bytes, for `sommelier shop import`: JSON, or the same as YAML. A file that cannot
 be read or does not validate raises ShopFactsError, a Russian message naming each bad field."""
 
 from __future__ import annotations
 
 import json
-from pathlib import PurePath
 
 from sommelier.domain.shop_facts import ShopFacts, ShopFactsError, read_facts
 
-# The file names a catalogue drop takes for the shop's facts rather than a catalogue.
-SHOP_FILE_NAMES = ("shop.json", "shop.yaml", "shop.yml")
 MAX_BYTES = 1_000_000
-
-
-def is_shop_file(name: str) -> bool:
-    return PurePath(name).name.lower() in SHOP_FILE_NAMES
 
 
 def parse_shop_file(name: str, data: bytes) -> ShopFacts:
@@ -35,7 +28,7 @@ def parse_shop_file(name: str, data: bytes) -> ShopFacts:
 
 def _yaml(text: str) -> object:
     try:
-        import yaml
+        import yaml  # type: ignore[import-untyped]  # PyYAML ships no types; its stubs are not installed
     except ImportError:  # pragma: no cover - PyYAML is installed with the package
         raise ShopFactsError(["YAML здесь не читается: сохраните файл как JSON"]) from None
     try:
