@@ -180,3 +180,29 @@ def test_the_admins_figures_count_today_and_the_last_seven_days(backend, shipped
     assert (stats.customers, stats.turns_today, stats.turns_7d) == (2, 1, 1)
     assert (stats.prompt_tokens_7d, stats.completion_tokens_7d) == (100, 10)
     assert stats.wines == len(shipped_wines)
+
+
+def test_the_shops_facts_are_kept_whole_and_reach_every_turn(backend):
+    from sommelier.domain.shop_facts import read_facts
+
+    assert backend.shop.shop_facts() is None
+    assert backend.chat.begin_turn(CUSTOMER, user=None, history_limit=5).shop is None
+    facts = read_facts(
+        {
+            "name": "Лоза",
+            "stores": [
+                {
+                    "id": "lenina",
+                    "name": "Лоза на Ленина",
+                    "address": "ул. Ленина, 24",
+                    "hours": "ежедневно 10:00–22:00",
+                }
+            ],
+            "promotions": [{"text": "скидка", "until": "2030-01-31"}],
+            "reservations": True,
+        }
+    )
+    assert backend.shop.put_shop_facts(facts) == facts
+    assert backend.shop.shop_facts() == facts
+    assert backend.chat.begin_turn(CUSTOMER, user=None, history_limit=5).shop == facts
+    assert backend.shop.put_shop_facts(None) is None and backend.shop.shop_facts() is None

@@ -42,9 +42,12 @@ READ_ONLY = {
     "wine_card",
     "report_data",
     "admin_stats",
+    "get_shop_facts",
     "run_tools",
 }
 KEYS = {
+    "get_shop_facts": [],
+    "put_shop_facts": ["facts"],
     "search_wines": [
         "wine_type",
         "sweetness",
@@ -318,6 +321,8 @@ def plausible(name: str, ids: list[str]) -> dict:
         "wine_card": {"ref": ids[0]},
         "report_data": {"since": "2026-01-05T00:00:00+00:00", "until": "2026-01-12T00:00:00+00:00"},
         "admin_stats": {},
+        "get_shop_facts": {},
+        "put_shop_facts": {"facts": {"name": "Лоза", "stores": []}},
         "begin_turn": {
             "chat_id": 7700001,
             "history_limit": 10,

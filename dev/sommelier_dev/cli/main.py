@@ -20,6 +20,7 @@ from sommelier_dev.cli import (
     qr_cmd,
     report_cmd,
     serve_cmd,
+    shop_cmd,
     telegram_cmd,
     tool_cmd,
 )
@@ -40,6 +41,7 @@ COMMANDS = (
     qr_cmd,
     report_cmd,
     maintenance_cmd,
+    shop_cmd,
 )
 
 

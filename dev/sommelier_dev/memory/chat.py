@@ -65,9 +65,10 @@ class MemoryChat:
         with self.store.transaction() as store:
             upsert = _upsert_user(store, user) if user is not None else None
             history = _history(store, chat_id, history_limit)
+            shop = store.shop_facts
         if upsert is None:
-            return TurnStart(user=None, history=history)
-        return TurnStart(user=upsert.user, history=history, created=upsert.created)
+            return TurnStart(user=None, history=history, shop=shop)
+        return TurnStart(user=upsert.user, history=history, created=upsert.created, shop=shop)
 
     def end_turn(self, record: TurnRecord | None, *, wine_ids: Sequence[str]) -> TurnEnd:
         self.counter.count += 1

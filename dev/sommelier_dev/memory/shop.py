@@ -20,6 +20,7 @@ from sommelier.domain.shop import (
     WineCard,
     WineVotes,
 )
+from sommelier.domain.shop_facts import ShopFacts, ShopFactsError, facts_json, read_facts
 from sommelier.domain.wine import Wine
 from sommelier.repositories.ports import InvocationCounter
 from sommelier.toolfn.search import full_wine
@@ -36,6 +37,13 @@ ALTERNATIVES = 3
 _REF_WORD = re.compile(r"[^0-9A-Za-zА-Яа-яЁё]+")
 
 
+def _validated(facts: ShopFacts) -> ShopFacts:
+    try:
+        return read_facts(facts_json(facts))
+    except ShopFactsError as exc:
+        raise ArgumentError(str(exc)) from None
+
+
 class MemoryShop:
     """The shop's records of a `MemoryStore`; each call counts as one invocation, as in process."""
 
@@ -49,6 +57,19 @@ class MemoryShop:
         with self.store.transaction() as store:
             answer = store.age_answers.get(checked)
             return answer.is_adult if answer else None
+
+    def shop_facts(self) -> ShopFacts | None:
+        self.counter.count += 1
+        with self.store.transaction() as store:
+            return store.shop_facts
+
+    def put_shop_facts(self, facts: ShopFacts | None) -> ShopFacts | None:
+        self.counter.count += 1
+        # The wire's round trip, as the tool function reads it: what is kept is what validates.
+        checked = None if facts is None else _validated(facts)
+        with self.store.transaction() as store:
+            store.shop_facts = checked
+        return checked
 
     def save_age_answer(self, user_id: int, is_adult: bool) -> None:
         self.counter.count += 1

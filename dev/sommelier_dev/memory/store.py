@@ -16,9 +16,12 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import cached_property
 from math import sqrt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sommelier_dev.memory import sound, text_search
+
+if TYPE_CHECKING:
+    from sommelier.domain.shop_facts import ShopFacts
 
 
 class Clock:
@@ -260,6 +263,7 @@ class MemoryStore:
         self.user_chats: dict[tuple[int, int], UserChatRow] = {}
         self.feedback: dict[int, FeedbackRow] = {}
         self.age_answers: dict[int, AgeAnswerRow] = {}
+        self.shop_facts: ShopFacts | None = None  # table shop_facts: its one row (immutable facts)
         self.turn_stats: dict[int, TurnStatsRow] = {}
         self.message_ids = Serial()
         self.feedback_ids = Serial()
@@ -281,6 +285,7 @@ class MemoryStore:
             other.user_chats = {key: replace(row) for key, row in self.user_chats.items()}
             other.feedback = {key: replace(row) for key, row in self.feedback.items()}
             other.age_answers = {key: replace(row) for key, row in self.age_answers.items()}
+            other.shop_facts = self.shop_facts
             other.turn_stats = {key: replace(row) for key, row in self.turn_stats.items()}
             other.message_ids = Serial(self.message_ids.last)
             other.feedback_ids = Serial(self.feedback_ids.last)

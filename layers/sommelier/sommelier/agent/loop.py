@@ -22,6 +22,7 @@ from dataclasses import replace
 from sommelier.agent import prompts
 from sommelier.agent.calls import broken_reply, final_call
 from sommelier.agent.candidates import catalogue_for_prompt, model_view, prefetched
+from sommelier.agent.care import alcohol_free_in_catalogue, care_answer, care_kind
 from sommelier.agent.context import MomentContext, moment_context
 from sommelier.agent.fallback_answers import apology_response, degraded_response
 from sommelier.agent.guards import guard_response, precheck
@@ -30,6 +31,7 @@ from sommelier.agent.llm.stream import StreamBroken
 from sommelier.agent.metadata import turn_metadata
 from sommelier.agent.prefetch import Prefetched
 from sommelier.agent.retries import settled, validated
+from sommelier.agent.shop_desk import shop_answer, shop_prompt
 from sommelier.agent.streaming import AnswerPiece, merge_shown
 from sommelier.agent.tool_rounds import ToolUseFailure, tool_loop
 from sommelier.agent.turn import Call, Fallback, Found, OnlineTurn, Turn, TurnRequest, TurnResult, TurnTrace
@@ -113,10 +115,13 @@ class SommelierAgent:
         found: Found = {}
         save = request.save
 
+        desk = self._desk(text, request) if verdict is None else None
         if verdict is not None:
             trace.mode = "guard"
             response = guard_response(verdict)
             save = False  # an attack must not be replayed to the model as history
+        elif desk is not None:
+            trace.mode, response = desk  # the shop's facts or a care turn: the same words in both modes
         elif self.llm is None:
             trace.mode = "offline"
             response, found = self._offline(text, history, request, trace)
@@ -143,6 +148,17 @@ class SommelierAgent:
         return TurnResult(
             response=response, text=rendered, found_wines=found, metadata=metadata, saved=saved, wines=wines
         )
+
+    def _desk(self, text: str, request: TurnRequest) -> tuple[str, SommelierResponse] | None:
+        """A care turn (age, health, allergy, alcohol-free) or a question about the shop, answered from the
+        owner's facts before any wine is looked for (agent.care, agent.shop_desk); None: a wine turn."""
+        kind = care_kind(text)
+        if kind == "alcohol_free" and alcohol_free_in_catalogue(self.catalog):
+            kind = None  # the catalogue has some: the ordinary turn shows them
+        if kind is not None:
+            return "care", care_answer(kind)
+        answer = shop_answer(text, request.shop)
+        return ("shop", answer) if answer is not None else None
 
     # ------------------------------------------------------------------ the LLM path
     def _online(
@@ -279,6 +295,7 @@ def _opening(
         candidates=found.rows() if found is not None and found.searched else None,
         filters=found.filters() if found is not None else None,
     )
+    user_prompt += shop_prompt(request.shop)  # the shop's facts, fenced as data (agent.shop_desk)
     content: str | list[ContentPart] = user_prompt
     if request.image:  # the client turns it into words for a model that cannot see
         content = [

@@ -14,6 +14,7 @@ from sommelier.agent.streaming import AnswerPiece, Shown
 from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.conversation import ChatMessage, Deadline, SavedTurn
 from sommelier.domain.search import ToolRequest
+from sommelier.domain.shop_facts import ShopFacts
 from sommelier.domain.wine import Wine
 
 Found = dict[str, Wine]  # the wines the tools returned this turn, by id (each with found_by)
@@ -54,6 +55,7 @@ class TurnRequest:
     history: list[ChatMessage] | None = None  # loaded by the caller's begin_turn; None: the agent loads it
     invocations_at_start: int | None = None  # the counter before the caller's begin_turn
     image: str | None = None  # a photo the customer sent (a data URL), shown to a model that sees images
+    shop: ShopFacts | None = None  # the owner's shop file (begin_turn loads it); None: none is set
 
 
 @dataclass

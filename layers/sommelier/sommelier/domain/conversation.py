@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+from sommelier.domain.shop_facts import ShopFacts
 from sommelier.domain.wine import Wine
 
 Role = Literal["user", "assistant"]
@@ -97,6 +98,7 @@ class TurnStart(NamedTuple):
     user: StoredUser | None
     history: list[ChatMessage]
     created: bool = False
+    shop: ShopFacts | None = None  # the shop's own facts (docs/shop.md), None: the owner set none
 
 
 class TurnEnd(NamedTuple):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from sommelier.domain.shop_facts import ShopFacts
 from sommelier.domain.wine import Wine, WineListing
 from sommelier.domain.wire import OMIT_NONE
 
@@ -98,3 +99,9 @@ class Saved(NamedTuple):
 class Deleted(NamedTuple):
     deleted: int
     days: int
+
+
+class StoredFacts(NamedTuple):
+    """The shop's facts as kept (None: the owner set none)."""
+
+    facts: ShopFacts | None

@@ -55,8 +55,10 @@ if TYPE_CHECKING:  # the answer types load with the first answer read (the handl
         Listing,
         ReportData,
         Saved,
+        StoredFacts,
         WineCard,
     )
+    from sommelier.domain.shop_facts import ShopFacts
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -94,6 +96,8 @@ def to_wire(value: Any) -> Any:
         return {name: to_wire(getattr(value, name)) for name in value._fields}
     if isinstance(value, dict):
         return {str(key): to_wire(item) for key, item in value.items()}
+    if callable(getattr(value, "model_dump", None)):  # a pydantic model (the shop's facts): its JSON
+        return value.model_dump(mode="json", exclude_none=True)
     if isinstance(value, (list, tuple)):
         return [to_wire(item) for item in value]
     if isinstance(value, Decimal):
@@ -252,6 +256,16 @@ def _age_answer() -> type[AgeAnswer]:
     from sommelier.domain.shop import AgeAnswer
 
     return AgeAnswer
+
+
+def _stored_facts() -> type[StoredFacts]:
+    from sommelier.domain.shop import StoredFacts
+
+    return StoredFacts
+
+
+def _facts(facts: ShopFacts | None) -> Arguments:
+    return {"facts": None if facts is None else facts.model_dump(mode="json", exclude_none=True)}
 
 
 def _saved() -> type[Saved]:
@@ -447,6 +461,8 @@ FIND_WINES = Operation("find_wines", _refs, _found_wines)
 WINE_CARD = Operation("wine_card", _ref, _wine_card)
 REPORT_DATA = Operation("report_data", _period, _report_data)
 ADMIN_STATS = Operation("admin_stats", _nothing, _admin_stats)
+GET_SHOP_FACTS = Operation("get_shop_facts", _nothing, _stored_facts)
+PUT_SHOP_FACTS = Operation("put_shop_facts", _facts, _stored_facts)
 
 # Several LLM tool calls in one invocation: {"calls": [{"tool", "arguments"}, ...]} -> {"results": [...]}.
 RUN_TOOLS = "run_tools"
@@ -484,6 +500,8 @@ OPERATIONS: dict[str, Operation[..., Any]] = {
         WINE_CARD,
         REPORT_DATA,
         ADMIN_STATS,
+        GET_SHOP_FACTS,
+        PUT_SHOP_FACTS,
     )
 }
 # The LLM's tools: the operations `run_tools` runs, with the arguments as the model wrote them.

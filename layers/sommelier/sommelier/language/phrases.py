@@ -10,7 +10,7 @@ from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from sommelier.language.morphology import lemmas
-from sommelier.language.text import LINKING, WORD, fold, normalize, stem, words
+from sommelier.language.text import LINKING, PRONOUNS, WORD, fold, normalize, stem, words
 from sommelier.language.vocabulary import data
 
 FUZZY_MIN_SCORE = 84
@@ -54,6 +54,8 @@ class PhraseIndex:
         while i < len(content):
             for size in range(min(self._longest, len(content) - i), 0, -1):
                 hit = self._by_stems.get(tuple(content[i : i + size]))
+                if hit and size == 1 and self._key is stem and tokens[keep[i]] in PRONOUNS:
+                    hit = [(p, v) for p, v in hit if normalize(p) == tokens[keep[i]]]  # only the pronoun itself
                 if hit:
                     first, last = keep[i], keep[i + size - 1]
                     for phrase, value in hit:

@@ -14,6 +14,11 @@ WORD = re.compile(r"[a-zа-я0-9]+")
 SPACES = re.compile(r"\s+")
 # Words that never carry meaning in a dish or place phrase.
 LINKING = frozenset({"к", "с", "со", "из", "на", "под", "для", "и", "в", "во", "или", "по"})
+# The personal pronouns' forms: never another word by its stem («меня» is not the grape «Менье», «нам» no «Нами»).
+PRONOUNS = frozenset(
+    "я меня мне мной мною ты тебя тебе тобой он его ему им нем нём она ее её ей ею нее неё ней нею "
+    "мы нас нам нами вы вас вам вами они их ими них ним ними нему него".split()
+)
 
 
 def _latin_fold_table() -> dict[int, str]:

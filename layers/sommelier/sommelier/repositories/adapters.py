@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from sommelier.domain.records import ImportRow
     from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
     from sommelier.domain.shop import AdminStats, ForgetResult, FoundWines, ReportData, WineCard
+    from sommelier.domain.shop_facts import ShopFacts
     from sommelier.domain.wine import Wine, WineListing
     from sommelier.settings import Settings
 
@@ -137,6 +138,12 @@ class _OverShop(_Runner):
 
     def save_age_answer(self, user_id: int, is_adult: bool) -> None:
         self._run(wire.SAVE_AGE_ANSWER, user_id, is_adult)
+
+    def shop_facts(self) -> ShopFacts | None:
+        return self._run(wire.GET_SHOP_FACTS).facts
+
+    def put_shop_facts(self, facts: ShopFacts | None) -> ShopFacts | None:
+        return self._run(wire.PUT_SHOP_FACTS, facts).facts
 
     def forget_user(self, user_id: int) -> ForgetResult:
         return self._run(wire.FORGET_USER, user_id)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from sommelier.domain.records import ImportRow
     from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
     from sommelier.domain.shop import AdminStats, ForgetResult, FoundWines, ReportData, WineCard
+    from sommelier.domain.shop_facts import ShopFacts
     from sommelier.domain.wine import Wine, WineListing
 
 
@@ -107,6 +108,14 @@ class ShopRepository(Protocol):
     counter: InvocationCounter
 
     def get_age_answer(self, user_id: int) -> bool | None: ...
+
+    def shop_facts(self) -> ShopFacts | None:
+        """The owner's shop file as kept (docs/shop.md); None when none is set."""
+        ...
+
+    def put_shop_facts(self, facts: ShopFacts | None) -> ShopFacts | None:
+        """Replace the shop's facts whole (None removes them); answers what is kept."""
+        ...
 
     def save_age_answer(self, user_id: int, is_adult: bool) -> None: ...
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sommelier.agent.care import care_kind
+from sommelier.agent.shop_desk import topics
 from sommelier.domain.errors import PortError
 from sommelier.domain.pricing import parse_price
 from sommelier.domain.shop import ReportData, WineVotes
@@ -92,6 +94,7 @@ class WeeklyReport:
     fallback_turns: int
     cost_usd: float
     modes: dict[str, int] = field(default_factory=dict)
+    shop_and_care: int = 0  # questions about the shop, and age and health turns: counted apart from demand
 
     @property
     def fallback_rate(self) -> float | None:
@@ -126,7 +129,11 @@ def build_report(data: ReportData, prices: tuple[float, float] = DEFAULT_PRICE_P
     dishes: Counter[str] = Counter()
     grapes: Counter[str] = Counter()
     unmet: Counter[str] = Counter()
+    apart = 0
     for query in data.queries:
+        if care_kind(query.text) is not None or topics(query.text):
+            apart += 1  # the shop's questions and the care turns are not demand for a wine (agent.care)
+            continue
         intent = read_query(query.text)
         if intent.kind != "recommendation":
             continue
@@ -158,6 +165,7 @@ def build_report(data: ReportData, prices: tuple[float, float] = DEFAULT_PRICE_P
         fallback_turns=sum(n for mode, n in modes.items() if mode in FALLBACK_MODES),
         cost_usd=(prompt_tokens * prompt_price + completion_tokens * completion_price) / 1_000_000,
         modes=modes,
+        shop_and_care=apart,
     )
 
 
@@ -203,6 +211,8 @@ def report_text(report: WeeklyReport) -> str:
         "Искали, но не нашли в каталоге:",
     ]
     lines += [f"• «{text}» — {count}" for text, count in report.unmet] or ["• такого не было"]
+    if report.shop_and_care:
+        lines.append(f"Вопросов о магазине, о возрасте и здоровье (не в спросе): {report.shop_and_care}")
     rate = report.fallback_rate
     per_1000 = report.cost_per_1000_turns
     lines += [

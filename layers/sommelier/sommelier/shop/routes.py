@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from sommelier.agent.care import stated_minor
 from sommelier.domain.errors import PortError
 from sommelier.domain.pricing import LLMPrice, parse_price
 from sommelier.shop import age_gate, privacy
@@ -41,6 +42,7 @@ def register(router: Router, gate: age_gate.AgeGate) -> Router:
     """Add the shop's routes to ``router``; ``gate`` is the process's age gate (its cache of confirmed adults)."""
     routes = GatedRoutes(gate)
     router.before(routes.ask_age_first)
+    router.before(routes.minor_stated)  # after the gate: a confirmed customer who says they are 16
     router.button(age_gate.ANSWER)(routes.age_answered)
     router.command("/start")(start)
     router.command("/privacy", rate_limited=False, typing=False)(privacy_info)
@@ -76,6 +78,16 @@ class GatedRoutes:
         question = render_text(age_gate.QUESTION, age_gate.question_keyboard(user_id, payload))
         # /start still greets; the seasonal picks wait for the answer.
         return Reply(parts=render_text(WELCOME) + question if route.name == "/start" else question)
+
+    def minor_stated(self, turn: Turn, route: Route) -> Reply | None:
+        """A customer who says they are under 18 («мне 16»): their age answer is reset, so the question comes
+        again with their next message; this message goes on to the agent, whose care turn answers without
+        wine in both modes (agent.care)."""
+        if route.name not in ("text", "photo") or turn.channel.operator or not turn.settings.shop.age_gate:
+            return None
+        if stated_minor(turn.routed.text):
+            self.gate.record(turn.sender.user_id, False)
+        return None
 
     def age_answered(self, turn: Turn) -> Reply | None:
         answer = age_gate.ANSWER.unpack(turn.routed.callback_data)

@@ -18,6 +18,7 @@ from sommelier.agent.transcription import Transcriber
 from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.conversation import ChatMessage, Deadline, UserInfo
 from sommelier.domain.errors import PortError
+from sommelier.domain.shop_facts import ShopFacts
 from sommelier.domain.wine import Wine
 from sommelier.repositories.adapters import Repositories
 from sommelier.telegram.render import MORE, VOTE, Outgoing, render_answer, render_text
@@ -189,7 +190,7 @@ class Dialog:
         customer already has from this update, updated as pieces go out; None: the answer comes whole)."""
         if invocations_at_start is None:
             invocations_at_start = self.repositories.counter.count
-        profile, history = self._begin(sender)
+        profile, history, shop = self._begin(sender)
         request = TurnRequest(
             text=text,
             chat_id=sender.chat_id,
@@ -202,6 +203,7 @@ class Dialog:
             invocations_at_start=invocations_at_start,
             deadline=deadline,
             image=image,
+            shop=shop,
         )
         turn = yield from self.agent.stream_turn(request)
         ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
@@ -310,8 +312,9 @@ class Dialog:
                 wines = {wid: known[wid] for wid in ids if wid in known}
         return render_answer(response, wines or {}, answer_ref, footer=self.health_warning)
 
-    def _begin(self, sender: Author) -> tuple[dict[str, object] | None, list[ChatMessage]]:
-        """Upsert the user and load the history in one call; the profile the prompt greets by."""
+    def _begin(self, sender: Author) -> tuple[dict[str, object] | None, list[ChatMessage], ShopFacts | None]:
+        """Upsert the user and load the history (and the shop's facts) in one call; the profile the prompt
+        greets by."""
         fallback: dict[str, object] | None = {"name": sender.first_name} if sender.first_name else None
         try:
             begun = self.chat.begin_turn(
@@ -319,14 +322,14 @@ class Dialog:
             )
         except PortError as exc:
             logger.warning("turn not begun (user not saved, no history): %s", exc)
-            return fallback, []
+            return fallback, [], None
         user = begun.user
         if user is None:
-            return fallback, begun.history
+            return fallback, begun.history, begun.shop
         profile: dict[str, object] = dict(user.profile)
         if user.first_name:
             profile.setdefault("имя", user.first_name)
-        return profile, begun.history
+        return profile, begun.history, begun.shop
 
 
 def _answer_position(messages: list[ChatMessage], ref: str) -> int | None:

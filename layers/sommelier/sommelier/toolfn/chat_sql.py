@@ -35,6 +35,7 @@ from sommelier.domain.search import (
 )
 from sommelier.domain.wire import Updated
 from sommelier.toolfn import catalog_sql
+from sommelier.toolfn.facts_sql import load_facts
 
 MAX_MESSAGE_CHARS = 2000
 MAX_HISTORY = 50
@@ -335,9 +336,10 @@ def begin_turn(conn: psycopg.Connection, arguments: Any) -> TurnStart:
     args = require_object(arguments)
     upsert = upsert_user(conn, args["user"]) if args.get("user") is not None else None
     history = load_history(conn, {"chat_id": args.get("chat_id"), "limit": args.get("history_limit")})
+    shop = load_facts(conn)
     if upsert is None:
-        return TurnStart(user=None, history=history.messages)
-    return TurnStart(user=upsert.user, history=history.messages, created=upsert.created)
+        return TurnStart(user=None, history=history.messages, shop=shop)
+    return TurnStart(user=upsert.user, history=history.messages, created=upsert.created, shop=shop)
 
 
 def end_turn(conn: psycopg.Connection, arguments: Any) -> TurnEnd:

@@ -105,7 +105,7 @@ def _chat() -> Implementations:
 
 @cache
 def _shop() -> Implementations:
-    from sommelier.toolfn import shop_sql
+    from sommelier.toolfn import facts_sql, shop_sql
 
     return dict(
         (
@@ -117,6 +117,8 @@ def _shop() -> Implementations:
             _served(wire.WINE_CARD, shop_sql.wine_card),
             _served(wire.REPORT_DATA, shop_sql.report_data),
             _served(wire.ADMIN_STATS, shop_sql.admin_stats),
+            _served(wire.GET_SHOP_FACTS, facts_sql.get_shop_facts),
+            _served(wire.PUT_SHOP_FACTS, facts_sql.put_shop_facts),
         )
     )
 
