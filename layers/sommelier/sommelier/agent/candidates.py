@@ -18,6 +18,7 @@ from sommelier.agent.prefetch import Prefetched, prefetch
 from sommelier.agent.turn import Fallback, Found, TurnTrace
 from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
+from sommelier.domain.request_fit import RequestFit
 from sommelier.domain.wine import Wine
 from sommelier.domain.wire import to_wire
 from sommelier.repositories.ports import CatalogRepository
@@ -49,6 +50,19 @@ def prefetched(
     if found.searched:
         trace.tools_used.append("prefetch")
     return found
+
+
+def request_fit(
+    offline: Callable[[], Fallback], text: str, history: list[ChatMessage], exclude_ids: list[str]
+) -> RequestFit:
+    """What the request binds the answer to, read without the prefetch (LLM_PREFETCH=off): the reader's
+    searches, not run."""
+    try:
+        requests = offline().candidate_searches(text, history, exclude_ids=exclude_ids)
+    except Exception as exc:  # the answer is still grounded; only the request's constraints go unchecked
+        logger.warning("the request could not be read for its constraints: %s", exc)
+        return RequestFit()
+    return RequestFit.of_searches([r.arguments for r in requests])
 
 
 def catalogue_for_prompt(

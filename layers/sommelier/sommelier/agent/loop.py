@@ -21,9 +21,10 @@ from dataclasses import replace
 
 from sommelier.agent import prompts
 from sommelier.agent.calls import broken_reply, final_call
-from sommelier.agent.candidates import catalogue_for_prompt, model_view, prefetched
+from sommelier.agent.candidates import catalogue_for_prompt, model_view, prefetched, request_fit
 from sommelier.agent.context import MomentContext, moment_context
 from sommelier.agent.fallback_answers import apology_response, degraded_response
+from sommelier.agent.fitting import fitted
 from sommelier.agent.guards import guard_response, precheck
 from sommelier.agent.llm.port import ChatLLM, ContentPart, LLMDeadlineExceeded, LLMError, LLMMessage, drain
 from sommelier.agent.llm.stream import StreamBroken
@@ -162,6 +163,9 @@ class SommelierAgent:
             _opening(text, moment, history, request, candidates),
             found=dict(candidates.wines) if candidates is not None else {},
             streamed=request.shown is not None and bool(getattr(llm, "streams", False)),
+            fit=candidates.fit
+            if candidates is not None
+            else request_fit(self._offline_responder, text, history, request.exclude_ids),
         )
         try:
             reply = yield from tool_loop(turn, self.catalog, self.embedder, self.max_tool_rounds)
@@ -178,8 +182,8 @@ class SommelierAgent:
             logger.warning("no time left to correct the answer: %s", exc)
             trace.errors.append(str(exc)[:300])
             trace.mode = "degraded"
-            return degraded_response(turn.found), turn.found, False
-        return settled(result, turn)
+            return fitted((degraded_response(turn.found), turn.found, False), turn, self.catalog)
+        return fitted(settled(result, turn), turn, self.catalog)
 
     def _without_tools(
         self, turn: OnlineTurn, failure: ToolUseFailure, text: str, moment: MomentContext, history: list[ChatMessage]

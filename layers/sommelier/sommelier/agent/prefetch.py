@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
+from sommelier.domain.request_fit import RequestFit
 from sommelier.domain.search import SearchResult, ToolRequest
 from sommelier.domain.wine import Wine
 
@@ -44,6 +45,7 @@ class Prefetched:
 
     wines: dict[str, Wine] = field(default_factory=dict)
     searches: list[dict[str, Any]] = field(default_factory=list)  # [{"name": tool, "arguments": {...}}]
+    fit: RequestFit = RequestFit()  # what the request asks for and binds the answer to (domain/request_fit.py)
 
     @property
     def searched(self) -> bool:
@@ -68,7 +70,12 @@ def prefetch(
     requests = reader.candidate_searches(text, history, exclude_ids=exclude_ids)
     if not requests:
         return Prefetched()
-    answers = tools.run_llm_tools(requests)
+    return searched(requests, tools.run_llm_tools(requests))
+
+
+def searched(requests: Sequence[ToolRequest], answers: Sequence[SearchResult | PortError]) -> Prefetched:
+    """The candidates of the reader's searches from their answers (run here, or with the turn's beginning)."""
+    fit = RequestFit.of_searches([request.arguments for request in requests])
     found: dict[str, list[Wine]] = {}
     searches: list[dict[str, Any]] = []
     for request, answer in zip(requests, answers, strict=True):
@@ -83,8 +90,9 @@ def prefetch(
         }
         searches.append({"name": request.tool, "arguments": shown})
     if not searches:
-        return Prefetched()
-    return Prefetched(wines=_ranked(found.get("search_wines", []), found.get("semantic_search", [])), searches=searches)
+        return Prefetched(fit=fit)
+    wines = _ranked(found.get("search_wines", []), found.get("semantic_search", []))
+    return Prefetched(wines=wines, searches=searches, fit=fit)
 
 
 def _ranked(structured: list[Wine], semantic: list[Wine]) -> dict[str, Wine]:

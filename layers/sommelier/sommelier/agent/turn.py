@@ -13,6 +13,7 @@ from sommelier.agent.llm.port import ChatLLM, LLMLedger, LLMMessage, LLMReply
 from sommelier.agent.streaming import AnswerPiece, Shown
 from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.conversation import ChatMessage, Deadline, SavedTurn
+from sommelier.domain.request_fit import RequestFit
 from sommelier.domain.search import ToolRequest
 from sommelier.domain.wine import Wine
 
@@ -86,6 +87,7 @@ class TurnTrace:
     errors: list[str] = field(default_factory=list)
     stages_ms: dict[str, float] = field(default_factory=dict)
     prefetched: int | None = None  # candidates put in the first call's prompt (None: no prefetch)
+    corrections: list[str] = field(default_factory=list)  # what was held to the request (agent.fitting)
 
     def add_stage(self, name: str, since: float) -> None:
         self.stages_ms[name] = round(self.stages_ms.get(name, 0.0) + (time.perf_counter() - since) * 1000, 2)
@@ -101,3 +103,4 @@ class OnlineTurn:
     messages: list[LLMMessage]
     found: Found = field(default_factory=dict)
     streamed: bool = False  # the answer is shown while it streams
+    fit: RequestFit = RequestFit()  # what the request binds the answer to (agent.fitting)
