@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from sommelier.agent import prompts
 from sommelier.agent.calls import broken_reply, final_call
-from sommelier.agent.candidates import catalogue_for_prompt, model_view, prefetched, request_fit
+from sommelier.agent.candidates import catalogue_for_prompt, model_view, opening_searches, prefetched, request_fit
 from sommelier.agent.context import MomentContext, moment_context
 from sommelier.agent.fallback_answers import apology_response, degraded_response
 from sommelier.agent.fitting import fitted
@@ -38,6 +38,7 @@ from sommelier.domain.answer import SommelierResponse, answer_as_text, truncate_
 from sommelier.domain.conversation import ChatMessage, Deadline, SavedTurn, TurnRecord, TurnStats
 from sommelier.domain.errors import PortError
 from sommelier.domain.pricing import DEFAULT_PRICE, LLMPrice
+from sommelier.domain.search import ToolRequest
 from sommelier.domain.wine import Wine
 from sommelier.embeddings import EmbeddingProvider
 from sommelier.observability.telemetry import record_turn
@@ -95,6 +96,15 @@ class SommelierAgent:
         return self.offline
 
     # ------------------------------------------------------------------ entry points
+    def opening_searches(self, text: str, exclude_ids: list[str]) -> list[ToolRequest]:
+        """The prefetch's searches for a message, for the caller to run with the turn's beginning (open_turn:
+        one invocation for both). None for an offline turn, a guard's, without the prefetch, or when the
+        reader sees no wine request."""
+        text = text.strip()[: MAX_USER_TEXT * 2]
+        if self.llm is None or not self.prefetch or precheck(text) is not None:
+            return []
+        return opening_searches(self._offline_responder, self.embedder, text, exclude_ids)
+
     def run(self, request: TurnRequest) -> TurnResult:
         """One turn, answered whole."""
         return drain(self.stream_turn(replace(request, shown=None)))
@@ -152,7 +162,9 @@ class SommelierAgent:
         """Tool rounds (or, when tools cannot work, the catalogue in the prompt), then the checked answer."""
         moment = moment_context()
         candidates = (
-            prefetched(self._offline_responder, self.catalog, text, history, request.exclude_ids, trace)
+            prefetched(
+                self._offline_responder, self.catalog, text, history, request.exclude_ids, trace, request.opening
+            )
             if self.prefetch
             else None
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
@@ -31,12 +31,25 @@ class CandidateReader(Protocol):
     """What reads a request into the searches that would answer it (sommelier.offline.OfflineResponder)."""
 
     def candidate_searches(
-        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
+        self,
+        text: str,
+        history: list[ChatMessage] | None = None,
+        exclude_ids: list[str] | None = None,
+        *,
+        embedded: bool = True,
     ) -> list[ToolRequest]: ...
 
 
 class ToolRunner(Protocol):
     def run_llm_tools(self, calls: Sequence[ToolRequest]) -> list[SearchResult | PortError]: ...
+
+
+class Opening(NamedTuple):
+    """The prefetch's searches as they went with the turn's beginning (open_turn), read from the message
+    alone, and their answers in order."""
+
+    searches: list[ToolRequest]
+    results: list[SearchResult | PortError]
 
 
 @dataclass

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sommelier.agent.llm.port import ChatLLM, LLMLedger, LLMMessage, LLMReply
+from sommelier.agent.prefetch import Opening
 from sommelier.agent.streaming import AnswerPiece, Shown
 from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.conversation import ChatMessage, Deadline, SavedTurn
@@ -37,7 +38,12 @@ class Fallback(Protocol):
     ) -> FallbackAnswer: ...
 
     def candidate_searches(
-        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
+        self,
+        text: str,
+        history: list[ChatMessage] | None = None,
+        exclude_ids: list[str] | None = None,
+        *,
+        embedded: bool = True,
     ) -> list[ToolRequest]: ...
 
 
@@ -55,6 +61,7 @@ class TurnRequest:
     history: list[ChatMessage] | None = None  # loaded by the caller's begin_turn; None: the agent loads it
     invocations_at_start: int | None = None  # the counter before the caller's begin_turn
     image: str | None = None  # a photo the customer sent (a data URL), shown to a model that sees images
+    opening: Opening | None = None  # the prefetch's searches, run with the caller's open_turn
 
 
 @dataclass

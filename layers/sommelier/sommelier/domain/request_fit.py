@@ -146,17 +146,17 @@ class RequestConstraints:
     @staticmethod
     def _breaks(key: str, value: Any, wine: Wine) -> bool:
         if key == "wine_type":
-            return wine.wine_type != value
+            return bool(wine.wine_type != value)
         if key == "sweetness":
-            return wine.sweetness != value
+            return bool(wine.sweetness != value)
         if key == "exclude_wine_type":
-            return wine.wine_type == value
+            return bool(wine.wine_type == value)
         if key == "exclude_sweetness":
-            return wine.sweetness == value
+            return bool(wine.sweetness == value)
         if key == "price_min":
-            return float(wine.price_rub) < value
+            return float(wine.price_rub) < float(value)
         if key == "price_max":
-            return float(wine.price_rub) > value
+            return float(wine.price_rub) > float(value)
         if key == "grape_variety":
             return set(matching.grape_keys(value)).isdisjoint(_grape_keys(wine))
         if key == "exclude_grape":
@@ -197,10 +197,13 @@ class RequestConstraints:
                 bound[key] = value
                 changes.append(f"{key} {given!r} → {value!r}")
         for wanted, excluded in _RULED_OUT.items():  # a value asked for that the customer ruled out
-            if excluded in self.values and bound.get(wanted) is not None and _same(wanted, bound[wanted], self.values[excluded]):
+            if (
+                excluded in self.values
+                and bound.get(wanted) is not None
+                and _same(wanted, bound[wanted], self.values[excluded])
+            ):
                 changes.append(f"{wanted} {bound.pop(wanted)!r} dropped: ruled out")
         return bound, changes
-
 
 
 class RequestFit(NamedTuple):
@@ -215,8 +218,10 @@ class RequestFit(NamedTuple):
 
     @classmethod
     def of_searches(cls, searches: Sequence[Mapping[str, Any]]) -> RequestFit:
-        """From the arguments of the reader's searches for the request (each carries the request's filters):
-        none means the reader saw no wine request."""
+        """From the arguments of the reader's searches for the request (each carries the request's filters).
+        It asks for wines when the reader saw a wine request that states a hard constraint (a colour, a
+        budget, a place…): to a bare «вино» or «расскажи про сыр» a question back or a story is a fair answer."""
         if not searches:
             return cls()
-        return cls(True, RequestConstraints.from_arguments(searches[-1]))
+        constraints = RequestConstraints.from_arguments(searches[-1])
+        return cls(bool(constraints), constraints)

@@ -26,9 +26,7 @@ class FilterWords(NamedTuple):
 def filter_table() -> dict[str, FilterWords]:
     """Every search filter by its key, in the order the offline reader lists a request's filters."""
     return {
-        key: FilterWords(
-            key, row["described"], row.get("values"), row.get("ruled_out_by"), row.get("binding") is True
-        )
+        key: FilterWords(key, row["described"], row.get("values"), row.get("ruled_out_by"), row.get("binding") is True)
         for key, row in data("filter_words.json")["filters"].items()
     }
 

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from sommelier.agent.context import moment_context
 from sommelier.agent.llm.port import drain
 from sommelier.agent.loop import SommelierAgent, TurnRequest, TurnResult
+from sommelier.agent.prefetch import Opening
 from sommelier.agent.streaming import AnswerPiece, Shown
 from sommelier.agent.transcription import Transcriber
 from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.conversation import ChatMessage, Deadline, UserInfo
 from sommelier.domain.errors import PortError
+from sommelier.domain.search import ToolRequest
 from sommelier.domain.wine import Wine
 from sommelier.repositories.adapters import Repositories
 from sommelier.telegram.render import MORE, VOTE, Outgoing, render_answer, render_text
@@ -189,7 +191,7 @@ class Dialog:
         customer already has from this update, updated as pieces go out; None: the answer comes whole)."""
         if invocations_at_start is None:
             invocations_at_start = self.repositories.counter.count
-        profile, history = self._begin(sender)
+        profile, history, opening = self._begin(sender, self.agent.opening_searches(text, exclude_ids or []))
         request = TurnRequest(
             text=text,
             chat_id=sender.chat_id,
@@ -202,6 +204,7 @@ class Dialog:
             invocations_at_start=invocations_at_start,
             deadline=deadline,
             image=image,
+            opening=opening,
         )
         turn = yield from self.agent.stream_turn(request)
         ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
@@ -310,23 +313,31 @@ class Dialog:
                 wines = {wid: known[wid] for wid in ids if wid in known}
         return render_answer(response, wines or {}, answer_ref, footer=self.health_warning)
 
-    def _begin(self, sender: Author) -> tuple[dict[str, object] | None, list[ChatMessage]]:
-        """Upsert the user and load the history in one call; the profile the prompt greets by."""
+    def _begin(
+        self, sender: Author, searches: list[ToolRequest]
+    ) -> tuple[dict[str, object] | None, list[ChatMessage], Opening | None]:
+        """Upsert the user and load the history in one call, with the prefetch's ``searches`` when there are
+        any (open_turn); the profile the prompt greets by, the history, and the searches' answers."""
         fallback: dict[str, object] | None = {"name": sender.first_name} if sender.first_name else None
+        opening: Opening | None = None
         try:
-            begun = self.chat.begin_turn(
-                sender.chat_id, user=sender.as_user(), history_limit=self.agent.history_messages
-            )
+            user_info, limit = sender.as_user(), self.agent.history_messages
+            if searches:
+                opened = self.chat.open_turn(sender.chat_id, user=user_info, history_limit=limit, searches=searches)
+                user, history = opened.user, opened.history
+                opening = Opening(searches, opened.results) if opened.results is not None else None
+            else:
+                begun = self.chat.begin_turn(sender.chat_id, user=user_info, history_limit=limit)
+                user, history = begun.user, begun.history
         except PortError as exc:
             logger.warning("turn not begun (user not saved, no history): %s", exc)
-            return fallback, []
-        user = begun.user
+            return fallback, [], None
         if user is None:
-            return fallback, begun.history
+            return fallback, history, opening
         profile: dict[str, object] = dict(user.profile)
         if user.first_name:
             profile.setdefault("имя", user.first_name)
-        return profile, begun.history
+        return profile, history, opening
 
 
 def _answer_position(messages: list[ChatMessage], ref: str) -> int | None:
