@@ -214,7 +214,8 @@ def check_one_reply(summary: dict) -> None:
 
 # ------------------------------------------------------------------ the database, step by step
 DB_STEPS = {
-    "begin_turn": "reply, saved",  # upsert the user and load the history
+    "begin_turn": "reply, saved",  # upsert the user and load the history (a turn the reader finds no search in)
+    "open_turn": "reply, saved",  # the same, with the prefetch's searches: the agent searches after it
     "search_wines": "reply from the catalogue fallback, saved",
     "get_list": "reply, saved",
     "get_wines": "reply, saved",  # the streamed cards come from the tool results: no get_wines
@@ -251,7 +252,7 @@ def test_database_fault_at_each_step(kind, steps, environment, fresh_db, telegra
     else:
         assert summary["apologies"] == 0, summary
         assert summary["saved_roles"] == ["user", "assistant"], summary
-    if steps in ("search_wines", "get_list", "begin_turn", "cache_photo", "get_wines", "end_turn"):
+    if steps in ("search_wines", "get_list", "begin_turn", "open_turn", "cache_photo", "get_wines", "end_turn"):
         assert summary["photos"] >= 1, "the wines were shown"
     if steps == "end_turn+get_wines":  # the catalogue can't be read: the tool results' rows, photo keys included
         assert summary["photos"] >= 1 and summary["messages"] >= 4, "the wines are shown from the tool results"
