@@ -81,16 +81,13 @@ def _grape_keys(wine: Wine) -> set[str]:
     return set(matching.normalised_columns(wine.country or "", wine.grape_varieties, [])["grape_keys"])
 
 
-def _place_text(wine: Wine) -> str:
-    parts = (wine.region_name or wine.region, wine.appellation or "", wine.name)
-    return f" {' '.join(normalize(p) for p in parts if p)} "
-
-
 def _names_place(wine: Wine, region: str) -> bool | None:
-    """Whether the wine's region, appellation or name names the place (None: the wine says nothing of it)."""
-    text = _place_text(wine)
-    if not text.strip():
+    """Whether the wine's region, appellation or name names the place, as whole words of any of its spellings
+    (None: the catalogue says nothing of where the wine comes from)."""
+    place = [p for p in (wine.region_name or wine.region, wine.appellation) if p]
+    if not place:
         return None
+    text = f" {' '.join(normalize(p) for p in (*place, wine.name))} "
     phrases = matching.region_phrases(region)
     return any(f" {phrase} " in text for phrase in phrases) if phrases else None
 
