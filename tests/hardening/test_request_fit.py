@@ -208,3 +208,24 @@ def test_the_customer_sees_only_wines_that_fit(case, streamed, environment, fres
     assert metadata["mode"] == ("degraded" if answer == "empty_recommendation" else "llm"), metadata
     if case in BENT_TOOL_CALLS and search is not None and model.searched:
         assert metadata["request_corrections"], "the correction of the model's search is logged"
+    # open_turn (the beginning and the prefetch), the model's search if it made one, end_turn.
+    own = "request_search" in metadata["tools_used"]
+    assert metadata["tool_function_calls"] == 2 + bool(model.searched) + own, metadata["tools_used"]
+
+
+def test_without_the_prefetch_the_models_search_is_still_held_to_the_request(
+    environment, fresh_memory, telegram, llm, monkeypatch
+):
+    turns: list[dict] = []
+    original = loop_module.record_turn
+    monkeypatch.setattr(loop_module, "record_turn", lambda metadata: (turns.append(metadata), original(metadata)))
+    monkeypatch.setenv("SOMMELIER_AGE_GATE", "0")
+    monkeypatch.setenv("LLM_PREFETCH", "off")
+    said, search, answer, fits = CASES["swapped_range"]
+    llm.default = MistakeModel(search, answer, picks=3)
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
+    deliver(bot, text_update(3600, said))
+    cards = _card_names(shown_texts(telegram))
+    assert cards and set(cards) <= fits, cards
+    (metadata,) = turns
+    assert metadata["request_corrections"] and metadata["tool_function_calls"] == 3  # begin, the search, end

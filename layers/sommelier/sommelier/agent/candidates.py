@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from sommelier.agent.llm.port import LLMError
-from sommelier.agent.prefetch import Opening, Prefetched, prefetch, searched
+from sommelier.agent.prefetch import Opening, Prefetched, from_answers, prefetch
 from sommelier.agent.turn import Fallback, Found, TurnTrace
 from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
@@ -72,7 +72,7 @@ def _opened(
     if [_unembedded(r) for r in reading] != [_unembedded(r) for r in opening.searches]:
         trace.tool_errors.append("prefetch: the history changed the request; searched again")
         return None
-    return searched(opening.searches, opening.results)
+    return from_answers(opening.searches, opening.results, text)
 
 
 def _unembedded(request: ToolRequest) -> tuple[str, dict[str, object]]:
@@ -113,11 +113,11 @@ def request_fit(
     """What the request binds the answer to, read without the prefetch (LLM_PREFETCH=off): the reader's
     searches, not run."""
     try:
-        requests = offline().candidate_searches(text, history, exclude_ids=exclude_ids)
+        requests = offline().candidate_searches(text, history, exclude_ids=exclude_ids, embedded=False)
     except Exception as exc:  # the answer is still grounded; only the request's constraints go unchecked
         logger.warning("the request could not be read for its constraints: %s", exc)
         return RequestFit()
-    return RequestFit.of_searches([r.arguments for r in requests])
+    return RequestFit.of_searches([r.arguments for r in requests], text)
 
 
 def catalogue_for_prompt(

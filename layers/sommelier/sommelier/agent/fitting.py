@@ -46,32 +46,16 @@ def fitted(
     """The answer with every wine that breaks the request dropped and replaced from the project's own
     search; an answer without wines filled from it when the customer asked for wines."""
     response, found, save = answer
-    fit = turn.fit
     if response.response_type == "off_topic" or turn.trace.mode == "guard_output":
         return answer
-    kept: list[WineRecommendation] = []
-    dropped = 0
-    for rec in response.wines:
-        wine = found.get(rec.wine_id or "")
-        broken = fit.constraints.broken_by(wine) if wine is not None else []
-        if broken:
-            dropped += 1
-            logger.warning("dropped «%s»: it breaks the request (%s)", rec.wine_name[:80], ", ".join(broken))
-            turn.trace.corrections.append(f"dropped {rec.wine_id}: {', '.join(broken)}")
-        else:
-            kept.append(rec)
-    if not dropped and (kept or not fit.wants_wines):
+    kept = _kept(response, found, turn)
+    dropped = len(response.wines) - len(kept)
+    if not dropped and (kept or not turn.fit.wants_wines):
         return answer
     room = (len(response.wines) if response.wines else MAX_WINES) - len(kept)
-    taken = {rec.wine_id for rec in kept}
-    pool = _fitting(found, fit.constraints, taken)
-    if len(pool) < room:
-        pool += [w for w in _own_search(turn, catalog, fit.constraints) if w.id not in taken | {p.id for p in pool}]
-    extra = pool[:room]
+    extra = _replacements(turn, catalog, found, {rec.wine_id for rec in kept}, room)
     found = {**found, **{w.id: w for w in extra if w.id not in found}}
     wines = kept + [catalogue_recommendation(w) for w in extra]
-    if extra:
-        turn.trace.corrections.append(f"added {len(extra)} fitting wine(s) from the project's own search")
     if not wines:
         # Nothing in the catalogue keeps every constraint: the model's «nothing found» is true; a wine that
         # broke the request is not shown.
@@ -81,6 +65,34 @@ def fitted(
     # Every wine the model wrote about is gone, or it named none: its intro and closing spoke of them.
     words = degraded_response({w.id: w for w in extra})
     return words.model_copy(update={"wines": wines}), found, save
+
+
+def _kept(response: SommelierResponse, found: Found, turn: OnlineTurn) -> list[WineRecommendation]:
+    """The model's picks that keep the request; each one dropped is logged with what it breaks."""
+    kept: list[WineRecommendation] = []
+    for rec in response.wines:
+        wine = found.get(rec.wine_id or "")
+        broken = turn.fit.constraints.broken_by(wine) if wine is not None else []
+        if not broken:
+            kept.append(rec)
+            continue
+        logger.warning("dropped «%s»: it breaks the request (%s)", rec.wine_name[:80], ", ".join(broken))
+        turn.trace.corrections.append(f"dropped {rec.wine_id}: {', '.join(broken)}")
+    return kept
+
+
+def _replacements(
+    turn: OnlineTurn, catalog: CatalogRepository, found: Found, taken: set[str | None], room: int
+) -> list[Wine]:
+    """Up to ``room`` fitting wines not yet in the answer: the turn's own first, then the project's search."""
+    pool = _fitting(found, turn.fit.constraints, taken)
+    if len(pool) < room:
+        seen = taken | {w.id for w in pool}
+        pool += [w for w in _own_search(turn, catalog, turn.fit.constraints) if w.id not in seen]
+    extra = pool[:room]
+    if extra:
+        turn.trace.corrections.append(f"added {len(extra)} fitting wine(s) from the project's own search")
+    return extra
 
 
 def _fitting(found: Found, constraints: RequestConstraints, taken: set[str | None]) -> list[Wine]:

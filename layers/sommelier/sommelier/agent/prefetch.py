@@ -83,12 +83,13 @@ def prefetch(
     requests = reader.candidate_searches(text, history, exclude_ids=exclude_ids)
     if not requests:
         return Prefetched()
-    return searched(requests, tools.run_llm_tools(requests))
+    return from_answers(requests, tools.run_llm_tools(requests), text)
 
 
-def searched(requests: Sequence[ToolRequest], answers: Sequence[SearchResult | PortError]) -> Prefetched:
-    """The candidates of the reader's searches from their answers (run here, or with the turn's beginning)."""
-    fit = RequestFit.of_searches([request.arguments for request in requests])
+def from_answers(requests: Sequence[ToolRequest], answers: Sequence[SearchResult | PortError], text: str) -> Prefetched:
+    """The candidates of the reader's searches for ``text`` from their answers (run here, or with the turn's
+    beginning)."""
+    fit = RequestFit.of_searches([request.arguments for request in requests], text)
     found: dict[str, list[Wine]] = {}
     searches: list[dict[str, Any]] = []
     for request, answer in zip(requests, answers, strict=True):

@@ -214,11 +214,14 @@ class RequestFit(NamedTuple):
         return self.constraints.fits if self.constraints else None
 
     @classmethod
-    def of_searches(cls, searches: Sequence[Mapping[str, Any]]) -> RequestFit:
-        """From the arguments of the reader's searches for the request (each carries the request's filters).
-        It asks for wines when the reader saw a wine request that states a hard constraint (a colour, a
-        budget, a place…): to a bare «вино» or «расскажи про сыр» a question back or a story is a fair answer."""
+    def of_searches(cls, searches: Sequence[Mapping[str, Any]], said: str = "") -> RequestFit:
+        """From the arguments of the reader's searches for the request (each carries the request's filters) and
+        what the customer wrote. It asks for wines when it states a hard constraint: a colour, a place, a
+        grape, an exclusion, or a budget in the customer's own figures. To a bare «вино», «расскажи про сыр»
+        or a «подешевле» with nothing before it (a budget the reader inferred from a word) a question back or
+        a story is a fair answer."""
         if not searches:
             return cls()
         constraints = RequestConstraints.from_arguments(searches[-1])
-        return cls(bool(constraints), constraints)
+        stated = set(constraints.values) - (set() if any(c.isdigit() for c in said) else set(PRICE_KEYS))
+        return cls(bool(stated), constraints)
