@@ -149,6 +149,24 @@ CASES = {
         RED_DRY_UP_TO_2000,
     ),
     "empty_recommendation": ("белое к рыбе до 1500", None, "empty_recommendation", WHITE_UP_TO_1500),
+    "dropped_sweetness": (
+        "полусладкое красное к десерту",
+        {"wine_type": "red", "food_pairing": "десерт"},
+        "picks",
+        {"Киндзмараули", "Хванчкара"},
+    ),
+    "ruled_out_grape_searched": (
+        "белое, только без шардоне",
+        {"wine_type": "white", "grape_variety": "Шардоне"},
+        "picks",
+        WHITE - {"Chablis", "Meursault", "Шардоне"},
+    ),
+    "dropped_country": (
+        "испанское вино до 1500",
+        {"price_max": 1500},
+        "picks",
+        {"Rueda Verdejo", "De Casta Rosado", "Gran Feudo Rosado", "Cordon Negro Brut"},
+    ),
 }
 BENT_TOOL_CALLS = {
     "rose_for_white",
@@ -160,6 +178,9 @@ BENT_TOOL_CALLS = {
     "not_french_then_nothing",
     "dropped_colour",
     "dropped_budget",
+    "dropped_sweetness",
+    "ruled_out_grape_searched",
+    "dropped_country",
 }
 
 
@@ -169,11 +190,11 @@ def test_the_expectations_name_catalogue_wines():
 
 
 def _card_names(texts: list[str]) -> list[str]:
-    """The wine each card names: the longest catalogue name its first line begins with."""
+    """The wine each card names: the longest catalogue name in its first line (the card's name line)."""
     names = []
     for text in texts:
         first = text.strip().splitlines()[0] if text.strip() else ""
-        named = [name for name in CATALOGUE_NAMES if first.startswith(name)]
+        named = [name for name in CATALOGUE_NAMES if name in first]
         if named:
             names.append(max(named, key=len))
     return names
