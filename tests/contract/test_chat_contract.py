@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 from sommelier.domain.conversation import TurnRecord, TurnStats, UserInfo
-from sommelier.domain.errors import InvalidArgument
-from sommelier.domain.search import SearchFilters
+from sommelier.domain.errors import InvalidArgument, PortError
+from sommelier.domain.search import SearchFilters, SearchResult, ToolRequest
 
 CHAT = 5001
 USER = 7001
@@ -33,6 +33,27 @@ def test_the_first_turn_creates_the_user_and_later_ones_find_them(backend):
     again = backend.chat.begin_turn(CHAT, user=_user(username="anna"), history_limit=10)
     assert again.created is False and again.user is not None and again.user.username == "anna"
     assert backend.chat.begin_turn(CHAT, user=None, history_limit=10).user is None
+
+
+def test_open_turn_begins_the_turn_and_answers_each_search_in_one_invocation(backend):
+    backend.chat.end_turn(_turn("красное к стейку", "Вот вино."), wine_ids=[])
+    before = backend.chat.counter.count
+    searches = [
+        ToolRequest("search_wines", {"wine_type": "white", "price_max": 2000, "limit": 4}),
+        ToolRequest("search_wines", {"price_max": "дёшево"}),  # a bad argument: that search's own error
+        ToolRequest("get_wines", {"ids": []}),  # not a search: refused, the others still answer
+    ]
+    opened = backend.chat.open_turn(CHAT, user=_user(first_name="Анна"), history_limit=10, searches=searches)
+    assert backend.chat.counter.count == before + 1, "one invocation for the beginning and the searches"
+    assert opened.user is not None and opened.user.first_name == "Анна" and opened.created is True
+    assert [m.content for m in opened.history] == ["красное к стейку", "Вот вино."]
+    first, bad, other = opened.results
+    assert isinstance(first, SearchResult) and 0 < len(first.wines) <= 4
+    assert all(w.wine_type == "white" and w.price_rub <= 2000 for w in first.wines)
+    assert first.wines == backend.catalog.search_wines(SearchFilters(wine_type="white", price_max=2000, limit=4)).wines
+    assert isinstance(bad, InvalidArgument) and isinstance(other, PortError)
+    plain = backend.chat.open_turn(CHAT, user=None, history_limit=10, searches=[])
+    assert plain.results == [] and plain.user is None and len(plain.history) == 2
 
 
 def test_a_turn_is_saved_and_read_back_in_order(backend):

@@ -87,6 +87,7 @@ KEYS = {
     "report_data": ["since", "until"],
     "admin_stats": [],
     "begin_turn": ["chat_id", "history_limit", "user"],
+    "open_turn": ["chat_id", "history_limit", "user", "calls"],
     "end_turn": ["turn", "wine_ids", "photos"],
     "run_tools": ["calls"],
 }
@@ -327,6 +328,12 @@ def plausible(name: str, ids: list[str]) -> dict:
             "chat_id": 7700001,
             "history_limit": 10,
             "user": {"telegram_user_id": 7700001, "chat_id": 7700001, "first_name": "Анна"},
+        },
+        "open_turn": {
+            "chat_id": 7700001,
+            "history_limit": 10,
+            "user": {"telegram_user_id": 7700001, "chat_id": 7700001, "first_name": "Анна"},
+            "calls": [{"tool": "search_wines", "arguments": {"wine_type": "red"}}],
         },
         "end_turn": {
             "turn": {

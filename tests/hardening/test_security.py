@@ -688,6 +688,12 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
         "purge_old_messages": {"days": 180},
         "forget_user": {"telegram_user_id": 1},
         "begin_turn": {"chat_id": 2, "history_limit": 5, "user": {"telegram_user_id": 2, "chat_id": 2}},
+        "open_turn": {
+            "chat_id": 2,
+            "history_limit": 5,
+            "user": {"telegram_user_id": 2, "chat_id": 2},
+            "calls": [{"tool": "search_wines", "arguments": {"wine_type": "red"}}],
+        },
         "end_turn": {
             "turn": {"chat_id": 2, "update_id": 2, "user_text": "q", "answer_text": "a", "wine_ids": wine_ids[:1]},
             "wine_ids": wine_ids,

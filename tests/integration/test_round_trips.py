@@ -1,6 +1,7 @@
 """Tool-function round trips per turn, through the real Lambda-invoke adapter and boto3 against a local
-invoke endpoint that serves the real handler: a recommendation turn is begin_turn, the model's tool
-calls (one invocation per round), end_turn. Photo ids learned while delivering ride on the next end_turn."""
+invoke endpoint that serves the real handler: a recommendation turn is open_turn (the turn begun and the
+prefetch's searches run), the model's tool calls (one invocation per round), end_turn: two invocations for a
+one-call turn, three with a tool round. Photo ids learned while delivering ride on the next end_turn."""
 
 from __future__ import annotations
 
@@ -19,9 +20,8 @@ from tests.fakes.openai_server import reply, tool_calls
 from tests.fakes.provider_behaviours import prompt_candidates
 from tests.hardening.support import tool_results
 
-# The prefetch's searches in one invocation: «к стейку» reads as filters only, so one search_wines call
-# (several searches would go as one run_tools batch).
-PREFETCH = "search_wines"
+# The turn's first invocation: begin_turn and the prefetch's searches together.
+OPEN = "open_turn"
 ANNA = Author(user_id=5150001, chat_id=5150001, first_name="Анна")
 
 
@@ -52,7 +52,7 @@ def lambda_runtime(local: LocalLambda):
     return build_runtime(load_settings(), repositories=lambda_repositories(local.function_name, client=local.client()))
 
 
-def test_a_recommendation_turn_makes_three_invocations(fresh_db, llm, monkeypatch):
+def test_a_recommendation_turn_makes_two_invocations(fresh_db, llm, monkeypatch):
     configure_llm(monkeypatch, llm)
     monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
     llm.default = two_searches_then_answer
@@ -60,9 +60,35 @@ def test_a_recommendation_turn_makes_three_invocations(fresh_db, llm, monkeypatc
         runtime = lambda_runtime(local)
         turn = runtime.dialog.message(ANNA, "красное сухое к стейку", update_id=1).turn
     assert turn is not None and turn.metadata["mode"] == "llm", turn.metadata
-    assert local.invocations == ["begin_turn", PREFETCH, "end_turn"], "the prefetch's search is the one tool round"
-    assert turn.metadata["tool_function_calls"] == len(local.invocations) == 3
+    assert local.invocations == [OPEN, "end_turn"], "the prefetch's search rides on the turn's beginning"
+    assert turn.metadata["tool_function_calls"] == len(local.invocations) == 2
     assert turn.saved and turn.wines, "saved and the shown wine loaded for rendering in end_turn"
+
+
+def test_a_turn_with_a_tool_round_makes_three_invocations(fresh_db, llm, monkeypatch):
+    configure_llm(monkeypatch, llm)
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "local")
+    llm.script(tool_calls(("search_wines", {"wine_type": "red", "grape_variety": "Саперави"})))
+    llm.default = two_searches_then_answer
+    with LocalLambda("wine-tools", lambda event: handle(event, fresh_db)) as local:
+        runtime = lambda_runtime(local)
+        turn = runtime.dialog.message(ANNA, "красное сухое к стейку", update_id=1).turn
+    assert turn is not None and turn.metadata["mode"] == "llm", turn.metadata
+    assert local.invocations == [OPEN, "search_wines", "end_turn"], "one more search is one more invocation"
+    assert turn.metadata["tool_function_calls"] == 3
+
+
+def test_the_previous_operations_are_still_served(fresh_db):
+    """An agent of the previous version begins a turn and runs the prefetch apart: both still answer."""
+    begun = handle(
+        {"tool": "begin_turn", "arguments": {"chat_id": 5150009, "history_limit": 5, "user": None}}, fresh_db
+    )
+    assert begun["history"] == [] and "error" not in begun
+    batch = handle(
+        {"tool": "run_tools", "arguments": {"calls": [{"tool": "search_wines", "arguments": {"wine_type": "red"}}]}},
+        fresh_db,
+    )
+    assert batch["results"][0]["wines"] and all(w["wine_type"] == "red" for w in batch["results"][0]["wines"])
 
 
 def test_photo_ids_learned_while_delivering_ride_on_the_next_end_turn(fresh_db, llm, monkeypatch):
@@ -74,8 +100,10 @@ def test_photo_ids_learned_while_delivering_ride_on_the_next_end_turn(fresh_db, 
         first = runtime.dialog.message(ANNA, "красное сухое к стейку", update_id=1).turn
         wine_id = next(iter(first.wines))
         runtime.repositories.chat.remember_photo(wine_id, "AgACAgIAAxkBAAIBfile")  # what delivery does
-        assert local.invocations == ["begin_turn", PREFETCH, "end_turn"], "no round trip for the photo id"
+        assert local.invocations == [OPEN, "end_turn"], "no round trip for the photo id"
         second = runtime.dialog.message(ANNA, "а ещё?", update_id=2).turn
+    # A follow-up reads differently with its history (the previous request's filters, the wines shown):
+    # the prefetch runs again after the beginning.
     assert second.metadata["tool_function_calls"] == 3
     with fresh_db.connection() as conn:
         cached = conn.execute("SELECT telegram_file_id FROM wines WHERE id = %s", (wine_id,)).fetchone()[0]
@@ -93,7 +121,7 @@ def test_an_unreachable_tool_function_is_a_retryable_failure_and_the_turn_still_
     assert turn.metadata["mode"] in ("offline_fallback", "unavailable", "catalog_fallback"), turn.metadata
 
 
-def test_a_streamed_turn_sends_its_wine_cards_from_the_tool_results_within_three_invocations(
+def test_a_streamed_turn_sends_its_wine_cards_from_the_tool_results_within_two_invocations(
     fresh_db, llm, telegram, state_dir, monkeypatch
 ):
     """The progressive reply (drafts, then the intro and each card as the answer streams) reads no wine:
@@ -111,7 +139,7 @@ def test_a_streamed_turn_sends_its_wine_cards_from_the_tool_results_within_three
         bot = make_bot(fresh_db, telegram, llm=llm, monkeypatch=monkeypatch, repositories=repositories)
         assert bot.progressive, "the model streams and the bot sends as it streams"
         bot.process(text_update(7001, "красное сухое к стейку", chat_id=5150002), attempt=1)
-    assert local.invocations == ["begin_turn", PREFETCH, "end_turn"], "no get_wines for the streamed card"
+    assert local.invocations == [OPEN, "end_turn"], "no get_wines for the streamed card"
     methods = [c.method for c in telegram.calls]
     assert methods[0] == "sendMessageDraft", methods  # the answer streamed
     cards = [c for c in telegram.sent_messages(5150002) if "Плотное и сочное" in str(c.params)]

@@ -51,6 +51,16 @@ class _Prepared(NamedTuple):
     model: str | None
 
 
+def llm_tool(memory: MemoryStore, call: ToolRequest) -> SearchResult:
+    """One LLM tool call on the store (run_tools' and open_turn's searches)."""
+    with memory.transaction() as store:
+        if call.tool == wire.SEARCH_WINES.name:
+            return search.search_wines(store, search_filters(call.arguments))
+        if call.tool == wire.SEMANTIC_SEARCH.name:
+            return search.semantic_search(store, semantic_request(call.arguments))
+    raise NotFound(f"run_tools runs only {', '.join(wire.LLM_TOOLS)}")
+
+
 class MemoryCatalog:
     """The catalogue of a `MemoryStore`; each call counts as one tool-function invocation, as in process."""
 
@@ -71,12 +81,7 @@ class MemoryCatalog:
         return results
 
     def _llm_tool(self, call: ToolRequest) -> SearchResult:
-        with self.store.transaction() as store:
-            if call.tool == wire.SEARCH_WINES.name:
-                return search.search_wines(store, search_filters(call.arguments))
-            if call.tool == wire.SEMANTIC_SEARCH.name:
-                return search.semantic_search(store, semantic_request(call.arguments))
-        raise NotFound(f"run_tools runs only {', '.join(wire.LLM_TOOLS)}")
+        return llm_tool(self.store, call)
 
     def search_wines(self, filters: SearchFilters) -> SearchResult:
         self.counter.count += 1

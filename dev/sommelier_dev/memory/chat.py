@@ -13,6 +13,7 @@ from sommelier.domain.conversation import (
     SavedTurn,
     StoredUser,
     TurnEnd,
+    TurnOpening,
     TurnRecord,
     TurnStart,
     TurnStats,
@@ -20,15 +21,16 @@ from sommelier.domain.conversation import (
     UserUpsert,
 )
 from sommelier.domain.errors import ArgumentError, InvalidArgument, PortError
-from sommelier.domain.search import optional_limit, optional_text, single_uuid, uuid_list
+from sommelier.domain.search import SearchResult, ToolRequest, optional_limit, optional_text, single_uuid, uuid_list
 from sommelier.repositories.ports import InvocationCounter
 
-from sommelier_dev.memory.catalog import wines_by_id
+from sommelier_dev.memory.catalog import llm_tool, wines_by_id
 from sommelier_dev.memory.store import FeedbackRow, MemoryStore, MessageRow, TurnStatsRow, UserChatRow, UserRow
 
 logger = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 2000  # toolfn/chat_sql.py
+MAX_SEARCHES = 8  # toolfn/chat_sql.py
 MAX_HISTORY = 50
 _TELEGRAM_ID_LIMIT = 2**53
 _COUNT_LIMIT = 2**31
@@ -69,6 +71,23 @@ class MemoryChat:
         if upsert is None:
             return TurnStart(user=None, history=history, shop=shop)
         return TurnStart(user=upsert.user, history=history, created=upsert.created, shop=shop)
+
+    def open_turn(
+        self, chat_id: int, *, user: UserInfo | None, history_limit: int, searches: Sequence[ToolRequest]
+    ) -> TurnOpening:
+        """begin_turn and the prefetch's searches: one invocation, as the tool function's open_turn."""
+        start = self.begin_turn(chat_id, user=user, history_limit=history_limit)  # counts the one invocation
+        if len(searches) > MAX_SEARCHES:
+            raise ArgumentError(f"calls must be a list of at most {MAX_SEARCHES} search calls")
+        results: list[SearchResult | PortError] = []
+        for call in searches:
+            try:
+                results.append(llm_tool(self.store, call))
+            except PortError as exc:
+                results.append(exc)
+        return TurnOpening(
+            user=start.user, history=start.history, created=start.created, results=results, shop=start.shop
+        )
 
     def end_turn(self, record: TurnRecord | None, *, wine_ids: Sequence[str]) -> TurnEnd:
         self.counter.count += 1

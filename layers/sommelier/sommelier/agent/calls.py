@@ -28,7 +28,7 @@ def call(turn: OnlineTurn, *, tools: list[ToolSpec] | None, final: bool = False)
     started = time.perf_counter()
     try:
         if turn.streamed and shown is not None:
-            pieces = StreamedAnswer(turn.found, shown)
+            pieces = StreamedAnswer(turn.found, shown, admit=turn.fit.admits(), hold_intro=turn.fit.wants_wines)
             deltas = llm.stream(
                 turn.messages,
                 tools=tools,

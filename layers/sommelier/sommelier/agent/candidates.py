@@ -14,12 +14,15 @@ from dataclasses import replace
 from typing import Any
 
 from sommelier.agent.llm.port import LLMError
-from sommelier.agent.prefetch import Prefetched, prefetch
+from sommelier.agent.prefetch import Opening, Prefetched, from_answers, prefetch
 from sommelier.agent.turn import Fallback, Found, TurnTrace
 from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
+from sommelier.domain.request_fit import RequestFit
+from sommelier.domain.search import ToolRequest
 from sommelier.domain.wine import Wine
-from sommelier.domain.wire import to_wire
+from sommelier.domain.wire import SEMANTIC_SEARCH, to_wire
+from sommelier.embeddings import EmbeddingProvider, embed_one
 from sommelier.repositories.ports import CatalogRepository
 
 logger = logging.getLogger(__name__)
@@ -34,11 +37,16 @@ def prefetched(
     history: list[ChatMessage],
     exclude_ids: list[str],
     trace: TurnTrace,
+    opening: Opening | None = None,
 ) -> Prefetched:
-    """The request's candidates before the first call; none when the search fails (the model searches)."""
+    """The request's candidates before the first call; none when the search fails (the model searches).
+    With an ``opening`` the searches already ran with the turn's beginning, and are used when the history does
+    not change what the message asks for (a follow-up does: then they run again)."""
     started = time.perf_counter()
     try:
-        found = prefetch(offline(), catalog, text, history, exclude_ids)
+        found = _opened(offline(), opening, text, history, exclude_ids, trace) if opening is not None else None
+        if found is None:
+            found = prefetch(offline(), catalog, text, history, exclude_ids)
     except Exception as exc:  # the model's own tools still serve the turn
         logger.warning("prefetch failed; the model searches itself: %s", exc)
         trace.tool_errors.append(f"prefetch: {type(exc).__name__}")
@@ -49,6 +57,67 @@ def prefetched(
     if found.searched:
         trace.tools_used.append("prefetch")
     return found
+
+
+def _opened(
+    reader: Fallback,
+    opening: Opening,
+    text: str,
+    history: list[ChatMessage],
+    exclude_ids: list[str],
+    trace: TurnTrace,
+) -> Prefetched | None:
+    """The opening's candidates, if the message with its history reads as it did alone (else None)."""
+    reading = reader.candidate_searches(text, history, exclude_ids=exclude_ids, embedded=False)
+    if [_unembedded(r) for r in reading] != [_unembedded(r) for r in opening.searches]:
+        trace.tool_errors.append("prefetch: the history changed the request; searched again")
+        return None
+    return from_answers(opening.searches, opening.results, text)
+
+
+def _unembedded(request: ToolRequest) -> tuple[str, dict[str, object]]:
+    return request.tool, {k: v for k, v in request.arguments.items() if k not in ("embedding", "embedding_model")}
+
+
+def opening_searches(
+    offline: Callable[[], Fallback], embedder: EmbeddingProvider, text: str, exclude_ids: list[str]
+) -> list[ToolRequest]:
+    """The prefetch's searches read from the message alone (the history comes with the turn's beginning),
+    embedded here, to run with the turn's beginning in one invocation. None when the reader sees no wine
+    request or cannot read it."""
+    try:
+        reading = offline().candidate_searches(text, [], exclude_ids=exclude_ids, embedded=False)
+    except Exception as exc:  # the prefetch runs after the beginning instead
+        logger.warning("the request could not be read before the turn began: %s", exc)
+        return []
+    searches: list[ToolRequest] = []
+    for request in reading:
+        query = request.arguments.get("query")
+        if request.tool != SEMANTIC_SEARCH.name or not isinstance(query, str):
+            searches.append(request)
+            continue
+        try:
+            vector = embed_one(embedder, query)
+        except Exception as exc:  # no embeddings: the structured search still runs
+            logger.warning("the opening could not embed the query: %s", exc)
+            return []  # the prefetch after the beginning words it without the vector
+        searches.append(
+            ToolRequest(request.tool, {**request.arguments, "embedding": vector, "embedding_model": embedder.model})
+        )
+    return searches
+
+
+def request_fit(
+    offline: Callable[[], Fallback], text: str, history: list[ChatMessage], exclude_ids: list[str]
+) -> RequestFit:
+    """What the request binds the answer to, read without the prefetch (LLM_PREFETCH=off): the reader's
+    searches, not run."""
+    try:
+        requests = offline().candidate_searches(text, history, exclude_ids=exclude_ids, embedded=False)
+    except Exception as exc:  # the answer is still grounded; only the request's constraints go unchecked
+        logger.warning("the request could not be read for its constraints: %s", exc)
+        return RequestFit()
+    return RequestFit.of_searches([r.arguments for r in requests], text)
 
 
 def catalogue_for_prompt(

@@ -17,13 +17,18 @@ def degraded_response(found: dict[str, Wine]) -> SommelierResponse:
             intro="К сожалению, сейчас не получилось подобрать вино по вашему запросу.",
             closing="Попробуете описать, что хочется, чуть иначе — например, тип вина, бюджет или блюдо?",
         )
-    wines = [WineRecommendation(wine_id=w.id, wine_name=w.name, description=_short_description(w)) for w in ranked]
+    wines = [catalogue_recommendation(w) for w in ranked]
     return SommelierResponse(
         response_type="recommendation",
         intro="Вот что я нашёл в каталоге по вашему запросу.",
         wines=wines,
         closing="Рассказать подробнее о каком-нибудь из них или подобрать другие варианты?",
     )
+
+
+def catalogue_recommendation(wine: Wine) -> WineRecommendation:
+    """A wine recommended in the catalogue's own words (no model wrote about it)."""
+    return WineRecommendation(wine_id=wine.id, wine_name=wine.name, description=_short_description(wine))
 
 
 def _short_description(wine: Wine) -> str:

@@ -21,10 +21,11 @@ from dataclasses import replace
 
 from sommelier.agent import prompts
 from sommelier.agent.calls import broken_reply, final_call
-from sommelier.agent.candidates import catalogue_for_prompt, model_view, prefetched
+from sommelier.agent.candidates import catalogue_for_prompt, model_view, opening_searches, prefetched, request_fit
 from sommelier.agent.care import alcohol_free_in_catalogue, care_answer, care_kind
 from sommelier.agent.context import MomentContext, moment_context
 from sommelier.agent.fallback_answers import apology_response, degraded_response
+from sommelier.agent.fitting import fitted
 from sommelier.agent.guards import guard_response, precheck
 from sommelier.agent.llm.port import ChatLLM, ContentPart, LLMDeadlineExceeded, LLMError, LLMMessage, drain
 from sommelier.agent.llm.stream import StreamBroken
@@ -39,6 +40,7 @@ from sommelier.domain.answer import SommelierResponse, answer_as_text, truncate_
 from sommelier.domain.conversation import ChatMessage, Deadline, SavedTurn, TurnRecord, TurnStats
 from sommelier.domain.errors import PortError
 from sommelier.domain.pricing import DEFAULT_PRICE, LLMPrice
+from sommelier.domain.search import ToolRequest
 from sommelier.domain.wine import Wine
 from sommelier.embeddings import EmbeddingProvider
 from sommelier.observability.telemetry import record_turn
@@ -96,6 +98,15 @@ class SommelierAgent:
         return self.offline
 
     # ------------------------------------------------------------------ entry points
+    def opening_searches(self, text: str, exclude_ids: list[str]) -> list[ToolRequest]:
+        """The prefetch's searches for a message, for the caller to run with the turn's beginning (open_turn:
+        one invocation for both). None for an offline turn, a guard's, without the prefetch, or when the
+        reader sees no wine request."""
+        text = text.strip()[: MAX_USER_TEXT * 2]
+        if self.llm is None or not self.prefetch or precheck(text) is not None:
+            return []
+        return opening_searches(self._offline_responder, self.embedder, text, exclude_ids)
+
     def run(self, request: TurnRequest) -> TurnResult:
         """One turn, answered whole."""
         return drain(self.stream_turn(replace(request, shown=None)))
@@ -167,7 +178,9 @@ class SommelierAgent:
         """Tool rounds (or, when tools cannot work, the catalogue in the prompt), then the checked answer."""
         moment = moment_context()
         candidates = (
-            prefetched(self._offline_responder, self.catalog, text, history, request.exclude_ids, trace)
+            prefetched(
+                self._offline_responder, self.catalog, text, history, request.exclude_ids, trace, request.opening
+            )
             if self.prefetch
             else None
         )
@@ -178,6 +191,9 @@ class SommelierAgent:
             _opening(text, moment, history, request, candidates),
             found=dict(candidates.wines) if candidates is not None else {},
             streamed=request.shown is not None and bool(getattr(llm, "streams", False)),
+            fit=candidates.fit
+            if candidates is not None
+            else request_fit(self._offline_responder, text, history, request.exclude_ids),
         )
         try:
             reply = yield from tool_loop(turn, self.catalog, self.embedder, self.max_tool_rounds)
@@ -194,8 +210,8 @@ class SommelierAgent:
             logger.warning("no time left to correct the answer: %s", exc)
             trace.errors.append(str(exc)[:300])
             trace.mode = "degraded"
-            return degraded_response(turn.found), turn.found, False
-        return settled(result, turn)
+            return fitted((degraded_response(turn.found), turn.found, False), turn, self.catalog)
+        return fitted(settled(result, turn), turn, self.catalog)
 
     def _without_tools(
         self, turn: OnlineTurn, failure: ToolUseFailure, text: str, moment: MomentContext, history: list[ChatMessage]

@@ -51,6 +51,7 @@ def turn_metadata(
         "turn_budget_s": round(trace.deadline.budget_s, 2),
         "structured_output_retries": trace.retries,
         "structured_output_errors": trace.errors,
+        "request_corrections": trace.corrections,
         "latency_ms": {**trace.stages_ms, "total": elapsed},
         "recommendations": [_grounding(rec, found) for rec in response.wines],
     }

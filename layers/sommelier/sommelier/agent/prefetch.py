@@ -12,10 +12,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
+from sommelier.domain.request_fit import RequestFit
 from sommelier.domain.search import SearchResult, ToolRequest
 from sommelier.domain.wine import Wine
 
@@ -30,12 +31,25 @@ class CandidateReader(Protocol):
     """What reads a request into the searches that would answer it (sommelier.offline.OfflineResponder)."""
 
     def candidate_searches(
-        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
+        self,
+        text: str,
+        history: list[ChatMessage] | None = None,
+        exclude_ids: list[str] | None = None,
+        *,
+        embedded: bool = True,
     ) -> list[ToolRequest]: ...
 
 
 class ToolRunner(Protocol):
     def run_llm_tools(self, calls: Sequence[ToolRequest]) -> list[SearchResult | PortError]: ...
+
+
+class Opening(NamedTuple):
+    """The prefetch's searches as they went with the turn's beginning (open_turn), read from the message
+    alone, and their answers in order."""
+
+    searches: list[ToolRequest]
+    results: list[SearchResult | PortError]
 
 
 @dataclass
@@ -44,6 +58,7 @@ class Prefetched:
 
     wines: dict[str, Wine] = field(default_factory=dict)
     searches: list[dict[str, Any]] = field(default_factory=list)  # [{"name": tool, "arguments": {...}}]
+    fit: RequestFit = RequestFit()  # what the request asks for and binds the answer to (domain/request_fit.py)
 
     @property
     def searched(self) -> bool:
@@ -68,7 +83,13 @@ def prefetch(
     requests = reader.candidate_searches(text, history, exclude_ids=exclude_ids)
     if not requests:
         return Prefetched()
-    answers = tools.run_llm_tools(requests)
+    return from_answers(requests, tools.run_llm_tools(requests), text)
+
+
+def from_answers(requests: Sequence[ToolRequest], answers: Sequence[SearchResult | PortError], text: str) -> Prefetched:
+    """The candidates of the reader's searches for ``text`` from their answers (run here, or with the turn's
+    beginning)."""
+    fit = RequestFit.of_searches([request.arguments for request in requests], text)
     found: dict[str, list[Wine]] = {}
     searches: list[dict[str, Any]] = []
     for request, answer in zip(requests, answers, strict=True):
@@ -83,8 +104,9 @@ def prefetch(
         }
         searches.append({"name": request.tool, "arguments": shown})
     if not searches:
-        return Prefetched()
-    return Prefetched(wines=_ranked(found.get("search_wines", []), found.get("semantic_search", [])), searches=searches)
+        return Prefetched(fit=fit)
+    wines = _ranked(found.get("search_wines", []), found.get("semantic_search", []))
+    return Prefetched(wines=wines, searches=searches, fit=fit)
 
 
 def _ranked(structured: list[Wine], semantic: list[Wine]) -> dict[str, Wine]:

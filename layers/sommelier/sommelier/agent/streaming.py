@@ -15,7 +15,7 @@ what the customer already has.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -165,9 +165,21 @@ class StreamedAnswer:
     """One streamed call: content deltas in, checked pieces out (`feed`). A piece handed out counts as shown:
     the caller delivers it before it feeds the next delta."""
 
-    def __init__(self, found: Mapping[str, Wine], shown: Shown):
+    def __init__(
+        self,
+        found: Mapping[str, Wine],
+        shown: Shown,
+        *,
+        admit: Callable[[Wine], bool] | None = None,
+        hold_intro: bool = False,
+    ):
         self.found = found
         self.shown = shown
+        # agent.fitting: a wine that breaks the request is never sent; a turn that must show wines sends its
+        # intro with the first wine that passes (an intro of an answer that then shows none is never sent).
+        self.admit = admit
+        self.hold_intro = hold_intro
+        self._intro_held: str | None = None
         self.scanner = AnswerScanner()
         self.response_type: str | None = None
         self._held: list[dict[str, Any]] = []  # wines that arrived before the response type or the intro
@@ -186,7 +198,7 @@ class StreamedAnswer:
             self.response_type = event.value
             return self._release()
         if event.kind == "intro_draft":
-            if self.shown.intro is None:
+            if self.shown.intro is None and not (self.hold_intro and self.response_type != "recommendation"):
                 draft = plain_draft(_clean(event.value))
                 if _russian([draft]):  # an English answer is not shown even as a draft
                     return [DraftPiece(draft)]
@@ -204,14 +216,26 @@ class StreamedAnswer:
         text = plain_text(_clean(raw))
         if not text or len(text) > MAX_INTRO or text_problem([text]) or not _russian([text]):
             return []  # the whole answer's validation reports it; the retry fixes it
+        if self.hold_intro:
+            self._intro_held = text
+            return []
         self.shown.intro = text
         return [IntroPiece(text)]
 
     def _release(self) -> list[AnswerPiece]:
-        if self.response_type != "recommendation" or self.shown.intro is None:
+        if self.response_type != "recommendation" or (self.shown.intro is None and self._intro_held is None):
             return []
         held, self._held = self._held, []
-        return [piece for raw in held if (piece := self._wine(raw)) is not None]
+        pieces: list[AnswerPiece] = []
+        for raw in held:
+            piece = self._wine(raw)
+            if piece is None:
+                continue
+            if self._intro_held is not None:  # the held intro goes out just before the first wine
+                self.shown.intro, self._intro_held = self._intro_held, None
+                pieces.append(IntroPiece(self.shown.intro))
+            pieces.append(piece)
+        return pieces
 
     def _wine(self, raw: Any) -> WinePiece | None:
         if len(self.shown.wines) >= MAX_WINES or not isinstance(raw, dict):
@@ -227,6 +251,8 @@ class StreamedAnswer:
         if text_problem([recommendation.wine_name, recommendation.description]):
             return None
         wine = self.found[recommendation.wine_id or ""]
+        if self.admit is not None and not self.admit(wine):
+            return None  # breaks the customer's request: never sent (the answer's check replaces it)
         names = [recommendation.wine_name, wine.name, wine.producer, wine.region]
         if not _russian([recommendation.description], names):
             return None

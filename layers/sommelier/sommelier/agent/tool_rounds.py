@@ -5,6 +5,7 @@ in Lambda mode), and every result, a failure too, goes back to the model as a me
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import replace
 from typing import Any
@@ -17,6 +18,8 @@ from sommelier.agent.turn import Call, OnlineTurn
 from sommelier.domain.errors import PortError
 from sommelier.domain.search import SearchResult, ToolRequest
 from sommelier.embeddings import EmbeddingError, EmbeddingProvider, embed_one
+
+logger = logging.getLogger(__name__)
 
 # Arguments the model may not set: the caller's embedding and the tool's own limit.
 CALLER_ARGUMENTS = ("embedding", "embedding_model", "limit")
@@ -92,6 +95,10 @@ def prepare(tool_call: ToolCall, turn: OnlineTurn, embedder: EmbeddingProvider) 
     if not isinstance(arguments, dict):
         return {"error": "аргументы должны быть JSON-объектом"}
     arguments = {k: v for k, v in arguments.items() if k not in CALLER_ARGUMENTS}
+    arguments, changes = turn.fit.constraints.bind(arguments)  # never looser than the customer's request
+    if changes:
+        logger.warning("the model's %s call was held to the request: %s", name, "; ".join(changes))
+        trace.corrections += [f"{name}: {change}" for change in changes]
     if turn.request.exclude_ids:
         arguments["exclude_ids"] = turn.request.exclude_ids
     query = arguments.get("query")

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sommelier.agent.llm.port import ChatLLM, LLMLedger, LLMMessage, LLMReply
+from sommelier.agent.prefetch import Opening
 from sommelier.agent.streaming import AnswerPiece, Shown
 from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.conversation import ChatMessage, Deadline, SavedTurn
+from sommelier.domain.request_fit import RequestFit
 from sommelier.domain.search import ToolRequest
 from sommelier.domain.shop_facts import ShopFacts
 from sommelier.domain.wine import Wine
@@ -37,7 +39,12 @@ class Fallback(Protocol):
     ) -> FallbackAnswer: ...
 
     def candidate_searches(
-        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
+        self,
+        text: str,
+        history: list[ChatMessage] | None = None,
+        exclude_ids: list[str] | None = None,
+        *,
+        embedded: bool = True,
     ) -> list[ToolRequest]: ...
 
 
@@ -55,7 +62,8 @@ class TurnRequest:
     history: list[ChatMessage] | None = None  # loaded by the caller's begin_turn; None: the agent loads it
     invocations_at_start: int | None = None  # the counter before the caller's begin_turn
     image: str | None = None  # a photo the customer sent (a data URL), shown to a model that sees images
-    shop: ShopFacts | None = None  # the owner's shop file (begin_turn loads it); None: none is set
+    shop: ShopFacts | None = None  # the owner's shop file (begin_turn/open_turn load it); None: none is set
+    opening: Opening | None = None  # the prefetch's searches, run with the caller's open_turn
 
 
 @dataclass
@@ -88,6 +96,7 @@ class TurnTrace:
     errors: list[str] = field(default_factory=list)
     stages_ms: dict[str, float] = field(default_factory=dict)
     prefetched: int | None = None  # candidates put in the first call's prompt (None: no prefetch)
+    corrections: list[str] = field(default_factory=list)  # what was held to the request (agent.fitting)
 
     def add_stage(self, name: str, since: float) -> None:
         self.stages_ms[name] = round(self.stages_ms.get(name, 0.0) + (time.perf_counter() - since) * 1000, 2)
@@ -103,3 +112,4 @@ class OnlineTurn:
     messages: list[LLMMessage]
     found: Found = field(default_factory=dict)
     streamed: bool = False  # the answer is shown while it streams
+    fit: RequestFit = RequestFit()  # what the request binds the answer to (agent.fitting)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from sommelier.domain.shop_facts import ShopFacts
 from sommelier.domain.wine import Wine
@@ -99,6 +99,19 @@ class TurnStart(NamedTuple):
     history: list[ChatMessage]
     created: bool = False
     shop: ShopFacts | None = None  # the shop's own facts (docs/shop.md), None: the owner set none
+
+
+class TurnOpening(NamedTuple):
+    """open_turn's answer: begin_turn's, and the answers of the prefetch's searches run in the same invocation,
+    in their order (each a search's result, or its error: a port error in the caller's hands, the JSON
+    {"error": …} on the wire). ``results`` None: the searches were not run (a tool function that predates
+    open_turn answered begin_turn instead)."""
+
+    user: StoredUser | None
+    history: list[ChatMessage]
+    created: bool = False
+    results: list[Any] | None = None
+    shop: ShopFacts | None = None  # as TurnStart's
 
 
 class TurnEnd(NamedTuple):

@@ -39,13 +39,14 @@ if TYPE_CHECKING:  # the answer types load with the first answer read (the handl
         PhotoId,
         SavedTurn,
         TurnEnd,
+        TurnOpening,
         TurnRecord,
         TurnStart,
         UserInfo,
         UserUpsert,
     )
     from sommelier.domain.records import ImportRow
-    from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, WineList
+    from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
     from sommelier.domain.shop import (
         AdminStats,
         AgeAnswer,
@@ -204,6 +205,12 @@ def _turn_start() -> type[TurnStart]:
     return TurnStart
 
 
+def _turn_opened() -> type[TurnOpening]:
+    from sommelier.domain.conversation import TurnOpening
+
+    return TurnOpening
+
+
 def _saved_turn() -> type[SavedTurn]:
     from sommelier.domain.conversation import SavedTurn
 
@@ -360,6 +367,14 @@ def _turn_opening(chat_id: int, *, user: UserInfo | None, history_limit: int) ->
     return {"chat_id": chat_id, "history_limit": history_limit, "user": to_wire(user)}
 
 
+def _turn_opening_searching(
+    chat_id: int, *, user: UserInfo | None, history_limit: int, searches: Sequence[ToolRequest]
+) -> Arguments:
+    """begin_turn's arguments and the prefetch's searches, as run_tools takes them."""
+    calls = [{"tool": search.tool, "arguments": search.arguments} for search in searches]
+    return {**_turn_opening(chat_id, user=user, history_limit=history_limit), "calls": calls}
+
+
 def _turn(record: TurnRecord) -> Arguments:
     arguments: Arguments = to_wire(record)
     return arguments
@@ -442,6 +457,8 @@ EMBEDDING_TEXTS = Operation("embedding_texts", _nothing, _embedding_texts)
 UPDATE_EMBEDDINGS = Operation("update_embeddings", _embeddings, _updated)
 
 BEGIN_TURN = Operation("begin_turn", _turn_opening, _turn_start)
+# begin_turn and the prefetch's searches in one invocation (a turn's first); begin_turn stays for older agents.
+OPEN_TURN = Operation("open_turn", _turn_opening_searching, _turn_opened)
 SAVE_TURN = Operation("save_turn", _turn, _saved_turn)
 END_TURN = Operation("end_turn", _turn_closing, _turn_end)
 LOAD_HISTORY = Operation("load_history", _chat_history, _history)
@@ -482,6 +499,7 @@ OPERATIONS: dict[str, Operation[..., Any]] = {
         EMBEDDING_TEXTS,
         UPDATE_EMBEDDINGS,
         BEGIN_TURN,
+        OPEN_TURN,
         SAVE_TURN,
         END_TURN,
         LOAD_HISTORY,

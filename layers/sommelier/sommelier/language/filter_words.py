@@ -19,13 +19,14 @@ class FilterWords(NamedTuple):
     described: str  # what the search tools tell the model it means
     values: str | None  # the wine_words.json list its enum values are said in («красное» → red), if any
     ruled_out_by: str | None  # the filter that rules a value of this one out («не красное»), if any
+    binding: bool = False  # a hard constraint of the request: a shown wine keeps it (domain/request_fit.py)
 
 
 @cache
 def filter_table() -> dict[str, FilterWords]:
     """Every search filter by its key, in the order the offline reader lists a request's filters."""
     return {
-        key: FilterWords(key, row["described"], row.get("values"), row.get("ruled_out_by"))
+        key: FilterWords(key, row["described"], row.get("values"), row.get("ruled_out_by"), row.get("binding") is True)
         for key, row in data("filter_words.json")["filters"].items()
     }
 
@@ -37,6 +38,12 @@ def filter_keys() -> tuple[str, ...]:
 def described(key: str) -> str:
     """How the search tools describe the filter to the model («Страна производства (например: …)»)."""
     return filter_table()[key].described
+
+
+def binding_keys() -> tuple[str, ...]:
+    """The filters that are hard constraints of a request (colour, sweetness, budget, place, grape and what
+    is ruled out), in the table's order."""
+    return tuple(row.key for row in filter_table().values() if row.binding)
 
 
 def ruled_out_by() -> dict[str, str]:

@@ -107,11 +107,17 @@ class OfflineResponder:
             return self._apology(turn, text, f"{type(exc).__name__}")
 
     def candidate_searches(
-        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
+        self,
+        text: str,
+        history: list[ChatMessage] | None = None,
+        exclude_ids: list[str] | None = None,
+        *,
+        embedded: bool = True,
     ) -> list[ToolRequest]:
         """The searches this responder would start a wine request with, not run: the agent's prefetch sends them
         together (one tool-function invocation). None for anything but a recommendation (a greeting, a question,
-        a wine asked for by name: the model handles those)."""
+        a wine asked for by name: the model handles those). ``embedded`` False: the semantic search without its
+        vector (the reading alone, which the agent compares and embeds itself)."""
         text = text or ""
         if guards.precheck(text) is not None:
             return []
@@ -122,7 +128,12 @@ class OfflineResponder:
         exclude = _excluded(valid_ids(exclude_ids or []), chain, intent)
         filters = describe_filters(intent.filters)
         requests: list[ToolRequest] = []
-        if intent.mood:
+        if intent.mood and not embedded:
+            semantic_words: dict[str, Any] = {"query": intent.mood, "limit": CANDIDATE_LIMIT, **filters}
+            requests.append(
+                ToolRequest("semantic_search", semantic_words | ({"exclude_ids": exclude} if exclude else {}))
+            )
+        elif intent.mood:
             try:
                 vector = embed_one(self.embedder, intent.mood)
             except Exception as exc:  # no embeddings: the structured search still runs

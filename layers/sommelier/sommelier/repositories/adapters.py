@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from sommelier.domain import wire
-from sommelier.domain.errors import PortError, Unavailable, error_from_payload
+from sommelier.domain.errors import NotFound, PortError, Unavailable, error_from_payload
 from sommelier.domain.wire import Arguments, Operation
 from sommelier.observability.telemetry import subsegment
 from sommelier.repositories.ports import CatalogRepository, ChatRepository, InvocationCounter, ShopRepository
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         FeedbackResult,
         PhotoId,
         TurnEnd,
+        TurnOpening,
         TurnRecord,
         TurnStart,
         UserInfo,
@@ -100,6 +101,15 @@ class _OverChat(_Runner):
     def begin_turn(self, chat_id: int, *, user: UserInfo | None, history_limit: int) -> TurnStart:
         return self._run(wire.BEGIN_TURN, chat_id, user=user, history_limit=history_limit)
 
+    def open_turn(
+        self, chat_id: int, *, user: UserInfo | None, history_limit: int, searches: Sequence[ToolRequest]
+    ) -> TurnOpening:
+        opened = self._run(wire.OPEN_TURN, chat_id, user=user, history_limit=history_limit, searches=searches)
+        answers = opened.results or []
+        if len(answers) != len(searches):
+            raise PortError("the tool function answered open_turn with a result per search missing")
+        return opened._replace(results=[_search_answer(answer) for answer in answers])
+
     def end_turn(self, record: TurnRecord | None, *, wine_ids: Sequence[str]) -> TurnEnd:
         return self._run(wire.END_TURN, record, wine_ids=wine_ids, photos=self._pending_photos())
 
@@ -130,6 +140,15 @@ class _OverChat(_Runner):
 
     def _pending_photos(self) -> list[PhotoId]:
         return []
+
+
+def _search_answer(answer: Any) -> SearchResult | PortError:
+    """One search's answer inside open_turn's: the result itself (in process), its JSON, or its error."""
+    if isinstance(answer, dict):
+        if "error" in answer:
+            return error_from_payload(answer)
+        return _read(wire.SEARCH_WINES, answer)
+    return answer  # type: ignore[no-any-return]
 
 
 class _OverShop(_Runner):
@@ -308,6 +327,19 @@ class LambdaChat(_LambdaRunner, _OverChat):
     def __init__(self, invoker: LambdaInvoker, counter: InvocationCounter):
         super().__init__(invoker, counter)
         self._photos: dict[str, str] = {}
+
+    def open_turn(
+        self, chat_id: int, *, user: UserInfo | None, history_limit: int, searches: Sequence[ToolRequest]
+    ) -> TurnOpening:
+        try:
+            return super().open_turn(chat_id, user=user, history_limit=history_limit, searches=searches)
+        except NotFound:  # a tool function that predates open_turn (during a deploy): begin the turn only
+            from sommelier.domain.conversation import TurnOpening
+
+            start = self.begin_turn(chat_id, user=user, history_limit=history_limit)
+            return TurnOpening(
+                user=start.user, history=start.history, created=start.created, results=None, shop=start.shop
+            )
 
     def remember_photo(self, wine_id: str, file_id: str) -> None:
         # Written by the next end_turn: a photo id is a cache, not worth a blocking round trip.

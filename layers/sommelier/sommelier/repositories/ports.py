@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         ChatState,
         FeedbackResult,
         TurnEnd,
+        TurnOpening,
         TurnRecord,
         TurnStart,
         UserInfo,
@@ -76,6 +77,13 @@ class ChatRepository(Protocol):
     counter: InvocationCounter
 
     def begin_turn(self, chat_id: int, *, user: UserInfo | None, history_limit: int) -> TurnStart: ...
+
+    def open_turn(
+        self, chat_id: int, *, user: UserInfo | None, history_limit: int, searches: Sequence[ToolRequest]
+    ) -> TurnOpening:
+        """begin_turn and the prefetch's searches in one invocation: ``results`` holds each search's result or
+        its port error, in order (None: the searches were not run; the caller runs them itself)."""
+        ...
 
     def end_turn(self, record: TurnRecord | None, *, wine_ids: Sequence[str]) -> TurnEnd: ...
 

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from sommelier.agent.context import moment_context
 from sommelier.agent.llm.port import drain
 from sommelier.agent.loop import SommelierAgent, TurnRequest, TurnResult
+from sommelier.agent.prefetch import Opening
 from sommelier.agent.streaming import AnswerPiece, Shown
 from sommelier.agent.transcription import Transcriber
 from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.conversation import ChatMessage, Deadline, UserInfo
 from sommelier.domain.errors import PortError
+from sommelier.domain.search import ToolRequest
 from sommelier.domain.shop_facts import ShopFacts
 from sommelier.domain.wine import Wine
 from sommelier.repositories.adapters import Repositories
@@ -190,7 +192,7 @@ class Dialog:
         customer already has from this update, updated as pieces go out; None: the answer comes whole)."""
         if invocations_at_start is None:
             invocations_at_start = self.repositories.counter.count
-        profile, history, shop = self._begin(sender)
+        profile, history, opening, shop = self._begin(sender, self.agent.opening_searches(text, exclude_ids or []))
         request = TurnRequest(
             text=text,
             chat_id=sender.chat_id,
@@ -203,6 +205,7 @@ class Dialog:
             invocations_at_start=invocations_at_start,
             deadline=deadline,
             image=image,
+            opening=opening,
             shop=shop,
         )
         turn = yield from self.agent.stream_turn(request)
@@ -312,24 +315,32 @@ class Dialog:
                 wines = {wid: known[wid] for wid in ids if wid in known}
         return render_answer(response, wines or {}, answer_ref, footer=self.health_warning)
 
-    def _begin(self, sender: Author) -> tuple[dict[str, object] | None, list[ChatMessage], ShopFacts | None]:
-        """Upsert the user and load the history (and the shop's facts) in one call; the profile the prompt
-        greets by."""
+    def _begin(
+        self, sender: Author, searches: list[ToolRequest]
+    ) -> tuple[dict[str, object] | None, list[ChatMessage], Opening | None, ShopFacts | None]:
+        """Upsert the user and load the history and the shop's facts in one call, with the prefetch's
+        ``searches`` when there are any (open_turn); the profile the prompt greets by, the history, the
+        searches' answers and the facts."""
         fallback: dict[str, object] | None = {"name": sender.first_name} if sender.first_name else None
+        opening: Opening | None = None
         try:
-            begun = self.chat.begin_turn(
-                sender.chat_id, user=sender.as_user(), history_limit=self.agent.history_messages
-            )
+            user_info, limit = sender.as_user(), self.agent.history_messages
+            if searches:
+                opened = self.chat.open_turn(sender.chat_id, user=user_info, history_limit=limit, searches=searches)
+                user, history, shop = opened.user, opened.history, opened.shop
+                opening = Opening(searches, opened.results) if opened.results is not None else None
+            else:
+                begun = self.chat.begin_turn(sender.chat_id, user=user_info, history_limit=limit)
+                user, history, shop = begun.user, begun.history, begun.shop
         except PortError as exc:
             logger.warning("turn not begun (user not saved, no history): %s", exc)
-            return fallback, [], None
-        user = begun.user
+            return fallback, [], None, None
         if user is None:
-            return fallback, begun.history, begun.shop
+            return fallback, history, opening, shop
         profile: dict[str, object] = dict(user.profile)
         if user.first_name:
             profile.setdefault("имя", user.first_name)
-        return profile, begun.history, begun.shop
+        return profile, history, opening, shop
 
 
 def _answer_position(messages: list[ChatMessage], ref: str) -> int | None:

@@ -22,9 +22,11 @@ from sommelier.domain.conversation import (
     SavedTurn,
     StoredUser,
     TurnEnd,
+    TurnOpening,
     TurnStart,
     UserUpsert,
 )
+from sommelier.domain.errors import InvalidArgument, ModelMismatchError, NotFound, PortError
 from sommelier.domain.search import (
     ArgumentError,
     optional_limit,
@@ -340,6 +342,40 @@ def begin_turn(conn: psycopg.Connection, arguments: Any) -> TurnStart:
     if upsert is None:
         return TurnStart(user=None, history=history.messages, shop=shop)
     return TurnStart(user=upsert.user, history=history.messages, created=upsert.created, shop=shop)
+
+
+MAX_SEARCHES = 8  # as run_tools
+
+
+def open_turn(conn: psycopg.Connection, arguments: Any) -> TurnOpening:
+    """begin_turn, then the prefetch's searches in the same invocation, each answering on its own (a search
+    that fails is its error, inside a savepoint: the turn's beginning stays)."""
+    from sommelier.domain import wire
+    from sommelier.toolfn import search
+
+    args = require_object(arguments)
+    calls = args.get("calls") or []
+    if not isinstance(calls, list) or len(calls) > MAX_SEARCHES:
+        raise ArgumentError(f"calls must be a list of at most {MAX_SEARCHES} search calls")
+    start = begin_turn(conn, args)
+    tools = {wire.SEARCH_WINES.name: search.search_wines_tool, wire.SEMANTIC_SEARCH.name: search.semantic_search_tool}
+    results: list[Any] = []
+    for call in calls:
+        name = call.get("tool") if isinstance(call, dict) else None
+        tool = tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            results.append(NotFound(f"open_turn runs only {', '.join(wire.LLM_TOOLS)}").as_payload())
+            continue
+        try:
+            with conn.transaction():  # a savepoint: a failed search does not undo the turn's beginning
+                results.append(tool(conn, call.get("arguments") or {}))
+        except PortError as exc:
+            results.append(exc.as_payload())
+        except ModelMismatchError as exc:
+            results.append(InvalidArgument(str(exc)).as_payload())
+        except psycopg.errors.DataError as exc:
+            results.append(InvalidArgument(f"{name}: invalid value ({exc.diag.message_primary})").as_payload())
+    return TurnOpening(user=start.user, history=start.history, created=start.created, results=results, shop=start.shop)
 
 
 def end_turn(conn: psycopg.Connection, arguments: Any) -> TurnEnd:

@@ -89,6 +89,7 @@ def _chat() -> Implementations:
     return dict(
         (
             _served(wire.BEGIN_TURN, chat_sql.begin_turn),
+            _served(wire.OPEN_TURN, chat_sql.open_turn),
             _served(wire.END_TURN, chat_sql.end_turn),
             _served(wire.LOAD_HISTORY, chat_sql.load_history),
             _served(wire.SAVE_TURN, chat_sql.save_turn),
