@@ -11,15 +11,12 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from sommelier.agent.llm.port import LLMError
 from sommelier.agent.prefetch import Prefetched, prefetch
 from sommelier.agent.turn import Fallback, Found, TurnTrace
 from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
-from sommelier.domain.wine import Wine
-from sommelier.domain.wire import to_wire
 from sommelier.repositories.ports import CatalogRepository
 
 logger = logging.getLogger(__name__)
@@ -79,11 +76,3 @@ def catalogue_for_prompt(
         raise LLMError(f"the catalogue is unavailable too: {exc}") from exc
     trace.tools_used.append("get_list")
     return {w.id: replace(w, found_by="get_list") for w in wines}
-
-
-def model_view(wine: Wine) -> dict[str, Any]:
-    """A wine as the model sees it in a catalogue prompt (no scores, photo keys or availability)."""
-    view: dict[str, Any] = to_wire(wine)
-    for key in ("similarity_score", "image_key", "telegram_file_id", "available"):
-        view.pop(key, None)
-    return view

@@ -20,8 +20,10 @@ from collections.abc import Callable, Generator
 from dataclasses import replace
 
 from sommelier.agent import prompts
+from sommelier.agent.answer_checks import ShopFacts
 from sommelier.agent.calls import broken_reply, final_call
-from sommelier.agent.candidates import catalogue_for_prompt, model_view, prefetched
+from sommelier.agent.candidates import catalogue_for_prompt, prefetched
+from sommelier.agent.catalogue_rows import model_row
 from sommelier.agent.context import MomentContext, moment_context
 from sommelier.agent.fallback_answers import apology_response, degraded_response
 from sommelier.agent.guards import guard_response, precheck
@@ -29,6 +31,7 @@ from sommelier.agent.llm.port import ChatLLM, ContentPart, LLMDeadlineExceeded, 
 from sommelier.agent.llm.stream import StreamBroken
 from sommelier.agent.metadata import turn_metadata
 from sommelier.agent.prefetch import Prefetched
+from sommelier.agent.refs import ref_of
 from sommelier.agent.retries import settled, validated
 from sommelier.agent.streaming import AnswerPiece, merge_shown
 from sommelier.agent.tool_rounds import ToolUseFailure, tool_loop
@@ -68,6 +71,7 @@ class SommelierAgent:
         turn_budget_s: float = DEFAULT_TURN_BUDGET_S,
         prefetch: bool = True,
         price: LLMPrice | None = DEFAULT_PRICE,
+        shop: ShopFacts | None = None,
     ):
         self.repositories = repositories
         self.catalog = repositories.catalog
@@ -82,6 +86,7 @@ class SommelierAgent:
         self.turn_budget_s = turn_budget_s  # a turn's budget when the caller gives no deadline
         self.prefetch = prefetch  # candidates in the first call's prompt (LLM_PREFETCH)
         self.price = price  # LLM_PRICE_PER_MTOK, for the cost of a turn the provider does not report
+        self.shop = shop or ShopFacts()  # SHOP_NAME, SHOP_CONTACTS: what the answer's checks let the shop say
 
     @property
     def offline(self) -> Fallback:
@@ -162,6 +167,7 @@ class SommelierAgent:
             _opening(text, moment, history, request, candidates),
             found=dict(candidates.wines) if candidates is not None else {},
             streamed=request.shown is not None and bool(getattr(llm, "streams", False)),
+            shop=self.shop,
         )
         try:
             reply = yield from tool_loop(turn, self.catalog, self.embedder, self.max_tool_rounds)
@@ -192,7 +198,7 @@ class SommelierAgent:
         turn.found = catalogue_for_prompt(
             self._offline_responder, self.catalog, text, history, request.exclude_ids, trace
         )
-        catalog = [model_view(w) for w in turn.found.values()]
+        catalog = [model_row(w, ref_of(i)) for i, w in enumerate(turn.found.values())]
         prompt = prompts.build_user_prompt(
             text, moment=moment, history=history, profile=request.profile, catalog=catalog
         )

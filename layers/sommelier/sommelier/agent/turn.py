@@ -9,6 +9,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sommelier.agent.answer_checks import ShopFacts
 from sommelier.agent.llm.port import ChatLLM, LLMLedger, LLMMessage, LLMReply
 from sommelier.agent.streaming import AnswerPiece, Shown
 from sommelier.domain.answer import SommelierResponse
@@ -101,3 +102,4 @@ class OnlineTurn:
     messages: list[LLMMessage]
     found: Found = field(default_factory=dict)
     streamed: bool = False  # the answer is shown while it streams
+    shop: ShopFacts = field(default_factory=ShopFacts)  # what the shop itself may say (agent.answer_checks)
