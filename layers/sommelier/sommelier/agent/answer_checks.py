@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MIN_CHECKED_NUMBER = 100  # a bare number from here up is a price or a year
-_CUT_END = re.compile(r"(?:…|\.\.\.|[,;:—–-])\s*[»\")]*\s*$")
+_CUT_END = re.compile(r"(?:…|\.\.\.|,|\s[—–-])\s*[»\")]*\s*$")
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,12 @@ class WineRecommendation(BaseModel):
             raise ValueError("ref must be a wine's reference from the candidates (w1, w2 …)")
         return value.strip().lower()
 
+    @model_validator(mode="after")
+    def _named(self) -> WineRecommendation:
+        if not (self.wine_id or self.ref or self.wine_name):
+            raise ValueError("a wine needs its ref (w1, w2 …), or a wine_id or wine_name")
+        return self
+
     @property
     def reason(self) -> str:
         return self.description
