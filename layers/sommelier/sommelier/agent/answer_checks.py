@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MIN_CHECKED_NUMBER = 100  # a bare number from here up is a price or a year
+NOTE_WORDS = 5  # this many words in a row from another wine's notes, and not from its own: that wine's text
 _CUT_END = re.compile(r"(?:…|\.\.\.|,|\s[—–-])\s*[»\")]*\s*$")
 
 
@@ -108,6 +109,11 @@ def _stems(text: str) -> list[str]:
     return [language.stem(w) for w in language.words(text)]
 
 
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = language.words(text)
+    return {tuple(words[i : i + NOTE_WORDS]) for i in range(len(words) - NOTE_WORDS + 1)}
+
+
 def _contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
     n = len(needle)
     return n > 0 and any(list(haystack[i : i + n]) == list(needle) for i in range(len(haystack) - n + 1))
@@ -122,6 +128,7 @@ class SentenceChecker:
         self.customer = checking.customer_numbers()
         self.names = [n for w in checking.found.values() for n in (w.name, w.producer)] + [checking.shop.name or ""]
         self.tails = [t for w in checking.found.values() if (t := trimmed_tail(w))]
+        self.notes = {w.id: _shingles(f"{w.tasting_notes} {w.description}") for w in checking.found.values()}
 
     def problem(self, sentence: str, own: Sequence[Wine], *, reason_of: Wine | None = None) -> str | None:
         """The name of the first check the sentence fails, or None."""
@@ -175,6 +182,11 @@ class SentenceChecker:
         return False
 
     def _other_wine(self, sentence: str, wine: Wine) -> bool:
+        """Another wine's grape, region or producer, or a run of words from its notes, in this wine's reason."""
+        said = _shingles(sentence)
+        own_notes = self.notes.get(wine.id, set())
+        if any(said & (notes - own_notes) for wine_id, notes in self.notes.items() if wine_id != wine.id):
+            return True
         stems = _stems(sentence)
         own = [_stems(a) for a in _attributes(wine)]
         for other in self.shown:

@@ -163,6 +163,9 @@ def process_drop(
         lines.append(f"Поля, которых нет в каталоге, сохранены как дополнительные: {fields}.")
     if report.photos_failed:
         lines.append("Без фото (не удалось скачать): " + ", ".join(report.photos_failed[:20]) + ".")
+    if report.flagged_rows:
+        lines.append("Проверьте тексты (загружены; ассистент читает их только как описание вина):")
+        lines += [f"• {row}" for row in report.flagged_rows[:20]]
     lines += [f"• {warning}" for warning in report.warnings[:20]]
     return DropResult(key, True, "\n".join(lines))
 
