@@ -170,6 +170,8 @@ class SentenceChecker:
 
     def _number(self, sentence: str, own: Sequence[Wine]) -> bool:
         allowed = _facts(own) | self.customer
+        for contact in answer_words.contacts(sentence):  # the shop's own phone is no price (others fail before)
+            sentence = sentence.replace(contact, " ")
         for number in answer_words.numbers(sentence):
             if number.kind == "bare" and number.value < MIN_CHECKED_NUMBER:
                 continue
@@ -219,9 +221,9 @@ class SentenceChecker:
 def checked(response: SommelierResponse, checking: Checking) -> tuple[SommelierResponse, list[Failure]]:
     """The grounded answer with every failing sentence removed, and the failures. A field left empty stays
     empty: the caller refuses such an answer (``empty_after_checks``)."""
-    shown = [checking.found[w.wine_id] for w in response.wines if w.wine_id in checking.found]
     checker = SentenceChecker(checking, list(checking.found.values()))  # a reason names no other candidate
     failures: list[Failure] = []
+    shown = [checking.found[w.wine_id or ""] for w in response.wines if (w.wine_id or "") in checking.found]
     intro = checker.clean(response.intro, shown, "intro", failures)
     closing = checker.clean(response.closing, shown, "closing", failures)
     wines = []

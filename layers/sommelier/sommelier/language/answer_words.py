@@ -66,7 +66,7 @@ def claim(text: str) -> str | None:
     folded = normalize(text)
     for kind in data("answer_checks.json")["claims"]:
         if _compiled("claims", kind).search(folded):
-            return kind
+            return str(kind)
     return None
 
 
@@ -81,7 +81,7 @@ def other_shop(text: str, ours: list[str]) -> str | None:
     for name in data("answer_checks.json")["competitors"]["known"]:
         key = normalize(name)
         if re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", folded) and not any(key in o for o in own):
-            return name
+            return str(name)
     cue = _compiled("competitors", "store_words").search(folded) or _compiled("competitors", "redirect_words").search(
         folded
     )

@@ -534,7 +534,8 @@ def sent_message(method: str, result: Any) -> Message:
     except ValidationError as exc:
         logger.warning("%s was answered 200 with a message that does not parse; counted as sent: %s", method, exc)
     fields: dict[str, Any] = result if isinstance(result, dict) else {}
-    chat = fields.get("chat") if isinstance(fields.get("chat"), dict) else {}
+    raw_chat = fields.get("chat")
+    chat: dict[str, Any] = raw_chat if isinstance(raw_chat, dict) else {}
     photos = []
     for size in fields.get("photo") or [] if isinstance(fields.get("photo"), list) else []:
         try:
