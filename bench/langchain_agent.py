@@ -31,6 +31,8 @@ from sommelier.toolfn.handler import handle
 
 SEARCH = SEARCH_WINES.json_schema()["function"]
 SEMANTIC = SEMANTIC_SEARCH.json_schema()["function"]
+
+
 def _today_shape(schema: dict[str, Any]) -> dict[str, Any]:
     """The answer's schema in the shape the LangChain baseline's tools can fill: its rows carry the tool
     function's UUIDs (no short references), so a wine is named by wine_id, wine_name and a description."""
