@@ -202,3 +202,22 @@ def test_the_import_report_lists_rows_that_read_like_instructions_or_carry_conta
     assert len(flagged) == 2
     assert flagged[0].startswith("«Каберне» (Фанагория), дегустационные заметки: похоже на указание ассистенту")
     assert "vino-konkurent.ru" in flagged[0] and "+7 (918) 000-11-22" in flagged[1]
+
+
+def test_an_offline_card_never_quotes_a_note_the_export_cut():
+    from sommelier.offline.intent import QueryIntent
+    from sommelier.offline.wine_cards import describe_wine
+
+    cut = as_wine(
+        {
+            "name": "Гави",
+            "grape_varieties": ["кортезе"],
+            "wine_type": "white",
+            "region": "Пьемонт, Италия",
+            "price_rub": 2100,
+            "tasting_notes": "Лёгкое, элегантное вино c золотисто-соло",  # a 40-character column of the export
+            "description": "Цитрусы и белые цветы, минеральный финиш.",
+        }
+    )
+    text = describe_wine(cut, QueryIntent(kind="recommendation"), "белое к рыбе")
+    assert "золотисто-соло" not in text and "Цитрусы и белые цветы, минеральный финиш." in text
