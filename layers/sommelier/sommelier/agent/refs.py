@@ -2,7 +2,9 @@
 
 A wine's reference is its place in the turn's found wines (a dict kept in the order the wines were found:
 the prefetched candidates first, then each tool result's new wines), so the prompt's rows, the tool results
-and the answer's grounding read the same reference without any state of their own.
+and the answer's grounding read the same reference without any state of their own. The invariant this asks:
+a turn's found wines only grow (a wine the prompt showed is never taken out of ``OnlineTurn.found``; one that
+must not be shown is refused at grounding instead), and the rows are built from ``found`` in its order.
 """
 
 from __future__ import annotations
