@@ -99,7 +99,8 @@ def test_the_customer_reads_only_what_the_catalogue_holds(
     bot.process(text_update(7700 + seed, request))
 
     texts = [_plain(c) for c in telegram.sent_messages(TEST_CHAT)]
-    joined = "\n".join(texts)
+    drafts = [_plain(c) for c in telegram.drafts(TEST_CHAT)]  # what a private chat showed while it streamed
+    joined = "\n".join(texts + drafts)
     assert texts, "the customer got an answer"
     cards = _cards(texts, fresh_memory)
     assert cards, f"a grounded answer shows wines, each under its catalogue name, producer, vintage, price: {texts}"

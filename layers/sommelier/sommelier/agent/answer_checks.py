@@ -203,9 +203,17 @@ class SentenceChecker:
         return False
 
     def clean(
-        self, text: str, own: Sequence[Wine], where: str, failures: list[Failure], *, reason_of: Wine | None = None
+        self,
+        text: str,
+        own: Sequence[Wine],
+        where: str,
+        failures: list[Failure],
+        *,
+        reason_of: Wine | None = None,
+        log: bool = True,
     ) -> str:
-        """The text with every failing sentence removed (each failure logged and added to ``failures``)."""
+        """The text with every failing sentence removed (each failure logged, unless ``log`` is false: a draft
+        re-read on every delta, and added to ``failures``)."""
         kept: list[str] = []
         before = len(failures)
         for sentence in language.sentences(text):
@@ -214,7 +222,8 @@ class SentenceChecker:
                 kept.append(sentence)
                 continue
             failures.append(Failure(check, where, sentence))
-            logger.warning("answer check %r removed a sentence of the %s: %r", check, where, sentence[:160])
+            if log:
+                logger.warning("answer check %r removed a sentence of the %s: %r", check, where, sentence[:160])
         return text if len(failures) == before else " ".join(kept)
 
 

@@ -198,8 +198,11 @@ class StreamedAnswer:
             return self._release()
         if event.kind == "intro_draft":
             if self.shown.intro is None:
-                draft = plain_draft(_clean(event.value))
-                if _russian([draft]):  # an English answer is not shown even as a draft
+                # A draft is read too: the word being written waits (a number may still grow), and only the
+                # sentences that pass the checks are shown.
+                draft = _settled(plain_draft(_clean(event.value)))
+                draft = self.checker.clean(draft, list(self.found.values()), "intro draft", [], log=False)
+                if draft and _russian([draft]):  # an English answer is not shown even as a draft
                     return [DraftPiece(draft)]
             return []
         if event.kind == "intro":
@@ -252,6 +255,11 @@ class StreamedAnswer:
         recommendation = recommendation.model_copy(update={"description": reason, "facts": card_facts(wine)})
         self.shown.wines.append(recommendation)
         return WinePiece(recommendation, wine)
+
+
+def _settled(draft: str) -> str:
+    """A growing text without the word still being written (up to its last space)."""
+    return draft if not draft or draft[-1].isspace() else draft[: max(draft.rfind(" "), 0)].rstrip()
 
 
 def _russian(texts: list[str], names: list[str] | None = None) -> bool:
