@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, str] = {
     "turn_overhead": "bench.turn_overhead",
     "e2e_local": "bench.e2e_local",
     "streaming": "bench.streaming",
+    "answer_shape": "bench.answer_shape",
     "prefetch": "bench.prefetch",
     "langchain": "bench.langchain_compare",
 }

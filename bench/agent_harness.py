@@ -41,7 +41,9 @@ def tool_results(body: dict) -> list[dict]:
 
 
 def found_wines(body: dict) -> list[dict]:
-    return [w for result in tool_results(body) for w in result.get("wines", [])]
+    """The wines of the tool results, each with "id": its short reference in the turn (w1, w2 …), which the
+    agent reads in an answer's wine_id as the ref."""
+    return [{"id": w.get("ref"), **w} for result in tool_results(body) for w in result.get("wines", [])]
 
 
 def answer_with(body: dict, count: int = 2) -> Step:

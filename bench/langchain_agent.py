@@ -31,7 +31,26 @@ from sommelier.toolfn.handler import handle
 
 SEARCH = SEARCH_WINES.json_schema()["function"]
 SEMANTIC = SEMANTIC_SEARCH.json_schema()["function"]
-ANSWER_SCHEMA = {"title": RESPONSE_JSON_SCHEMA["name"], **RESPONSE_JSON_SCHEMA["schema"]}
+
+
+def _today_shape(schema: dict[str, Any]) -> dict[str, Any]:
+    """The answer's schema in the shape the LangChain baseline's tools can fill: its rows carry the tool
+    function's UUIDs (no short references), so a wine is named by wine_id, wine_name and a description."""
+    wine = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["wine_id", "wine_name", "description"],
+        "properties": {
+            "wine_id": {"type": ["string", "null"]},
+            "wine_name": {"type": "string"},
+            "description": {"type": "string"},
+        },
+    }
+    properties = {**schema["properties"], "wines": {**schema["properties"]["wines"], "items": wine}}
+    return {**schema, "properties": properties}
+
+
+ANSWER_SCHEMA = {"title": RESPONSE_JSON_SCHEMA["name"], **_today_shape(RESPONSE_JSON_SCHEMA["schema"])}
 
 
 def build_tools(database: Any = None, embedder: Any = None) -> list:

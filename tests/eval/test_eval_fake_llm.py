@@ -18,6 +18,7 @@ from sommelier_dev.evaluation.harness import EvalHarness
 from sommelier_dev.evaluation.metrics import Catalog, score_case, summarize, value
 
 from tests.fakes.openai_server import FakeOpenAI, Step, reply, tool_calls
+from tests.fakes.provider_behaviours import with_refs_as_ids
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -28,7 +29,7 @@ def tool_wines(body: dict) -> list[dict]:
     wines = []
     for message in body["messages"]:
         if message["role"] == "tool":
-            wines += json.loads(message["content"]).get("wines", [])
+            wines += with_refs_as_ids(json.loads(message["content"])).get("wines", [])
     return wines
 
 

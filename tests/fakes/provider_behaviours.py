@@ -70,33 +70,49 @@ def offered_wines(body: dict) -> list[dict]:
                 result = json.loads(content)
             except ValueError:
                 continue
-            wines += [w for w in result.get("wines") or [] if isinstance(w, dict) and w.get("id")]
+            wines += [
+                {"id": w.get("ref"), **w}
+                for w in result.get("wines") or []
+                if isinstance(w, dict) and (w.get("id") or w.get("ref"))
+            ]
         elif message.get("role") == "user" and isinstance(content, str) and "## Каталог" in content:
-            section = content.split("## Каталог", 1)[1]
-            start = section.find("[")
-            try:
-                catalogue, _ = json.JSONDecoder().raw_decode(section[start:])
-            except ValueError:
-                continue
-            wines += [w for w in catalogue if isinstance(w, dict) and w.get("id")]
+            wines += prompt_rows(content, "## Каталог")
         if message.get("role") == "user" and isinstance(content, str) and "## Кандидаты" in content:
             wines += prompt_candidates(content)
     return wines
 
 
+def with_refs_as_ids(result: dict) -> dict:
+    """A tool result as a fake model reads it: each wine's short reference (w1, w2 …) as its "id", which the
+    agent reads in an answer's wine_id as the ref."""
+    wines = result.get("wines")
+    if isinstance(wines, list):
+        result = {**result, "wines": [{"id": w.get("ref"), **w} if isinstance(w, dict) else w for w in wines]}
+    return result
+
+
 def prompt_candidates(content: str) -> list[dict]:
     """The wines the agent found before asking (one JSON object a line after «## Кандидаты»)."""
+    return prompt_rows(content, "## Кандидаты")
+
+
+def prompt_rows(content: str, heading: str) -> list[dict]:
+    """The wine rows of a prompt's section (one JSON object a line, fenced between <<< and >>>)."""
     wines: list[dict] = []
-    if "## Кандидаты" not in content:
+    if heading not in content:
         return wines
-    for line in content.split("## Кандидаты", 1)[1].splitlines():
+    for line in content.split(heading, 1)[1].splitlines():
+        if line.startswith("## "):
+            break
         if line.startswith("{"):
             try:
                 row = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(row, dict) and row.get("id"):
-                wines.append(row)
+            if isinstance(row, dict) and (row.get("id") or row.get("ref")):
+                # A row names its wine by a short reference (w1, w2 …): the fake models answer with it where
+                # they used to copy the id (the agent reads a ref in wine_id as the ref).
+                wines.append({"id": row.get("ref"), **row})
     return wines
 
 

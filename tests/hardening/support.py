@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tests import bot_harness
 from tests.bot_harness import deliver
 from tests.fakes.openai_server import reply
+from tests.fakes.provider_behaviours import prompt_rows, with_refs_as_ids
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.telegram_updates import (
     TEST_BOT,
@@ -135,14 +136,12 @@ def echo_answer(body: dict):
 
 
 def tool_results(body: dict) -> list[dict]:
-    return [json.loads(m["content"]) for m in body.get("messages", []) if m.get("role") == "tool"]
+    return [with_refs_as_ids(json.loads(m["content"])) for m in body.get("messages", []) if m.get("role") == "tool"]
 
 
 def catalogue_in_prompt(body: dict) -> list[dict]:
-    """The wines of the no-tools fallback prompt (a JSON list after the catalogue note)."""
-    prompt = body["messages"][1]["content"]
-    match = re.search(r"^\[\{.*\}\]$", prompt, re.MULTILINE)
-    return json.loads(match.group(0)) if match else []
+    """The wines of the no-tools fallback prompt (a fenced JSON row a line after the catalogue note)."""
+    return prompt_rows(body["messages"][1]["content"], "## Каталог")
 
 
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|\bpsycopg\.|\bError:\s")

@@ -104,8 +104,8 @@ def test_llm_output(case, environment, fresh_memory, telegram, llm, monkeypatch)
     record_figure("bad_input.llm_outputs", _outcomes)
     assert outcome == case["expect"], (metadata["mode"], metadata["structured_output_errors"])
     if outcome == "answer":
-        grounded = {rec["wine_id"] for rec in metadata["recommendations"]}
-        assert grounded <= set(_found_ids(llm)), "every wine shown was found by the tools this turn"
+        grounded = {rec["wine_name"] for rec in metadata["recommendations"]}
+        assert grounded <= set(_found_names(llm)), "every wine shown was found by the tools this turn"
     if outcome == "guard":
         assert metadata["response_type"] == "off_topic" and metadata["guard_type"] == "prompt_injection"
     history = bot.chat.history(CHAT)
@@ -115,5 +115,5 @@ def test_llm_output(case, environment, fresh_memory, telegram, llm, monkeypatch)
         assert history == [], "only successful turns are saved"
 
 
-def _found_ids(llm) -> list[str]:
-    return [w["id"] for body in llm.chat_requests for result in tool_results(body) for w in result.get("wines", [])]
+def _found_names(llm) -> list[str]:
+    return [w["name"] for body in llm.chat_requests for result in tool_results(body) for w in result.get("wines", [])]

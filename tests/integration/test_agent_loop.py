@@ -13,6 +13,7 @@ from sommelier.embeddings.local import LocalHashingEmbeddings
 from sommelier_dev.memory import memory_repositories
 
 from tests.fakes.openai_server import FakeOpenAI, delayed, error, reply, tool_calls
+from tests.fakes.provider_behaviours import with_refs_as_ids
 from tests.wines import rows
 
 
@@ -39,7 +40,7 @@ def make_agent(fake_llm, fresh_memory):
 
 def tool_results(body: dict) -> list[dict]:
     """Every tool result the agent sent back to the model in this request."""
-    return [json.loads(m["content"]) for m in body["messages"] if m["role"] == "tool"]
+    return [with_refs_as_ids(json.loads(m["content"])) for m in body["messages"] if m["role"] == "tool"]
 
 
 def found_wines(body: dict) -> list[dict]:
@@ -94,7 +95,9 @@ def test_no_tools_needed(make_agent, fake_llm):
     first = fake_llm.chat_requests[0]
     assert {t["function"]["name"] for t in first["tools"]} == {"search_wines", "semantic_search"}
     assert first["parallel_tool_calls"] is False
-    assert "response_format" not in first, "no response_format on tool rounds (guided decoding would win)"
+    # The one-call turn may answer on its tool round: the answer's schema goes with it, with its limits.
+    schema = first["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["intro"]["maxLength"] <= 500 and schema["properties"]["wines"]["maxItems"] == 3
     assert result.metadata["llm_http_requests"] == 1
 
 
@@ -278,8 +281,9 @@ def test_tools_rejected_falls_back_to_catalogue_in_prompt(make_agent, fake_llm):
 def answer_from_catalogue():
     def step(body: dict):
         prompt = body["messages"][1]["content"]
-        catalogue = json.loads(prompt.split("## Каталог", 1)[1].split("\n", 2)[2].split("\n\n## ", 1)[0])
-        wine = catalogue[0]
+        section = prompt.split("## Каталог", 1)[1].split("\n\n## ", 1)[0]
+        catalogue = [json.loads(line) for line in section.splitlines() if line.startswith("{")]
+        wine = {"id": catalogue[0]["ref"], **catalogue[0]}  # the row's short reference, answered in wine_id
         return reply(
             json.dumps(
                 {
@@ -307,7 +311,8 @@ def test_response_format_rejected_steps_down(make_agent, fake_llm):
     agent = make_agent()
     result = agent.run(TurnRequest(text="красное к стейку", chat_id=16))
     formats = [body.get("response_format", {}).get("type") for body in fake_llm.chat_requests]
-    assert formats == [None, None, "json_schema", "json_object", None]
+    # Every call that may write the answer carries the schema (the tool rounds too), until it is refused.
+    assert formats == ["json_schema", "json_schema", "json_schema", "json_object", None]
     assert result.metadata["capabilities_learned"] == ["response_format=json_object", "response_format=none"]
     assert result.metadata["llm_calls"] == 3 and result.metadata["llm_http_requests"] == 5
     assert result.response.response_type == "recommendation"
@@ -421,7 +426,8 @@ def prompt_rows(body: dict) -> list[dict]:
     prompt = body["messages"][1]["content"]
     if "## Кандидаты" not in prompt:
         return []
-    return [json.loads(line) for line in prompt.split("## Кандидаты", 1)[1].splitlines() if line.startswith("{")]
+    rows = [json.loads(line) for line in prompt.split("## Кандидаты", 1)[1].splitlines() if line.startswith("{")]
+    return [{"id": row["ref"], **row} for row in rows]  # a row's short reference, answered in wine_id
 
 
 def answer_from_candidates(body: dict):

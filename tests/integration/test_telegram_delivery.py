@@ -398,3 +398,23 @@ def test_plain_mode_sticks_across_photo_sources(fake, client, store, log, rec):
     assert [c.params.get("parse_mode") for c in calls] == ["HTML", None, None]  # file_id html, file_id plain, URL plain
     assert calls[-1].meta["photo_source"] == "url" and calls[-1].result["caption"] == "Stale"
     assert result.plain_fallbacks == [0] and result.photo_sources == {0: "url"}
+
+
+def test_a_send_answered_200_is_sent_even_when_its_body_does_not_parse(telegram, store, rec):
+    """A channel addressed by its @username: the Bot API answers 200 with a message whose chat id is a string,
+    which the strict Message model refuses. The card went out: delivering the plan again sends nothing twice."""
+    client = TelegramClient(telegram.token, telegram.base_url)
+    log = InMemoryDeliveryLog()
+    wine = as_wine({"id": str(uuid.uuid4()), "name": "Красностоп", "producer": "Ведерниковъ", "price_rub": 1890})
+    parts = [
+        *render_text("Вот что я нашёл."),
+        Outgoing(kind="text", html="Красностоп — Ведерниковъ", plain="Красностоп — Ведерниковъ", wine_id=wine.id),
+        *render_text("Подобрать ещё?"),
+    ]
+    first = make_sender(client, store, log, rec).deliver("@wine_channel", "upd-channel", parts)
+    again = make_sender(client, store, log, rec).deliver("@wine_channel", "upd-channel", parts)
+    sent = [c for c in telegram.calls if c.method == "sendMessage"]
+    assert len(sent) == 3 and all(c.http_status == 200 for c in sent)
+    assert isinstance(sent[0].response["result"]["chat"]["id"], str)  # the body the strict model refuses
+    assert [c.params["text"] for c in sent] == ["Вот что я нашёл.", "Красностоп — Ведерниковъ", "Подобрать ещё?"]
+    assert first is not None and again is not None

@@ -138,8 +138,8 @@ def test_render_text_for_history():
     assert answer_as_text(response) == "Вот мой выбор.\n\nMalbec: Сочный мальбек к стейку.\n\nПодобрать ещё?"
 
 
-def test_the_response_format_schema_is_derived_from_the_model_in_strict_form():
-    from sommelier.domain.answer import RESPONSE_JSON_SCHEMA, SommelierResponse
+def test_the_response_format_schema_is_strict_and_carries_its_limits():
+    from sommelier.domain.answer import RESPONSE_JSON_SCHEMA, RESPONSE_JSON_SCHEMA_PATTERNS
 
     def objects(node):
         if node.get("type") == "object":
@@ -149,11 +149,45 @@ def test_the_response_format_schema_is_derived_from_the_model_in_strict_form():
         if node.get("type") == "array":
             yield from objects(node["items"])
 
-    schema = RESPONSE_JSON_SCHEMA["schema"]
-    assert RESPONSE_JSON_SCHEMA["strict"] is True
-    assert set(schema["properties"]) == set(SommelierResponse.model_fields)
-    for node in objects(schema):
-        assert node["additionalProperties"] is False and node["required"] == list(node["properties"])
-    assert schema["properties"]["guard_type"]["type"] == ["string", "null"]
-    assert None in schema["properties"]["guard_type"]["enum"]
-    assert schema["properties"]["wines"]["items"]["properties"]["wine_id"]["type"] == ["string", "null"]
+    for sent in (RESPONSE_JSON_SCHEMA, RESPONSE_JSON_SCHEMA_PATTERNS):
+        schema = sent["schema"]
+        assert sent["strict"] is True
+        assert set(schema["properties"]) == {"response_type", "intro", "wines", "closing", "guard_type"}
+        for node in objects(schema):
+            assert node["additionalProperties"] is False and node["required"] == list(node["properties"])
+        assert schema["properties"]["guard_type"]["type"] == ["string", "null"]
+        assert None in schema["properties"]["guard_type"]["enum"]
+        wine = schema["properties"]["wines"]["items"]["properties"]
+        assert set(wine) == {"ref", "reason"} and wine["ref"]["pattern"] == "^w[1-9][0-9]?$"
+        assert schema["properties"]["wines"]["maxItems"] == 3
+    lengths = RESPONSE_JSON_SCHEMA["schema"]["properties"]
+    assert lengths["intro"]["maxLength"] == 500 and lengths["closing"]["maxLength"] == 150
+    assert lengths["wines"]["items"]["properties"]["reason"]["maxLength"] == 240
+    patterns = RESPONSE_JSON_SCHEMA_PATTERNS["schema"]["properties"]
+    assert patterns["intro"]["pattern"] == "^[\\s\\S]{1,500}$" and "maxLength" not in patterns["intro"]
+
+
+def test_an_answer_by_refs_is_grounded_and_today_s_shape_still_is():
+    second = "9a0b5c2d-1e3f-4a5b-8c7d-6e5f4a3b2c1d"
+    found = by_id(
+        {"id": WINE_ID, "name": "Malbec", "producer": "Luigi Bosca", "price_rub": 2490},
+        {"id": second, "name": "Красностоп", "producer": "Ведерниковъ", "price_rub": 1890},
+    )
+    ids = list(found)
+    new = json.dumps(
+        {
+            "response_type": "recommendation",
+            "intro": "Вот мой выбор.",
+            "wines": [{"ref": "w2", "reason": "Сочное и мягкое к мясу."}, {"ref": "W1", "reason": "Свежее."}],
+            "closing": "Подобрать ещё?",
+            "guard_type": None,
+        },
+        ensure_ascii=False,
+    )
+    result = parse_final_response(new, found)
+    assert result.ok and result.wine_ids == [ids[1], ids[0]]
+    assert [w.wine_name for w in result.response.wines] == [found[ids[1]].name, found[ids[0]].name]
+    unknown = parse_final_response(new.replace('"w2"', '"w9"'), found)
+    assert not unknown.ok and "w9" in unknown.error
+    old = parse_final_response(answer(), found)  # today's shape: a UUID wine_id, a name, a description
+    assert old.ok and old.response.wines[0].description

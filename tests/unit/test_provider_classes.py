@@ -183,8 +183,8 @@ def test_two_wines_with_the_same_name_are_two_wines():
             ],
             closing="Ещё?",
         )
-    row = compact_wine(first)
-    assert row["id"] == first.id and "similarity_score" not in row and "image_key" not in row
+    row = compact_wine(first, "w1")
+    assert row["ref"] == "w1" and "id" not in row and "similarity_score" not in row and "image_key" not in row
 
 
 def test_stats_show_the_llm_cost_of_the_week():

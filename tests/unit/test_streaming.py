@@ -187,3 +187,25 @@ def test_the_intro_grows_as_drafts():
 
 def test_no_json_no_events():
     assert scan("Простите, я не могу ответить.") == []
+
+
+def test_a_wine_of_the_new_shape_is_ready_as_soon_as_its_ref_and_reason_are():
+    text = json.dumps(
+        {
+            "response_type": "recommendation",
+            "intro": "Вот что подойдёт.",
+            "wines": [{"ref": "w3", "reason": "Плотное, к стейку."}, {"reason": "Свежее.", "ref": "w1"}],
+            "closing": "Ещё?",
+            "guard_type": None,
+        },
+        ensure_ascii=False,
+    )
+    scanner = AnswerScanner()
+    ready_at = {}
+    for i in range(len(text)):
+        for event in scanner.feed(text[i]):
+            if event.kind == "wine":
+                ready_at[event.value["ref"]] = i
+    first_closed = text.index('"Плотное, к стейку."') + len('"Плотное, к стейку."') - 1
+    second_closed = text.index('"w1"') + len('"w1"') - 1
+    assert ready_at == {"w3": first_closed, "w1": second_closed}, "not a character later than its last string"

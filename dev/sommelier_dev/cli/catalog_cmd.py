@@ -151,6 +151,8 @@ def _print_import_report(report: ImportReport, llm_pass: LlmEnrichment | None, *
         console.print(f"  imported without a photo: {len(skipped)} more whose host could not be reached", markup=False)
     for warning in report.warnings:
         console.print(f"  warning: {warning}", markup=False)
+    for row in report.flagged_rows:
+        console.print(f"  проверьте текст (загружен): {row}", markup=False)
 
 
 SHOWN_SKIPPED_ROWS = 20

@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from sommelier.agent.answer_checks import ShopVoice
 from sommelier.agent.llm.port import ChatLLM
 from sommelier.agent.loop import Fallback, SommelierAgent
 from sommelier.agent.transcription import transcriber_from_settings
@@ -55,6 +56,7 @@ def build_runtime(settings: Settings, *, repositories: Repositories | None = Non
         turn_budget_s=settings.llm.local_turn_budget_s,
         prefetch=settings.llm.prefetch,
         price=llm_price(settings),
+        shop=ShopVoice(settings.shop.name, settings.shop.contacts),  # what the answer's checks let the shop say
     )
     return Runtime(
         settings=settings,

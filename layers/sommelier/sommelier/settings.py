@@ -197,6 +197,8 @@ class ShopSettings(NamedTuple):
     retention_days_raw: str | None = None
     admin_chat_id_raw: str | None = None
     catalog_drop_mode: str = "merge"
+    name: str | None = None  # SHOP_NAME: the shop's own name, which an answer may say
+    contacts: tuple[str, ...] = ()  # SHOP_CONTACTS: its own links, @handles, phones, e-mails an answer may carry
 
     def retention_days(self) -> int:
         """MESSAGE_RETENTION_DAYS (default 180). Raises SettingError when unreadable or out of range."""
@@ -398,4 +400,6 @@ def _shop(read: _Reader) -> ShopSettings:
         retention_days_raw=read.text("MESSAGE_RETENTION_DAYS"),
         admin_chat_id_raw=read.text("ADMIN_CHAT_ID"),
         catalog_drop_mode=mode,
+        name=read.text("SHOP_NAME"),
+        contacts=tuple(c.strip() for c in (read.text("SHOP_CONTACTS") or "").split(",") if c.strip()),
     )

@@ -9,7 +9,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sommelier.agent.answer_checks import Checking, checked, empty_after_checks, failure_message
+from sommelier.agent.catalogue_rows import card_facts
 from sommelier.agent.output_guard import response_problem, strip_control_characters
+from sommelier.agent.refs import ids_by_ref, refs_by_id
 from sommelier.domain.answer import ParsedResponse, ParseResult, SommelierResponse, WineRecommendation, answer_as_text
 from sommelier.domain.wine import Wine
 from sommelier.language import normalize
@@ -61,9 +64,14 @@ def ground(response: SommelierResponse, found_wines: Mapping[str, Wine]) -> Somm
         by_name.setdefault(wine_key(wine.name), []).append(found_id)
         by_name.setdefault(wine_key(f"{wine.producer} {wine.name}"), []).append(found_id)
         by_name.setdefault(wine_key(f"{wine.name} {wine.producer}"), []).append(found_id)
+    by_ref = ids_by_ref(found_wines)
     grounded: list[WineRecommendation] = []
     for rec in response.wines:
         wine_id: str | None = rec.wine_id if rec.wine_id in found_wines else None
+        if wine_id is None and rec.ref:
+            wine_id = by_ref.get(rec.ref)
+            if wine_id is None:
+                raise ValueError(f"ссылки {rec.ref} нет среди кандидатов этого хода; выбирай вина только из них")
         if wine_id is None:
             matches = by_name.get(wine_key(rec.wine_name), [])
             if len(set(matches)) == 1:
@@ -71,17 +79,22 @@ def ground(response: SommelierResponse, found_wines: Mapping[str, Wine]) -> Somm
         if wine_id is None:
             raise ValueError(
                 f"вино «{rec.wine_name[:80]}» не найдено в результатах инструментов этого хода; "
-                "рекомендуй только вина из результатов и копируй их wine_id"
+                "рекомендуй только вина из кандидатов и результатов, называя их ref (w1, w2 …)"
             )
-        grounded.append(rec.model_copy(update={"wine_id": wine_id, "wine_name": found_wines[wine_id].name}))
+        ref = rec.ref or refs_by_id(found_wines).get(wine_id)
+        grounded.append(rec.model_copy(update={"wine_id": wine_id, "wine_name": found_wines[wine_id].name, "ref": ref}))
     ids = [r.wine_id for r in grounded]
     if len(set(ids)) != len(ids):
         raise ValueError("одно и то же вино рекомендовано дважды")
     return response.model_copy(update={"wines": grounded})
 
 
-def parse_final_response(content: str | None, found_wines: Mapping[str, Wine]) -> ParseResult:
-    """Validate and ground the model's final answer. Errors are Russian sentences fed back to the model."""
+def parse_final_response(
+    content: str | None, found_wines: Mapping[str, Wine], checking: Checking | None = None
+) -> ParseResult:
+    """Validate and ground the model's final answer, check its every sentence (agent.answer_checks: a failing
+    sentence is removed) and put each card's catalogue text in. Errors are Russian sentences fed back to the
+    model."""
     if content is None or not content.strip():
         return ParseResult(error="ответ пустой; нужен JSON-объект")
     try:
@@ -105,7 +118,22 @@ def parse_final_response(content: str | None, found_wines: Mapping[str, Wine]) -
     problem = response_problem(response) or language_problem(response, found_wines)
     if problem:
         return ParseResult(error=problem)
-    return ParseResult(text=answer_as_text(response), wine_ids=response.wine_ids(), response=response)
+    response, failures = checked(response, checking or Checking(found_wines))
+    if empty_after_checks(response):
+        return ParseResult(error=failure_message(failures), checks_failed=[f.check for f in failures])
+    response = with_card_facts(response, found_wines)
+    return ParseResult(
+        text=answer_as_text(response),
+        wine_ids=response.wine_ids(),
+        response=response,
+        checks_failed=[f.check for f in failures],
+    )
+
+
+def with_card_facts(response: SommelierResponse, found_wines: Mapping[str, Wine]) -> SommelierResponse:
+    """Each wine's card text from the catalogue (grapes, notes) beside the model's reason."""
+    wines = [w.model_copy(update={"facts": card_facts(found_wines[w.wine_id or ""])}) for w in response.wines]
+    return response.model_copy(update={"wines": wines})
 
 
 def _legacy_as_response(parsed: ParsedResponse) -> dict[str, Any]:
@@ -216,7 +244,11 @@ def plain_answer(data: Any) -> Any:
         cleaned["wines"] = [
             {
                 **wine,
-                **{k: plain_text(wine[k]) for k in ("wine_name", "description") if isinstance(wine.get(k), str)},
+                **{
+                    k: plain_text(wine[k])
+                    for k in ("wine_name", "description", "reason")
+                    if isinstance(wine.get(k), str)
+                },
             }
             if isinstance(wine, dict)
             else wine

@@ -8,6 +8,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from sommelier.agent.answer_checks import checking
 from sommelier.agent.llm.port import LLMReply, ToolSpec
 from sommelier.agent.llm.stream import StreamBroken
 from sommelier.agent.streaming import StreamedAnswer
@@ -24,11 +25,15 @@ def call(turn: OnlineTurn, *, tools: list[ToolSpec] | None, final: bool = False)
     """One logical LLM call. When the turn shows its answer as it streams, the checked pieces of the answer
     are yielded as they complete."""
     llm, trace, shown = turn.llm, turn.trace, turn.request.shown
-    response_format: JSONObject | None = {"type": "json_schema", "json_schema": RESPONSE_JSON_SCHEMA} if final else None
+    # Every call that may write the answer carries its schema (a tool round too: the one-call turn answers
+    # there); the adapter sends it in the form the endpoint accepts (agent.llm.request).
+    response_format: JSONObject | None = {"type": "json_schema", "json_schema": RESPONSE_JSON_SCHEMA}
     started = time.perf_counter()
     try:
         if turn.streamed and shown is not None:
-            pieces = StreamedAnswer(turn.found, shown, admit=turn.fit.admits(), hold_intro=turn.fit.wants_wines)
+            pieces = StreamedAnswer(
+                turn.found, shown, checking(turn), admit=turn.fit.admits(), hold_intro=turn.fit.wants_wines
+            )
             deltas = llm.stream(
                 turn.messages,
                 tools=tools,

@@ -11,7 +11,6 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from sommelier.agent.llm.port import LLMError
 from sommelier.agent.prefetch import Opening, Prefetched, from_answers, prefetch
@@ -20,8 +19,7 @@ from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
 from sommelier.domain.request_fit import RequestFit
 from sommelier.domain.search import ToolRequest
-from sommelier.domain.wine import Wine
-from sommelier.domain.wire import SEMANTIC_SEARCH, to_wire
+from sommelier.domain.wire import SEMANTIC_SEARCH
 from sommelier.embeddings import EmbeddingProvider, embed_one
 from sommelier.repositories.ports import CatalogRepository
 
@@ -148,11 +146,3 @@ def catalogue_for_prompt(
         raise LLMError(f"the catalogue is unavailable too: {exc}") from exc
     trace.tools_used.append("get_list")
     return {w.id: replace(w, found_by="get_list") for w in wines}
-
-
-def model_view(wine: Wine) -> dict[str, Any]:
-    """A wine as the model sees it in a catalogue prompt (no scores, photo keys or availability)."""
-    view: dict[str, Any] = to_wire(wine)
-    for key in ("similarity_score", "image_key", "telegram_file_id", "available"):
-        view.pop(key, None)
-    return view

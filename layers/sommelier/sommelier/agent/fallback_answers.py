@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+from sommelier.agent.catalogue_rows import card_facts
+from sommelier.agent.refs import ref_of
 from sommelier.domain.answer import SommelierResponse, WineRecommendation
-from sommelier.domain.wine import Wine
+from sommelier.domain.wine import SWEETNESS_RU, WINE_TYPE_RU, Wine
 
 
 def degraded_response(found: dict[str, Wine]) -> SommelierResponse:
@@ -17,7 +19,7 @@ def degraded_response(found: dict[str, Wine]) -> SommelierResponse:
             intro="К сожалению, сейчас не получилось подобрать вино по вашему запросу.",
             closing="Попробуете описать, что хочется, чуть иначе — например, тип вина, бюджет или блюдо?",
         )
-    wines = [catalogue_recommendation(w) for w in ranked]
+    wines = [catalogue_recommendation(w, ref_of(i)) for i, w in enumerate(ranked)]
     return SommelierResponse(
         response_type="recommendation",
         intro="Вот что я нашёл в каталоге по вашему запросу.",
@@ -26,15 +28,19 @@ def degraded_response(found: dict[str, Wine]) -> SommelierResponse:
     )
 
 
-def catalogue_recommendation(wine: Wine) -> WineRecommendation:
+def catalogue_recommendation(wine: Wine, ref: str | None = None) -> WineRecommendation:
     """A wine recommended in the catalogue's own words (no model wrote about it)."""
-    return WineRecommendation(wine_id=wine.id, wine_name=wine.name, description=_short_description(wine))
+    return WineRecommendation(wine_id=wine.id, wine_name=wine.name, description=_short_description(wine)).model_copy(
+        update={"facts": card_facts(wine), "ref": ref}
+    )
 
 
 def _short_description(wine: Wine) -> str:
-    price = f"{int(wine.price_rub):,}".replace(",", " ")
-    text = f"{wine.producer}, {wine.region}. {wine.description} Цена: {price} ₽."
-    return text if len(text) <= 780 else text[:777].rsplit(" ", 1)[0] + "…"
+    """The card's line above the catalogue's text: the wine's style and place, from the catalogue only (the
+    name, producer, vintage, region and price are the card's header; grapes and notes follow, `card_facts`)."""
+    style = " ".join(w for w in (WINE_TYPE_RU.get(wine.wine_type), SWEETNESS_RU.get(wine.sweetness)) if w)
+    style = style[:1].upper() + style[1:] if style else "Вино"
+    return f"{style} из каталога магазина." if not wine.region else f"{style}, {wine.region}."
 
 
 def apology_response() -> SommelierResponse:

@@ -20,9 +20,11 @@ from collections.abc import Callable, Generator
 from dataclasses import replace
 
 from sommelier.agent import prompts
+from sommelier.agent.answer_checks import ShopVoice
 from sommelier.agent.calls import broken_reply, final_call
-from sommelier.agent.candidates import catalogue_for_prompt, model_view, opening_searches, prefetched, request_fit
+from sommelier.agent.candidates import catalogue_for_prompt, opening_searches, prefetched, request_fit
 from sommelier.agent.care import alcohol_free_in_catalogue, care_answer, care_kind
+from sommelier.agent.catalogue_rows import model_row
 from sommelier.agent.context import MomentContext, moment_context
 from sommelier.agent.fallback_answers import apology_response, degraded_response
 from sommelier.agent.fitting import fitted
@@ -31,6 +33,7 @@ from sommelier.agent.llm.port import ChatLLM, ContentPart, LLMDeadlineExceeded, 
 from sommelier.agent.llm.stream import StreamBroken
 from sommelier.agent.metadata import turn_metadata
 from sommelier.agent.prefetch import Prefetched
+from sommelier.agent.refs import ref_of
 from sommelier.agent.retries import settled, validated
 from sommelier.agent.shop_desk import shop_answer, shop_prompt
 from sommelier.agent.streaming import AnswerPiece, merge_shown
@@ -72,6 +75,7 @@ class SommelierAgent:
         turn_budget_s: float = DEFAULT_TURN_BUDGET_S,
         prefetch: bool = True,
         price: LLMPrice | None = DEFAULT_PRICE,
+        shop: ShopVoice | None = None,
     ):
         self.repositories = repositories
         self.catalog = repositories.catalog
@@ -86,6 +90,7 @@ class SommelierAgent:
         self.turn_budget_s = turn_budget_s  # a turn's budget when the caller gives no deadline
         self.prefetch = prefetch  # candidates in the first call's prompt (LLM_PREFETCH)
         self.price = price  # LLM_PRICE_PER_MTOK, for the cost of a turn the provider does not report
+        self.shop = shop or ShopVoice()  # SHOP_NAME, SHOP_CONTACTS: what the answer's checks let the shop say
 
     @property
     def offline(self) -> Fallback:
@@ -194,6 +199,7 @@ class SommelierAgent:
             fit=candidates.fit
             if candidates is not None
             else request_fit(self._offline_responder, text, history, request.exclude_ids),
+            shop=self.shop,
         )
         try:
             reply = yield from tool_loop(turn, self.catalog, self.embedder, self.max_tool_rounds)
@@ -224,7 +230,7 @@ class SommelierAgent:
         turn.found = catalogue_for_prompt(
             self._offline_responder, self.catalog, text, history, request.exclude_ids, trace
         )
-        catalog = [model_view(w) for w in turn.found.values()]
+        catalog = [model_row(w, ref_of(i)) for i, w in enumerate(turn.found.values())]
         prompt = prompts.build_user_prompt(
             text, moment=moment, history=history, profile=request.profile, catalog=catalog
         )

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, Protocol
 
+from sommelier.agent.catalogue_rows import model_row
+from sommelier.agent.refs import ref_of
 from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
 from sommelier.domain.request_fit import RequestFit
@@ -23,8 +25,6 @@ from sommelier.domain.wine import Wine
 logger = logging.getLogger(__name__)
 
 PREFETCH_ROWS = 8  # enough to choose three from, few enough to keep the prompt short
-NOTES_CHARS = 160
-FOOD_ITEMS = 4
 
 
 class CandidateReader(Protocol):
@@ -65,7 +65,7 @@ class Prefetched:
         return bool(self.searches)
 
     def rows(self) -> list[dict[str, Any]]:
-        return [compact_wine(wine) for wine in self.wines.values()]
+        return [compact_wine(wine, ref_of(i)) for i, wine in enumerate(self.wines.values())]
 
     def filters(self) -> dict[str, Any]:
         """What the reader understood (the searches' arguments), for the prompt."""
@@ -123,29 +123,14 @@ def _ranked(structured: list[Wine], semantic: list[Wine]) -> dict[str, Wine]:
     return ranked
 
 
-def compact_wine(wine: Wine) -> dict[str, Any]:
-    """A wine as the model needs it to choose and explain: no scores, photo keys or long texts."""
-    notes = " ".join(part.strip() for part in (wine.tasting_notes, wine.description) if part and part.strip())
-    if len(notes) > NOTES_CHARS:
-        notes = notes[:NOTES_CHARS].rsplit(" ", 1)[0] + "…"
-    row: dict[str, Any] = {
-        "id": wine.id,
-        "name": wine.name,
-        "producer": wine.producer,
-        "wine_type": wine.wine_type,
-        "sweetness": wine.sweetness,
-        "grapes": ", ".join(wine.grape_varieties),
-        "region": wine.region,
-        "vintage": wine.vintage_year,
-        "price_rub": wine.price_rub,
-        "notes": notes,
-        "food": ", ".join(wine.food_pairings[:FOOD_ITEMS]),
-    }
-    return {k: v for k, v in row.items() if v not in (None, "", [])}
+def compact_wine(wine: Wine, ref: str = "") -> dict[str, Any]:
+    """A wine as the model needs it to choose and explain (agent.catalogue_rows: its reference, no id)."""
+    return model_row(wine, ref)
 
 
-def compact_result(view: Mapping[str, Any], wines: list[Wine]) -> dict[str, Any]:
-    """A search tool's result as the model reads it: the counts and filters, the wines as compact rows."""
+def compact_result(view: Mapping[str, Any], wines: list[Wine], refs: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A search tool's result as the model reads it: the counts and filters, the wines as compact rows
+    (each by its reference in the turn, ``refs``: agent.refs)."""
     result = {k: v for k, v in view.items() if k not in ("wines", "photos")}
-    result["wines"] = [compact_wine(wine) for wine in wines]
+    result["wines"] = [compact_wine(wine, (refs or {}).get(wine.id, "")) for wine in wines]
     return result

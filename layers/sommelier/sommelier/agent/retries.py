@@ -10,6 +10,7 @@ from collections.abc import Generator
 
 from sommelier.agent import prompts
 from sommelier.agent.answer import parse_final_response
+from sommelier.agent.answer_checks import checking
 from sommelier.agent.calls import final_call
 from sommelier.agent.fallback_answers import degraded_response
 from sommelier.agent.guards import GuardVerdict, guard_response
@@ -29,7 +30,7 @@ def validated(reply: LLMReply, turn: OnlineTurn, max_retries: int) -> Generator[
     """Parse; on error feed it back and ask again, at most `max_retries` times, within the deadline.
     A stream that broke counts as a failed attempt; the retry names what the customer already saw."""
     trace, shown = turn.trace, turn.request.shown
-    result = parsed(reply, turn.found)
+    result = parsed(reply, turn)
     tools = TOOL_SCHEMAS if trace.mode != "catalog_fallback" else None
     while not result.ok and trace.retries < max_retries:
         trace.errors.append(result.error or "")
@@ -47,7 +48,7 @@ def validated(reply: LLMReply, turn: OnlineTurn, max_retries: int) -> Generator[
             logger.warning("no more generations this turn: %s", exc)
             trace.errors.append(str(exc)[:300])
             break
-        result = parsed(reply, turn.found)
+        result = parsed(reply, turn)
     if not result.ok:
         trace.errors.append(result.error or "")
     return result
@@ -70,10 +71,12 @@ def settled(result: ParseResult, turn: OnlineTurn) -> tuple[SommelierResponse, F
     return degraded_response(turn.found), turn.found, False
 
 
-def parsed(reply: LLMReply, found: Found) -> ParseResult:
+def parsed(reply: LLMReply, turn: OnlineTurn) -> ParseResult:
     if reply.finish_reason == "error":  # a broken stream: whatever parsed from it is not the whole answer
         return ParseResult(error=STREAM_BROKEN_ERROR)
-    return parse_final_response(reply.content, found)
+    result = parse_final_response(reply.content, turn.found, checking(turn))
+    turn.trace.errors += [f"check: {name}" for name in result.checks_failed]  # which sentence check removed text
+    return result
 
 
 def append_user(messages: list[LLMMessage], text: str) -> None:

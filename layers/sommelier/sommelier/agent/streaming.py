@@ -23,6 +23,8 @@ import jiter
 from pydantic import ValidationError
 
 from sommelier.agent.answer import MIN_RUSSIAN_SHARE, ground, plain_answer, plain_draft, plain_text, russian_share
+from sommelier.agent.answer_checks import Checking, SentenceChecker
+from sommelier.agent.catalogue_rows import card_facts
 from sommelier.agent.output_guard import strip_control_characters, text_problem
 from sommelier.domain.answer import MAX_INTRO, MAX_WINES, SommelierResponse, WineRecommendation
 from sommelier.domain.wine import Wine
@@ -70,9 +72,11 @@ class AnswerScanner:
                 events.append(AnswerEvent("intro_draft", draft))
         wines = complete.get("wines")
         if isinstance(wines, list):
-            # A wine is complete once the next one starts or a key after "wines" appears.
+            # A wine is complete once its reference and reason are (the new shape), or once the next one
+            # starts or a key after "wines" appears (today's shape, whose name and description may come in
+            # any order).
             closed = "wines" in keys and keys.index("wines") < len(keys) - 1
-            ready = len(wines) if closed else len(wines) - 1
+            ready = len(wines) if closed or (wines and _whole(wines[-1])) else len(wines) - 1
             while self._wines_done < ready:
                 wine = wines[self._wines_done]
                 events.append(AnswerEvent("wine", wine, self._wines_done))
@@ -106,6 +110,11 @@ class AnswerScanner:
             if not isinstance(complete, dict) or not isinstance(growing, dict):
                 return None
             return complete, growing
+
+
+def _whole(wine: Any) -> bool:
+    """A wine of the new shape whose reference and reason are both complete strings."""
+    return isinstance(wine, dict) and isinstance(wine.get("ref"), str) and isinstance(wine.get("reason"), str)
 
 
 class DraftPiece(NamedTuple):
@@ -153,7 +162,7 @@ class Shown:
         if self.intro is not None:
             lines.append(f"- вступление: «{self.intro[:200]}»")
         for wine in self.wines:
-            lines.append(f"- вино «{wine.wine_name}» (wine_id {wine.wine_id})")
+            lines.append(f"- вино «{wine.wine_name}» (ref {wine.ref})" if wine.ref else f"- вино «{wine.wine_name}»")
         lines.append(
             "Верни полный JSON-объект; не рекомендуй эти вина снова, добавь только недостающее "
             "(другие вина, если нужны, и заключение)."
@@ -169,12 +178,15 @@ class StreamedAnswer:
         self,
         found: Mapping[str, Wine],
         shown: Shown,
+        checking: Checking | None = None,
         *,
         admit: Callable[[Wine], bool] | None = None,
         hold_intro: bool = False,
     ):
         self.found = found
         self.shown = shown
+        self.checking = checking or Checking(found)
+        self.checker = SentenceChecker(self.checking, list(found.values()))
         # agent.fitting: a wine that breaks the request is never sent; a turn that must show wines sends its
         # intro with the first wine that passes (an intro of an answer that then shows none is never sent).
         self.admit = admit
@@ -199,8 +211,11 @@ class StreamedAnswer:
             return self._release()
         if event.kind == "intro_draft":
             if self.shown.intro is None and not (self.hold_intro and self.response_type != "recommendation"):
-                draft = plain_draft(_clean(event.value))
-                if _russian([draft]):  # an English answer is not shown even as a draft
+                # A draft is read too: the word being written waits (a number may still grow), and only the
+                # sentences that pass the checks are shown.
+                draft = _settled(plain_draft(_clean(event.value)))
+                draft = self.checker.clean(draft, list(self.found.values()), "intro draft", [], log=False)
+                if draft and _russian([draft]):  # an English answer is not shown even as a draft
                     return [DraftPiece(draft)]
             return []
         if event.kind == "intro":
@@ -216,6 +231,10 @@ class StreamedAnswer:
         text = plain_text(_clean(raw))
         if not text or len(text) > MAX_INTRO or text_problem([text]) or not _russian([text]):
             return []  # the whole answer's validation reports it; the retry fixes it
+        # The wines are not known yet: the intro's numbers may be any candidate's facts.
+        text = self.checker.clean(text, list(self.found.values()), "streamed intro", [])
+        if not text:
+            return []
         if self.hold_intro:
             self._intro_held = text
             return []
@@ -256,8 +275,18 @@ class StreamedAnswer:
         names = [recommendation.wine_name, wine.name, wine.producer, wine.region]
         if not _russian([recommendation.description], names):
             return None
+        where = f"streamed reason of {recommendation.ref}"
+        reason = self.checker.clean(recommendation.description, [wine], where, [], reason_of=wine)
+        if not reason:
+            return None  # nothing of it may be shown: the whole answer's checks ask again or answer themselves
+        recommendation = recommendation.model_copy(update={"description": reason, "facts": card_facts(wine)})
         self.shown.wines.append(recommendation)
         return WinePiece(recommendation, wine)
+
+
+def _settled(draft: str) -> str:
+    """A growing text without the word still being written (up to its last space)."""
+    return draft if not draft or draft[-1].isspace() else draft[: max(draft.rfind(" "), 0)].rstrip()
 
 
 def _russian(texts: list[str], names: list[str] | None = None) -> bool:

@@ -11,8 +11,10 @@ from dataclasses import replace
 from typing import Any
 
 from sommelier.agent.calls import call
+from sommelier.agent.catalogue_rows import tool_content
 from sommelier.agent.llm.port import LLMRequestRejected, ToolCall
 from sommelier.agent.prefetch import ToolRunner, compact_result
+from sommelier.agent.refs import refs_by_id
 from sommelier.agent.tools import LLM_TOOLS, TOOL_SCHEMAS
 from sommelier.agent.turn import Call, OnlineTurn
 from sommelier.domain.errors import PortError
@@ -50,7 +52,7 @@ def tool_loop(turn: OnlineTurn, tools: ToolRunner, embedder: EmbeddingProvider, 
         for tool_call, result in zip(reply.tool_calls, results, strict=True):
             attempted += 1
             failed += bool(result.get("retryable"))
-            content = json.dumps(result, ensure_ascii=False)
+            content = tool_content(result)  # catalogue data, fenced and labelled (agent.catalogue_rows)
             turn.messages.append({"role": "tool", "tool_call_id": tool_call.id, "content": content})
         trace.tool_rounds += 1
         if attempted and failed == attempted and not turn.found:
@@ -123,4 +125,5 @@ def read_answer(name: str, answer: SearchResult | PortError, turn: OnlineTurn) -
         return payload
     for wine in answer.wines_with_photos():
         turn.found.setdefault(wine.id, replace(wine, found_by=name))
-    return compact_result(answer.for_model(), answer.wines)  # what the answer needs; no photo keys
+    refs = refs_by_id(turn.found)  # each wine by its short reference in this turn (agent.refs)
+    return compact_result(answer.for_model(), answer.wines, refs)  # what the answer needs; no photo keys

@@ -9,6 +9,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sommelier.agent.answer_checks import ShopVoice
 from sommelier.agent.llm.port import ChatLLM, LLMLedger, LLMMessage, LLMReply
 from sommelier.agent.prefetch import Opening
 from sommelier.agent.streaming import AnswerPiece, Shown
@@ -113,3 +114,4 @@ class OnlineTurn:
     found: Found = field(default_factory=dict)
     streamed: bool = False  # the answer is shown while it streams
     fit: RequestFit = RequestFit()  # what the request binds the answer to (agent.fitting)
+    shop: ShopVoice = field(default_factory=ShopVoice)  # what the shop itself may say (agent.answer_checks)

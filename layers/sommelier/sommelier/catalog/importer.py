@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from sommelier import language
 from sommelier.catalog.enrich import enrich
 from sommelier.catalog.reader import CatalogFileError, SourceRow, read_rows
+from sommelier.catalog.row_text import flagged_rows
 from sommelier.catalog.shop_rows import MODEL_FIELDS, RowKind, row_kind, shop_row
 from sommelier.domain.catalog_writes import WineEmbedding
 from sommelier.domain.errors import PortError, Unavailable
@@ -84,6 +85,7 @@ class ImportReport:
     skipped_rows: list[str] = field(default_factory=list)  # each skipped row: where, what, why
     inferred: dict[str, int] = field(default_factory=dict)  # field → wines it was inferred for
     unavailable: int = 0  # wines imported out of stock
+    flagged_rows: list[str] = field(default_factory=list)  # text that reads like an instruction, or contacts
 
 
 @dataclass
@@ -346,6 +348,7 @@ def import_catalog(
         skipped_rows=prepared.skipped_rows,
         inferred=dict(Counter(f for r in records for f in r.inferred).most_common()),
         unavailable=sum(1 for r in records if not r.available),
+        flagged_rows=flagged_rows(records),  # catalog/row_text.py: listed for the owner, still imported
     )
 
 

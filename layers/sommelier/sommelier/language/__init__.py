@@ -80,6 +80,8 @@ _HOMES: dict[str, str] = {
     # a description's sentences, its brief
     "brief": "descriptions",
     "is_colour_sentence": "descriptions",
+    "is_cut": "descriptions",
+    "written_sentences": "descriptions",
     "sentences": "descriptions",
     # a shop's catalogue columns and cells
     "catalog_column": "catalog_columns",
@@ -169,6 +171,8 @@ if TYPE_CHECKING:  # the same names for the type checker, by job as above
     from sommelier.language.descriptions import (
         brief as brief,
         is_colour_sentence as is_colour_sentence,
+        is_cut as is_cut,
+        written_sentences as written_sentences,
         sentences as sentences,
     )
     from sommelier.language.catalog_columns import (

@@ -3,6 +3,7 @@ sentence that only names the colour, and a brief of whole sentences within a lim
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 from sommelier.language.text import LINKING, stem, words
@@ -56,6 +57,35 @@ def is_colour_sentence(sentence: str) -> bool:
     if len(tokens) > _COLOUR_SENTENCE_WORDS:
         return False
     return any(named) or all(t in colour for t in tokens)
+
+
+_FULL_STOP = (".", "!", "?", "…", ")", "»", '"')
+_CYRILLIC_WORD = re.compile(r"^[а-яё]{3,}$")
+
+
+def is_cut(text: str) -> bool:
+    """A catalogue text cut in the shop's export («…вино c золотисто-соло»): it ends without a full stop, and
+    its length is a usual field width (language/data/answer_checks.json) or its last word is one the
+    dictionary does not know (where pymorphy3 is installed)."""
+    text = (text or "").strip()
+    if not text or text.endswith(_FULL_STOP):
+        return False
+    if len(text) in data("answer_checks.json")["cut_field_widths"]:
+        return True
+    last = words(text)[-1] if words(text) else ""
+    if not _CYRILLIC_WORD.match(last):
+        return False
+    from sommelier.language.morphology import known_word
+
+    return known_word(last) is False
+
+
+def written_sentences(text: str) -> list[str]:
+    """A catalogue text's sentences without a final fragment the shop's export cut (``is_cut``)."""
+    parts = sentences(text)
+    if parts and is_cut(text):
+        parts = parts[:-1]
+    return parts
 
 
 def brief(text: str, limit: int, *, skip_colour: bool = False) -> str:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     class _Analyser(Protocol):
         def parse(self, word: str) -> list[_Parse]: ...
 
+        def word_is_known(self, word: str) -> bool: ...
+
 
 _LINKING_WORDS = ("из", "с", "со", "на", "в", "под", "по")
 
@@ -39,6 +41,13 @@ def analyser() -> _Analyser | None:
     except ImportError:  # not in the Lambda layer: callers fall back to a quoted form
         return None
     return cast("_Analyser", pymorphy3.MorphAnalyzer())
+
+
+@lru_cache(maxsize=4096)
+def known_word(word: str) -> bool | None:
+    """Whether the dictionary knows the word; None without pymorphy3 (the Lambda layer)."""
+    morph = analyser()
+    return None if morph is None else morph.word_is_known(word)
 
 
 @lru_cache(maxsize=4096)

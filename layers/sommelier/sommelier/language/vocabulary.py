@@ -30,6 +30,7 @@ DATA_FILES = (
     "intros.json",
     "filter_words.json",
     "shop_words.json",
+    "answer_checks.json",
 )
 
 

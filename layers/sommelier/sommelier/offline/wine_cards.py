@@ -73,7 +73,7 @@ def _note(wine: Wine, used: set[str], limit: int = 320) -> str:
     """A sentence from the tasting notes (else the description) that is not about the colour and is
     not already in another card of the same answer."""
     for text in (wine.tasting_notes or "", wine.description or ""):
-        for sentence in language.sentences(plain(text)):
+        for sentence in (plain(s) for s in language.written_sentences(text)):  # never a fragment cut in the export
             if len(sentence) > limit or language.is_colour_sentence(sentence):
                 continue
             sentence = sentence if sentence.endswith((".", "!", "?", "…")) else sentence + "."

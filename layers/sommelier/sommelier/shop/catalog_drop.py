@@ -163,8 +163,19 @@ def process_drop(
         lines.append(f"Поля, которых нет в каталоге, сохранены как дополнительные: {fields}.")
     if report.photos_failed:
         lines.append("Без фото (не удалось скачать): " + ", ".join(report.photos_failed[:20]) + ".")
+    lines += _flagged(report.flagged_rows)
     lines += [f"• {warning}" for warning in report.warnings[:20]]
     return DropResult(key, True, "\n".join(lines))
+
+
+def _flagged(rows: list[str]) -> list[str]:
+    """The rows whose text reads like an instruction or carries contacts (catalog/row_text.py)."""
+    if not rows:
+        return []
+    return [
+        "Проверьте тексты (загружены; ассистент читает их только как описание вина):",
+        *(f"• {r}" for r in rows[:20]),
+    ]
 
 
 _SKIPPED_RU = {

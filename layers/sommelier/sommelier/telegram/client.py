@@ -24,11 +24,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx2
+from pydantic import ValidationError
 
 from sommelier.observability.redaction import MASK, TELEGRAM_BOT_TOKEN
 from sommelier.observability.telemetry import subsegment
 from sommelier.settings import DEFAULT_TELEGRAM_API_BASE_URL, TelegramSettings
-from sommelier.telegram.models import BusinessConnection, File, Message, User, WebhookInfo
+from sommelier.telegram.models import BusinessConnection, Chat, File, Message, PhotoSize, User, WebhookInfo
 
 logger = logging.getLogger(__name__)
 
@@ -363,7 +364,7 @@ class TelegramClient:
         if reply_to_message_id is not None:
             params["reply_parameters"] = {"message_id": reply_to_message_id, "allow_sending_without_reply": True}
         params.update({k: v for k, v in (place or {}).items() if v is not None})
-        return Message.model_validate(self.call("sendMessage", params))
+        return sent_message("sendMessage", self.call("sendMessage", params))
 
     def send_photo(
         self,
@@ -392,7 +393,7 @@ class TelegramClient:
         else:
             params["photo"] = photo
             result = self.call("sendPhoto", params)
-        return Message.model_validate(result)
+        return sent_message("sendPhoto", result)
 
     def send_chat_action(
         self,
@@ -515,3 +516,37 @@ def _image_type(data: bytes) -> str | None:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "image/webp"
     return None
+
+
+def _whole_number(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def sent_message(method: str, result: Any) -> Message:
+    """The message a send was answered with. The Bot API answered 200 with ok: the message IS sent, even when
+    its body does not parse (a chat id as a string, a field of a newer Bot API): what can be read is kept,
+    never an error that would have the whole plan (and the message) sent again."""
+    try:
+        return Message.model_validate(result)
+    except ValidationError as exc:
+        logger.warning("%s was answered 200 with a message that does not parse; counted as sent: %s", method, exc)
+    fields: dict[str, Any] = result if isinstance(result, dict) else {}
+    raw_chat = fields.get("chat")
+    chat: dict[str, Any] = raw_chat if isinstance(raw_chat, dict) else {}
+    photos = []
+    for size in fields.get("photo") or [] if isinstance(fields.get("photo"), list) else []:
+        try:
+            photos.append(PhotoSize.model_validate(size, strict=False))
+        except ValidationError:
+            continue
+    return Message.model_construct(
+        message_id=_whole_number(fields.get("message_id")),
+        date=_whole_number(fields.get("date")),
+        chat=Chat.model_construct(id=_whole_number(chat.get("id")), type=str(chat.get("type") or "")),
+        photo=photos or None,
+        entities=[],
+        caption_entities=[],
+    )

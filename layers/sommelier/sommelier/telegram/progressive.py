@@ -137,7 +137,7 @@ class ProgressiveReply:
 
     def wine(self, recommendation: WineRecommendation, wine: Wine) -> None:
         """The card from the row the tools returned this turn (with its photo keys): no catalogue read."""
-        self._send([render_wine(wine, recommendation.description, recommendation.wine_name)])
+        self._send([render_wine(wine, recommendation.description, recommendation.wine_name, recommendation.facts)])
 
     # ---------------- the end of a turn ----------------
     def finish(self, parts: list[Outgoing], intro: str | None) -> list[Outgoing]:

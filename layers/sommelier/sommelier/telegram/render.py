@@ -257,7 +257,7 @@ def _wine_header(wine: Wine, fallback_name: str) -> tuple[list[tuple[str, str]],
     return lines, [p for _, p in lines]
 
 
-def _wine_part(wine: Wine, description: str, fallback_name: str) -> Outgoing:
+def _wine_part(wine: Wine, description: str, fallback_name: str, facts: str = "") -> Outgoing:
     lines, plain_lines = _wine_header(wine, fallback_name)
     header_plain = "\n".join(plain_lines)
     header_html = "\n".join(h for h, _ in lines)
@@ -266,7 +266,8 @@ def _wine_part(wine: Wine, description: str, fallback_name: str) -> Outgoing:
     kind: Literal["text", "photo"] = "photo" if (image_key or file_id) else "text"
     limit = CAPTION_LIMIT if kind == "photo" else TEXT_LIMIT
     budget = limit - utf16_len(header_plain) - 2  # "\n\n" between the header and the description
-    desc = shorten(keep_prices_together(description), budget) if budget > 0 else ""
+    body = "\n\n".join(p.strip() for p in (description, facts) if p and p.strip())  # the reason, the catalogue's text
+    desc = shorten(keep_prices_together(body), budget) if budget > 0 else ""
     plain = f"{header_plain}\n\n{desc}" if desc else header_plain
     html_text = f"{header_html}\n\n{_esc(desc)}" if desc else header_html
     return Outgoing(
@@ -279,9 +280,10 @@ def _wine_part(wine: Wine, description: str, fallback_name: str) -> Outgoing:
     )
 
 
-def render_wine(wine: Wine, description: str, fallback_name: str | None = None) -> Outgoing:
-    """One catalogue wine as a photo with a caption (or a text without a photo), as in an answer."""
-    return _wine_part(wine, description, fallback_name or wine.name)
+def render_wine(wine: Wine, description: str, fallback_name: str | None = None, facts: str = "") -> Outgoing:
+    """One catalogue wine as a photo with a caption (or a text without a photo), as in an answer: the header
+    from the catalogue, the description (the model's reason), then the catalogue's ``facts`` (grapes, notes)."""
+    return _wine_part(wine, description, fallback_name or wine.name, facts)
 
 
 def _lookup(wines_by_id: Mapping[str, Wine], wine_id: str | None, wine_name: str) -> Wine | None:
@@ -310,7 +312,7 @@ def render_answer(
         wine = _lookup(wines_by_id, rec.wine_id, rec.wine_name)
         if wine is None:
             continue  # not grounded in the catalogue: the caller already validated the answer
-        parts.append(_wine_part(wine, rec.description, rec.wine_name))
+        parts.append(_wine_part(wine, rec.description, rec.wine_name, rec.facts))
         shown += 1
     closing = response.closing.strip()
     if footer and shown:

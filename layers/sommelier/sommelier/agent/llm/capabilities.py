@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from sommelier.agent.llm.port import ContentPart, LLMMessage
+    from sommelier.domain.answer import SchemaLengths
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,11 @@ class ModelCapabilities:
     # "cache_control": the stable system prompt marked as a cache breakpoint (Anthropic-style, through
     # OpenRouter); "auto": nothing to ask (OpenAI, DeepSeek and Gemini cache a repeated prefix by themselves).
     prompt_cache: PromptCache = "auto"
+    # The answer's schema on a tool round too (the one-call turn answers there); false where guided decoding
+    # (vLLM) would win over the tool calls.
+    tool_round_schema: bool = True
+    # How the schema states its lengths: maxLength, or an anchored pattern where strict mode refuses maxLength.
+    schema_lengths: SchemaLengths = "max_length"
 
     def describe(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -59,6 +65,8 @@ KNOWN_MODELS: tuple[tuple[re.Pattern[str], dict[str, Any]], ...] = (
     ),
     (re.compile(r"deepseek", re.IGNORECASE), {"response_format": "json_object"}),
     (re.compile(r"(?:^|/)(?:anthropic/)?claude", re.IGNORECASE), {"prompt_cache": "cache_control"}),
+    # OpenAI's strict structured outputs take `pattern` on strings, not maxLength.
+    (re.compile(r"(?:^|/)(?:openai/)?(?:gpt-|o\d)", re.IGNORECASE), {"schema_lengths": "pattern"}),
 )
 
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
@@ -77,6 +85,7 @@ def parse_capabilities(text: str | None) -> dict[str, Any]:
         "final_tools": ("omit", "none_choice"),
         "token_parameter": ("max_tokens", "max_completion_tokens"),
         "prompt_cache": ("auto", "cache_control"),
+        "schema_lengths": ("max_length", "pattern"),
     }
     result: dict[str, Any] = {}
     for entry in re.split(r"[,;]", text):
@@ -342,6 +351,8 @@ def _content_lesson(text: str, request: dict[str, Any], caps: ModelCapabilities)
 
 def _parameter_lesson(lowered: str, request: dict[str, Any], caps: ModelCapabilities) -> dict[str, Any] | None:
     """A refusal of a parameter the request sent: the next response format, or the parameter's own lesson."""
+    if "response_format" in request and caps.schema_lengths == "max_length" and "maxlength" in lowered:
+        return {"schema_lengths": "pattern"}
     if "response_format" in request and _SCHEMA_WORDS.search(lowered):
         step = RESPONSE_FORMAT_STEPS.index(caps.response_format)
         if step + 1 < len(RESPONSE_FORMAT_STEPS):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from sommelier.agent.llm.capabilities import ModelCapabilities, has_images, without_images
 from sommelier.agent.llm.port import ContentPart, LLMMessage, ToolSpec
+from sommelier.domain.answer import RESPONSE_JSON_SCHEMA, RESPONSE_JSON_SCHEMA_PATTERNS
 
 if TYPE_CHECKING:
     from sommelier.domain.wire import JSONObject
@@ -35,13 +36,21 @@ def request_body(
         request["temperature"] = temperature
     request[caps.token_parameter] = caps.output_tokens or max_tokens
     request.update(_tool_fields(messages, tools, final, caps))
-    if final and response_format and caps.response_format != "none":
-        # Never on tool rounds: guided decoding (vLLM) would win over the tool calls.
+    if response_format and caps.response_format != "none" and (final or caps.tool_round_schema or not tools):
+        # On a tool round too (the one-call turn answers there), unless guided decoding would win over the
+        # tool calls (tool_round_schema=false).
         if caps.response_format == "json_schema":
-            request["response_format"] = response_format
+            request["response_format"] = with_lengths(response_format, caps)
         else:
             request["response_format"] = {"type": "json_object"}
     return request
+
+
+def with_lengths(response_format: JSONObject, caps: ModelCapabilities) -> JSONObject:
+    """The answer's schema with its lengths as this model's strict mode takes them (maxLength or a pattern)."""
+    if caps.schema_lengths == "max_length" or response_format.get("json_schema") != RESPONSE_JSON_SCHEMA:
+        return response_format
+    return {**response_format, "json_schema": RESPONSE_JSON_SCHEMA_PATTERNS}
 
 
 def _tool_fields(
