@@ -201,11 +201,16 @@ def test_wrong_filters_are_detected(bad):
     assert metric(summary, "filter_accuracy") == 0.0
 
 
-def test_constraint_violations_are_detected(bad):
-    _, scores, summary = bad
-    assert scores["price-01"].constraint_pairs[0] < scores["price-01"].constraint_pairs[1]
-    assert any("wine_type=white" in v for w in scores["price-01"].wines for v in w.violations)
-    assert metric(summary, "constraint_satisfaction") < 0.98
+def test_constraint_violations_never_reach_the_customer(bad):
+    """The bad model picks a white wine for «красное до 1500»: the agent drops it (agent.fitting), so the
+    answer scored is the customer's and keeps the request; the metric's own detection is tests/eval/test_metrics."""
+    runs, scores, _ = bad
+    price = scores["price-01"]
+    assert price.constraint_pairs[0] == price.constraint_pairs[1] > 0
+    assert not any("wine_type=white" in v for w in price.wines for v in w.violations)
+    run = next(r for r in runs if r.case.id == "price-01")
+    corrections = run.turn.metadata.get("request_corrections") or []
+    assert any(c.startswith("dropped") or "wine_type" in c for c in corrections), corrections
 
 
 def test_an_invented_wine_is_detected(bad):

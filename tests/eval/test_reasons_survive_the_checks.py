@@ -91,7 +91,13 @@ def test_honest_reasons_reach_the_customer_whole_on_the_golden_set(eval_db):
         assert turn is not None and turn.error is None, run.case.id
         errors = " ".join(str(e) for e in turn.metadata.get("structured_output_errors") or [])
         assert "check:" not in errors, (run.case.id, errors)
+        corrections = turn.metadata.get("request_corrections") or []
+        replaced = any(c.startswith(("dropped", "added")) for c in corrections)
         for wine in turn.recommended:
-            assert wine["description"] in model.written, (run.case.id, wine["description"])
+            if wine["description"] not in model.written:
+                # this model takes the first two rows: one may break the request, and agent.fitting puts a
+                # fitting wine in its place, in the catalogue's words
+                assert replaced, (run.case.id, wine["description"], corrections)
+                continue
             shown += 1
     assert shown >= len(cases), "most cases recommend wines, each with its reason"

@@ -26,6 +26,7 @@ Definitions (also in eval/README.md):
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -260,6 +261,24 @@ def _tool_ok(expect: Expectation, tools_called: list[str]) -> bool | None:
     return bool(set(tools_called) & set(expect.tools))
 
 
+def _model_searches(turn: TurnRecord) -> list[ToolCallRecord]:
+    """The searches as the model wrote them: the agent holds their arguments to the request (agent.fitting),
+    so what the tool received is not the model's choice. [] when the model called none (the prefetch's)."""
+    calls: list[ToolCallRecord] = []
+    for llm_call in turn.llm_calls:
+        for call in llm_call.tool_calls:
+            if call.get("name") not in SEARCH_TOOLS:
+                continue
+            raw = call.get("arguments")
+            try:
+                arguments = json.loads(raw) if isinstance(raw, str) else raw
+            except ValueError:
+                arguments = None
+            if isinstance(arguments, dict):
+                calls.append(ToolCallRecord(name=str(call["name"]), arguments=arguments, duration_ms=0.0))
+    return calls
+
+
 def _missing_filters(expected: dict[str, Any] | None, search_calls: list[ToolCallRecord]) -> list[str] | None:
     """Filter accuracy: the expected filters that the best-matching search call did not send (all of them when
     no search call was made); None when the case expects no filters."""
@@ -414,7 +433,7 @@ def score_case(run: CaseRun, catalog: Catalog) -> CaseScore:
 
     search_calls = [c for c in turn.tool_calls if c.name in SEARCH_TOOLS]
     tools_called = list(dict.fromkeys(c.name for c in search_calls))
-    filters_missing = _missing_filters(expect.filters, search_calls)
+    filters_missing = _missing_filters(expect.filters, _model_searches(turn) or search_calls)
 
     ranked, candidates = _candidates(turn)
     candidate_names = {wine_key(w.get("name") or ""): i for i, w in candidates.items()}
