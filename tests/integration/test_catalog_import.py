@@ -492,7 +492,10 @@ def test_cli_import_prints_every_bad_row(fresh_db, tmp_path, capsys, cli_env):
         (1, "«Плохой тип» (Тестовая винодельня, 2021): колонка «wine_type»: «purple» — не цвет"),
         (2, "«Тело» (Тестовая винодельня, 2021): колонка «body»: «7»"),
         (3, ": колонка «название»: пусто"),
-        (4, "«Длинное» (Тестовая винодельня, 2021): колонка «description»: слишком длинно (24 000 символов, можно 20 000)"),
+        (
+            4,
+            "«Длинное» (Тестовая винодельня, 2021): колонка «description»: слишком длинно (24 000 символов, можно 20 000)",
+        ),
     ):
         assert f"строка {lines[index]}{'' if fragment.startswith(':') else ', '}{fragment}" in output, output
     assert f"строка {lines[0]}," not in output

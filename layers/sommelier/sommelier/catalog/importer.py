@@ -277,7 +277,10 @@ def _clash(
     """A row that repeats an earlier one's sku is a problem; one that repeats a name, producer and vintage
     without skus is another wine (another colour, volume or price) and gets a generated article."""
     if record.sku and record.sku in seen_sku:
-        return record, f"артикул «{record.sku}» уже у другого вина ({seen_sku[record.sku]}) — у каждого вина свой артикул"
+        return (
+            record,
+            f"артикул «{record.sku}» уже у другого вина ({seen_sku[record.sku]}) — у каждого вина свой артикул",
+        )
     key = record.natural_key()
     if not record.sku:
         same = (record.wine_type, record.sweetness, record.price_rub, record.extra.get("volume"))
@@ -285,7 +288,10 @@ def _clash(
             seen[key] = (where, same)
             return record, None
         if seen[key][1] == same:
-            return record, f"повтор вина ({seen[key][0]}): то же название, цвет и цена, и нет артикула, чтобы их различить"
+            return (
+                record,
+                f"повтор вина ({seen[key][0]}): то же название, цвет и цена, и нет артикула, чтобы их различить",
+            )
         record = record.model_copy(update={"sku": _generated_sku(record, seen_sku)})
     seen_sku[str(record.sku)] = where
     return record, None

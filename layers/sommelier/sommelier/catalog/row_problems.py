@@ -64,7 +64,7 @@ def _missing(field: str, columns: dict[str, str], file_columns: set[str]) -> str
     return f"в файле нет колонки «{words}»{', ' + said if said else ''} — {todo}"
 
 
-def _bad_value(field: str, value: Any, columns: dict[str, str], error: dict[str, Any]) -> str:
+def _bad_value(field: str, value: Any, columns: dict[str, str], error: Any) -> str:
     words, todo = _FIELD_WORDS.get(field, (field, "исправьте значение"))
     where = _column(field, columns)
     if error["type"] in ("string_too_long", "too_long") and hasattr(value, "__len__"):

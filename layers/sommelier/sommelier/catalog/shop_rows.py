@@ -147,7 +147,18 @@ def shop_row(raw: dict[str, Any]) -> ShopRow:
     if isinstance(available, str):
         available = in_stock(available)
     item["available"] = (available is not False) and (stocked is not False)
-    return ShopRow(item, _text(_read_as(item, CATEGORY)), item["available"], columns)
+    return ShopRow(item, _categories(item), item["available"], columns)
+
+
+def _categories(item: dict[str, Any]) -> str:
+    """Every cell of a column that means the shop's category («section», «Вид»), joined: a scraped card files
+    «Вино / Вино тихое» in one and «Вино тихое безалкогольное» in another."""
+    cells = [
+        _text(value)
+        for key, value in item.items()
+        if value not in (None, "", []) and key not in MODEL_FIELDS and language.catalog_column(str(key)) == CATEGORY
+    ]
+    return " / ".join(dict.fromkeys(c for c in cells if c))
 
 
 def _read_as(item: dict[str, Any], meaning: str) -> Any:
@@ -163,8 +174,12 @@ def row_kind(name: str, category: str, colour_cell: str) -> str:
     its colour cell. A file without categories (a wine list) is all wine unless a name says otherwise."""
     reading = language.legal_reading(name)
     apart = language.wine_apart(name)
+    if apart is None and category and reading.is_wine is not True:
+        apart = language.wine_apart(category)  # «Вид: Вино тихое безалкогольное»; a legal name «Вино …» decides
     if apart == "alcohol_free":
         return RowKind.ALCOHOL_FREE
+    if apart == "drink":
+        return RowKind.NOT_WINE
     if apart == "fruit" and reading.is_wine is not False:
         return RowKind.FRUIT
     # A legal name states two of colour, sugar and sparkle («сухое красное»); one word alone may be a

@@ -143,15 +143,17 @@ def _apart_index() -> language.PhraseIndex:
     spec = language.data("legal_words.json")
     entries = {word: "fruit" for word in spec["fruit_wine_words"]}
     entries.update({word: "alcohol_free" for word in spec["alcohol_free_words"]})
+    entries.update({word: "drink" for word in spec["wine_drink_words"]})
     return language.PhraseIndex({language.fold_accents(k): v for k, v in entries.items()})
 
 
 def wine_apart(text: str) -> str | None:
     """«fruit» for a fruit or berry «вино» (гранатовое, сливовое, ежевичное), «alcohol_free» for an
-    alcohol-free one, else None (legal_words.json `fruit_wine_words`, `alcohol_free_words`)."""
+    alcohol-free one, «drink» for a wine drink («винный напиток», «напиток слабоалкогольный»), else None (legal_words.json `fruit_wine_words`, `alcohol_free_words`)."""
     found = [match.value for match in _apart_index().find(text)]
-    if "alcohol_free" in found:
-        return "alcohol_free"
+    for kind in ("alcohol_free", "drink"):  # «Винный напиток …»: a drink made of wine, whatever its colour cell
+        if kind in found:
+            return kind
     return "fruit" if found else None
 
 
