@@ -10,33 +10,29 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sommelier.catalog.shop_rows import RowKind
+from sommelier import language
 
 _SHOWN_CHARS = 60
 
-# The catalogue's field → what the owner calls it (when the file has no column for it) and what to write.
-_FIELD_WORDS: dict[str, tuple[str, str]] = {
-    "name": ("название", "впишите название вина"),
-    "price_rub": ("цена", "впишите цену в рублях числом (1290 или 1 290 ₽)"),
-    "wine_type": ("цвет", "впишите цвет: красное, белое, розовое или игристое"),
-    "sweetness": ("сахар", "впишите сахар: сухое, полусухое, полусладкое, сладкое или брют"),
-    "vintage_year": ("год урожая", "впишите год четырьмя цифрами или оставьте пустым для NV"),
-    "grape_varieties": ("сорт винограда", "перечислите сорта через запятую"),
-    "body": ("тело", "впишите число от 1 до 5 или оставьте пустым"),
-    "tannins": ("танины", "впишите число от 1 до 5 или оставьте пустым"),
-    "acidity": ("кислотность", "впишите число от 1 до 5 или оставьте пустым"),
-    "image_url": ("фото", "ссылка должна начинаться с http:// или https://"),
-    "sku": ("артикул", "у каждого вина свой артикул"),
-}
 
-# Why a row that is not a wine was left out, as the owner reads it.
-KIND_WORDS = {
-    RowKind.NOT_WINE: "не вино (крепкий алкоголь, пиво, еда, аксессуары, подарки)",
-    RowKind.FORTIFIED: "креплёное или десертное вино (портвейн, херес, кагор, вермут…): каталог их не предлагает",
-    RowKind.UNKNOWN: "не понятно, вино ли это: ни название, ни категория не говорят",
-    RowKind.FRUIT: "плодовое или ягодное «вино» (не виноградное): как вино не предлагается",
-    RowKind.ALCOHOL_FREE: "безалкогольное: как вино не предлагается",
-}
+def _messages() -> dict[str, Any]:
+    messages: dict[str, Any] = language.data("catalog_messages.json")  # the language layer caches its data files
+    return messages
+
+
+def _field_words(field: str) -> tuple[str, str]:
+    words = _messages()["fields"].get(field)
+    return (words[0], words[1]) if words else (field, "исправьте значение")
+
+
+class _KindWords:
+    """Why a row that is not a grape wine was left out, by its RowKind (catalog_messages.json `kinds`)."""
+
+    def get(self, kind: str, default: str) -> str:
+        return str(_messages()["kinds"].get(kind, default))
+
+
+KIND_WORDS = _KindWords()
 
 
 def _count(number: int) -> str:
@@ -50,11 +46,11 @@ def shown(value: Any) -> str:
 
 def _column(field: str, columns: dict[str, str]) -> str:
     header = columns.get(field)
-    return f"колонка «{header}»" if header else f"колонка «{_FIELD_WORDS.get(field, (field, ''))[0]}»"
+    return f"колонка «{header}»" if header else f"колонка «{_field_words(field)[0]}»"
 
 
 def _missing(field: str, columns: dict[str, str], file_columns: set[str]) -> str:
-    words, todo = _FIELD_WORDS.get(field, (field, "заполните"))
+    words, todo = _field_words(field)
     if field in ("wine_type", "sweetness"):
         said = "и название не говорит" + (" цвет" if field == "wine_type" else ", сухое оно или сладкое")
     else:
@@ -65,7 +61,7 @@ def _missing(field: str, columns: dict[str, str], file_columns: set[str]) -> str
 
 
 def _bad_value(field: str, value: Any, columns: dict[str, str], error: Any) -> str:
-    words, todo = _FIELD_WORDS.get(field, (field, "исправьте значение"))
+    words, todo = _field_words(field)
     where = _column(field, columns)
     if error["type"] in ("string_too_long", "too_long") and hasattr(value, "__len__"):
         limit = (error.get("ctx") or {}).get("max_length")
@@ -95,17 +91,7 @@ def russian_reason(exc: ValidationError, columns: dict[str, str], file_columns: 
     return "; ".join(dict.fromkeys(parts)), first
 
 
-# What a skipped row is counted under in the summary, by the first field that failed.
-SKIP_GROUPS = {
-    "price_rub": "нет цены или цена не читается",
-    "wine_type": "цвет не понятен",
-    "sweetness": "сахар не понятен",
-    "name": "нет названия",
-    "sku": "повтор артикула",
-    "image": "нет файла фото",
-    "": "строка не читается",
-}
-
-
 def skip_group(field: str) -> str:
-    return SKIP_GROUPS.get(field, "ошибки в других ячейках")
+    """What a skipped row is counted under in the summary, by the first field that failed."""
+    groups = _messages()["skip_groups"]
+    return str(groups.get(field, groups["*"]))
