@@ -2,7 +2,8 @@
 rows (catalog/shop_rows.py), fill what their names say (catalog/enrich.py), validate every row, embed,
 upload photos, upsert.
 
-All or nothing: every row is validated (and every photo file found) before anything is written, and the
+Every good row in, every other row listed (in Russian, by the shop's column and line; `strict`: all or
+nothing). Every row is validated (and every photo file found) before anything is written, and the
 rows are upserted in one transaction by the tool function. Real shop exports are taken as they are:
 rows that are not wine (spirits, beer, food) are skipped and counted; fields the catalogue does not model
 are kept in `extra` and listed in the report; a photo address that is not on the web, or a photo that
