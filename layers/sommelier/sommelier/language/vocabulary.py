@@ -21,6 +21,7 @@ DATA_FILES = (
     "glossary.json",
     "structure.json",
     "catalog_columns.json",
+    "catalog_messages.json",
     "shop_shorthand.json",
     "named_wines.json",
     "mood_reasons.json",
