@@ -31,8 +31,8 @@ from sommelier import language
 from sommelier.catalog.changes import CatalogChanges, StoredIndex, changes_of
 from sommelier.catalog.enrich import enrich
 from sommelier.catalog.reader import CatalogFileError, SourceRow, read_rows
-from sommelier.catalog.row_text import flagged_rows
 from sommelier.catalog.row_problems import KIND_WORDS, russian_reason, skip_group
+from sommelier.catalog.row_text import flagged_rows
 from sommelier.catalog.shop_rows import MODEL_FIELDS, RowKind, row_kind, shop_row
 from sommelier.domain.catalog import ExportedWine
 from sommelier.domain.catalog_writes import WineEmbedding
