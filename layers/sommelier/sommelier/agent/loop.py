@@ -21,14 +21,14 @@ from dataclasses import replace
 
 from sommelier.agent import prompts
 from sommelier.agent.calls import broken_reply, final_call
-from sommelier.agent.candidates import catalogue_for_prompt, model_view, prefetched
+from sommelier.agent.candidates import catalogue_for_prompt, model_view, prefetched, table_for_prompt
 from sommelier.agent.context import MomentContext, moment_context
 from sommelier.agent.fallback_answers import apology_response, degraded_response
 from sommelier.agent.guards import guard_response, precheck
 from sommelier.agent.llm.port import ChatLLM, ContentPart, LLMDeadlineExceeded, LLMError, LLMMessage, drain
 from sommelier.agent.llm.stream import StreamBroken
 from sommelier.agent.metadata import turn_metadata
-from sommelier.agent.prefetch import Prefetched
+from sommelier.agent.prefetch import Prefetched, compact_wine
 from sommelier.agent.retries import settled, validated
 from sommelier.agent.streaming import AnswerPiece, merge_shown
 from sommelier.agent.tool_rounds import ToolUseFailure, tool_loop
@@ -155,12 +155,14 @@ class SommelierAgent:
             if self.prefetch
             else None
         )
+        table = table_for_prompt(self._offline_responder, self.catalog, text, history, trace)
+        found = {**(candidates.wines if candidates is not None else {}), **{w.id: w for w in table}}
         turn = OnlineTurn(
             llm,
             request,
             trace,
-            _opening(text, moment, history, request, candidates),
-            found=dict(candidates.wines) if candidates is not None else {},
+            _opening(text, moment, history, request, candidates, table),
+            found=found,
             streamed=request.shown is not None and bool(getattr(llm, "streams", False)),
         )
         try:
@@ -267,7 +269,12 @@ class SommelierAgent:
 
 
 def _opening(
-    text: str, moment: MomentContext, history: list[ChatMessage], request: TurnRequest, found: Prefetched | None
+    text: str,
+    moment: MomentContext,
+    history: list[ChatMessage],
+    request: TurnRequest,
+    found: Prefetched | None,
+    table: list[Wine] | None = None,
 ) -> list[LLMMessage]:
     """The first call's conversation: the system prompt, and the user's message with its context, the
     prefetched candidates and the photo the customer sent."""
@@ -278,6 +285,7 @@ def _opening(
         profile=request.profile,
         candidates=found.rows() if found is not None and found.searched else None,
         filters=found.filters() if found is not None else None,
+        table=[compact_wine(w) for w in table] if table else None,
     )
     content: str | list[ContentPart] = user_prompt
     if request.image:  # the client turns it into words for a model that cannot see

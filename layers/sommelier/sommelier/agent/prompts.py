@@ -47,6 +47,8 @@ CATALOG_FALLBACK_NOTE = """Инструменты поиска сейчас не
 CANDIDATES_NOTE = """Вина, уже найденные в каталоге по этому запросу (JSON, по строке на вино; лучшие первыми). Понятые фильтры: {filters}. Если подходят — отвечай сразу, копируя id в wine_id."""
 NO_CANDIDATES_NOTE = """Поиск по понятым фильтрам ({filters}) ничего не нашёл: поищи сам инструментами, ослабив наименее важный критерий."""
 
+TABLE_NOTE = """Вина, показанные покупателю последним ответом, по порядку (1 — «первое», последняя строка — «последнее»; «оно» — вино, о котором шла речь). Покупатель спрашивает о них: отвечай по этим строкам (цена, сладость, какое суше, слаще, легче или дешевле, разница, температура подачи, блюдо, «выбери одно» — одно из них и почему), без нового поиска; response_type "informational", если не показываешь вина заново."""
+
 RETRY_INSTRUCTION = (
     "Твой предыдущий ответ не прошёл проверку: {error}\n"
     "Исправь ошибку и верни только корректный JSON-объект в описанном формате, без текста вокруг."
@@ -77,11 +79,15 @@ def build_user_prompt(
     catalog: list[dict[str, Any]] | None = None,
     candidates: list[dict[str, Any]] | None = None,
     filters: Mapping[str, Any] | None = None,
+    table: list[dict[str, Any]] | None = None,
 ) -> str:
     """The turn's user message: context, history, the catalogue or the prefetched candidates, the message."""
     sections = ["## Контекст", moment.as_text(), f"- Профиль покупателя: {render_profile(profile)}"]
     if history:
         sections += ["", "## История диалога (последние ходы)", render_history(history)]
+    if table:
+        rows = [f"{i}. " + json.dumps(row, ensure_ascii=False, separators=(",", ":")) for i, row in enumerate(table, 1)]
+        sections += ["", "## Вина на столе", TABLE_NOTE, *rows]
     if catalog is not None:
         sections += ["", "## Каталог", CATALOG_FALLBACK_NOTE, json.dumps(catalog, ensure_ascii=False)]
     if candidates is not None:

@@ -39,6 +39,8 @@ class Fallback(Protocol):
         self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
     ) -> list[ToolRequest]: ...
 
+    def table_ids(self, text: str, history: list[ChatMessage] | None = None) -> list[str]: ...
+
 
 @dataclass
 class TurnRequest:

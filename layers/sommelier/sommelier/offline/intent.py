@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sommelier import language
-from sommelier.language import filter_words
+from sommelier.language import filter_words, pairing
 
 Kind = Literal["recommendation", "greeting", "thanks", "informational", "off_topic", "help"]
 PriceDirection = Literal["cheaper", "pricier"]
@@ -50,3 +50,14 @@ class Reading:
 def describe_filters(filters: dict[str, Any]) -> dict[str, Any]:
     """The filters as search_wines arguments (no extra keys)."""
     return {k: filters[k] for k in FILTER_KEYS if filters.get(k) is not None}
+
+
+def relaxable(key: str, intent: QueryIntent) -> bool:
+    """Region is soft; so is a dish whose suitable style the table does not know (with one it does know,
+    wines of another style would not suit it: «к тирамису» never gets dry wines); a grape or country is
+    relaxed only when inherited, never when just stated."""
+    if key == "food_pairing":
+        return pairing.dish_style(str(intent.filters.get("food_pairing") or "")) is None
+    if key == "region":
+        return True
+    return key not in intent.stated

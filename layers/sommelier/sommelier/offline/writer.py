@@ -14,6 +14,7 @@ No markdown or HTML: the Telegram renderer escapes the text.
 
 from __future__ import annotations
 
+from sommelier.domain.answer import SommelierResponse
 from sommelier.offline.answers import named_absent as named_absent
 from sommelier.offline.answers import named_found as named_found
 from sommelier.offline.answers import named_unknown as named_unknown
@@ -41,3 +42,18 @@ from sommelier.offline.request_words import style_phrase as style_phrase
 from sommelier.offline.wine_cards import describe_wine as describe_wine
 from sommelier.offline.wine_cards import matching_pairings as matching_pairings
 from sommelier.offline.wording import format_price as format_price
+
+
+def answer_without_wines(kind: str, topic: str | None, text: str) -> SommelierResponse | None:
+    """The answer to a message that asks for no wines: a greeting, thanks, help, a question, off the topic."""
+    if kind == "greeting":
+        return greeting(text)
+    if kind == "thanks":
+        return thanks(text)
+    if kind == "help":
+        return help_answer(text)
+    if kind == "informational":
+        return informational(topic, text)
+    if kind == "off_topic":
+        return off_topic(text)
+    return None
