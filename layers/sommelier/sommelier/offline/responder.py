@@ -33,13 +33,14 @@ from sommelier.domain.errors import PortError
 from sommelier.domain.search import SearchResult, ToolRequest, search_filters, semantic_request
 from sommelier.domain.wine import Wine
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
-from sommelier.offline import table, writer
+from sommelier.offline import similar, table, writer
 from sommelier.offline.follow_ups import offered
 from sommelier.offline.history import Exchange, exchanges, excluded, valid_ids
 from sommelier.offline.intent import QueryIntent, describe_filters, relaxable
 from sommelier.offline.places import REGION_COUNTRY
 from sommelier.offline.reader import read_query
 from sommelier.offline.selection import rank, select
+from sommelier.offline.similar_answers import similar_wines
 from sommelier.offline.table_answers import table_answer
 from sommelier.repositories.ports import CatalogRepository
 
@@ -185,6 +186,9 @@ class OfflineResponder:
         without_wines = writer.answer_without_wines(intent.kind, intent.topic, text)
         if without_wines is not None:
             return OfflineAnswer(without_wines, [], [], intent)
+        alike = self._similar(turn, text, exclude_ids)
+        if alike is not None:
+            return alike
         if intent.wine_name:
             return self._named(turn, text, intent, excluded(exclude_ids, chain, intent))
         return self._recommend(turn, text, intent, excluded(exclude_ids, chain, intent))
@@ -251,6 +255,27 @@ class OfflineResponder:
             return None
         intent = offered(previous, filters={"sweetness": level})
         return self._recommend(turn, text, intent, excluded(exclude_ids, chain, intent))
+
+    def _similar(self, turn: _Turn, text: str, exclude_ids: list[str]) -> OfflineAnswer | None:
+        """«как Киндзмараули, но подешевле», «похожее на Кьянти»: the wine to be like (the catalogue's row, else
+        the knowledge's), then wines of its colour ranked by the style they share (offline/similar.py)."""
+        request = similar.read_similar(text)
+        if request is None:
+            return None
+        known = similar.from_knowledge(request.said)
+        hits = self._by_name(turn, [request.said], {})
+        reference = similar.from_catalogue(hits) if similar.agrees(known, hits) else known
+        if reference is None:
+            return None
+        arguments = similar.search_arguments(reference, request, exclude_ids)
+        picks = select(
+            similar.ranked(self._search(turn, "search_wines", arguments), reference, request), diversify=False
+        )
+        intent = QueryIntent(kind="recommendation", filters=describe_filters(arguments))
+        if not picks:
+            return OfflineAnswer(writer.nothing_found(intent, query=text), [], turn.calls, intent)
+        response = similar_wines(reference, picks, intent, query=text)
+        return OfflineAnswer(response, list(turn.found.values()), turn.calls, intent)
 
     # ----------------------------------------------------------------- history
 
