@@ -33,15 +33,15 @@ from sommelier.domain.errors import PortError
 from sommelier.domain.search import SearchResult, ToolRequest, search_filters, semantic_request
 from sommelier.domain.wine import Wine
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
-from sommelier.offline import similar, table, writer
+from sommelier.offline import table, writer
 from sommelier.offline.follow_ups import offered
 from sommelier.offline.history import Exchange, exchanges, excluded, valid_ids
 from sommelier.offline.intent import QueryIntent, describe_filters, relaxable
 from sommelier.offline.places import REGION_COUNTRY
 from sommelier.offline.reader import read_query
 from sommelier.offline.selection import rank, select
-from sommelier.offline.similar_answers import similar_wines
-from sommelier.offline.table_answers import table_answer
+from sommelier.offline.similar_answers import like
+from sommelier.offline.table_answers import on_table
 from sommelier.repositories.ports import CatalogRepository
 
 logger = logging.getLogger(__name__)
@@ -191,7 +191,7 @@ class OfflineResponder:
             return alike
         if intent.wine_name:
             return self._named(turn, text, intent, excluded(exclude_ids, chain, intent))
-        return self._recommend(turn, text, intent, excluded(exclude_ids, chain, intent))
+        return writer.for_party(self._recommend(turn, text, intent, excluded(exclude_ids, chain, intent)), intent)
 
     def _answer_a_yes(
         self, turn: _Turn, text: str, pairs: list[Exchange], exclude_ids: list[str]
@@ -207,7 +207,7 @@ class OfflineResponder:
             if intent.wine_name:
                 return self._named(turn, text, intent, exclude)
             return self._recommend(turn, text, intent, exclude, ask=offer.ask)
-        asked = _yes_to_info_offer(text, last_answer)
+        asked = writer.yes_to_info_offer(text, last_answer)
         if asked is not None:
             return self._recommend(turn, text, asked, list(exclude_ids))
         if last_answer.rstrip().endswith("?"):
@@ -230,20 +230,14 @@ class OfflineResponder:
         return intent, chain
 
     def _about_table(self, turn: _Turn, text: str, pairs: list[Exchange]) -> OfflineAnswer | None:
-        """A question about the wines the last answer showed («сколько стоит первое?», «какое из них легче?»,
-        «выбери одно»): answered from their catalogue rows (get_wines), no new search (offline/table.py)."""
+        """A question about the wines the last answer showed («сколько стоит первое?», «выбери одно»): answered
+        from their catalogue rows (get_wines), no new search (offline/table.py)."""
         at = next((i for i in range(len(pairs) - 1, -1, -1) if pairs[i].wine_ids), None)
         if at is None or not table.may_ask_about_table(text):
             return None
-        ids = pairs[at].wine_ids
-        by_id = {w.id: w for w in self._get_wines(turn, ids)}
-        shown = [by_id[i] for i in ids if i in by_id]
-        question = table.read_table_question(text, shown)
-        if question is None:
-            return None
-        on_table = table.table_of(shown, [p.user for p in pairs[at + 1 :]])
-        response = table_answer(question, table.pointed(question, on_table.shown, on_table.focus), query=text)
-        return OfflineAnswer(response, [], turn.calls, QueryIntent(kind="informational"))
+        since = [p.user for p in pairs[at + 1 :]]
+        response = on_table(text, pairs[at].wine_ids, since, lambda ids: self._get_wines(turn, ids))
+        return None if response is None else OfflineAnswer(response, [], turn.calls, QueryIntent(kind="informational"))
 
     def _sweetness_stepped(
         self, turn: _Turn, text: str, pairs: list[Exchange], step: int, exclude_ids: list[str]
@@ -257,25 +251,17 @@ class OfflineResponder:
         return self._recommend(turn, text, intent, excluded(exclude_ids, chain, intent))
 
     def _similar(self, turn: _Turn, text: str, exclude_ids: list[str]) -> OfflineAnswer | None:
-        """«как Киндзмараули, но подешевле», «похожее на Кьянти»: the wine to be like (the catalogue's row, else
-        the knowledge's), then wines of its colour ranked by the style they share (offline/similar.py)."""
-        request = similar.read_similar(text)
-        if request is None:
-            return None
-        known = similar.from_knowledge(request.said)
-        hits = self._by_name(turn, [request.said], {})
-        reference = similar.from_catalogue(hits) if similar.agrees(known, hits) else known
-        if reference is None:
-            return None
-        arguments = similar.search_arguments(reference, request, exclude_ids)
-        picks = select(
-            similar.ranked(self._search(turn, "search_wines", arguments), reference, request), diversify=False
+        """«как Киндзмараули, но подешевле», «похожее на Кьянти» (offline/similar.py)."""
+        answered = like(
+            text,
+            exclude_ids,
+            lambda name: self._by_name(turn, [name], {}),
+            lambda a: self._search(turn, "search_wines", a),
         )
-        intent = QueryIntent(kind="recommendation", filters=describe_filters(arguments))
-        if not picks:
-            return OfflineAnswer(writer.nothing_found(intent, query=text), [], turn.calls, intent)
-        response = similar_wines(reference, picks, intent, query=text)
-        return OfflineAnswer(response, list(turn.found.values()), turn.calls, intent)
+        if answered is None:
+            return None
+        response, intent = answered
+        return OfflineAnswer(response, list(turn.found.values()) if response.wines else [], turn.calls, intent)
 
     # ----------------------------------------------------------------- history
 
@@ -327,7 +313,7 @@ class OfflineResponder:
             if not exchange.wine_ids and table.asks_about_table(exchange.user, len(shown)):
                 continue  # a question about the wines on the table changes no request
             accepted = self._accepted_offer(turn, exchange.user, before, previous, shown if resolve else [])
-            intent = accepted[0] if accepted else _yes_to_info_offer(exchange.user, before)
+            intent = accepted[0] if accepted else writer.yes_to_info_offer(exchange.user, before)
             if accepted is None:
                 intent = _sweetness_replayed(exchange.user, previous) or intent
             intent = intent or read_query(exchange.user, previous)
@@ -602,20 +588,9 @@ PROBE_ORDER = ("price", "sweetness", "grape_variety", "country", "region", "food
 MAX_PROBES = 3
 
 
-def _yes_to_info_offer(text: str, answer: str) -> QueryIntent | None:
-    """«да» to a glossary answer's closing question («Показать Пино Нуар из каталога?»): the question is
-    phrased as the request it offers, so it is read as the customer's own words."""
-    if not _AFFIRMATIVE.covers(text):
-        return None
-    question = writer.info_offer(answer)
-    intent = read_query(question) if question else None
-    return intent if intent is not None and intent.kind == "recommendation" else None
-
-
 def _sweetness_replayed(text: str, previous: QueryIntent | None) -> QueryIntent | None:
     """«а послаще?» replayed from the history: the previous request a level past its own sweetness."""
-    step = table.sweetness_step(text) if previous is not None else 0
-    level = (
-        table.stepped_sweetness([str(previous.filters.get("sweetness") or "dry")], step) if previous and step else None
-    )
-    return offered(previous, filters={"sweetness": level}) if previous is not None and level else None
+    if previous is None:
+        return None
+    level = table.stepped_sweetness([str(previous.filters.get("sweetness") or "dry")], table.sweetness_step(text))
+    return offered(previous, filters={"sweetness": level}) if level else None

@@ -19,6 +19,7 @@ from sommelier.offline.filters import read_filters
 from sommelier.offline.intent import describe_filters
 from sommelier.offline.message import WORD, prepare
 from sommelier.offline.message_kind import ASK_VERB
+from sommelier.offline.table import comparisons_in
 
 _DATA = language.data("similar.json")
 _BEFORE = re.compile(r"(?:^|\s)" + language.alternation(_DATA["before"]) + r"\s+")
@@ -29,8 +30,6 @@ _NOT_A_WINE = frozenset(language.normalize(w) for w in _DATA["not_a_wine"])
 _WEIGHTS: dict[str, float] = _DATA["weights"]
 _STYLE_BODY: dict[str, int] = {language.normalize(k): v for k, v in _DATA["style_body"].items()}
 _SWEETNESS_CUES = value_cues("sweetness")
-_LIGHTER = re.compile(r"(?:полегче|легче|менее насыщенн\w*|lighter)")
-_FULLER = re.compile(r"(?:насыщеннее|понасыщеннее|плотнее|поплотнее|мощнее|помощнее|посерьезнее|bolder)")
 POOL = 40  # the wines of the reference's colour ranked here: enough for three close ones
 MAX_NAME_WORDS = 6
 
@@ -71,7 +70,8 @@ def read_similar(text: str) -> SimilarRequest | None:
     if not words or len(words) > MAX_NAME_WORDS or words[0] in _NOT_A_WINE or said in _NOT_A_WINE:
         return None
     rest = t[: match.start()] + " " + (tail[stop.start() :] if stop else "")
-    return SimilarRequest(said, rest, bool(_LIGHTER.search(rest)), bool(_FULLER.search(rest)))
+    compared = comparisons_in(rest)
+    return SimilarRequest(said, rest, "lighter" in compared, "fuller" in compared)
 
 
 def _body_of(style: tuple[str, ...]) -> int | None:

@@ -207,3 +207,9 @@ def stepped_sweetness(levels: list[str], step: int) -> str | None:
         return None
     level = (max(known) if step > 0 else min(known)) + step
     return SWEETNESS_LEVELS[level] if 0 <= level < len(SWEETNESS_LEVELS) else None
+
+
+def comparisons_in(text: str) -> set[str]:
+    """The comparisons a message makes («полегче», «подешевле»): drier, sweeter, lighter, fuller, cheaper, pricier."""
+    _, t = prepare(text or "")
+    return {hit.value for hit in _COMPARISON.find(t)}

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from sommelier import language
 from sommelier.domain.answer import MAX_CLOSING, MAX_INTRO, SommelierResponse
 from sommelier.domain.wine import SWEETNESS_LEVELS, SWEETNESS_RU, WINE_TYPE_RU, Wine
-from sommelier.offline.table import TableQuestion
+from sommelier.offline.table import TableQuestion, pointed, read_table_question, table_of
 from sommelier.offline.wording import cap, clip, format_price, pick, plain
 
 _SERVING = language.data("table.json")["serving"]
@@ -48,14 +48,16 @@ def serving_range(wine: Wine) -> tuple[int, int]:
     return 12, 16
 
 
+_WORDING = language.data("table.json")["wording"]
+_COMPARATIVE: dict[str, str] = _WORDING["comparative"]
 _MEASURES: dict[str, tuple[Callable[[Wine], float], int, str]] = {
-    # comparison → (measure, sign of the winner: -1 the smallest, 1 the largest, word)
-    "drier": (lambda w: _sweetness_rank(w), -1, "суше"),
-    "sweeter": (lambda w: _sweetness_rank(w), 1, "слаще"),
-    "lighter": (lambda w: float(w.body or 3), -1, "легче"),
-    "fuller": (lambda w: float(w.body or 3), 1, "насыщеннее"),
-    "cheaper": (lambda w: float(w.price_rub), -1, "дешевле"),
-    "pricier": (lambda w: float(w.price_rub), 1, "дороже"),
+    # comparison → (measure, sign of the winner: -1 the smallest, 1 the largest, its comparative)
+    "drier": (lambda w: _sweetness_rank(w), -1, _COMPARATIVE["drier"]),
+    "sweeter": (lambda w: _sweetness_rank(w), 1, _COMPARATIVE["sweeter"]),
+    "lighter": (lambda w: float(w.body or 3), -1, _COMPARATIVE["lighter"]),
+    "fuller": (lambda w: float(w.body or 3), 1, _COMPARATIVE["fuller"]),
+    "cheaper": (lambda w: float(w.price_rub), -1, _COMPARATIVE["cheaper"]),
+    "pricier": (lambda w: float(w.price_rub), 1, _COMPARATIVE["pricier"]),
 }
 
 
@@ -166,7 +168,7 @@ def _choice(wines: list[Wine], comparison: str | None, query: str) -> str:
     if foods:
         reasons.append(f"хорошо к таким блюдам, как {', '.join(foods)}")
     reason = ", ".join(reasons) or "лучше всего совпало с вашим запросом"
-    lead = pick(["Я бы выбрал", "Мой выбор —", "Остановился бы на"], query, chosen.id)
+    lead = pick(_WORDING["choice_leads"], query, chosen.id)
     return f"{lead} {_name(chosen)} ({_style(chosen)}, {format_price(chosen.price_rub)}): {reason}."
 
 
@@ -198,3 +200,17 @@ def table_answer(question: TableQuestion, wines: list[Wine], *, query: str) -> S
     return SommelierResponse(
         response_type="informational", intro=clip(cap(intro), MAX_INTRO), closing=clip(closing, MAX_CLOSING)
     )
+
+
+def on_table(
+    text: str, ids: list[str], since: list[str], fetch: Callable[[list[str]], list[Wine]]
+) -> SommelierResponse | None:
+    """The answer to a question about the wines `ids` (the last answer's, in order; `since`: the customer's
+    messages after it), their rows read by `fetch`; None when the message asks about something else."""
+    by_id = {w.id: w for w in fetch(ids)}
+    shown = [by_id[i] for i in ids if i in by_id]
+    question = read_table_question(text, shown)
+    if question is None:
+        return None
+    table = table_of(shown, since)
+    return table_answer(question, pointed(question, table.shown, table.focus), query=text)
