@@ -1,0 +1,171 @@
+"""The conversational dev set (devsets/conversations/turns.json, issue 37): turns about the wines just shown,
+similar wines, constraints as people say them and quantities, played through the offline responder on the
+shipped catalogue in memory, turn after turn with the history the bot keeps.
+
+The oracle reads the catalogue file itself (data/catalog/wines.json): which shown wine is the cheapest, the
+lightest or the driest, its price as a customer reads it, whether every wine shown meets the stated constraints.
+It shares no code with the responder. The floor: ≥ 90 % of the turns right, and no constraint broken.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sommelier.domain.answer import answer_as_text
+from sommelier.domain.conversation import ChatMessage
+from sommelier.embeddings.local import LocalHashingEmbeddings
+from sommelier.offline import OfflineResponder
+from sommelier_dev.memory import memory_repositories
+
+ROOT = Path(__file__).resolve().parents[2]
+DEVSET = json.loads((ROOT / "devsets" / "conversations" / "turns.json").read_text("utf-8"))
+CATALOGUE = json.loads((ROOT / "data" / "catalog" / "wines.json").read_text("utf-8"))["wines"]
+FLOOR = 0.9
+SWEETNESS_ORDER = ["dry", "semi_dry", "semi_sweet", "sweet"]
+SEARCHES = {"search_wines", "semantic_search"}
+CONSTRAINTS = {
+    "wine_type",
+    "sweetness",
+    "sweetness_in",
+    "not_sweetness",
+    "price_max",
+    "price_min",
+    "not_country",
+    "country",
+    "not_names",
+    "grape_any",
+    "not_grape",
+}
+
+
+def _price(value) -> str:
+    """A price as the customer reads it: «1 890 ₽» (a no-break or plain space between the thousands)."""
+    return f"{int(value):,}".replace(",", " ") + " ₽"
+
+
+def _norm(text: str) -> str:
+    return " ".join((text or "").replace("\u00a0", " ").replace("\u202f", " ").lower().replace("ё", "е").split())
+
+
+@pytest.fixture(scope="module")
+def responder(catalog_memory) -> OfflineResponder:
+    return OfflineResponder(memory_repositories(catalog_memory).catalog, LocalHashingEmbeddings())
+
+
+@pytest.fixture(scope="module")
+def rows_by_id(catalog_memory) -> dict[str, dict]:
+    """Each wine of the store by its id, as the catalogue file has it (matched by name, producer and vintage)."""
+    by_key = {(w["name"], w["producer"], w.get("vintage_year")): w for w in CATALOGUE}
+    catalog = memory_repositories(catalog_memory).catalog
+    ids = list(catalog_memory.wines)
+    return {w.id: by_key[(w.name, w.producer, w.vintage_year)] for w in catalog.get_wines(ids).wines}
+
+
+def _constraint_problems(expect: dict, shown: list[dict]) -> list[str]:
+    problems = []
+    for row in shown:
+        name = row["name"]
+        price = float(row["price_rub"])
+        checks = [
+            ("wine_type", lambda v: row["wine_type"] == v),
+            ("sweetness", lambda v: row["sweetness"] == v),
+            ("sweetness_in", lambda v: row["sweetness"] in v),
+            ("not_sweetness", lambda v: row["sweetness"] != v),
+            ("price_max", lambda v: price <= v),
+            ("price_min", lambda v: price >= v),
+            ("not_country", lambda v: row["country"] != v),
+            ("country", lambda v: row["country"] == v),
+            ("not_names", lambda v: name not in v),
+            ("grape_any", lambda v: any(g in row["grape_varieties"] for g in v)),
+            ("not_grape", lambda v: v not in row["grape_varieties"]),
+        ]
+        problems += [f"{name}: {key} {expect[key]!r}" for key, ok in checks if key in expect and not ok(expect[key])]
+    return problems
+
+
+def _named(text: str, row: dict) -> bool:
+    return _norm(row["name"]).replace("[", "").replace("]", "") in _norm(text).replace("[", "").replace("]", "")
+
+
+def _extreme(table: list[dict], key) -> list[dict]:
+    best = min(key(r) for r in table)
+    return [r for r in table if key(r) == best]
+
+
+def _other_problems(expect: dict, text: str, answer, table: list[dict]) -> list[str]:
+    problems = []
+    searched = [c["name"] for c in answer.tool_calls if c["name"] in SEARCHES]
+    if expect.get("no_search") and searched:
+        problems.append(f"searched: {searched}")
+    if "kind" in expect and answer.response.response_type != expect["kind"]:
+        problems.append(f"kind {answer.response.response_type}")
+    problems += [f"does not say {s!r}" for s in expect.get("says", []) if _norm(s) not in _norm(text)]
+    positions = [*([expect["says_price_of"]] if "says_price_of" in expect else []), *expect.get("says_name_of", [])]
+    if any(p > len(table) for p in positions):
+        return [*problems, f"the table has {len(table)} wines, the turn points at {positions}"]
+    if "says_price_of" in expect:
+        row = table[expect["says_price_of"] - 1 if expect["says_price_of"] > 0 else -1]
+        if _norm(_price(row["price_rub"])) not in _norm(text):
+            problems.append(f"no price of {row['name']} ({_price(row['price_rub'])})")
+    for position in expect.get("says_name_of", []):
+        row = table[position - 1]
+        if not _named(text, row):
+            problems.append(f"does not name {row['name']}")
+    if expect.get("names_one_of_shown") and not any(_named(text, r) for r in table):
+        problems.append("names none of the shown wines")
+    extremes = {
+        "names_cheapest_shown": lambda r: float(r["price_rub"]),
+        "names_lightest_shown": lambda r: r.get("body") or 3,
+        "names_driest_shown": lambda r: SWEETNESS_ORDER.index(r["sweetness"]),
+    }
+    for key, measure in extremes.items():
+        if expect.get(key):
+            winners = _extreme(table, measure)
+            lead = text.split(":")[0] if ":" in text else text
+            if not any(_named(lead, r) for r in winners):
+                problems.append(f"{key}: expected one of {[r['name'] for r in winners]}")
+    if "wines_min" in expect and len(answer.response.wines) < expect["wines_min"]:
+        problems.append(f"only {len(answer.response.wines)} wines")
+    return problems
+
+
+def _play(responder, rows_by_id) -> list[tuple[str, list[str], list[str]]]:
+    """Every turn: (message, constraint violations, other problems)."""
+    results = []
+    for conversation in DEVSET["conversations"]:
+        history: list[ChatMessage] = []
+        table: list[dict] = []
+        for turn in conversation:
+            answer = responder.respond(turn["user"], history)
+            text = answer_as_text(answer.response)
+            shown = [rows_by_id[w.wine_id] for w in answer.response.wines if w.wine_id]
+            expect = turn["expect"]
+            violations = _constraint_problems(expect, shown) if set(expect) & CONSTRAINTS else []
+            results.append((turn["user"], violations, _other_problems(expect, text, answer, table)))
+            if shown:
+                table = shown
+            ids = answer.response.wine_ids()
+            history += [
+                ChatMessage(len(history), "user", turn["user"], [], None, ""),
+                ChatMessage(len(history) + 1, "assistant", text, ids, answer.response.response_type, ""),
+            ]
+    return results
+
+
+def test_the_devset_has_sixty_turns_and_its_sources():
+    assert sum(len(c) for c in DEVSET["conversations"]) >= 60
+    readme = (ROOT / "devsets" / "conversations" / "README.md").read_text("utf-8")
+    assert "http" in readme
+
+
+def test_the_conversations_are_answered_right(responder, rows_by_id):
+    results = _play(responder, rows_by_id)
+    violations = [(message, v) for message, v, _ in results if v]
+    wrong = [(message, v + p) for message, v, p in results if v or p]
+    right = 1 - len(wrong) / len(results)
+    report = "\n".join(f"{message}: {problems}" for message, problems in wrong)
+    print(f"conversation devset: {len(results) - len(wrong)}/{len(results)} turns right ({right:.0%})\n{report}")
+    assert not violations, f"constraints broken:\n{report}"
+    assert right >= FLOOR, f"{right:.0%} right (floor {FLOOR:.0%}):\n{report}"
