@@ -63,26 +63,31 @@ def rows_by_id(catalog_memory) -> dict[str, dict]:
     return {w.id: by_key[(w.name, w.producer, w.vintage_year)] for w in catalog.get_wines(ids).wines}
 
 
+def _meets(row: dict, key: str, value) -> bool:
+    price = float(row["price_rub"])
+    checks = {
+        "wine_type": lambda: row["wine_type"] == value,
+        "sweetness": lambda: row["sweetness"] == value,
+        "sweetness_in": lambda: row["sweetness"] in value,
+        "not_sweetness": lambda: row["sweetness"] != value,
+        "price_max": lambda: price <= value,
+        "price_min": lambda: price >= value,
+        "not_country": lambda: row["country"] != value,
+        "country": lambda: row["country"] == value,
+        "not_names": lambda: row["name"] not in value,
+        "grape_any": lambda: any(g in row["grape_varieties"] for g in value),
+        "not_grape": lambda: value not in row["grape_varieties"],
+    }
+    return checks[key]()
+
+
 def _constraint_problems(expect: dict, shown: list[dict]) -> list[str]:
-    problems = []
-    for row in shown:
-        name = row["name"]
-        price = float(row["price_rub"])
-        checks = [
-            ("wine_type", lambda v: row["wine_type"] == v),
-            ("sweetness", lambda v: row["sweetness"] == v),
-            ("sweetness_in", lambda v: row["sweetness"] in v),
-            ("not_sweetness", lambda v: row["sweetness"] != v),
-            ("price_max", lambda v: price <= v),
-            ("price_min", lambda v: price >= v),
-            ("not_country", lambda v: row["country"] != v),
-            ("country", lambda v: row["country"] == v),
-            ("not_names", lambda v: name not in v),
-            ("grape_any", lambda v: any(g in row["grape_varieties"] for g in v)),
-            ("not_grape", lambda v: v not in row["grape_varieties"]),
-        ]
-        problems += [f"{name}: {key} {expect[key]!r}" for key, ok in checks if key in expect and not ok(expect[key])]
-    return problems
+    return [
+        f"{row['name']}: {key} {expect[key]!r}"
+        for row in shown
+        for key in sorted(CONSTRAINTS & set(expect))
+        if not _meets(row, key, expect[key])
+    ]
 
 
 def _named(text: str, row: dict) -> bool:
