@@ -87,11 +87,20 @@ def test_offline_a_total_budget_for_eight_is_a_bottle_budget(offline, telegram):
     assert all(_row(c)["price_rub"] <= 1500 for c in _captions(telegram))
 
 
+def test_offline_a_three_course_menu_gets_a_wine_per_course(offline, telegram):
+    said = _norm(_said(offline, telegram, text_update(9041, "на ужин салат с креветками, утка и сырная тарелка")))
+    shown = [_row(c) for c in _captions(telegram)]
+    assert len(shown) == 3, "never only the first dish"
+    assert "к утке" in said and "к салат" in said
+    duck = said.split("к утке — ", 1)[1]
+    assert any(duck.startswith(_norm(w["name"])) for w in shown)
+
+
 def _recommend_first_candidates(body: dict):
     """A deterministic model: the first two prefetched candidates, in their order."""
     prompt = body["messages"][1]["content"]
-    ids = re.findall(r'"id":"([0-9a-f-]{36})"', prompt.split("## Кандидаты", 1)[1])[:2]
-    wines = [{"wine_id": i, "wine_name": "x", "description": "Хорошо подходит к стейку."} for i in ids]
+    rows = [json.loads(line) for line in prompt.split("## Кандидаты", 1)[1].splitlines() if line.startswith("{")][:2]
+    wines = [{"wine_id": r["id"], "wine_name": r["name"], "description": "Хорошо подходит к стейку."} for r in rows]
     answer = {"response_type": "recommendation", "intro": "Вот что есть.", "wines": wines, "closing": "Ещё?"}
     return reply(json.dumps({**answer, "guard_type": None}, ensure_ascii=False))
 

@@ -37,6 +37,7 @@ from sommelier.offline import table, writer
 from sommelier.offline.follow_ups import offered
 from sommelier.offline.history import Exchange, exchanges, excluded, valid_ids
 from sommelier.offline.intent import QueryIntent, describe_filters, relaxable
+from sommelier.offline.menu_answers import menu
 from sommelier.offline.places import REGION_COUNTRY
 from sommelier.offline.reader import read_query
 from sommelier.offline.selection import rank, select
@@ -47,8 +48,7 @@ from sommelier.repositories.ports import CatalogRepository
 logger = logging.getLogger(__name__)
 
 CANDIDATE_LIMIT = 10
-# A bare yes to the bot's own offer: «да», «покажи», «давайте посмотрим» (dialogue.json).
-_AFFIRMATIVE = language.cues("dialogue.json", "affirmative")
+_AFFIRMATIVE = language.cues("dialogue.json", "affirmative")  # «да», «покажи»: a bare yes to an offer
 RELAX_ORDER = ("food_pairing", "region", "grape_variety", "country")
 SEARCH_TOOLS = ("search_wines", "semantic_search")
 
@@ -144,8 +144,7 @@ class OfflineResponder:
         return requests
 
     def table_ids(self, text: str, history: list[ChatMessage] | None = None) -> list[str]:
-        """The wines of the last answer that showed wines, in order, when this message asks about them
-        («сколько стоит первое?», «какое из них легче?»): the agent puts them before the model. Else []."""
+        """The last shown wines, in order, when the message asks about them (offline/table.py); else []."""
         pairs = exchanges(history or [])
         shown = next((p.wine_ids for p in reversed(pairs) if p.wine_ids), [])
         return list(shown) if table.asks_about_table(text or "", len(shown)) else []
@@ -191,6 +190,13 @@ class OfflineResponder:
             return alike
         if intent.wine_name:
             return self._named(turn, text, intent, excluded(exclude_ids, chain, intent))
+        courses = (
+            None
+            if intent.follow_up
+            else menu(text, intent, exclude_ids, lambda a: self._search(turn, "search_wines", a))
+        )
+        if courses is not None:  # «салат с креветками, утка и сырная тарелка»: a wine per course (offline/menu.py)
+            return OfflineAnswer(courses, list(turn.found.values()), turn.calls, intent)
         return writer.for_party(self._recommend(turn, text, intent, excluded(exclude_ids, chain, intent)), intent)
 
     def _answer_a_yes(
@@ -230,8 +236,7 @@ class OfflineResponder:
         return intent, chain
 
     def _about_table(self, turn: _Turn, text: str, pairs: list[Exchange]) -> OfflineAnswer | None:
-        """A question about the wines the last answer showed («сколько стоит первое?», «выбери одно»): answered
-        from their catalogue rows (get_wines), no new search (offline/table.py)."""
+        """A question about the wines the last answer showed, from their rows, no search (offline/table.py)."""
         at = next((i for i in range(len(pairs) - 1, -1, -1) if pairs[i].wine_ids), None)
         if at is None or not table.may_ask_about_table(text):
             return None
@@ -242,7 +247,6 @@ class OfflineResponder:
     def _sweetness_stepped(
         self, turn: _Turn, text: str, pairs: list[Exchange], step: int, exclude_ids: list[str]
     ) -> OfflineAnswer | None:
-        """«а послаще?», «а посуше?»: the previous request a sweetness level past the wines shown (table.py)."""
         previous, shown, chain = self._replay(turn, pairs, resolve=False)
         level = table.stepped_sweetness([w.sweetness for w in self._get_wines(turn, shown)] if shown else [], step)
         if previous is None or level is None:
