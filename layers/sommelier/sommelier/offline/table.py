@@ -68,6 +68,7 @@ class TableQuestion(NamedTuple):
     colour: str | None  # «белое из них»
     style: tuple[str, str] | None  # «оно сухое?» → ("sweetness", "dry")
     names: tuple[str, ...]  # the shown wines' ids named in the message
+    food: str | None = None  # «какое из них лучше к рыбе?»: the dish the choice is for
 
     @property
     def points(self) -> bool:
@@ -111,6 +112,8 @@ def _read(text: str, count: int, names: tuple[str, ...]) -> TableQuestion | None
     raw, t = prepare(text or "")
     question = _question(t, count, names)
     if question.points:
+        if question.ask == "choose":
+            question = question._replace(food=read_filters(raw, t).filters.get("food_pairing"))
         return question if (question.ask or question.comparison) else None
     # Not pointing at them: only a question a new request would not ask, in a message that states no filters.
     if question.comparison and question.ask != "choose" or question.ask not in _UNPOINTED:

@@ -9,7 +9,9 @@ from collections.abc import Callable
 from sommelier import language
 from sommelier.domain.answer import MAX_CLOSING, MAX_INTRO, SommelierResponse
 from sommelier.domain.wine import SWEETNESS_LEVELS, SWEETNESS_RU, WINE_TYPE_RU, Wine
+from sommelier.offline.request_words import food_dative
 from sommelier.offline.table import TableQuestion, pointed, read_table_question, table_of
+from sommelier.offline.wine_cards import matching_pairings
 from sommelier.offline.wording import cap, clip, format_price, pick, plain
 
 _SERVING = language.data("table.json")["serving"]
@@ -150,13 +152,20 @@ def _describe(wines: list[Wine]) -> str:
     return " ".join(parts)
 
 
-def _choice(wines: list[Wine], comparison: str | None, query: str) -> str:
+def _choice(wines: list[Wine], comparison: str | None, query: str, food: str | None = None) -> str:
     """One of them, with the reason: by the asked measure, else the first (the search's best match for the
     request), and what sets it apart from the others."""
     if comparison in _MEASURES:
         measure, sign, word = _MEASURES[comparison]
         chosen = max(wines, key=lambda w: measure(w) * sign)
         return f"Я бы взял {_name(chosen)}: оно {word} остальных ({_fact(chosen, comparison)})."
+    if food:
+        fitting = [w for w in wines if matching_pairings(w, food)]
+        if not fitting:
+            return f"Ни одно из них в каталоге не отмечено {food_dative(food)}. Напишите «вино {food_dative(food)}» — подберу отдельно."
+        chosen = fitting[0]
+        pairs = ", ".join(plain(p) for p in matching_pairings(chosen, food)[:2])
+        return f"{food_dative(food).capitalize()} я бы взял {_name(chosen)} ({_style(chosen)}, {format_price(chosen.price_rub)}): в каталоге оно отмечено к таким блюдам, как {pairs}."
     chosen = wines[0]
     reasons = []
     others = [w for w in wines if w.id != chosen.id]
@@ -179,7 +188,7 @@ def table_answer(question: TableQuestion, wines: list[Wine], *, query: str) -> S
         genitive = _GENITIVE.get(question.colour or "", "такого")
         intro = f"Среди показанных вин {genitive} нет. Напишите «а {colour or 'другое'}?» — подберу отдельно."
     elif question.ask == "choose":
-        intro = _choice(wines, question.comparison, query)
+        intro = _choice(wines, question.comparison, query, question.food)
     elif question.comparison:
         intro = _compared(wines, question.comparison)
     elif question.ask == "style" and question.style is not None:
