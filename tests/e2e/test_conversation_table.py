@@ -115,10 +115,17 @@ def _answer_from_the_table(body: dict):
     return reply(json.dumps({**answer, "guard_type": None}, ensure_ascii=False))
 
 
+def _model(body: dict):
+    """A deterministic model that answers from what its prompt gives: the table when there is one, else the
+    first candidates."""
+    prompt = body["messages"][1]["content"]
+    return _answer_from_the_table(body) if "## Вина на столе" in prompt else _recommend_first_candidates(body)
+
+
 def test_llm_mode_gets_the_table_in_its_prompt_and_no_new_search(monkeypatch, telegram, llm, fresh_memory):
     configure_bot(monkeypatch, telegram, fresh_memory, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE"))
     bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch)
-    llm.script(_recommend_first_candidates, _answer_from_the_table)
+    llm.default = _model
     deliver(bot, text_update(9031, "красное сухое к стейку"))
     shown = [_row(c) for c in _captions(telegram)]
     answer = _said(bot, telegram, text_update(9032, "сколько стоит первое?"))

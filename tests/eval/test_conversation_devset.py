@@ -136,10 +136,10 @@ def _other_problems(expect: dict, text: str, answer, table: list[dict]) -> list[
     return problems
 
 
-def _play(responder, rows_by_id) -> list[tuple[str, list[str], list[str]]]:
+def _play(responder, rows_by_id, conversations=None) -> list[tuple[str, list[str], list[str]]]:
     """Every turn: (message, constraint violations, other problems)."""
     results = []
-    for conversation in DEVSET["conversations"]:
+    for conversation in conversations or DEVSET["conversations"]:
         history: list[ChatMessage] = []
         table: list[dict] = []
         for turn in conversation:
@@ -174,3 +174,32 @@ def test_the_conversations_are_answered_right(responder, rows_by_id):
     print(f"conversation devset: {len(results) - len(wrong)}/{len(results)} turns right ({right:.0%})\n{report}")
     assert not violations, f"constraints broken:\n{report}"
     assert right >= FLOOR, f"{right:.0%} right (floor {FLOOR:.0%}):\n{report}"
+
+
+# On a real shop's file (data/catalog/shop-export-example.json, imported with --replace): the same kinds of
+# turn, with expectations that read that file's rows (which shown wine is the cheapest, its price).
+SHOP_FILE = json.loads((ROOT / "data" / "catalog" / "shop-export-example.json").read_text("utf-8"))["wines"]
+SHOP_TURNS = [
+    [
+        {"user": "красное сухое к мясу", "expect": {"kind": "recommendation", "wine_type": "red", "sweetness": "dry"}},
+        {"user": "сколько стоит второе?", "expect": {"no_search": True, "says_price_of": 2}},
+        {"user": "какое из них дешевле?", "expect": {"no_search": True, "names_cheapest_shown": True}},
+        {"user": "выбери одно", "expect": {"no_search": True, "names_one_of_shown": True}},
+    ],
+    [
+        {"user": "белое до 3000", "expect": {"kind": "recommendation", "wine_type": "white", "price_max": 3000}},
+        {"user": "а последнее почем?", "expect": {"no_search": True, "says_price_of": -1}},
+    ],
+    [{"user": "на 10 человек игристое, 8000 на всех", "expect": {"says": ["4 бутылки", "2 000 ₽"], "price_max": 2000}}],
+]
+
+
+def test_the_table_and_quantities_on_a_shop_file(shop_memory):
+    by_key = {(w["name"], w["producer"], w.get("vintage_year")): w for w in SHOP_FILE}
+    catalog = memory_repositories(shop_memory).catalog
+    wines = catalog.get_wines(list(shop_memory.wines)).wines  # the shipped rows the import replaced are kept, unlisted
+    rows = {w.id: by_key[key] for w in wines if (key := (w.name, w.producer, w.vintage_year)) in by_key}
+    responder = OfflineResponder(catalog, LocalHashingEmbeddings())
+    results = _play(responder, rows, SHOP_TURNS)
+    wrong = [(message, v + p) for message, v, p in results if v or p]
+    assert not wrong, wrong
