@@ -116,8 +116,8 @@ def test_rows_are_sent_in_batches(fake, tmp_path):
 def test_an_unusable_answer_costs_its_tokens_and_leaves_the_rules_values(fake, tmp_path):
     fake.script(reply("Sorry, I cannot help with that.", prompt_tokens=900, completion_tokens=10))
     llm_pass = enrichment(fake, tmp_path / "state")
-    with pytest.raises(CatalogImportError):  # Penfolds has no colour without the model: all or nothing
-        prepare_rows(read_catalog(thin_file(tmp_path)), tmp_path, llm_pass)
+    with pytest.raises(CatalogImportError):  # Penfolds has no colour without the model: --strict refuses
+        prepare_rows(read_catalog(thin_file(tmp_path)), tmp_path, llm_pass, strict=True)
     assert llm_pass.report.failed_calls and not llm_pass.report.filled
     assert llm_pass.report.prompt_tokens == 900 and llm_pass.report.cost_usd > 0
     assert not (tmp_path / "state" / CACHE_FILE).exists()  # a failed answer is not cached

@@ -38,6 +38,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="make the catalogue exactly the file: wines not in it become unavailable (history and feedback stay)",
     )
     imp.add_argument(
+        "--strict",
+        action="store_true",
+        help="all or nothing: any bad wine row refuses the whole file (by default it is skipped and listed)",
+    )
+    imp.add_argument(
         "--enrich-llm",
         action="store_true",
         help="after the rules, ask the chat model (OPENAI_API_KEY) for the country, region, appellation, grapes,"
@@ -109,14 +114,17 @@ def run_import(args: argparse.Namespace) -> int:
                 replace=args.replace,
                 on_progress=on_progress,
                 more_enrichment=llm_pass,
+                strict=args.strict,
             )
     except CatalogImportError as exc:
         if llm_pass is not None:
             _print_llm_report(llm_pass.report)
-        console.print(f"[bold red]import failed:[/] {escape(str(exc))}")
-        for error in exc.errors:
+        console.print(f"[bold red]импорт не выполнен:[/] {escape(str(exc))}")
+        for error in exc.errors[:SHOWN_PROBLEMS]:
             if error.row or error.line:  # row text comes from the operator's file: never read it as rich markup
                 console.print(f"  {error}", markup=False)
+        if len(exc.errors) > SHOWN_PROBLEMS:
+            console.print(f"  … и ещё {len(exc.errors) - SHOWN_PROBLEMS} строк с ошибками", markup=False)
         return 1
     except Exception as exc:
         return fail(f"import failed: {exc}")
@@ -125,34 +133,81 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def _print_import_report(report: ImportReport, llm_pass: LlmEnrichment | None, *, replaced: bool) -> None:
-    """What an import did: the counts, what was skipped, inferred and kept aside, and what went wrong."""
+    """What an import did, in Russian: the counts, what was skipped and why, what changed, what was inferred."""
     console.print(
-        f"[green]imported[/] {report.rows} wines: {report.inserted} new, {report.updated} updated, "
-        f"{report.photos_uploaded} photos, embeddings by {report.embedding_model}"
+        f"[green]импортировано вин:[/] {report.rows} (новых {report.inserted}, обновлено {report.updated});"
+        f" фото: {report.photos_uploaded}; эмбеддинги: {report.embedding_model}"
     )
     if report.unavailable:
-        console.print(f"{report.unavailable} of them out of stock: imported unavailable (never recommended)")
-    if replaced:
-        console.print(f"replaced: {report.retired} wines not in the file are now unavailable (history kept)")
+        console.print(f"из них нет в наличии: {report.unavailable} (в каталоге, но не предлагаются)")
+    _print_problems(report)
     _print_skipped(report)
+    _print_changes(report, replaced=replaced)
     if llm_pass is not None:
         _print_llm_report(llm_pass.report)
     if report.inferred:
         fields = ", ".join(f"{name} ({count})" for name, count in report.inferred.items())
-        console.print(f"inferred from the names (marked in export, counted in stats): {fields}", markup=False)
+        console.print(f"выведено из названий (помечено в выгрузке и в stats): {fields}", markup=False)
     if report.unknown_fields:
         fields = ", ".join(f"{name} ({count})" for name, count in report.unknown_fields.items())
-        console.print(f"kept in extra (fields the catalogue does not use): {fields}", markup=False)
+        console.print(f"сохранено как есть (колонки, которые каталог не использует): {fields}", markup=False)
     skipped = [f for f in report.photos_failed if "skipped: the host was unreachable" in f]
     for failure in report.photos_failed:
         if failure not in skipped:
-            console.print(f"  imported without a photo: {failure}", markup=False)
+            console.print(f"  без фото: {failure}", markup=False)
     if skipped:
-        console.print(f"  imported without a photo: {len(skipped)} more whose host could not be reached", markup=False)
+        console.print(f"  без фото: ещё {len(skipped)}, их сервер недоступен", markup=False)
     for warning in report.warnings:
-        console.print(f"  warning: {warning}", markup=False)
+        console.print(f"  внимание: {warning}", markup=False)
     for row in report.flagged_rows:
         console.print(f"  проверьте текст (загружен): {row}", markup=False)
+
+
+SHOWN_PROBLEMS = 30
+SHOWN_CHANGES = 10
+
+
+def _print_problems(report: ImportReport) -> None:
+    """Wine rows left out for a bad cell: counted by reason, each listed with its row, column and what to do."""
+    if not report.problems:
+        return
+    groups = ", ".join(f"{why} — {count}" for why, count in report.problem_groups.items())
+    console.print(
+        f"[yellow]пропущено строк с ошибками:[/] {len(report.problems)} ({escape(groups)}); исправьте и импортируйте снова"
+    )
+    for problem in report.problems[:SHOWN_PROBLEMS]:
+        console.print(f"  {problem}", markup=False)
+    if len(report.problems) > SHOWN_PROBLEMS:
+        console.print(f"  … и ещё {len(report.problems) - SHOWN_PROBLEMS}", markup=False)
+    if report.changes.kept:
+        console.print(
+            f"  {len(report.changes.kept)} из них уже были в каталоге: оставлены как были (цена, наличие)", markup=False
+        )
+
+
+def _print_changes(report: ImportReport, *, replaced: bool) -> None:
+    changes = report.changes
+    lines = [
+        ("новые", changes.new),
+        ("сняты с продажи (нет в файле)", changes.delisted),
+        ("цена изменилась", changes.price),
+        ("снова в наличии", changes.back_in_stock),
+        ("закончились", changes.out_of_stock),
+    ]
+    if any(items for _, items in lines[1:]):
+        console.print(
+            "изменения: " + "; ".join(f"{what} — {len(items)}" for what, items in lines if items), markup=False
+        )
+        for what, items in lines[1:]:
+            for item in items[:SHOWN_CHANGES]:
+                console.print(f"  {what}: {item}", markup=False)
+            if len(items) > SHOWN_CHANGES:
+                console.print(f"  {what}: … и ещё {len(items) - SHOWN_CHANGES}", markup=False)
+    if changes.still_in and not replaced:
+        console.print(
+            f"[yellow]в каталоге остаются в продаже ещё {len(changes.still_in)} вин не из этого файла[/]"
+            " (например, демонстрационные): чтобы каталог стал ровно этим файлом, импортируйте с --replace"
+        )
 
 
 SHOWN_SKIPPED_ROWS = 20
@@ -196,21 +251,18 @@ def _print_llm_report(report: LlmEnrichmentReport) -> None:
 
 
 def _print_skipped(report: ImportReport) -> None:
-    """Rows left out because they are not wine: counted by kind; the ones the importer could not place are
-    listed (the first SHOWN_SKIPPED_ROWS), so the owner can see nothing a wine was lost."""
-    from sommelier.catalog.shop_rows import RowKind
+    """Rows left out because they are not wine: counted by kind, and each listed (the first SHOWN_SKIPPED_ROWS),
+    so the owner sees no wine was lost."""
+    from sommelier.catalog.row_problems import KIND_WORDS
 
     if not report.skipped:
         return
-    kinds = ", ".join(f"{kind} {count}" for kind, count in report.skipped.items())
-    console.print(f"skipped {sum(report.skipped.values())} rows that are not wine: {kinds}", markup=False)
-    if RowKind.FORTIFIED in report.skipped:
-        console.print("  fortified wines (port, sherry, madeira, vermouth) are not imported", markup=False)
-    unclear = [row for row in report.skipped_rows if row.endswith(RowKind.UNKNOWN)]
-    for row in unclear[:SHOWN_SKIPPED_ROWS]:
+    kinds = "; ".join(f"{KIND_WORDS.get(kind, kind)} — {count}" for kind, count in report.skipped.items())
+    console.print(f"пропущено строк не с вином: {sum(report.skipped.values())} ({kinds})", markup=False)
+    for row in report.skipped_rows[:SHOWN_SKIPPED_ROWS]:
         console.print(f"  {row}", markup=False)
-    if len(unclear) > SHOWN_SKIPPED_ROWS:
-        console.print(f"  … and {len(unclear) - SHOWN_SKIPPED_ROWS} more not recognisably wine", markup=False)
+    if len(report.skipped_rows) > SHOWN_SKIPPED_ROWS:
+        console.print(f"  … и ещё {len(report.skipped_rows) - SHOWN_SKIPPED_ROWS}", markup=False)
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
 from sommelier.domain.request_fit import RequestFit
 from sommelier.domain.search import ToolRequest
+from sommelier.domain.wine import Wine
 from sommelier.domain.wire import SEMANTIC_SEARCH
 from sommelier.embeddings import EmbeddingProvider, embed_one
 from sommelier.repositories.ports import CatalogRepository
@@ -146,3 +147,23 @@ def catalogue_for_prompt(
         raise LLMError(f"the catalogue is unavailable too: {exc}") from exc
     trace.tools_used.append("get_list")
     return {w.id: replace(w, found_by="get_list") for w in wines}
+
+
+def table_for_prompt(
+    offline: Callable[[], Fallback], catalog: CatalogRepository, text: str, history: list[ChatMessage], trace: TurnTrace
+) -> list[Wine]:
+    """The wines on the table, in the order they were shown, when the message asks about them («сколько стоит
+    первое?», «какое из них легче?»): read by get_wines (no search), for the prompt. [] otherwise or on failure."""
+    started = time.perf_counter()
+    try:
+        ids = offline().table_ids(text, history)
+        wines = {w.id: w for w in catalog.get_wines(ids).wines} if ids else {}
+    except Exception as exc:  # the model still has the history's text
+        logger.warning("the wines on the table could not be read: %s", exc)
+        trace.tool_errors.append(f"table: {type(exc).__name__}")
+        return []
+    finally:
+        trace.add_stage("table", started)
+    if wines:
+        trace.tools_used.append("get_wines")
+    return [replace(wines[i], found_by="get_wines") for i in ids if i in wines]

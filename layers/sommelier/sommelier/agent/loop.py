@@ -18,11 +18,18 @@ import logging
 import time
 from collections.abc import Callable, Generator
 from dataclasses import replace
+from typing import Any
 
 from sommelier.agent import prompts
 from sommelier.agent.answer_checks import ShopVoice
 from sommelier.agent.calls import broken_reply, final_call
-from sommelier.agent.candidates import catalogue_for_prompt, opening_searches, prefetched, request_fit
+from sommelier.agent.candidates import (
+    catalogue_for_prompt,
+    opening_searches,
+    prefetched,
+    request_fit,
+    table_for_prompt,
+)
 from sommelier.agent.care import alcohol_free_in_catalogue, care_answer, care_kind
 from sommelier.agent.catalogue_rows import model_row
 from sommelier.agent.context import MomentContext, moment_context
@@ -194,12 +201,16 @@ class SommelierAgent:
             if self.prefetch
             else None
         )
+        table = table_for_prompt(self._offline_responder, self.catalog, text, history, trace)
+        found = {**(candidates.wines if candidates is not None else {}), **{w.id: w for w in table}}
+        positions = {wine_id: i for i, wine_id in enumerate(found)}  # a ref is a position in the found wines
+        table_rows = [model_row(w, ref_of(positions[w.id])) for w in table]
         turn = OnlineTurn(
             llm,
             request,
             trace,
-            _opening(text, moment, history, request, candidates),
-            found=dict(candidates.wines) if candidates is not None else {},
+            _opening(text, moment, history, request, candidates, table_rows),
+            found=found,
             streamed=request.shown is not None and bool(getattr(llm, "streams", False)),
             fit=candidates.fit
             if candidates is not None
@@ -310,7 +321,12 @@ class SommelierAgent:
 
 
 def _opening(
-    text: str, moment: MomentContext, history: list[ChatMessage], request: TurnRequest, found: Prefetched | None
+    text: str,
+    moment: MomentContext,
+    history: list[ChatMessage],
+    request: TurnRequest,
+    found: Prefetched | None,
+    table: list[dict[str, Any]] | None = None,
 ) -> list[LLMMessage]:
     """The first call's conversation: the system prompt, and the user's message with its context, the
     prefetched candidates and the photo the customer sent."""
@@ -321,6 +337,7 @@ def _opening(
         profile=request.profile,
         candidates=found.rows() if found is not None and found.searched else None,
         filters=found.filters() if found is not None else None,
+        table=table or None,
     )
     user_prompt += shop_prompt(request.shop)  # the shop's facts, fenced as data (agent.shop_desk)
     content: str | list[ContentPart] = user_prompt

@@ -50,6 +50,8 @@ CATALOG_FALLBACK_NOTE = """Инструменты поиска сейчас не
 CANDIDATES_NOTE = """Вина, уже найденные в каталоге по этому запросу (JSON, по строке на вино; лучшие первыми). Понятые фильтры: {filters}. Если подходят — отвечай сразу, называя вина их ref."""
 NO_CANDIDATES_NOTE = """Поиск по понятым фильтрам ({filters}) ничего не нашёл: поищи сам инструментами, ослабив наименее важный критерий."""
 
+TABLE_NOTE = """Вина, показанные покупателю последним ответом, по порядку (1 — «первое», последняя строка — «последнее»; «оно» — вино, о котором шла речь). Покупатель спрашивает о них: отвечай по этим строкам (цена, сладость, какое суше, слаще, легче или дешевле, разница, температура подачи, блюдо, «выбери одно» — одно из них и почему), без нового поиска; response_type "informational", если не показываешь вина заново."""
+
 RETRY_INSTRUCTION = (
     "Твой предыдущий ответ не прошёл проверку: {error}\n"
     "Исправь ошибку и верни только корректный JSON-объект в описанном формате, без текста вокруг."
@@ -80,11 +82,15 @@ def build_user_prompt(
     catalog: list[dict[str, Any]] | None = None,
     candidates: list[dict[str, Any]] | None = None,
     filters: Mapping[str, Any] | None = None,
+    table: list[dict[str, Any]] | None = None,
 ) -> str:
     """The turn's user message: context, history, the catalogue or the prefetched candidates, the message."""
     sections = ["## Контекст", moment.as_text(), f"- Профиль покупателя: {render_profile(profile)}"]
     if history:
         sections += ["", "## История диалога (последние ходы)", render_history(history)]
+    if table:
+        rows = [f"{i}. " + row_json(row) for i, row in enumerate(table, 1)]
+        sections += ["", "## Вина на столе", TABLE_NOTE, *fenced(rows)]
     if catalog is not None:
         rows = [row_json(row) for row in catalog]
         sections += ["", "## Каталог", CATALOG_FALLBACK_NOTE, *fenced(rows)]

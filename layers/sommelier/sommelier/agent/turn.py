@@ -48,6 +48,8 @@ class Fallback(Protocol):
         embedded: bool = True,
     ) -> list[ToolRequest]: ...
 
+    def table_ids(self, text: str, history: list[ChatMessage] | None = None) -> list[str]: ...
+
 
 @dataclass
 class TurnRequest:

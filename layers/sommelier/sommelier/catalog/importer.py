@@ -2,7 +2,8 @@
 rows (catalog/shop_rows.py), fill what their names say (catalog/enrich.py), validate every row, embed,
 upload photos, upsert.
 
-All or nothing: every row is validated (and every photo file found) before anything is written, and the
+Every good row in, every other row listed (in Russian, by the shop's column and line; `strict`: all or
+nothing). Every row is validated (and every photo file found) before anything is written, and the
 rows are upserted in one transaction by the tool function. Real shop exports are taken as they are:
 rows that are not wine (spirits, beer, food) are skipped and counted; fields the catalogue does not model
 are kept in `extra` and listed in the report; a photo address that is not on the web, or a photo that
@@ -14,7 +15,6 @@ recommended; their history and feedback stay).
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import urllib.error
 import urllib.parse
@@ -28,10 +28,13 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from sommelier import language
+from sommelier.catalog.changes import CatalogChanges, StoredIndex, changes_of
 from sommelier.catalog.enrich import enrich
 from sommelier.catalog.reader import CatalogFileError, SourceRow, read_rows
+from sommelier.catalog.row_problems import KIND_WORDS, russian_reason, skip_group
 from sommelier.catalog.row_text import flagged_rows
 from sommelier.catalog.shop_rows import MODEL_FIELDS, RowKind, row_kind, shop_row
+from sommelier.domain.catalog import ExportedWine
 from sommelier.domain.catalog_writes import WineEmbedding
 from sommelier.domain.errors import PortError, Unavailable
 from sommelier.domain.records import ImportRow, WineRecord
@@ -57,16 +60,16 @@ class RowError(NamedTuple):
     line: int = 0  # the file's line or sheet row, when the file has lines worth naming
 
     def __str__(self) -> str:
-        where = ", ".join(
-            part for part in (f"row {self.row}" if self.row else "", f"line {self.line}" if self.line else "") if part
-        )
+        # the line the owner finds in Excel or an editor; a record's position when the file has no lines
+        where = f"строка {self.line}" if self.line else (f"запись {self.row}" if self.row else "")
         return f"{where}{', ' + self.wine if self.wine else ''}: {self.reason}" if where else self.reason
 
 
 class CatalogImportError(Exception):
-    def __init__(self, errors: list[RowError] | str):
+    def __init__(self, errors: list[RowError] | str, summary: str = ""):
         self.errors = [RowError(0, errors)] if isinstance(errors, str) else errors
-        summary = errors if isinstance(errors, str) else f"{len(errors)} bad row(s); nothing was imported"
+        if not summary:
+            summary = errors if isinstance(errors, str) else f"строк с ошибками: {len(errors)}; ничего не импортировано"
         super().__init__(summary)
 
 
@@ -86,6 +89,9 @@ class ImportReport:
     inferred: dict[str, int] = field(default_factory=dict)  # field → wines it was inferred for
     unavailable: int = 0  # wines imported out of stock
     flagged_rows: list[str] = field(default_factory=list)  # text that reads like an instruction, or contacts
+    problems: list[str] = field(default_factory=list)  # wine rows skipped for a bad cell, in Russian
+    problem_groups: dict[str, int] = field(default_factory=dict)  # why, counted
+    changes: CatalogChanges = field(default_factory=CatalogChanges)
 
 
 @dataclass
@@ -96,6 +102,9 @@ class PreparedRows:
     skipped: Counter[str] = field(default_factory=Counter)
     skipped_rows: list[str] = field(default_factory=list)
     photo_notes: list[str] = field(default_factory=list)
+    problems: list[RowError] = field(default_factory=list)  # wine rows left out for a bad cell
+    problem_groups: Counter[str] = field(default_factory=Counter)
+    problem_items: list[dict[str, Any]] = field(default_factory=list)  # their rows, to keep their stored wines
 
 
 def read_catalog(path: Path) -> list[SourceRow]:
@@ -114,35 +123,6 @@ def _wine_label(item: dict[str, Any]) -> str:
     details = ", ".join(str(item[k]).strip()[:60] for k in ("producer", "vintage_year") if item.get(k))
     label = f"«{name}»" + (f" ({details})" if details else "") if name else ""
     return ", ".join(part for part in (label, f"sku {sku}" if sku else "") if part)
-
-
-def _shown(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return repr(text if len(text) <= _SHOWN_VALUE_CHARS else text[:_SHOWN_VALUE_CHARS] + "…")
-
-
-def _reason(exc: ValidationError) -> str:
-    """Each problem with its field and the offending value, or its length when the value is too long."""
-    parts = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"]) or "row"
-        value = error.get("input")
-        if error["type"] in ("string_too_long", "too_long") and hasattr(value, "__len__"):
-            limit = (error.get("ctx") or {}).get("max_length")
-            unit = "characters" if isinstance(value, str) else "items"
-            parts.append(f"{where}: {len(value):,} {unit}, at most {limit:,}" if limit else f"{where}: too long")
-        elif error["type"] == "missing":
-            parts.append(f"{where}: required, missing" + _MISSING_HINTS.get(where, ""))
-        else:
-            message = error["msg"].removeprefix("Value error, ")
-            parts.append(f"{where}: {message} (value: {_shown(value)})")
-    return "; ".join(parts)
-
-
-_MISSING_HINTS = {
-    "wine_type": " (no colour column, and the name says no colour, appellation or grape)",
-    "sweetness": " (no sugar column, and the name says neither «сухое» nor «брют» nor the like)",
-}
 
 
 def split_extra(item: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -171,50 +151,92 @@ def _relative_photo(item: dict[str, Any], label: str, notes: list[str]) -> dict[
 MoreEnrichment = Callable[[list[tuple[dict[str, Any], str]]], None]
 
 
-def prepare_rows(rows: list[SourceRow], base_dir: Path, more_enrichment: MoreEnrichment | None = None) -> PreparedRows:
-    """Every wine row read, enriched and validated; rows that are not wine are counted, never an error.
-    Raises CatalogImportError naming every bad row by its position, its sku or name, field and value."""
+MIN_TRUSTED_SHARE = 0.5  # fewer good wine rows than bad ones: the file was most likely misread, so refused
+
+
+def prepare_rows(
+    rows: list[SourceRow], base_dir: Path, more_enrichment: MoreEnrichment | None = None, *, strict: bool = False
+) -> PreparedRows:
+    """Every wine row read, enriched and validated; rows that are not wine are counted, never an error. A wine
+    row with a bad cell is skipped and listed in Russian (its column, its cell, what to do); with `strict`, any
+    such row refuses the file. The file is refused when it can't be read, has no wine, or more of its wine rows
+    are bad than good (CatalogImportError, saying so with the figures)."""
     errors: list[RowError] = []
     prepared = PreparedRows([])
     wine_rows = _enriched_wine_rows(rows, prepared, errors)
     if more_enrichment is not None and wine_rows:
-        more_enrichment([(item, category) for _, item, category, _ in wine_rows])
-    seen: dict[tuple[str, str, int | None], str] = {}
+        more_enrichment([(row.item, row.category) for row in wine_rows])
+    file_columns = {f for row in wine_rows for f in row.columns}
+    seen: dict[tuple[str, str, int | None], tuple[str, Any]] = {}
     seen_sku: dict[str, str] = {}
-    for source, item, _, label in wine_rows:
-        known, extra = split_extra(item)
+    for row in wine_rows:
+        source = row.source
+        known, extra = split_extra(row.item)
         try:
             record = WineRecord.model_validate({**known, "extra": extra})
         except ValidationError as exc:
-            errors.append(RowError(source.row, _reason(exc), label, source.line))
+            reason, field_name = russian_reason(exc, row.columns, file_columns)
+            _problem(prepared, errors, RowError(source.row, reason, row.label, source.line), field_name, row.item)
             continue
-        where = f"row {source.row}" + (f", line {source.line}" if source.line else "")
-        problem = _clash(record, where, seen, seen_sku) or _photo_file_problem(record, base_dir)
+        where = f"строка {source.line}" if source.line else f"запись {source.row}"
+        record, clash = _clash(record, where, seen, seen_sku)
+        problem = clash or _photo_file_problem(record, base_dir)
         if problem:
-            errors.append(RowError(source.row, problem, label, source.line))
+            group = "sku" if clash else "image"
+            _problem(prepared, errors, RowError(source.row, problem, row.label, source.line), group, row.item)
             continue
         prepared.records.append(record)
-    if not rows:
-        errors.append(RowError(1, "the catalogue has no wines"))
-    elif not prepared.records and not errors:
-        errors.append(RowError(0, f"no wine rows among the file's {len(rows)} rows ({_counted(prepared.skipped)})"))
-    if errors:
-        raise CatalogImportError(errors)
+    _refuse_untrusted(rows, prepared, errors, strict=strict)
     return prepared
 
 
-def _enriched_wine_rows(
-    rows: list[SourceRow], prepared: PreparedRows, errors: list[RowError]
-) -> list[tuple[SourceRow, dict[str, Any], str, str]]:
-    """(source, enriched row, its category, its label) of each wine row; rows that are not wine counted."""
-    wine_rows: list[tuple[SourceRow, dict[str, Any], str, str]] = []
+def _problem(
+    prepared: PreparedRows, errors: list[RowError], error: RowError, field_name: str, item: dict[str, Any]
+) -> None:
+    errors.append(error)
+    prepared.problems.append(error)
+    prepared.problem_groups[skip_group(field_name)] += 1
+    prepared.problem_items.append(item)
+
+
+def _refuse_untrusted(rows: list[SourceRow], prepared: PreparedRows, errors: list[RowError], *, strict: bool) -> None:
+    good, bad = len(prepared.records), len(prepared.problems)
+    if not rows:
+        raise CatalogImportError("в файле нет ни одной строки с вином: ничего не импортировано")
+    if not good and not errors:
+        counted = _counted(prepared.skipped)
+        raise CatalogImportError(
+            [RowError(0, f"ни одна из {len(rows)} строк файла не вино ({counted}): ничего не импортировано")]
+        )
+    structural = [e for e in errors if e not in prepared.problems]
+    if structural or (strict and errors):
+        raise CatalogImportError(errors)
+    if good < (good + bad) * MIN_TRUSTED_SHARE:
+        summary = (
+            f"из {good + bad} строк с вином прочитаны только {good}, с ошибками {bad}: похоже, файл прочитан"
+            " не так (колонка цены или цвета названа иначе?); ничего не импортировано"
+        )
+        raise CatalogImportError(errors, summary)
+
+
+class _WineRow(NamedTuple):
+    source: SourceRow
+    item: dict[str, Any]
+    category: str
+    label: str
+    columns: dict[str, str]
+
+
+def _enriched_wine_rows(rows: list[SourceRow], prepared: PreparedRows, errors: list[RowError]) -> list[_WineRow]:
+    """Each wine row enriched, with its category, label and the shop's columns; rows that are not wine counted."""
+    wine_rows: list[_WineRow] = []
     for source in rows:
         item = source.item
         if not isinstance(item, dict):
-            errors.append(RowError(source.row, "a wine must be an object", line=source.line))
+            errors.append(RowError(source.row, "запись должна быть объектом с полями вина", line=source.line))
             continue
         if "__error__" in item:
-            errors.append(RowError(source.row, item["__error__"], line=source.line))
+            errors.append(RowError(source.row, "ячеек больше, чем колонок в заголовке", line=source.line))
             continue
         shaped = shop_row(item)
         item = shaped.item
@@ -222,34 +244,60 @@ def _enriched_wine_rows(
         kind = row_kind(str(item.get("name") or ""), shaped.category, str(item.get("wine_type") or ""))
         if kind != RowKind.WINE:
             prepared.skipped[kind] += 1
-            prepared.skipped_rows.append(f"row {source.row}, {label or 'no name'}: {kind}")
+            where = f"строка {source.line}" if source.line else f"запись {source.row}"
+            prepared.skipped_rows.append(f"{where}, {label or 'без названия'}: {KIND_WORDS.get(kind, kind)}")
             continue
         item = enrich(_relative_photo(item, label, prepared.photo_notes), shaped.category)
         if source.group:
             item.setdefault("group", source.group)
-        wine_rows.append((source, item, shaped.category, label))
+        wine_rows.append(_WineRow(source, item, shaped.category, label, shaped.columns))
     return wine_rows
 
 
 def _counted(counter: Counter[str]) -> str:
-    return ", ".join(f"{kind}: {count}" for kind, count in counter.most_common())
+    return ", ".join(
+        f"{KIND_WORDS.get(kind, kind).split(' (')[0].split(':')[0]}: {count}" for kind, count in counter.most_common()
+    )
+
+
+def _generated_sku(record: WineRecord, taken: dict[str, str]) -> str:
+    """A stable article for a row repeating another's name without one (another colour, volume or price):
+    the same row gets the same article at the next import."""
+    volume = str(record.extra.get("volume") or record.extra.get("Объем") or "")
+    basis = "|".join(
+        str(v) for v in (record.name, record.producer, record.vintage_year, record.wine_type, record.sweetness, volume)
+    )
+    for n in range(1, 1000):
+        sku = "АВТО-" + hashlib.sha256(f"{basis}|{n}".encode()).hexdigest()[:8].upper()
+        if sku not in taken:
+            return sku
+    raise CatalogImportError("слишком много повторов одного названия")
 
 
 def _clash(
-    record: WineRecord, where: str, seen: dict[tuple[str, str, int | None], str], seen_sku: dict[str, str]
-) -> str | None:
-    """A row that repeats an earlier one: the same sku, or the same name, producer and vintage without skus
-    (one name under two skus is two wines: two volumes or vintages the name does not show)."""
+    record: WineRecord, where: str, seen: dict[tuple[str, str, int | None], tuple[str, Any]], seen_sku: dict[str, str]
+) -> tuple[WineRecord, str | None]:
+    """A row that repeats an earlier one's sku is a problem; one that repeats a name, producer and vintage
+    without skus is another wine (another colour, volume or price) and gets a generated article."""
     if record.sku and record.sku in seen_sku:
-        return f"sku: {record.sku!r} is also on {seen_sku[record.sku]}"
+        return (
+            record,
+            f"артикул «{record.sku}» уже у другого вина ({seen_sku[record.sku]}) — у каждого вина свой артикул",
+        )
     key = record.natural_key()
     if not record.sku:
-        if key in seen:
-            return f"duplicate of {seen[key]} (same name, producer and vintage, and no sku to tell them apart)"
-        seen[key] = where
-    else:
-        seen_sku[record.sku] = where
-    return None
+        same = (record.wine_type, record.sweetness, record.price_rub, record.extra.get("volume"))
+        if key not in seen:
+            seen[key] = (where, same)
+            return record, None
+        if seen[key][1] == same:
+            return (
+                record,
+                f"повтор вина ({seen[key][0]}): то же название, цвет и цена, и нет артикула, чтобы их различить",
+            )
+        record = record.model_copy(update={"sku": _generated_sku(record, seen_sku)})
+    seen_sku[str(record.sku)] = where
+    return record, None
 
 
 def _photo_file_problem(record: WineRecord, base_dir: Path) -> str | None:
@@ -318,10 +366,14 @@ def import_catalog(
     replace: bool = False,
     on_progress: Callable[[str, int, int], None] | None = None,
     more_enrichment: MoreEnrichment | None = None,
+    strict: bool = False,
 ) -> ImportReport:
     path = Path(path)
-    prepared = prepare_rows(read_catalog(path), path.parent, more_enrichment)
+    prepared = prepare_rows(read_catalog(path), path.parent, more_enrichment, strict=strict)
     records = prepared.records
+    stored = StoredIndex(_stored_wines(catalog))
+    kept = _kept_wines(prepared, stored, records)
+    changes = changes_of(records, stored, kept, replace=replace)
     progress = on_progress or (lambda stage, done, total: None)
     unknown_fields = Counter(key for record in records for key in record.extra)
     vectors = _embed(records, embedder, progress)
@@ -332,8 +384,11 @@ def import_catalog(
         image_key = uploads.image_key(record)
         written = record.model_copy(update={"image_key": image_key}) if image_key != record.image_key else record
         payload.append(ImportRow(written, [round(x, 7) for x in vector], embedder.model))
+    # a stored wine whose row was skipped is written back as it was (its embedding kept): --replace leaves it
+    payload.extend(ImportRow(_as_record(wine)) for wine in kept)
 
     inserted, updated, retired = _write(payload, catalog, replace=replace, progress=progress)
+    updated -= len(kept)
     return ImportReport(
         rows=len(records),
         inserted=inserted,
@@ -349,7 +404,34 @@ def import_catalog(
         inferred=dict(Counter(f for r in records for f in r.inferred).most_common()),
         unavailable=sum(1 for r in records if not r.available),
         flagged_rows=flagged_rows(records),  # catalog/row_text.py: listed for the owner, still imported
+        problems=[str(p) for p in prepared.problems],
+        problem_groups=dict(prepared.problem_groups.most_common()),
+        changes=changes,
     )
+
+
+def _as_record(wine: ExportedWine) -> WineRecord:
+    row = {k: v for k, v in wine.as_file_row().items() if k in MODEL_FIELDS}
+    return WineRecord.model_validate({**row, "extra": dict(wine.extra)})
+
+
+def _stored_wines(catalog: CatalogRepository) -> list[ExportedWine]:
+    try:
+        return catalog.export_wines(include_unavailable=True)
+    except PortError as exc:
+        verb = "недоступна" if isinstance(exc, Unavailable) else "не ответила"
+        raise CatalogImportError(f"база каталога {verb}: {exc}") from exc
+
+
+def _kept_wines(prepared: PreparedRows, stored: StoredIndex, records: list[WineRecord]) -> list[ExportedWine]:
+    """The stored wines the skipped rows name, unless a good row of the file writes them anyway."""
+    written = {w.id for r in records if (w := stored.match(r)) is not None}
+    kept: dict[str, ExportedWine] = {}
+    for item in prepared.problem_items:
+        wine = stored.named_by(item)
+        if wine is not None and wine.id not in written:
+            kept[wine.id] = wine
+    return list(kept.values())
 
 
 def _embed(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sommelier import language
@@ -31,6 +31,8 @@ class RowKind:
     NOT_WINE = "not wine"  # spirits, beer, cider, food, accessories
     FORTIFIED = "fortified"  # port, sherry, madeira, vermouth: skipped, counted apart
     UNKNOWN = "not recognisably wine"  # the category and the name both say nothing about wine
+    FRUIT = "fruit wine"  # pomegranate, plum, blackberry «вино»: not grape wine, never offered as one
+    ALCOHOL_FREE = "alcohol-free"  # an alcohol-free «вино»
 
 
 @dataclass
@@ -40,6 +42,7 @@ class ShopRow:
     item: dict[str, Any]
     category: str
     available: bool
+    columns: dict[str, str] = field(default_factory=dict)  # a catalogue field → the shop's own column name
 
 
 def flatten(item: dict[str, Any], depth: int = FLATTEN_DEPTH) -> dict[str, Any]:
@@ -108,8 +111,23 @@ def in_stock(value: Any) -> bool | None:
     return float(number.group().replace(",", ".")) > 0 if number else None
 
 
+def shop_columns(flat: dict[str, Any]) -> dict[str, str]:
+    """Each catalogue field a row fills → the shop's own column it came from («price_rub» → «Цена, руб.»), so a
+    message names the column the owner sees."""
+    columns: dict[str, str] = {}
+    for key in flat:
+        target = key if key in MODEL_FIELDS else language.catalog_column(str(key))
+        if target in MODEL_FIELDS:
+            columns.setdefault(target, str(key))
+    if "id" in columns:
+        columns.setdefault("sku", columns["id"])
+    return columns
+
+
 def shop_row(raw: dict[str, Any]) -> ShopRow:
-    item = canonical_keys(flatten(raw))
+    flat = flatten(raw)
+    columns = shop_columns(flat)
+    item = canonical_keys(flat)
     # A shop's own id (a 1C code «РТ-00000455», a number) is its article: the sku. A UUID is ours (an export).
     if item.get("id") not in (None, "") and not _is_uuid(item["id"]):
         shop_id = _text(item.pop("id"))
@@ -129,7 +147,18 @@ def shop_row(raw: dict[str, Any]) -> ShopRow:
     if isinstance(available, str):
         available = in_stock(available)
     item["available"] = (available is not False) and (stocked is not False)
-    return ShopRow(item, _text(_read_as(item, CATEGORY)), item["available"])
+    return ShopRow(item, _categories(item), item["available"], columns)
+
+
+def _categories(item: dict[str, Any]) -> str:
+    """Every cell of a column that means the shop's category («section», «Вид»), joined: a scraped card files
+    «Вино / Вино тихое» in one and «Вино тихое безалкогольное» in another."""
+    cells = [
+        _text(value)
+        for key, value in item.items()
+        if value not in (None, "", []) and key not in MODEL_FIELDS and language.catalog_column(str(key)) == CATEGORY
+    ]
+    return " / ".join(dict.fromkeys(c for c in cells if c))
 
 
 def _read_as(item: dict[str, Any], meaning: str) -> Any:
@@ -144,6 +173,15 @@ def row_kind(name: str, category: str, colour_cell: str) -> str:
     """Whether a row is a wine the catalogue takes (RowKind), from its legal name, then its category, then
     its colour cell. A file without categories (a wine list) is all wine unless a name says otherwise."""
     reading = language.legal_reading(name)
+    apart = language.wine_apart(name)
+    if apart is None and category and reading.is_wine is not True:
+        apart = language.wine_apart(category)  # «Вид: Вино тихое безалкогольное»; a legal name «Вино …» decides
+    if apart == "alcohol_free":
+        return RowKind.ALCOHOL_FREE
+    if apart == "drink":
+        return RowKind.NOT_WINE
+    if apart == "fruit" and reading.is_wine is not False:
+        return RowKind.FRUIT
     # A legal name states two of colour, sugar and sparkle («сухое красное»); one word alone may be a
     # snack's («Чипсы … розовый перец»). The shop's own colour cell is enough.
     said_of_style = sum(1 for v in (reading.colour, reading.sweetness, reading.sparkling) if v)
@@ -165,8 +203,8 @@ def _kind_by_name(
     if reading.is_wine and category_not_wine and not styled:
         # a wine word in a spirit's name («… Шерри Каск», «… Вино Баррик Сингл Молт»: a cask), filed as one
         return RowKind.NOT_WINE
-    if reading.fortified and reading.is_wine:
-        return RowKind.FORTIFIED
+    if reading.fortified and reading.is_wine is not False:
+        return RowKind.FORTIFIED  # «ликёрное …», «Kagor …»: the name says fortified, with or without «вино»
     if reading.is_wine:
         return RowKind.WINE
     if reading.is_wine is False and not _names_a_style(colour_cell):

@@ -105,6 +105,7 @@ _HOMES: dict[str, str] = {
     "appellations_in": "knowledge",
     "legal_reading": "knowledge",
     "non_wine": "knowledge",
+    "wine_apart": "knowledge",
 }
 
 __all__ = sorted(_HOMES)
@@ -197,6 +198,7 @@ if TYPE_CHECKING:  # the same names for the type checker, by job as above
         appellations_in as appellations_in,
         legal_reading as legal_reading,
         non_wine as non_wine,
+        wine_apart as wine_apart,
     )
     # isort: on
 

@@ -96,7 +96,9 @@ def _legal_index() -> language.PhraseIndex:
         entries[word] = {"is_wine": True}
     for item in spec["fortified_wines"]:
         for form in item["forms"]:
-            entries[form] = {"is_wine": True, "fortified": "креплёное" in item.get("style", ())}
+            # a dessert wine (Commandaria) is counted with the fortified: the catalogue's styles don't describe it
+            style = item.get("style", ())
+            entries[form] = {"is_wine": True, "fortified": "креплёное" in style or "сладкое" in style}
     for item in spec["words"]:
         implies = dict(item["implies"])
         if "is_wine" not in implies and any(k in implies for k in _READ_FIELDS):
@@ -134,6 +136,25 @@ def legal_reading(text: str) -> LegalReading:
     elif style_said and said.get("sparkling"):
         is_wine = True  # «Шампанское», «Игристое брют» name a wine without the word
     return LegalReading(is_wine=is_wine, **{f: said.get(f) for f in _READ_FIELDS})
+
+
+@cache
+def _apart_index() -> language.PhraseIndex:
+    spec = language.data("legal_words.json")
+    entries = {word: "fruit" for word in spec["fruit_wine_words"]}
+    entries.update({word: "alcohol_free" for word in spec["alcohol_free_words"]})
+    entries.update({word: "drink" for word in spec["wine_drink_words"]})
+    return language.PhraseIndex({language.fold_accents(k): v for k, v in entries.items()})
+
+
+def wine_apart(text: str) -> str | None:
+    """«fruit» for a fruit or berry «вино» (гранатовое, сливовое, ежевичное), «alcohol_free» for an
+    alcohol-free one, «drink» for a wine drink («винный напиток», «напиток слабоалкогольный»), else None (legal_words.json `fruit_wine_words`, `alcohol_free_words`)."""
+    found = [match.value for match in _apart_index().find(text)]
+    for kind in ("alcohol_free", "drink"):  # «Винный напиток …»: a drink made of wine, whatever its colour cell
+        if kind in found:
+            return kind
+    return "fruit" if found else None
 
 
 def non_wine(text: str) -> bool:

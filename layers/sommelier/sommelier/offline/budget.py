@@ -50,6 +50,12 @@ _AMOUNT = re.compile(
     + r")?"
     # the unit first: "тысяч до пяти", "тысячи за три"
     r"|" + _THOUSAND_WORD + r"\s+(?P<rel>" + language.alternation(_UNIT_FIRST) + r")\s+(?P<after>" + _NUMBER_WORD + r")"
+    # the unit first, then digits: "тысяч 5", "тысячи до 3"
+    r"|"
+    + _THOUSAND_WORD
+    + r"\s+(?:(?P<rel_n>"
+    + language.alternation(_UNIT_FIRST)
+    + r")\s+)?(?P<after_n>\d{1,2}(?:[.,]5)?)(?!\d|[.,]\d)"
     # "две тысячи", "тысячи трёхсот", "две тысячи пятьсот": thousands and the hundreds after them
     r"|(?:(?P<w>" + _NUMBER_WORD + r")\s+)?(?P<th>" + _THOUSAND_WORD + r")"
     r"(?:\s+(?P<h2>" + language.alternation(_HUNDRED_WORDS) + r"))?"
@@ -109,6 +115,11 @@ def _amounts(raw: str) -> list[_Amount]:
         elif m.group("after"):
             relation = _UNIT_FIRST[language.normalize(m.group("rel"))]
             value = 1000.0 * _THOUSAND_WORDS[m.group("after")]
+            found.append(_Amount(m.start(), m.end(), value, True, True, relation=relation))
+            continue
+        elif m.group("after_n"):
+            relation = _UNIT_FIRST[language.normalize(m.group("rel_n"))] if m.group("rel_n") else None
+            value = 1000.0 * float(m.group("after_n").replace(",", "."))
             found.append(_Amount(m.start(), m.end(), value, True, True, relation=relation))
             continue
         elif m.group("slang"):

@@ -20,14 +20,20 @@ def read_exclusions(t: str, filters: dict[str, Any]) -> dict[str, Any]:
     """What a negation rules out: «но не сухое», «только не итальянское», «кроме розового», «без шардоне»,
     «но не кьянти». A word that is both a colour and a sweetness («брют») rules out only the sweetness; a
     place that is also a grape's name rules out the grape."""
-    sweet = {(m.start_char, m.end_char): m.value for m in _SWEETNESS_CUES.find(t) if negated(t, m.start_char)}
+    sweet = {
+        (m.start_char, m.end_char): m.value for m in _SWEETNESS_CUES.find(t) if negated(t, m.start_char, m.end_char)
+    }
     types = {
         (m.start_char, m.end_char): m.value
         for m in _TYPE_CUES.find(t)
-        if negated(t, m.start_char) and (m.start_char, m.end_char) not in sweet
+        if negated(t, m.start_char, m.end_char) and (m.start_char, m.end_char) not in sweet
     }
-    countries = {(m.start_char, m.end_char): c.name for m, c in language.countries_in(t) if negated(t, m.start_char)}
-    grapes = {(m.start_char, m.end_char): m.value for m in language.grape_names_in(t) if negated(t, m.start_char)}
+    countries = {
+        (m.start_char, m.end_char): c.name for m, c in language.countries_in(t) if negated(t, m.start_char, m.end_char)
+    }
+    grapes = {
+        (m.start_char, m.end_char): m.value for m in language.grape_names_in(t) if negated(t, m.start_char, m.end_char)
+    }
     places = _ruled_out_places(t, taken=[*countries, *grapes])
     found: dict[str, Any] = {}
     kinds = (("wine_type", types), ("sweetness", sweet), ("country", countries), ("grape_variety", grapes))

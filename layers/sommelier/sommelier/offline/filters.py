@@ -13,6 +13,8 @@ from sommelier.offline.intent import Reading
 from sommelier.offline.message import Spans
 from sommelier.offline.message_kind import MORE, WINE_WORD
 from sommelier.offline.mood_request import read_mood
+from sommelier.offline.negations import without_preferences
+from sommelier.offline.party import read_party
 from sommelier.offline.places import read_appellation, read_country, read_region
 from sommelier.offline.style_and_grape import read_grape, read_sweetness, read_wine_type
 
@@ -22,6 +24,7 @@ _TYPE_CUES = value_cues("wine_type")
 def read_filters(raw: str, t: str) -> Reading:
     """The filters, mood and wine cues of a message. Each family marks the words it explains, so the order
     matters: a word read as a grape is no region or colour, and no word a filter explains is a mood word."""
+    t = without_preferences(t)
     spans = Spans()
     # An appellation longer than a grape's name inside it («Брунелло ди Монтальчино», not the grape «брунелло»).
     appellation = read_appellation(t, spans)
@@ -45,9 +48,10 @@ def read_filters(raw: str, t: str) -> Reading:
         filters["sort"] = sort
 
     more = bool(MORE.search(t))
+    party = read_party(t, spans)
     mood = read_mood(t, spans)
     strong = bool(
         {"wine_type", "sweetness", "grape_variety"} & filters.keys() or WINE_WORD.search(t) or _TYPE_CUES.search(t)
     )
     weak = bool(filters) or mood is not None or direction is not None
-    return Reading(filters, mood, strong, weak, direction, more)
+    return Reading(filters, mood, strong, weak or party is not None, direction, more, party)

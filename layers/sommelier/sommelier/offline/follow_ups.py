@@ -13,6 +13,7 @@ from sommelier.offline.budget import CHEAP_PRICE_MAX, SOLID_PRICE_MIN, round_pri
 from sommelier.offline.intent import EXCLUSIONS, FILTER_KEYS, Kind, PriceDirection, QueryIntent, Reading
 from sommelier.offline.message import words_of
 from sommelier.offline.message_kind import GREETING, THANKS, WINE_WORD, content_left
+from sommelier.offline.party import with_total
 from sommelier.offline.places import REGION_COUNTRY
 
 _DIALOGUE = language.data("dialogue.json")
@@ -42,6 +43,8 @@ def _is_follow_up(t: str, reading: Reading, previous: QueryIntent | None) -> boo
     words = words_of(t)
     if reading.more and (len(words) <= 6 or not reading.filters or _PREVIOUS_REQUEST.search(t)):
         return True
+    if reading.party is not None and not reading.filters:
+        return True  # «сколько бутылок взять на 8 человек?» after a recommendation
     # A bare change of one parameter: "белое", "до 1500", "из Италии?" (not "мальбек из Аргентины").
     keys = {"price" if k.startswith("price") else k for k in reading.filters}
     return len(words) <= 2 and len(keys) == 1 and reading.mood is None and not WINE_WORD.search(t)
@@ -123,6 +126,9 @@ def recommendation(reading: Reading, follows: QueryIntent | None) -> QueryIntent
         _resolve_direction(filters, direction, follows)
         stated = tuple(dict.fromkeys((*stated, "price_max" if direction == "cheaper" else "price_min")))
     more = reading.more and (follows is not None or not reading.filters)
+    party = reading.party
+    if party is not None:
+        party, filters = with_total(party, filters)
     # «ещё» after a wine asked for by name: more wines near it (the responder loosens as it did for the first).
     near_name = follows if more and follows is not None and not reading.filters else None
     return QueryIntent(
@@ -136,6 +142,7 @@ def recommendation(reading: Reading, follows: QueryIntent | None) -> QueryIntent
         stated=stated,
         wine_name=near_name.wine_name if near_name else None,
         known_wine=near_name.known_wine if near_name else None,
+        party=party,
     )
 
 

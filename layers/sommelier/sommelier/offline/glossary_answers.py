@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from sommelier import language
 from sommelier.domain.answer import MAX_INTRO, SommelierResponse
+from sommelier.offline.intent import QueryIntent
+from sommelier.offline.reader import read_query
 from sommelier.offline.wording import clip, pick
 
 _INFO_CLOSINGS = {
@@ -59,3 +61,13 @@ def informational(topic: str | None, query: str) -> SommelierResponse:
         return SommelierResponse(response_type="informational", intro=intro, closing=closing)
     closing = _INFO_CLOSINGS.get(entry.key) or pick(_INFO_DEFAULT_CLOSINGS, query, "info-closing")
     return SommelierResponse(response_type="informational", intro=clip(entry.answer, MAX_INTRO), closing=closing)
+
+
+def yes_to_info_offer(text: str, answer: str) -> QueryIntent | None:
+    """«да» to a glossary answer's closing question («Показать Пино Нуар из каталога?»): the question is
+    phrased as the request it offers, so it is read as the customer's own words."""
+    if not language.cues("dialogue.json", "affirmative").covers(text):
+        return None
+    question = info_offer(answer)
+    intent = read_query(question) if question else None
+    return intent if intent is not None and intent.kind == "recommendation" else None

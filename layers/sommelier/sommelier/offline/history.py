@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from sommelier.domain.conversation import ChatMessage
+from sommelier.offline.intent import QueryIntent
 
 
 def valid_ids(values: object) -> list[str]:
@@ -39,3 +40,12 @@ def exchanges(history: list[ChatMessage]) -> list[Exchange]:
             pairs[-1].wine_ids = [*pairs[-1].wine_ids, *valid_ids(message.wine_ids)]
             pairs[-1].answer = message.content or ""
     return pairs
+
+
+MAX_EXCLUDED = 200
+
+
+def excluded(exclude_ids: list[str], chain: list[str], intent: QueryIntent) -> list[str]:
+    """The wines a search leaves out. Only "ещё"/"другие варианты" hides what the chain showed; a narrowing
+    follow-up ("а сухое белое?") may well land on a wine from the previous answer."""
+    return list(dict.fromkeys([*exclude_ids, *(chain if intent.more else [])]))[-MAX_EXCLUDED:]

@@ -5,10 +5,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sommelier import language
-from sommelier.language import filter_words
+from sommelier.language import filter_words, pairing
+
+if TYPE_CHECKING:
+    from sommelier.offline.party import Party
 
 Kind = Literal["recommendation", "greeting", "thanks", "informational", "off_topic", "help"]
 PriceDirection = Literal["cheaper", "pricier"]
@@ -33,6 +36,7 @@ class QueryIntent:
     wine_name: str | None = None  # a wine asked for by name («Есть у вас Petrus 2010?»), as written
     wine_vintage: int | None = None  # the vintage named with it
     known_wine: language.NamedWine | None = None  # what the language layer knows about that name
+    party: Party | None = None  # «на 8 человек, 6000 на всех»: the guests, and a total budget (offline/party.py)
 
 
 @dataclass
@@ -45,8 +49,20 @@ class Reading:
     weak: bool  # a price, place, dish or mood: about wine if nothing says otherwise
     direction: PriceDirection | None
     more: bool
+    party: Party | None = None
 
 
 def describe_filters(filters: dict[str, Any]) -> dict[str, Any]:
     """The filters as search_wines arguments (no extra keys)."""
     return {k: filters[k] for k in FILTER_KEYS if filters.get(k) is not None}
+
+
+def relaxable(key: str, intent: QueryIntent) -> bool:
+    """Region is soft; so is a dish whose suitable style the table does not know (with one it does know,
+    wines of another style would not suit it: «к тирамису» never gets dry wines); a grape or country is
+    relaxed only when inherited, never when just stated."""
+    if key == "food_pairing":
+        return pairing.dish_style(str(intent.filters.get("food_pairing") or "")) is None
+    if key == "region":
+        return True
+    return key not in intent.stated

@@ -12,9 +12,22 @@ _WS = re.compile(r"\s+")
 WORD = re.compile(r"[a-zа-я0-9]+")
 
 
+_EMOJI: dict[str, str] = {k: v for k, v in language.data("dialogue.json")["emoji"].items() if not k.startswith("_")}
+_REACTIONS = frozenset(language.data("dialogue.json")["emoji"]["_reaction"])
+_EMOJI_RX = re.compile("|".join(map(re.escape, sorted(_EMOJI, key=len, reverse=True))))
+
+
+def emoji_as_words(text: str) -> str:
+    """«🥩🍷» → « стейк  вино »: food and wine emoji as their words, when one of them is not only a reaction."""
+    found = set(_EMOJI_RX.findall(text))
+    if not found - _REACTIONS:
+        return text
+    return _EMOJI_RX.sub(lambda m: f" {_EMOJI[m.group(0)]} ", text)
+
+
 def prepare(text: str) -> tuple[str, str]:
-    """(raw, t): lower case, ё→е, single spaces. `t` also turns hyphens into spaces (same length)."""
-    raw = _ZERO_WIDTH.sub("", text or "").lower().replace("ё", "е")
+    """(raw, t): lower case, ё→е, single spaces, food emoji as words. `t` also turns hyphens into spaces."""
+    raw = _ZERO_WIDTH.sub("", emoji_as_words(text or "")).lower().replace("ё", "е")
     raw = _WS.sub(" ", raw).strip()
     t = language.correct_spelling(raw.replace("-", " ").replace("_", " "))
     return raw, t

@@ -33,22 +33,22 @@ from sommelier.domain.errors import PortError
 from sommelier.domain.search import SearchResult, ToolRequest, search_filters, semantic_request
 from sommelier.domain.wine import Wine
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
-from sommelier.language import pairing
-from sommelier.offline import writer
+from sommelier.offline import table, writer
 from sommelier.offline.follow_ups import offered
-from sommelier.offline.history import Exchange, exchanges, valid_ids
-from sommelier.offline.intent import QueryIntent, describe_filters
+from sommelier.offline.history import Exchange, exchanges, excluded, valid_ids
+from sommelier.offline.intent import QueryIntent, describe_filters, relaxable
+from sommelier.offline.menu_answers import menu
 from sommelier.offline.places import REGION_COUNTRY
 from sommelier.offline.reader import read_query
 from sommelier.offline.selection import rank, select
+from sommelier.offline.similar_answers import like
+from sommelier.offline.table_answers import on_table
 from sommelier.repositories.ports import CatalogRepository
 
 logger = logging.getLogger(__name__)
 
 CANDIDATE_LIMIT = 10
-# A bare yes to the bot's own offer: «да», «покажи», «давайте посмотрим» (dialogue.json).
-_AFFIRMATIVE = language.cues("dialogue.json", "affirmative")
-MAX_EXCLUDED = 200
+_AFFIRMATIVE = language.cues("dialogue.json", "affirmative")  # «да», «покажи»: a bare yes to an offer
 RELAX_ORDER = ("food_pairing", "region", "grape_variety", "country")
 SEARCH_TOOLS = ("search_wines", "semantic_search")
 
@@ -119,13 +119,13 @@ class OfflineResponder:
         a wine asked for by name: the model handles those). ``embedded`` False: the semantic search without its
         vector (the reading alone, which the agent compares and embeds itself)."""
         text = text or ""
-        if guards.precheck(text) is not None:
-            return []
+        if guards.precheck(text) is not None or self.table_ids(text, history):
+            return []  # an attack, or a question about the wines on the table (they go before the model)
         previous, _, chain = self._replay(_Turn(), exchanges(history or []), resolve=False)
         intent = read_query(text, previous)
         if intent.kind != "recommendation" or intent.wine_name:
             return []
-        exclude = _excluded(valid_ids(exclude_ids or []), chain, intent)
+        exclude = excluded(valid_ids(exclude_ids or []), chain, intent)
         filters = describe_filters(intent.filters)
         requests: list[ToolRequest] = []
         if intent.mood and not embedded:
@@ -154,6 +154,12 @@ class OfflineResponder:
             requests.append(ToolRequest("search_wines", structured | ({"exclude_ids": exclude} if exclude else {})))
         return requests
 
+    def table_ids(self, text: str, history: list[ChatMessage] | None = None) -> list[str]:
+        """The last shown wines, in order, when the message asks about them (offline/table.py); else []."""
+        pairs = exchanges(history or [])
+        shown = next((p.wine_ids for p in reversed(pairs) if p.wine_ids), [])
+        return list(shown) if table.asks_about_table(text or "", len(shown)) else []
+
     def _apology(self, turn: _Turn, text: str, error: str) -> OfflineAnswer:
         return OfflineAnswer(
             response=writer.tool_error(text),
@@ -174,17 +180,35 @@ class OfflineResponder:
                 guard=verdict,
             )
         pairs = exchanges(history)
+        about_table = self._about_table(turn, text, pairs)
+        if about_table is not None:
+            return about_table
+        step = table.sweetness_step(text)
+        if step and pairs:
+            stepped = self._sweetness_stepped(turn, text, pairs, step, exclude_ids)
+            if stepped is not None:
+                return stepped
         if _AFFIRMATIVE.covers(text):
             answered = self._answer_a_yes(turn, text, pairs, exclude_ids)
             if answered is not None:
                 return answered
         intent, chain = self._read_request(turn, text, pairs)
-        without_wines = _answer_without_wines(intent, text)
+        without_wines = writer.answer_without_wines(intent.kind, intent.topic, text)
         if without_wines is not None:
             return OfflineAnswer(without_wines, [], [], intent)
+        alike = self._similar(turn, text, exclude_ids)
+        if alike is not None:
+            return alike
         if intent.wine_name:
-            return self._named(turn, text, intent, _excluded(exclude_ids, chain, intent))
-        return self._recommend(turn, text, intent, _excluded(exclude_ids, chain, intent))
+            return self._named(turn, text, intent, excluded(exclude_ids, chain, intent))
+        courses = (
+            None
+            if intent.follow_up
+            else menu(text, intent, exclude_ids, lambda a: self._search(turn, "search_wines", a))
+        )
+        if courses is not None:  # «салат с креветками, утка и сырная тарелка»: a wine per course (offline/menu.py)
+            return OfflineAnswer(courses, list(turn.found.values()), turn.calls, intent)
+        return writer.for_party(self._recommend(turn, text, intent, excluded(exclude_ids, chain, intent)), intent)
 
     def _answer_a_yes(
         self, turn: _Turn, text: str, pairs: list[Exchange], exclude_ids: list[str]
@@ -196,11 +220,11 @@ class OfflineResponder:
         accepted = self._accepted_offer(turn, text, last_answer, previous, shown)
         if accepted is not None:
             intent, offer = accepted
-            exclude = _excluded(exclude_ids, chain, intent)
+            exclude = excluded(exclude_ids, chain, intent)
             if intent.wine_name:
                 return self._named(turn, text, intent, exclude)
             return self._recommend(turn, text, intent, exclude, ask=offer.ask)
-        asked = _yes_to_info_offer(text, last_answer)
+        asked = writer.yes_to_info_offer(text, last_answer)
         if asked is not None:
             return self._recommend(turn, text, asked, list(exclude_ids))
         if last_answer.rstrip().endswith("?"):
@@ -221,6 +245,38 @@ class OfflineResponder:
                 previous = replace(previous, shown_prices=self._prices(turn, shown))
                 intent = read_query(text, previous)
         return intent, chain
+
+    def _about_table(self, turn: _Turn, text: str, pairs: list[Exchange]) -> OfflineAnswer | None:
+        """A question about the wines the last answer showed, from their rows, no search (offline/table.py)."""
+        at = next((i for i in range(len(pairs) - 1, -1, -1) if pairs[i].wine_ids), None)
+        if at is None or not table.may_ask_about_table(text):
+            return None
+        since = [p.user for p in pairs[at + 1 :]]
+        response = on_table(text, pairs[at].wine_ids, since, lambda ids: self._get_wines(turn, ids))
+        return None if response is None else OfflineAnswer(response, [], turn.calls, QueryIntent(kind="informational"))
+
+    def _sweetness_stepped(
+        self, turn: _Turn, text: str, pairs: list[Exchange], step: int, exclude_ids: list[str]
+    ) -> OfflineAnswer | None:
+        previous, shown, chain = self._replay(turn, pairs, resolve=False)
+        level = table.stepped_sweetness([w.sweetness for w in self._get_wines(turn, shown)] if shown else [], step)
+        if previous is None or level is None:
+            return None
+        intent = offered(previous, filters={"sweetness": level})
+        return self._recommend(turn, text, intent, excluded(exclude_ids, chain, intent))
+
+    def _similar(self, turn: _Turn, text: str, exclude_ids: list[str]) -> OfflineAnswer | None:
+        """«как Киндзмараули, но подешевле», «похожее на Кьянти» (offline/similar.py)."""
+        answered = like(
+            text,
+            exclude_ids,
+            lambda name: self._by_name(turn, [name], {}),
+            lambda a: self._search(turn, "search_wines", a),
+        )
+        if answered is None:
+            return None
+        response, intent = answered
+        return OfflineAnswer(response, list(turn.found.values()) if response.wines else [], turn.calls, intent)
 
     # ----------------------------------------------------------------- history
 
@@ -269,8 +325,12 @@ class OfflineResponder:
             before, answer_before = answer_before, exchange.answer
             if guards.precheck(exchange.user) is not None:
                 continue
+            if not exchange.wine_ids and table.asks_about_table(exchange.user, len(shown)):
+                continue  # a question about the wines on the table changes no request
             accepted = self._accepted_offer(turn, exchange.user, before, previous, shown if resolve else [])
-            intent = accepted[0] if accepted else _yes_to_info_offer(exchange.user, before)
+            intent = accepted[0] if accepted else writer.yes_to_info_offer(exchange.user, before)
+            if accepted is None:
+                intent = _sweetness_replayed(exchange.user, previous) or intent
             intent = intent or read_query(exchange.user, previous)
             if intent.kind != "recommendation":
                 continue
@@ -525,7 +585,7 @@ class OfflineResponder:
     ) -> tuple[list[Wine], dict[str, Any], tuple[str, Any] | None]:
         """One relaxation of the softest condition that may be relaxed (RELAX_ORDER): the wines it finds, the
         filters they meet and the condition dropped; else no wines, the filters as they were and None."""
-        key = next((k for k in RELAX_ORDER if filters.get(k) and _relaxable(k, intent)), None)
+        key = next((k for k in RELAX_ORDER if filters.get(k) and relaxable(k, intent)), None)
         if key is None:
             return [], filters, None
         loose = {k: v for k, v in filters.items() if k != key}
@@ -543,43 +603,9 @@ PROBE_ORDER = ("price", "sweetness", "grape_variety", "country", "region", "food
 MAX_PROBES = 3
 
 
-def _excluded(exclude_ids: list[str], chain: list[str], intent: QueryIntent) -> list[str]:
-    """The wines a search leaves out. Only "ещё"/"другие варианты" hides what the chain showed; a narrowing
-    follow-up ("а сухое белое?") may well land on a wine from the previous answer."""
-    return list(dict.fromkeys([*exclude_ids, *(chain if intent.more else [])]))[-MAX_EXCLUDED:]
-
-
-def _relaxable(key: str, intent: QueryIntent) -> bool:
-    """Region is soft; so is a dish whose suitable style the table does not know (with one it does know,
-    wines of another style would not suit it: «к тирамису» never gets dry wines); a grape or country is
-    relaxed only when inherited, never when just stated."""
-    if key == "food_pairing":
-        return pairing.dish_style(str(intent.filters.get("food_pairing") or "")) is None
-    if key == "region":
-        return True
-    return key not in intent.stated
-
-
-def _yes_to_info_offer(text: str, answer: str) -> QueryIntent | None:
-    """«да» to a glossary answer's closing question («Показать Пино Нуар из каталога?»): the question is
-    phrased as the request it offers, so it is read as the customer's own words."""
-    if not _AFFIRMATIVE.covers(text):
+def _sweetness_replayed(text: str, previous: QueryIntent | None) -> QueryIntent | None:
+    """«а послаще?» replayed from the history: the previous request a level past its own sweetness."""
+    if previous is None:
         return None
-    question = writer.info_offer(answer)
-    intent = read_query(question) if question else None
-    return intent if intent is not None and intent.kind == "recommendation" else None
-
-
-def _answer_without_wines(intent: QueryIntent, text: str) -> SommelierResponse | None:
-    """The answer to a message that asks for no wines: a greeting, thanks, help, a question, off the topic."""
-    if intent.kind == "greeting":
-        return writer.greeting(text)
-    if intent.kind == "thanks":
-        return writer.thanks(text)
-    if intent.kind == "help":
-        return writer.help_answer(text)
-    if intent.kind == "informational":
-        return writer.informational(intent.topic, text)
-    if intent.kind == "off_topic":
-        return writer.off_topic(text)
-    return None
+    level = table.stepped_sweetness([str(previous.filters.get("sweetness") or "dry")], table.sweetness_step(text))
+    return offered(previous, filters={"sweetness": level}) if level else None

@@ -134,7 +134,10 @@ def process_drop(
                 catalog_file = _catalog_in(unpacked)
             else:
                 catalog_file = downloaded
-            report = import_catalog(catalog_file, catalog=catalog, embedder=embedder, photos=photos, replace=replace)
+            # an unattended drop keeps all or nothing: its report does not list skipped rows yet
+            report = import_catalog(
+                catalog_file, catalog=catalog, embedder=embedder, photos=photos, replace=replace, strict=True
+            )
         except (DropError, CatalogImportError) as exc:
             # The importer names files by their path: show the shop its own file name, not our temp folder.
             text = _failure_text(name, exc).replace(f"{folder}/drop{suffix}", name).replace(f"{folder}/unpacked/", "")
