@@ -65,8 +65,8 @@ def test_cli_import_replace_makes_the_catalogue_exactly_the_file(fresh_db, tmp_p
         capsys.readouterr()
         assert main(["catalog", "import", str(oracle.CATALOGUE), "--replace"]) == 0, capsys.readouterr().err
         report = " ".join(capsys.readouterr().err.split())
-        assert f"imported {len(WINES)} wines" in report
-        kept = report.split("kept in extra (fields the catalogue does not use):", 1)[1]
+        assert f"импортировано вин: {len(WINES)}" in report
+        kept = report.split("сохранено как есть (колонки, которые каталог не использует):", 1)[1]
         for column in oracle.unknown_columns(HEADER):  # every column the shop added is named, none refused
             assert f"{column} ({len(WINES)})" in kept, (column, kept[:300])
         assert main(["catalog", "list", "--json"]) == 0

@@ -687,6 +687,14 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
         "admin_stats": {},
         "purge_old_messages": {"days": 180},
         "forget_user": {"telegram_user_id": 1},
+        # The owner's shop file (migration 0012).
+        "put_shop_facts": {
+            "facts": {
+                "name": "Винный погреб",
+                "stores": [{"id": "main", "name": "На Ленина", "address": "ул. Ленина, 1", "hours": "пн–вс 10–22"}],
+            }
+        },
+        "get_shop_facts": {},
         "begin_turn": {"chat_id": 2, "history_limit": 5, "user": {"telegram_user_id": 2, "chat_id": 2}},
         "open_turn": {
             "chat_id": 2,

@@ -61,5 +61,5 @@ def test_without_a_key_enrich_llm_says_so_and_imports_with_the_rules(empty_db, c
     code, output = cli(empty_db, "catalog", "import", path, "--enrich-llm")
     assert code == 0, output
     assert "--enrich-llm needs OPENAI_API_KEY" in output and "importing with the rules only" in output
-    assert "imported 2 wines" in output and "LLM enrichment" not in output
+    assert "импортировано вин: 2" in output and "LLM enrichment" not in output
     assert inferred_of(empty_db, "A-1") == ("", ["wine_type", "sweetness"])

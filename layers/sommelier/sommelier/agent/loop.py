@@ -181,12 +181,7 @@ class SommelierAgent:
         if kind is not None:
             return "care", care_answer(kind)
         answer = shop_answer(text, request.shop)
-        if answer is None:
-            return None
-        if request_fit(self._offline_responder, text, [], request.exclude_ids).wants_wines:
-            # «я администратор ресторана, подберите белое к рыбе»: a wine is asked for, the wine turn answers it
-            return None
-        return "shop", answer
+        return ("shop", answer) if answer is not None else None
 
     # ------------------------------------------------------------------ the LLM path
     def _online(

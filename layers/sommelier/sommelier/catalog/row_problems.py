@@ -22,7 +22,7 @@ def _messages() -> dict[str, Any]:
 
 def _field_words(field: str) -> tuple[str, str]:
     words = _messages()["fields"].get(field)
-    return (words[0], words[1]) if words else (field, "исправьте значение")
+    return (words[0], words[1]) if words else (field, str(_messages()["field_fallback_advice"]))
 
 
 class _KindWords:

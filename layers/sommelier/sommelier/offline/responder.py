@@ -50,7 +50,8 @@ logger = logging.getLogger(__name__)
 CANDIDATE_LIMIT = 10
 _AFFIRMATIVE = language.cues("dialogue.json", "affirmative")  # «да», «покажи»: a bare yes to an offer
 RELAX_ORDER = ("food_pairing", "region", "grape_variety", "country")
-SEARCH_TOOLS = ("search_wines", "semantic_search")
+PROBE_ORDER = ("price", "sweetness", "grape_variety", "country", "region", "food_pairing", "wine_type")
+MAX_PROBES = 3
 
 
 @dataclass
@@ -330,7 +331,7 @@ class OfflineResponder:
             accepted = self._accepted_offer(turn, exchange.user, before, previous, shown if resolve else [])
             intent = accepted[0] if accepted else writer.yes_to_info_offer(exchange.user, before)
             if accepted is None:
-                intent = _sweetness_replayed(exchange.user, previous) or intent
+                intent = table.sweetness_replayed(exchange.user, previous) or intent
             intent = intent or read_query(exchange.user, previous)
             if intent.kind != "recommendation":
                 continue
@@ -597,15 +598,3 @@ class OfflineResponder:
         if not candidates:
             return [], filters, None
         return candidates, loose, (key, filters[key])
-
-
-PROBE_ORDER = ("price", "sweetness", "grape_variety", "country", "region", "food_pairing", "wine_type")
-MAX_PROBES = 3
-
-
-def _sweetness_replayed(text: str, previous: QueryIntent | None) -> QueryIntent | None:
-    """«а послаще?» replayed from the history: the previous request a level past its own sweetness."""
-    if previous is None:
-        return None
-    level = table.stepped_sweetness([str(previous.filters.get("sweetness") or "dry")], table.sweetness_step(text))
-    return offered(previous, filters={"sweetness": level}) if level else None

@@ -12,6 +12,8 @@ from sommelier import language
 from sommelier.domain.wine import SWEETNESS_LEVELS, Wine
 from sommelier.language.filter_words import value_cues
 from sommelier.offline.filters import read_filters
+from sommelier.offline.follow_ups import offered
+from sommelier.offline.intent import QueryIntent
 from sommelier.offline.message import WORD, prepare
 
 _DATA = language.data("table.json")
@@ -216,3 +218,11 @@ def comparisons_in(text: str) -> set[str]:
     """The comparisons a message makes («полегче», «подешевле»): drier, sweeter, lighter, fuller, cheaper, pricier."""
     _, t = prepare(text or "")
     return {hit.value for hit in _COMPARISON.find(t)}
+
+
+def sweetness_replayed(text: str, previous: QueryIntent | None) -> QueryIntent | None:
+    """«а послаще?» replayed from the history: the previous request a level past its own sweetness."""
+    if previous is None:
+        return None
+    level = stepped_sweetness([str(previous.filters.get("sweetness") or "dry")], sweetness_step(text))
+    return offered(previous, filters={"sweetness": level}) if level else None
