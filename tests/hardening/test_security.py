@@ -691,7 +691,9 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
         "put_shop_facts": {
             "facts": {
                 "name": "Винный погреб",
-                "stores": [{"id": "main", "name": "На Ленина", "address": "ул. Ленина, 1", "hours": "пн–вс 10:00–22:00"}],
+                "stores": [
+                    {"id": "main", "name": "На Ленина", "address": "ул. Ленина, 1", "hours": "пн–вс 10:00–22:00"}
+                ],
             }
         },
         "get_shop_facts": {},

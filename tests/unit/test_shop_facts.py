@@ -145,3 +145,17 @@ def test_a_pronoun_is_never_read_as_a_grape(text):
 )
 def test_ordinary_words_are_not_shop_questions(text):
     assert topics(text) == [] and care_kind(text) is None
+
+
+@pytest.mark.parametrize(
+    ("written", "monday", "sunday"),
+    [
+        ("пн–вс 10–22", "с 10:00 до 22:00", "с 10:00 до 22:00"),
+        ("ежедневно с 10 до 22", "с 10:00 до 22:00", "с 10:00 до 22:00"),
+        ("пн-пт 9.30-21, сб-вс 11-20", "с 09:30 до 21:00", "с 11:00 до 20:00"),
+    ],
+)
+def test_hours_in_whole_hours_as_owners_write_them_on_the_door(written, monday, sunday):
+    week = parse_hours(written)
+    assert week[0] is not None and week[0].text() == monday
+    assert week[6] is not None and week[6].text() == sunday

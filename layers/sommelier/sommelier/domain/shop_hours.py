@@ -141,7 +141,7 @@ def _assign(week: Week, days: list[int], opening: Opening | None) -> None:
 
 
 def _opening(token: re.Match[str], raw: str) -> Opening:
-    h1, m1, h2, m2 = (int(token.group(g)) for g in ("h1", "m1", "h2", "m2"))
+    h1, m1, h2, m2 = (int(token.group(g) or 0) for g in ("h1", "m1", "h2", "m2"))  # «10–22»: whole hours
     if h1 > 24 or h2 > 24 or m1 > 59 or m2 > 59:
         raise HoursError(f"нет такого времени в «{raw}»")
     opens, closes = h1 * 60 + m1, h2 * 60 + m2
