@@ -29,6 +29,7 @@ DATA_FILES = (
     "dish_styles.json",
     "intros.json",
     "filter_words.json",
+    "personal_data.json",
 )
 
 

@@ -12,6 +12,12 @@ logger = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from sommelier.domain.pricing import LLMPrice
     from sommelier.domain.shop import AdminStats
+    from sommelier.telegram.updates import Routed
+
+# The chats an admin command may be answered in: the admin chat is the staff's private chat or group; a
+# channel, a channel's direct messages or a Business chat is never it, whatever its id (in a Business chat
+# the chat's id is the customer's own, so the admin writing to someone else's Business account would match).
+ADMIN_CHAT_TYPES = frozenset({"private", "group", "supergroup"})
 
 
 def is_admin_chat(shop: ShopSettings, chat_id: int | None) -> bool:
@@ -22,6 +28,13 @@ def is_admin_chat(shop: ShopSettings, chat_id: int | None) -> bool:
         logger.warning("%s: admin commands are off", exc)
         return False
     return admin is not None and chat_id == admin
+
+
+def is_admin_turn(shop: ShopSettings, routed: Routed) -> bool:
+    """The update came in the admin chat itself: its id, and neither a Business chat nor a channel's."""
+    if routed.business_connection_id is not None or routed.direct_messages_topic_id is not None:
+        return False
+    return routed.chat_type in ADMIN_CHAT_TYPES and is_admin_chat(shop, routed.chat_id)
 
 
 def stats_text(stats: AdminStats, price: LLMPrice | None = None) -> str:

@@ -15,6 +15,7 @@ from sommelier.domain.errors import PortError
 from sommelier.domain.pricing import parse_price
 from sommelier.domain.shop import ReportData, WineVotes
 from sommelier.domain.wine import WINE_TYPE_RU
+from sommelier.language.personal import mask_personal
 from sommelier.offline.reader import read_query
 from sommelier.repositories.ports import ShopRepository
 from sommelier.settings import LLMSettings
@@ -140,8 +141,8 @@ def build_report(data: ReportData, prices: tuple[float, float] = DEFAULT_PRICE_P
             dishes[str(filters["food_pairing"]).casefold()] += 1
         if filters.get("grape_variety"):
             grapes[str(filters["grape_variety"])] += 1
-        if not query.wines_shown:
-            unmet[_normalised(query.text)] += 1
+        if not query.wines_shown:  # masked: the owner reads what was asked, never who asked it
+            unmet[_normalised(mask_personal(query.text))] += 1
     band_order = [label for _, label in PRICE_BANDS]
     return WeeklyReport(
         since=datetime.fromisoformat(data.since),

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from sommelier.domain.errors import PortError
 from sommelier.domain.pricing import LLMPrice, parse_price
 from sommelier.shop import age_gate, privacy
-from sommelier.shop.admin import is_admin_chat, stats_text
+from sommelier.shop.admin import is_admin_turn, stats_text
 from sommelier.shop.cards import card_parts
 from sommelier.shop.deeplinks import wine_ref_from_start
 from sommelier.telegram.dialog import WELCOME, Reply
@@ -143,7 +143,7 @@ def forget_asked(turn: Turn) -> Reply:
 
 # --------------------------------------------------------------------------- the admin chat
 def stats(turn: Turn) -> Reply | None:
-    if not is_admin_chat(turn.settings.shop, turn.routed.chat_id):
+    if not is_admin_turn(turn.settings.shop, turn.routed):
         return None  # not a command anywhere else
     try:
         result = turn.repositories.shop.admin_stats()
@@ -157,7 +157,7 @@ def stats(turn: Turn) -> Reply | None:
 
 
 def report_now(turn: Turn) -> Reply | None:
-    if not is_admin_chat(turn.settings.shop, turn.routed.chat_id):
+    if not is_admin_turn(turn.settings.shop, turn.routed):
         return None
     from sommelier.shop.report_delivery import request_report
 
