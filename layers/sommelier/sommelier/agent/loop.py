@@ -117,7 +117,7 @@ class SommelierAgent:
             trace.mode = "guard"
             response = guard_response(verdict)
             save = False  # an attack must not be replayed to the model as history
-        elif self.llm is None:
+        elif self.llm is None or not request.use_llm:
             trace.mode = "offline"
             response, found = self._offline(text, history, request, trace)
         else:

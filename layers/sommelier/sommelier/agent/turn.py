@@ -54,6 +54,7 @@ class TurnRequest:
     history: list[ChatMessage] | None = None  # loaded by the caller's begin_turn; None: the agent loads it
     invocations_at_start: int | None = None  # the counter before the caller's begin_turn
     image: str | None = None  # a photo the customer sent (a data URL), shown to a model that sees images
+    use_llm: bool = True  # False: a spending limit was reached (telegram/limits.py), the offline responder answers
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from sommelier.settings import SettingError, Settings, ShopSettings
@@ -37,7 +38,17 @@ def is_admin_turn(shop: ShopSettings, routed: Routed) -> bool:
     return routed.chat_type in ADMIN_CHAT_TYPES and is_admin_chat(shop, routed.chat_id)
 
 
-def stats_text(stats: AdminStats, price: LLMPrice | None = None) -> str:
+def limits_text(hits: Mapping[str, int]) -> str:
+    """How often each spending limit stopped the LLM (telegram/limits.py), for /stats and the weekly report."""
+    from sommelier.telegram.limits import LIMIT_NAMES
+
+    if not hits:
+        return "• лимиты расходов не срабатывали\n"
+    listed = "; ".join(f"{LIMIT_NAMES[name]} — {count}" for name, count in hits.items() if name in LIMIT_NAMES)
+    return f"• лимиты расходов сработали: {listed}\n"
+
+
+def stats_text(stats: AdminStats, price: LLMPrice | None = None, limit_hits: Mapping[str, int] | None = None) -> str:
     """The /stats summary; with a price, what the LLM cost in 7 days and per question (cached tokens are
     not stored per turn, so this is the upper bound: every prompt token at the full price)."""
     cost = ""
@@ -51,7 +62,8 @@ def stats_text(stats: AdminStats, price: LLMPrice | None = None) -> str:
         f"• вопросов сегодня: {stats.turns_today}, за 7 дней: {stats.turns_7d}\n"
         f"• оценки за 7 дней: 👍 {stats.likes_7d} / 👎 {stats.dislikes_7d}\n"
         f"• вин в каталоге: {stats.wines}\n"
-        f"{cost}\n"
+        f"{cost}"
+        f"{limits_text(limit_hits) if limit_hits is not None else ''}\n"
         "Полный отчёт с графиком: /report"
     )
 

@@ -93,6 +93,7 @@ class WeeklyReport:
     fallback_turns: int
     cost_usd: float
     modes: dict[str, int] = field(default_factory=dict)
+    limit_hits: dict[str, int] | None = None  # how often each spending limit stopped the LLM (None: not read)
 
     @property
     def fallback_rate(self) -> float | None:
@@ -222,6 +223,11 @@ def report_text(report: WeeklyReport) -> str:
             else "Стоимость LLM: вопросов не было."
         ),
     ]
+    if report.limit_hits is not None:
+        from sommelier.shop.admin import limits_text
+
+        said = limits_text(report.limit_hits).removeprefix("• ").rstrip()
+        lines.append(said[:1].upper() + said[1:] + ".")
     return "\n".join(lines)
 
 

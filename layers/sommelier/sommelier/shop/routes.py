@@ -153,7 +153,13 @@ def stats(turn: Turn) -> Reply | None:
         price: LLMPrice | None = parse_price(turn.settings.llm.price_per_mtok)
     except ValueError:  # an unreadable LLM_PRICE_PER_MTOK: the summary without the cost (the doctor names it)
         price = None
-    return Reply(parts=render_text(stats_text(result, price)))
+    limits = turn.dialog.limits
+    try:
+        hits = limits.hits() if limits is not None else None
+    except Exception as exc:  # the counters can't be read now: the summary without them
+        logger.warning("limit figures not read: %s", exc)
+        hits = None
+    return Reply(parts=render_text(stats_text(result, price, hits)))
 
 
 def report_now(turn: Turn) -> Reply | None:
@@ -161,4 +167,5 @@ def report_now(turn: Turn) -> Reply | None:
         return None
     from sommelier.shop.report_delivery import request_report
 
-    return Reply(parts=render_text(request_report(turn.settings, turn.routed.chat, turn.repositories.shop)))
+    limits = turn.dialog.limits
+    return Reply(parts=render_text(request_report(turn.settings, turn.routed.chat, turn.repositories.shop, limits)))
