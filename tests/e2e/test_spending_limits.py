@@ -198,3 +198,21 @@ def _serialised(method, lock):
             return method(*args, **kwargs)
 
     return call
+
+
+def test_the_minute_rate_limit_is_one_customers_across_a_private_chat_and_three_groups(
+    environment, monkeypatch, fresh_memory, telegram, llm
+):
+    from sommelier.telegram.router import RATE_NOTICE
+
+    bot = make_bot(fresh_memory, telegram, llm=llm, monkeypatch=monkeypatch, rate=4)
+    for _ in range(4):
+        deliver(bot, text_update(next(_ids), "что такое танины?", CUSTOMER))
+    answered = len(llm.chat_requests)
+    for group in GROUPS:
+        deliver(bot, group_message(group, "что такое танины?"))
+    assert len(llm.chat_requests) == answered == 4, "a group is no fresh minute for the same customer"
+    notices = [t for group in GROUPS for t in sent(telegram, group)]
+    assert notices == [RATE_NOTICE], "told once, then silence"
+    deliver(bot, group_message(GROUPS[0], "что такое танины?", sender=7777))  # another member is answered
+    assert len(llm.chat_requests) == 5

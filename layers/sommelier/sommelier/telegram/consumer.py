@@ -98,7 +98,13 @@ class TelegramChannel:
         return progress.shown if progress is not None else None
 
     def allow(self) -> RateDecision:
-        return self.bot.limiter.check(self.routed.chat)
+        decision = self.bot.limiter.check(self.routed.chat)
+        user = self.routed.user
+        if decision.allowed and user is not None and user.id != self.routed.chat:
+            # One customer's minute is one, whichever chats they write in: a group is no fresh bucket (a
+            # user's id is their private chat's, so the private chat and every group share this count).
+            decision = self.bot.limiter.check(user.id)
+        return decision
 
     def typing(self) -> None:
         progress = self._progressive()
