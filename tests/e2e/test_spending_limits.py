@@ -87,6 +87,10 @@ def test_one_customer_across_a_private_chat_and_three_groups_shares_one_days_bud
     # /stats shows how often the limit stopped a turn.
     deliver(bot, text_update(next(_ids), "/stats", ADMIN))
     assert "вопросов к LLM от одного покупателя за день — 3" in sent(telegram, ADMIN)[-1]
+    # And so does the weekly report.
+    deliver(bot, text_update(next(_ids), "/report", ADMIN))
+    report = next(t for t in sent(telegram, ADMIN) if t.startswith("📊"))
+    assert "Лимиты расходов сработали: вопросов к LLM от одного покупателя за день — 3." in report
 
 
 def test_a_group_counts_as_one_customer_more_not_a_fresh_budget_per_member(
