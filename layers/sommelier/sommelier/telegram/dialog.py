@@ -211,7 +211,7 @@ class Dialog:
             request = replace(request, use_llm=False)
         turn = yield from self.agent.stream_turn(request)
         if admission is not None and self.limits is not None and admission.llm:
-            self.limits.settle(admission, turn.metadata.get("cost_usd"))
+            self.limits.settle(admission, turn.metadata.get("cost_usd"), int(turn.metadata.get("llm_calls") or 0))
         ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
         parts = self._render(turn.response, answer_ref=ref, found=turn.found_wines, wines=turn.wines)
         notice = admission.notice if admission is not None else None

@@ -108,6 +108,7 @@ class Admission(NamedTuple):
     limit: str | None = None
     tell_customer: bool = False
     reserved: tuple[tuple[str, float, int], ...] = ()  # (counter, amount, ttl) to settle after the turn
+    counted: tuple[tuple[str, float, int], ...] = ()  # the turn counts, given back when the LLM was not asked
     estimate: float = 0.0
 
     @property
@@ -176,11 +177,16 @@ class SpendingLimits:
                 told_whom = user_id if limit == USER_TURNS else chat_id
                 return self._refuse(limit, str(cap), told_whom, day, taken)
         reserved = tuple(t for t in taken if t[0].startswith("usd#"))
-        return Admission(True, reserved=reserved, estimate=estimate / 1_000_000)
+        counted = tuple(t for t in taken if t[0].startswith("turns#"))
+        return Admission(True, reserved=reserved, counted=counted, estimate=estimate / 1_000_000)
 
-    def settle(self, admission: Admission, cost_usd: float | None) -> None:
-        """The turn is over: its reservation becomes what it cost (None or 0: the LLM was not billed)."""
+    def settle(self, admission: Admission, cost_usd: float | None, llm_calls: int = 1) -> None:
+        """The turn is over: its reservation becomes what it cost (None or 0: the LLM was not billed); a turn
+        the LLM never saw (the guards stopped it first) does not count toward the customer's turns."""
         cost = max(float(cost_usd or 0.0), 0.0)
+        if llm_calls <= 0:
+            for key, amount, ttl in admission.counted:
+                self.counters.add(key, -amount, ttl)
         if cost > 0:
             with self._lock:
                 self._estimate = max(self._estimate, cost) if self._seen_cost else cost
