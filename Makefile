@@ -10,7 +10,7 @@ LOCK := layers/sommelier/requirements.lock
 # module again (pytest caches its rewritten tests as bytecode): 61 s → 54 s for `make test-fast` here.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install chat dev-up dev-down test test-fast lint bench eval clean lock sam-test
+.PHONY: install chat dev-up dev-down test test-fast lint bench eval clean lock sam-test audit
 
 $(STAMP): pyproject.toml layers/sommelier/requirements.txt $(LOCK) scripts/bootstrap.sh
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/bootstrap.sh
@@ -75,6 +75,11 @@ lock: $(STAMP)
 		--python-version 3.11 --custom-compile-command "make lock" --quiet -o $(LOCK) \
 		|| { mv $(LOCK).previous $(LOCK); exit 1; }
 	rm -f $(LOCK).previous
+
+# Every pin of the lock against the public advisories (pip-audit): "NOT CHECKED" and exit 2 where no
+# advisory source answers (these machines reach only the package registries). RELIABILITY.md, Dependencies.
+audit: $(STAMP)
+	$(BIN)/python -m sommelier_dev.devtools.audit $(LOCK)
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .pytest_cache .aws-sam

@@ -660,6 +660,7 @@ def invoke_every_function(env, env_file, sqs, queue_url, telegram, recorder, s3)
     check(registered and registered[-1].ok, "SetWebhookFunction did not call setWebhook at the fake Bot API")
     say("SetWebhookFunction: setWebhook at the fake Bot API, SUCCESS to CloudFormation")
     check_weekly_report(env, env_file, telegram)
+    check_alarm_notify(env, env_file, telegram)
     check_catalog_drop(env, env_file, telegram, s3)
     check_agent(env, env_file, telegram)
 
@@ -701,6 +702,15 @@ def check_weekly_report(env, env_file, telegram) -> None:
     to_admin = [c for c in telegram.calls if c.chat_id in (ADMIN_CHAT, str(ADMIN_CHAT)) and c.ok]
     check(to_admin, "WeeklyReportFunction sent nothing to the admin chat at the fake Bot API")
     say(f"WeeklyReportFunction: the report went to the admin chat ({', '.join(c.method for c in to_admin)})")
+
+
+def check_alarm_notify(env, env_file, telegram) -> None:
+    before = len(telegram.calls)
+    answer = invoke("AlarmNotifyFunction", EVENTS / "alarm_notify.json", env=env, env_file=env_file)
+    check(answer.get("told") == 1, f"AlarmNotifyFunction on alarm_notify.json: {answer}")
+    to_admin = [c for c in telegram.calls[before:] if c.chat_id in (ADMIN_CHAT, str(ADMIN_CHAT)) and c.ok]
+    check(to_admin, "AlarmNotifyFunction sent nothing to the admin chat at the fake Bot API")
+    say("AlarmNotifyFunction: the alarm went to the admin chat in Russian")
 
 
 def check_catalog_drop(env, env_file, telegram, s3) -> None:

@@ -15,6 +15,7 @@ CUSTOMER = 6011223344
 @pytest.fixture
 def environment(monkeypatch, telegram, fresh_memory, state_dir):
     configure_bot(monkeypatch, telegram, fresh_memory, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
+    monkeypatch.setenv("BUSINESS_OWNER_IDS", "290011223, 290011224")  # the shop's own Business accounts
 
 
 def group_mention(update_id: int, chat_id: int, text: str) -> dict:

@@ -50,6 +50,7 @@ def test_the_corpus_is_big_and_varied():
 @pytest.fixture
 def environment(monkeypatch, telegram, fresh_memory, state_dir):
     configure_bot(monkeypatch, telegram, fresh_memory, unset=("QUEUE_URL", "IDEMPOTENCY_TABLE", "OPENAI_API_KEY"))
+    monkeypatch.setenv("BUSINESS_OWNER_IDS", "5551001")  # the corpus's Business account is the shop's own
     yield
 
 

@@ -90,6 +90,7 @@ def environment(monkeypatch, telegram, llm, fresh_memory, state_dir):
     # Voice is heard (a transcription endpoint over a real socket); the chat model is the offline responder.
     monkeypatch.setenv("STT_API_KEY", "stt-test-key-not-secret")
     monkeypatch.setenv("STT_BASE_URL", llm.base_url)
+    monkeypatch.setenv("BUSINESS_OWNER_IDS", "290011223")  # the devset's Business account is the shop's own
 
 
 def _the_world_the_devset_talks_in(telegram, llm, cases) -> frozenset[int]:

@@ -687,7 +687,7 @@ def test_webhook_secret_token_is_generated_once_in_its_own_secret(resources):
 
 def test_every_function_logs_to_a_group_that_expires(template, resources):
     functions = {name: r for name, r in resources.items() if r["Type"] == "AWS::Serverless::Function"}
-    assert len(functions) == 8
+    assert len(functions) == 9
     for _name, function in functions.items():
         group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
         assert resources[group]["Type"] == "AWS::Logs::LogGroup"
@@ -1104,6 +1104,7 @@ SECRETS_READ = {
     "WeeklyReportFunctionRole": {"BotSecrets"},
     "SetWebhookFunctionRole": {"BotSecrets", "WebhookSecretToken"},
     "WebhookCheckFunctionRole": {"BotSecrets"},
+    "AlarmNotifyFunctionRole": {"BotSecrets"},
     "WineToolsFunctionRole": {"AppDatabaseSecret"},
     "MigrateFunctionRole": {"DatabaseCluster", "AppDatabaseSecret"},  # the master (RDS-managed) secret
 }

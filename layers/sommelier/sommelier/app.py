@@ -21,9 +21,11 @@ from sommelier.photos.store import PhotoStore, photo_store_from_settings
 from sommelier.repositories.adapters import Repositories, repositories_from_settings
 from sommelier.settings import Settings
 from sommelier.shop import routes as shop_routes
+from sommelier.shop.admin import notify_admin
 from sommelier.shop.age_gate import AgeGate
 from sommelier.telegram.consumer import TelegramBot
 from sommelier.telegram.dialog import Dialog
+from sommelier.telegram.limits import limits_from_settings
 from sommelier.telegram.router import Router, customer_router
 from sommelier.telegram.state import MessageLedger
 
@@ -67,6 +69,8 @@ def build_runtime(settings: Settings, *, repositories: Repositories | None = Non
             repositories,
             health_warning=settings.shop.health_warning,
             transcriber=transcriber_from_settings(settings),
+            # Past a spending limit the offline responder answers; the owner hears of it in the admin chat.
+            limits=limits_from_settings(settings, notify_owner=lambda text: notify_admin(settings, text)),
         ),
         photos=photo_store_from_settings(settings),
         age_gate=AgeGate(repositories.shop),

@@ -75,6 +75,17 @@ class _Reader:
         except ValueError as exc:
             raise SettingError(f"{name} must be an integer, got {raw!r}") from exc
 
+    def ids(self, name: str) -> frozenset[int]:
+        """A list of Telegram ids, separated by commas or spaces (unset or empty: none)."""
+        raw = self.text(name) or ""
+        found: set[int] = set()
+        for item in raw.replace(",", " ").split():
+            try:
+                found.add(int(item))
+            except ValueError as exc:
+                raise SettingError(f"{name} must be Telegram user ids separated by commas, got {item!r}") from exc
+        return frozenset(found)
+
     def seconds(self, name: str, default: float) -> float:
         raw = self.text(name)
         if raw is None:
@@ -85,6 +96,19 @@ class _Reader:
             raise SettingError(f"{name} must be a number of seconds, got {raw!r}") from exc
         if value <= 0:
             raise SettingError(f"{name} must be positive, got {raw!r}")
+        return value
+
+    def amount(self, name: str) -> float | None:
+        """A positive number (dollars, minutes), or None when unset."""
+        raw = self.text(name)
+        if raw is None:
+            return None
+        try:
+            value = float(raw.replace(",", "."))
+        except ValueError as exc:
+            raise SettingError(f"{name} must be a number, got {raw!r}") from exc
+        if not value > 0 or value == float("inf"):
+            raise SettingError(f"{name} must be a positive number, got {raw!r}")
         return value
 
     def flag(self, name: str, default: bool) -> bool:
@@ -167,6 +191,8 @@ class TelegramSettings(NamedTuple):
     progressive: bool = True
     draft_interval_s: float = 0.5
     rate_limit_per_minute: int = 10
+    # BUSINESS_OWNER_IDS: the Telegram user ids whose Business accounts the bot answers in (empty: none).
+    business_owner_ids: frozenset[int] = frozenset()
 
     def require_token(self) -> str:
         if not self.bot_token:
@@ -229,6 +255,22 @@ class AgentSettings(NamedTuple):
     max_retries: int = 2
 
 
+class LimitSettings(NamedTuple):
+    """Spending limits that stop (telegram/limits.py; RELIABILITY.md lists them): past one, the offline
+    responder answers."""
+
+    turns_per_user_day: int = 60  # LLM_TURNS_PER_USER_DAY: LLM turns per customer (and per group) a day
+    voice_minutes_per_user_day: float = 10.0  # VOICE_MINUTES_PER_USER_DAY: voice heard per customer a day
+    daily_budget_usd: float | None = None  # LLM_DAILY_BUDGET_USD (unset: a tenth of the month's budget)
+    monthly_budget_usd: float | None = None  # LLM_MONTHLY_BUDGET_USD (unset: no shop budget)
+
+    @property
+    def day_budget_usd(self) -> float | None:
+        if self.daily_budget_usd is not None:
+            return self.daily_budget_usd
+        return self.monthly_budget_usd / 10 if self.monthly_budget_usd is not None else None
+
+
 class ObservabilitySettings(NamedTuple):
     metrics_namespace: str = "Sommelier"
     xray_daemon: str | None = None
@@ -249,6 +291,7 @@ class Settings(NamedTuple):
     shop: ShopSettings = ShopSettings()
     agent: AgentSettings = AgentSettings()
     observability: ObservabilitySettings = ObservabilitySettings()
+    limits: LimitSettings = LimitSettings()
     offline_forced: bool = False
     state_dir: Path = project_root() / ".sommelier"  # load_settings: SOMMELIER_STATE_DIR wins
 
@@ -296,6 +339,7 @@ def load_settings(environ: Mapping[str, str] | None = None, secrets: Mapping[str
             trace_disabled=read.flag("POWERTOOLS_TRACE_DISABLED", False),
             git_revision=read.text("SOMMELIER_GIT_REVISION"),
         ),
+        limits=_limits(read),
         offline_forced=read.flag("SOMMELIER_OFFLINE", False),
         state_dir=Path(read.text("SOMMELIER_STATE_DIR") or project_root() / ".sommelier"),
     )
@@ -370,6 +414,19 @@ def _telegram(read: _Reader) -> TelegramSettings:
         progressive=read.flag("TELEGRAM_PROGRESSIVE", True),
         draft_interval_s=read.integer("TELEGRAM_DRAFT_INTERVAL_MS", 500) / 1000,
         rate_limit_per_minute=read.integer("RATE_LIMIT_PER_MINUTE", 10),
+        business_owner_ids=read.ids("BUSINESS_OWNER_IDS"),
+    )
+
+
+def _limits(read: _Reader) -> LimitSettings:
+    turns = read.integer("LLM_TURNS_PER_USER_DAY", 60)
+    if turns < 1:
+        raise SettingError(f"LLM_TURNS_PER_USER_DAY must be 1 or more, got {turns}")
+    return LimitSettings(
+        turns_per_user_day=turns,
+        voice_minutes_per_user_day=read.amount("VOICE_MINUTES_PER_USER_DAY") or 10.0,
+        daily_budget_usd=read.amount("LLM_DAILY_BUDGET_USD"),
+        monthly_budget_usd=read.amount("LLM_MONTHLY_BUDGET_USD"),
     )
 
 

@@ -145,7 +145,7 @@ class SommelierAgent:
             save = False  # an attack must not be replayed to the model as history
         elif desk is not None:
             trace.mode, response = desk  # the shop's facts or a care turn: the same words in both modes
-        elif self.llm is None:
+        elif self.llm is None or not request.use_llm:
             trace.mode = "offline"
             response, found = self._offline(text, history, request, trace)
         else:

@@ -67,6 +67,7 @@ class TurnRequest:
     image: str | None = None  # a photo the customer sent (a data URL), shown to a model that sees images
     shop: ShopFacts | None = None  # the owner's shop file (begin_turn/open_turn load it); None: none is set
     opening: Opening | None = None  # the prefetch's searches, run with the caller's open_turn
+    use_llm: bool = True  # False: a spending limit was reached (telegram/limits.py), the offline responder answers
 
 
 @dataclass

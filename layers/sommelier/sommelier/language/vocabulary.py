@@ -35,6 +35,7 @@ DATA_FILES = (
     "filter_words.json",
     "shop_words.json",
     "answer_checks.json",
+    "personal_data.json",
 )
 
 

@@ -17,7 +17,9 @@ DATABASE_URL, values passed to `register_secret` (e.g. the database password rea
 and anything shaped like a credential: Telegram bot tokens, `sk-…` keys, `Bearer …` values, the
 password part of `scheme://user:password@host` URLs, `password=…` in connection strings and the
 webhook secret header. Values shorter than MIN_SECRET_LENGTH are not masked by value (too likely to
-be ordinary words); the patterns still apply to them. Standard library only.
+be ordinary words); the patterns still apply to them. A customer's personal data is masked too
+(`sommelier.language.personal`: phones, e-mails, cards, addresses and @handles written in a message; a
+bare run of digits stays, since in a log line it is an id). Standard library only, besides that.
 """
 
 from __future__ import annotations
@@ -119,7 +121,9 @@ def redact(text: str) -> str:
             text = text.replace(secret, MASK)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
-    return text
+    from sommelier.language.personal import mask_personal  # a customer's phone, e-mail, address or @handle
+
+    return mask_personal(text, names=False, bare_numbers=False)
 
 
 def redact_value(value: Any, depth: int = 0) -> Any:

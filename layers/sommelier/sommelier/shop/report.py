@@ -17,6 +17,7 @@ from sommelier.domain.errors import PortError
 from sommelier.domain.pricing import parse_price
 from sommelier.domain.shop import ReportData, WineVotes
 from sommelier.domain.wine import WINE_TYPE_RU
+from sommelier.language.personal import mask_personal
 from sommelier.offline.reader import read_query
 from sommelier.repositories.ports import ShopRepository
 from sommelier.settings import LLMSettings
@@ -95,6 +96,7 @@ class WeeklyReport:
     cost_usd: float
     modes: dict[str, int] = field(default_factory=dict)
     shop_and_care: int = 0  # questions about the shop, and age and health turns: counted apart from demand
+    limit_hits: dict[str, int] | None = None  # how often each spending limit stopped the LLM (None: not read)
 
     @property
     def fallback_rate(self) -> float | None:
@@ -147,8 +149,8 @@ def build_report(data: ReportData, prices: tuple[float, float] = DEFAULT_PRICE_P
             dishes[str(filters["food_pairing"]).casefold()] += 1
         if filters.get("grape_variety"):
             grapes[str(filters["grape_variety"])] += 1
-        if not query.wines_shown:
-            unmet[_normalised(query.text)] += 1
+        if not query.wines_shown:  # masked: the owner reads what was asked, never who asked it
+            unmet[_normalised(mask_personal(query.text))] += 1
     band_order = [label for _, label in PRICE_BANDS]
     return WeeklyReport(
         since=datetime.fromisoformat(data.since),
@@ -231,6 +233,11 @@ def report_text(report: WeeklyReport) -> str:
             else "Стоимость LLM: вопросов не было."
         ),
     ]
+    if report.limit_hits is not None:
+        from sommelier.shop.admin import limits_text
+
+        said = limits_text(report.limit_hits).removeprefix("• ").rstrip()
+        lines.append(said[:1].upper() + said[1:] + ".")
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ from sommelier.repositories.ports import ShopRepository
 from sommelier.settings import SettingError, Settings
 from sommelier.shop.report import ReportError, WeeklyReport, fetch_report, llm_prices, report_chart, report_text
 from sommelier.telegram.client import TelegramClient
+from sommelier.telegram.limits import SpendingLimits, limits_from_settings
 from sommelier.telegram.render import split_text
 
 logger = logging.getLogger(__name__)
@@ -26,16 +27,25 @@ FAILED = "Не получилось собрать отчёт: {reason}"
 
 
 def send_report(
-    settings: Settings, shop: ShopRepository, client: TelegramClient, chat_id: int, since: timedelta = WEEK
+    settings: Settings,
+    shop: ShopRepository,
+    client: TelegramClient,
+    chat_id: int,
+    since: timedelta = WEEK,
+    limits: SpendingLimits | None = None,
 ) -> WeeklyReport:
     report = fetch_report(shop, since, llm_prices(settings.llm))
+    try:  # how often each spending limit stopped the LLM (the agent's counters: DynamoDB, or this process's)
+        report.limit_hits = (limits or limits_from_settings(settings)).hits(max(since.days, 1))
+    except Exception as exc:
+        logger.warning("limit figures not read: %s", exc)
     client.send_photo(chat_id, report_chart(report), filename="report.png")
     for chunk in split_text(report_text(report)):
         client.send_message(chat_id, chunk)
     return report
 
 
-def request_report(settings: Settings, chat_id: int, shop: ShopRepository) -> str:
+def request_report(settings: Settings, chat_id: int, shop: ShopRepository, limits: SpendingLimits | None = None) -> str:
     """Start the report for this chat; the answer is what to tell the admin right now."""
     function = settings.aws.report_function_name
     try:
@@ -47,7 +57,7 @@ def request_report(settings: Settings, chat_id: int, shop: ShopRepository) -> st
             )
             return STARTED
         with TelegramClient.from_settings(settings.telegram) as client:
-            send_report(settings, shop, client, chat_id)
+            send_report(settings, shop, client, chat_id, limits=limits)
         return SENT
     except Exception as exc:  # the admin gets the reason in the chat, never a stack trace
         logger.warning("report not sent: %s", exc)

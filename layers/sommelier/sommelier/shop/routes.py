@@ -11,7 +11,7 @@ from sommelier.agent.care import stated_minor
 from sommelier.domain.errors import PortError
 from sommelier.domain.pricing import LLMPrice, parse_price
 from sommelier.shop import age_gate, privacy
-from sommelier.shop.admin import is_admin_chat, stats_text
+from sommelier.shop.admin import is_admin_turn, stats_text
 from sommelier.shop.cards import card_parts
 from sommelier.shop.deeplinks import wine_ref_from_start
 from sommelier.telegram.dialog import WELCOME, Reply
@@ -155,7 +155,7 @@ def forget_asked(turn: Turn) -> Reply:
 
 # --------------------------------------------------------------------------- the admin chat
 def stats(turn: Turn) -> Reply | None:
-    if not is_admin_chat(turn.settings.shop, turn.routed.chat_id):
+    if not is_admin_turn(turn.settings.shop, turn.routed):
         return None  # not a command anywhere else
     try:
         result = turn.repositories.shop.admin_stats()
@@ -165,12 +165,19 @@ def stats(turn: Turn) -> Reply | None:
         price: LLMPrice | None = parse_price(turn.settings.llm.price_per_mtok)
     except ValueError:  # an unreadable LLM_PRICE_PER_MTOK: the summary without the cost (the doctor names it)
         price = None
-    return Reply(parts=render_text(stats_text(result, price)))
+    limits = turn.dialog.limits
+    try:
+        hits = limits.hits() if limits is not None else None
+    except Exception as exc:  # the counters can't be read now: the summary without them
+        logger.warning("limit figures not read: %s", exc)
+        hits = None
+    return Reply(parts=render_text(stats_text(result, price, hits)))
 
 
 def report_now(turn: Turn) -> Reply | None:
-    if not is_admin_chat(turn.settings.shop, turn.routed.chat_id):
+    if not is_admin_turn(turn.settings.shop, turn.routed):
         return None
     from sommelier.shop.report_delivery import request_report
 
-    return Reply(parts=render_text(request_report(turn.settings, turn.routed.chat, turn.repositories.shop)))
+    limits = turn.dialog.limits
+    return Reply(parts=render_text(request_report(turn.settings, turn.routed.chat, turn.repositories.shop, limits)))

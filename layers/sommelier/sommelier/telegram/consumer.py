@@ -20,7 +20,7 @@ from sommelier.observability.telemetry import record_event
 from sommelier.photos.store import PhotoStore
 from sommelier.repositories.adapters import Repositories
 from sommelier.settings import LLMSettings, SettingError, Settings
-from sommelier.telegram.business import BusinessConnections
+from sommelier.telegram.business import STRANGER_REFUSAL, BusinessConnections, stranger_report
 from sommelier.telegram.client import BadRequest, Forbidden, RetryAfter, TelegramClient, TelegramError
 from sommelier.telegram.delivery import DeliveryLog, DynamoDeliveryLog, InMemoryDeliveryLog
 from sommelier.telegram.delivery import Sender as TelegramSender
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
     from sommelier.domain.wire import JSONObject
+    from sommelier.telegram.models import BusinessConnection
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +98,13 @@ class TelegramChannel:
         return progress.shown if progress is not None else None
 
     def allow(self) -> RateDecision:
-        return self.bot.limiter.check(self.routed.chat)
+        decision = self.bot.limiter.check(self.routed.chat)
+        user = self.routed.user
+        if decision.allowed and user is not None and user.id != self.routed.chat:
+            # One customer's minute is one, whichever chats they write in: a group is no fresh bucket (a
+            # user's id is their private chat's, so the private chat and every group share this count).
+            decision = self.bot.limiter.check(user.id)
+        return decision
 
     def typing(self) -> None:
         progress = self._progressive()
@@ -186,7 +193,7 @@ class TelegramBot:
         self.sender = TelegramSender(
             client, photos, delivery_log, on_file_id=self._cache_file_id, sleep=self.sleep, floods=self.floods
         )
-        self.business = BusinessConnections(client, clock)
+        self.business = BusinessConnections(client, clock, settings.telegram.business_owner_ids)
         # Progressive replies need a model that streams; TELEGRAM_PROGRESSIVE=off sends each answer whole.
         telegram = settings.telegram
         self.progressive = bool(getattr(self.dialog.agent.llm, "streams", False)) and telegram.progressive
@@ -206,11 +213,10 @@ class TelegramBot:
             return
         if routed.kind == "business" and routed.business is not None:
             self.business.remember(routed.business)  # connected, disconnected, rights changed: no reply
+            if routed.business.is_enabled and not self.business.is_the_shops(routed.business):
+                self._refuse_business(routed.business, routed.update_id)
             return
-        if self.router.route_for(routed) is None:
-            return
-        if routed.business_connection_id is not None and not self.business.may_reply(routed.business_connection_id):
-            logger.info("business connection %s is disabled or may not reply: no answer", routed.business_connection_id)
+        if self.router.route_for(routed) is None or not self._may_answer_business(routed):
             return
         if routed.kind == "member":  # no reply to plan or deliver
             self.router.dispatch(self._turn(routed))
@@ -247,6 +253,41 @@ class TelegramBot:
             if attempt >= self.max_receives:
                 self._apologise(routed, key)
             raise
+
+    def _may_answer_business(self, routed: Routed) -> bool:
+        """True outside Business chats; in one, only for the shop's own enabled connection with reply rights."""
+        connection_id = routed.business_connection_id
+        if connection_id is None:
+            return True
+        verdict = self.business.verdict(connection_id)
+        if verdict == "serve":
+            return True
+        connection = self.business.get(connection_id)
+        if verdict == "stranger" and connection is not None:
+            self._refuse_business(connection, routed.update_id)
+        logger.info("business connection %s is %s: no answer", connection_id, verdict)
+        return False
+
+    def _refuse_business(self, connection: BusinessConnection, update_id: int) -> None:
+        """Someone else's Business account connected the bot: told once, politely, where the bot can be used;
+        the shop's admin chat is told once too (claimed in the ledger, so once across processes)."""
+        if not self.ledger.claim(f"business-refused#{connection.id}", str(update_id)):
+            return
+        logger.warning(
+            "business connection %s of user %s refused: not in BUSINESS_OWNER_IDS", connection.id, connection.user.id
+        )
+        record_event("BusinessConnectionRefused")
+        try:
+            admin = self.settings.shop.admin_chat_id()
+        except SettingError:
+            admin = None
+        for chat, text in ((connection.user_chat_id, STRANGER_REFUSAL), (admin, stranger_report(connection))):
+            if chat is None:
+                continue
+            try:
+                self.client.send_message(chat, text)
+            except TelegramError as exc:
+                logger.info("business refusal not delivered to chat %s: %s", chat, exc)
 
     def _claim(self, routed: Routed, key: str) -> Routed | None:
         """The update to answer for this message, or None when another update has (or had) its turn.

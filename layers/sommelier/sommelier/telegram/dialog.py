@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Generator, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sommelier.agent.context import moment_context
 from sommelier.agent.llm.port import drain
@@ -23,6 +23,7 @@ from sommelier.domain.search import ToolRequest
 from sommelier.domain.shop_facts import ShopFacts
 from sommelier.domain.wine import Wine
 from sommelier.repositories.adapters import Repositories
+from sommelier.telegram.limits import Admission, SpendingLimits
 from sommelier.telegram.render import MORE, VOTE, Outgoing, render_answer, render_text
 
 logger = logging.getLogger(__name__)
@@ -120,8 +121,10 @@ class Dialog:
         *,
         health_warning: str | None = None,
         transcriber: Transcriber | None = None,
+        limits: SpendingLimits | None = None,
     ):
         self.agent = agent
+        self.limits = limits  # the spending limits (None: none, as in the terminal chat's tests)
         self.transcriber = transcriber  # voice messages heard as text (None: customers are asked to type)
         self.health_warning = health_warning  # the line under every answer that shows wine (None: none)
         self.repositories = repositories
@@ -208,10 +211,26 @@ class Dialog:
             opening=opening,
             shop=shop,
         )
+        admission = self._admit(sender)
+        if admission is not None and not admission.llm:
+            request = replace(request, use_llm=False)
         turn = yield from self.agent.stream_turn(request)
+        if admission is not None and self.limits is not None and admission.llm:
+            self.limits.settle(admission, turn.metadata.get("cost_usd"), int(turn.metadata.get("llm_calls") or 0))
         ref = str(turn.assistant_message_id) if turn.assistant_message_id else (str(update_id) if update_id else "0")
         parts = self._render(turn.response, answer_ref=ref, found=turn.found_wines, wines=turn.wines)
-        return Reply(parts=parts, turn=turn)
+        notice = admission.notice if admission is not None else None
+        return Reply(parts=(render_text(notice) + parts) if notice else parts, turn=turn)
+
+    def _admit(self, sender: Author) -> Admission | None:
+        """The spending limits' word on this turn (None: no LLM to spend on, or no limits here)."""
+        if self.limits is None or self.agent.llm is None:
+            return None
+        try:
+            return self.limits.admit(sender.user_id, sender.chat_id)
+        except Exception as exc:  # the counters can't be reached: no spending they could not count
+            logger.warning("spending limits not checked, the offline responder answers: %s", exc)
+            return Admission(False)
 
     def callback(
         self,

@@ -28,6 +28,7 @@ from sommelier.domain.conversation import Deadline
 from sommelier.settings import Settings
 from sommelier.telegram.callback_data import CallbackData, prefix_of
 from sommelier.telegram.dialog import Author, Reply, ReplyStream
+from sommelier.telegram.limits import VOICE_LIMIT_REPLY
 from sommelier.telegram.render import MORE, VOTE, feedback_keyboard, render_text, shorten
 from sommelier.telegram.state import RateDecision
 from sommelier.telegram.updates import Kind, Routed
@@ -271,6 +272,9 @@ def voice(turn: Turn) -> Reply:
         return Reply(parts=render_text(VOICE_AS_TEXT))
     if (routed.duration or 0) > limits.max_seconds or (routed.file_size or 0) > limits.max_bytes:
         return Reply(parts=render_text(VOICE_TOO_LONG.format(minutes=max(1, limits.max_seconds // 60))))
+    spending = turn.dialog.limits
+    if spending is not None and not spending.admit_voice(turn.sender.user_id, routed.duration or 0):
+        return Reply(parts=render_text(VOICE_LIMIT_REPLY))  # the day's minutes are heard: typed, it is answered
     turn.channel.typing()
     audio = turn.channel.file(routed.file_id, limits.max_bytes)
     heard = ""
