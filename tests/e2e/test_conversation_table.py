@@ -100,7 +100,7 @@ def _recommend_first_candidates(body: dict):
     """A deterministic model: the first two prefetched candidates, in their order."""
     prompt = body["messages"][1]["content"]
     rows = [json.loads(line) for line in prompt.split("## Кандидаты", 1)[1].splitlines() if line.startswith("{")][:2]
-    wines = [{"wine_id": r["id"], "wine_name": r["name"], "description": "Хорошо подходит к стейку."} for r in rows]
+    wines = [{"ref": r["ref"], "reason": "Хорошо подходит к стейку."} for r in rows]  # rows name wines by ref
     answer = {"response_type": "recommendation", "intro": "Вот что есть.", "wines": wines, "closing": "Ещё?"}
     return reply(json.dumps({**answer, "guard_type": None}, ensure_ascii=False))
 

@@ -144,6 +144,7 @@ CARE = {
 
 @pytest.mark.parametrize("mode", ["offline", "llm"])
 def test_care_turns_show_no_wine_in_every_chat_kind(mode, environment, monkeypatch, fresh_memory, telegram, llm):
+    monkeypatch.setenv("BUSINESS_OWNER_IDS", "290011999")  # the shop's own Business account
     bot = _bot(mode, monkeypatch, fresh_memory, telegram, llm)
     telegram.connect_business("shop-care", 290011999, can_reply=True)
     mention = f"@{TEST_BOT} "
