@@ -278,6 +278,8 @@ def language_problem(response: Any, found_wines: Mapping[str, Wine]) -> str | No
         wine = found_wines.get(rec.wine_id or "")
         if wine is not None:
             names += [wine.name, wine.producer, wine.region, *wine.grape_varieties]
+    for wine in found_wines.values():  # an answer about a wine on the table names it without showing it
+        names += [wine.name, wine.producer]
     share = russian_share(texts, names)
     if share is not None and share < MIN_RUSSIAN_SHARE:
         return LANGUAGE_ERROR

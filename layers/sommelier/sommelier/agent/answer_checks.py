@@ -233,8 +233,11 @@ def checked(response: SommelierResponse, checking: Checking) -> tuple[SommelierR
     checker = SentenceChecker(checking, list(checking.found.values()))  # a reason names no other candidate
     failures: list[Failure] = []
     shown = [checking.found[w.wine_id or ""] for w in response.wines if (w.wine_id or "") in checking.found]
-    intro = checker.clean(response.intro, shown, "intro", failures)
-    closing = checker.clean(response.closing, shown, "closing", failures)
+    # An answer that shows no wine may speak of the turn's wines (the table's: «сколько стоит первое?»), as a
+    # streamed intro may before its wines are known.
+    own = shown or list(checking.found.values())
+    intro = checker.clean(response.intro, own, "intro", failures)
+    closing = checker.clean(response.closing, own, "closing", failures)
     wines = []
     for rec in response.wines:
         wine = checking.found[rec.wine_id or ""]
