@@ -77,7 +77,8 @@ def _number(amount: float) -> str:
 
 
 class DynamoCounters:
-    """One item per counter: ``ADD`` is atomic, and ``UPDATED_NEW`` answers the total it made."""
+    """One item per counter: ``ADD`` is atomic, and ``ALL_NEW`` answers the total it made (``UPDATED_NEW``
+    may leave out an attribute it judges unchanged)."""
 
     def __init__(self, table_name: str, client: DynamoDBClient | None = None, clock: Callable[[], float] = time.time):
         import boto3
@@ -96,7 +97,7 @@ class DynamoCounters:
                 ":amount": {"N": _number(amount)},
                 ":exp": {"N": str(int(self._clock()) + ttl_s)},
             },
-            ReturnValues="UPDATED_NEW",
+            ReturnValues="ALL_NEW",
         )
         return float(answer["Attributes"]["total"]["N"])
 

@@ -150,11 +150,18 @@ class SpendingLimits:
     def admit(self, user_id: int, chat_id: int) -> Admission:
         """Count this turn against every limit it falls under; all or none: a refused turn takes back what it
         added."""
+        taken: list[tuple[str, float, int]] = []
+        try:
+            return self._admit(user_id, chat_id, taken)
+        except Exception:  # a counter that fails half-way gives back what the turn had taken already
+            self._give_back(taken)
+            raise
+
+    def _admit(self, user_id: int, chat_id: int, taken: list[tuple[str, float, int]]) -> Admission:
         now = self.clock()
         day, month = _today(now), _month(now)
         with self._lock:
             estimate = _micro(self._estimate)
-        taken: list[tuple[str, float, int]] = []
         budgets = (
             (DAILY_BUDGET, f"usd#day#{day}", self.limits.day_budget_usd, DAY_TTL_S),
             (MONTHLY_BUDGET, f"usd#month#{month}", self.limits.monthly_budget_usd, MONTH_TTL_S),
@@ -232,9 +239,16 @@ class SpendingLimits:
         return day / 1_000_000, month / 1_000_000
 
     # ------------------------------------------------------------------ plumbing
-    def _refuse(self, limit: str, value: str, whom: int, day: str, taken: list[tuple[str, float, int]]) -> Admission:
+    def _give_back(self, taken: list[tuple[str, float, int]]) -> None:
         for key, amount, ttl in taken:
-            self.counters.add(key, -amount, ttl)
+            try:
+                self.counters.add(key, -amount, ttl)
+            except Exception as exc:  # what can't be given back stays counted: never spending past a limit
+                logger.warning("a spending counter %s was not given back: %s", key, exc)
+        taken.clear()  # given back once, whatever fails after
+
+    def _refuse(self, limit: str, value: str, whom: int, day: str, taken: list[tuple[str, float, int]]) -> Admission:
+        self._give_back(taken)
         self.counters.add(f"hits#{limit}#{day}", 1, DAY_TTL_S)
         record_event(f"LimitReached_{limit}")
         logger.info("spending limit %s reached (%s): the LLM does not answer", limit, value)
