@@ -129,9 +129,17 @@ class SentenceChecker:
         self.names = [n for w in checking.found.values() for n in (w.name, w.producer)] + [checking.shop.name or ""]
         self.tails = [t for w in checking.found.values() if (t := trimmed_tail(w))]
         self.notes = {w.id: _shingles(f"{w.tasting_notes} {w.description}") for w in checking.found.values()}
+        # A streamed draft is re-read on every delta: each sentence is checked once.
+        self._verdicts: dict[tuple[str, tuple[str, ...], str], str | None] = {}
 
     def problem(self, sentence: str, own: Sequence[Wine], *, reason_of: Wine | None = None) -> str | None:
         """The name of the first check the sentence fails, or None."""
+        key = (sentence, tuple(w.id for w in own), reason_of.id if reason_of else "")
+        if key not in self._verdicts:
+            self._verdicts[key] = self._first_problem(sentence, own, reason_of)
+        return self._verdicts[key]
+
+    def _first_problem(self, sentence: str, own: Sequence[Wine], reason_of: Wine | None) -> str | None:
         for check in (
             self._cut,
             self._contact,

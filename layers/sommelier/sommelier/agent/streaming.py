@@ -214,6 +214,8 @@ class StreamedAnswer:
                 # A draft is read too: the word being written waits (a number may still grow), and only the
                 # sentences that pass the checks are shown.
                 draft = _settled(plain_draft(_clean(event.value)))
+                if len(draft) > MAX_INTRO:  # an intro over the limit is refused whole: its draft is not shown
+                    return []
                 draft = self.checker.clean(draft, list(self.found.values()), "intro draft", [], log=False)
                 if draft and _russian([draft]):  # an English answer is not shown even as a draft
                     return [DraftPiece(draft)]
