@@ -11,6 +11,7 @@ import logging
 from typing import Any, Protocol
 
 from sommelier.domain.errors import PortError
+from sommelier.outbound import tls_context
 from sommelier.settings import Settings, SpeechSettings
 
 logger = logging.getLogger(__name__)
@@ -36,7 +37,11 @@ class OpenAITranscriber:
             import openai
 
             client = openai.OpenAI(
-                api_key=settings.api_key, base_url=settings.base_url, timeout=TIMEOUT_S, max_retries=1
+                api_key=settings.api_key,
+                base_url=settings.base_url,
+                timeout=TIMEOUT_S,
+                max_retries=1,
+                http_client=openai.DefaultHttpxClient(verify=tls_context()),
             )
         self._client = client
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import openai
 
 from sommelier.embeddings.port import EmbeddingError
+from sommelier.outbound import tls_context
 from sommelier.settings import EMBEDDING_DIMENSIONS
 
 BATCH_SIZE = 96
@@ -26,7 +27,13 @@ class OpenAIEmbeddings:
         self.model = model
         self.dimensions = dimensions
         # The SDK retries 408/409/429/5xx and connection errors with exponential backoff.
-        self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        self._client = openai.OpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=openai.DefaultHttpxClient(verify=tls_context()),
+        )
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from sommelier.observability.redaction import MASK, TELEGRAM_BOT_TOKEN
 from sommelier.observability.telemetry import subsegment
+from sommelier.outbound import tls_context
 from sommelier.settings import DEFAULT_TELEGRAM_API_BASE_URL, TelegramSettings
 from sommelier.telegram.models import BusinessConnection, Chat, File, Message, PhotoSize, User, WebhookInfo
 
@@ -249,7 +250,7 @@ class TelegramClient:
         self._timeout = httpx2.Timeout(
             connect=connect_timeout, read=read_timeout, write=WRITE_TIMEOUT, pool=POOL_TIMEOUT
         )
-        self._http = httpx2.Client(timeout=self._timeout, transport=transport, trust_env=True)
+        self._http = httpx2.Client(timeout=self._timeout, transport=transport, trust_env=True, verify=tls_context())
 
     @classmethod
     def from_settings(cls, settings: TelegramSettings) -> TelegramClient:

@@ -46,6 +46,7 @@ from sommelier.agent.llm.request import request_body
 from sommelier.agent.llm.transport import open_stream, read_streamed, whole_completion
 from sommelier.domain.conversation import Deadline
 from sommelier.observability.telemetry import subsegment
+from sommelier.outbound import tls_context
 from sommelier.settings import LLMSettings, Settings
 
 if TYPE_CHECKING:  # the SDK itself loads on the first OpenAIChat (~650 ms a cold start without an LLM skips)
@@ -88,7 +89,7 @@ class OpenAIChat:
         self._local = threading.local()  # the ledger of the call running in this thread
         import openai
 
-        http_client = openai.DefaultHttpxClient(event_hooks={"request": [self._count_request]})
+        http_client = openai.DefaultHttpxClient(event_hooks={"request": [self._count_request]}, verify=tls_context())
         self._client = openai.OpenAI(
             api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, http_client=http_client
         )
