@@ -10,7 +10,7 @@ LOCK := layers/sommelier/requirements.lock
 # module again (pytest caches its rewritten tests as bytecode): 61 s → 54 s for `make test-fast` here.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install chat dev-up dev-down test test-fast lint bench eval clean lock sam-test audit
+.PHONY: install chat dev-up dev-down test test-fast test-local lint bench eval clean lock sam-test audit
 
 $(STAMP): pyproject.toml layers/sommelier/requirements.txt $(LOCK) scripts/bootstrap.sh
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/bootstrap.sh
@@ -33,12 +33,20 @@ dev-down: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist worksteal
 
-# Every test that needs no database and no container, on every core (under a minute): the loop while you work.
+# The loop while you work: the service logic on the in-memory ports, on every core. No database, no
+# container, no socket to a stand-in, no analyser of the whole tree (the markers: tests/conftest.py).
+# tests/e2e and tests/hardening are bots over sockets throughout: not even collected.
+FAST := not database and not sockets and not gate and not slow
 test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "$(FAST)" --ignore=tests/e2e --ignore=tests/hardening -q -n auto --dist worksteal
+
+# Everything but the database and the containers: the fast loop, the bots over real sockets, the analysers.
+test-local: $(STAMP)
 	$(BIN)/python -m pytest -m "not database" -q -n auto --dist worksteal
 
+# The analysers: ruff, mypy strict, import-linter, complexity and size, cfn-lint, checkov, bandit, the layer's imports.
 lint: $(STAMP)
-	$(BIN)/cfn-lint template.yaml
+	$(BIN)/python -m pytest -m gate -q -n auto --dist worksteal
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(if $(QUICK),--quick,)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import uuid
 from pathlib import Path
 
@@ -37,12 +39,31 @@ for _name in (
     os.environ.pop(_name, None)
 
 
+# The fixtures that start a local stand-in on a real socket (the fake Bot API, the fake model).
+SOCKET_FIXTURES = frozenset({"telegram", "llm", "server"})
+# Whole bots over real sockets, with every fake: the end-to-end and hardening suites.
+SOCKET_SUITES = frozenset({"e2e", "hardening"})
+# A module that starts a stand-in of its own (a fake, or a bare server that never answers).
+STARTS_A_SERVER = re.compile(r"\b(?:FakeOpenAI|FakeTelegram|\w*HTTPServer)\(|\bsocket\.socket\(|\.listen\(")
+
+
+@functools.cache
+def _starts_a_server(path: Path) -> bool:
+    return path.suffix == ".py" and bool(STARTS_A_SERVER.search(path.read_text("utf-8")))
+
+
 def pytest_collection_modifyitems(items):
     """Every test that reaches the database server (a fixture of `admin_url`'s, however indirectly) is marked
-    `database`: `make test-fast` runs the others (`-m "not database"`)."""
+    `database`; every test that talks over a real socket to a stand-in is marked `sockets`. `make test-fast`
+    runs the rest: the service logic on the in-memory ports (tests marked `gate`, the analysers, are left to
+    `make lint` and `make test`)."""
     for item in items:
-        if "admin_url" in getattr(item, "fixturenames", ()):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "admin_url" in fixtures:
             item.add_marker(pytest.mark.database)
+        suite = item.path.relative_to(ROOT / "tests").parts[0] if item.path.is_relative_to(ROOT / "tests") else ""
+        if fixtures & SOCKET_FIXTURES or suite in SOCKET_SUITES or _starts_a_server(item.path):
+            item.add_marker(pytest.mark.sockets)
 
 
 @pytest.fixture(autouse=True)

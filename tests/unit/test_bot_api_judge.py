@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.bot_api_judge import violations
 
 DM = -1002345678901
 
 
+@pytest.mark.slow
 def test_a_correct_send_passes():
     params = {"chat_id": 5, "text": "Привет", "parse_mode": "HTML", "business_connection_id": "abc"}
     assert violations("sendMessage", params, result={"text": "Привет"}) == []
 
 
+@pytest.mark.slow
 def test_what_the_judge_catches():
     assert violations("sendMessage", {"chat_id": 5, "text": "x", "thread": 3})  # unknown parameter
     assert violations("sendMessage", {"chat_id": 5})  # no text

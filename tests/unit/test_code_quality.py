@@ -13,8 +13,11 @@ from pathlib import Path
 
 import importlinter  # noqa: F401 - the dev extra must be installed; these imports fail loudly otherwise
 import mypy  # noqa: F401
+import pytest
 import ruff  # noqa: F401
 from radon.complexity import cc_visit
+
+pytestmark = pytest.mark.gate  # ruff, mypy, import-linter and the size gates over the whole tree
 
 ROOT = Path(__file__).resolve().parents[2]
 

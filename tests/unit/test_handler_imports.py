@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.gate  # imports each handler in a fresh interpreter
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # handler file -> modules it must not load at import time, and why

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.gate  # walks every module of the layer and the functions
+
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "sommelier"
 PACKAGE = LAYER / "sommelier"

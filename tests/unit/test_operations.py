@@ -83,6 +83,7 @@ def _strings_naming_code(path: Path, homes: set[str]) -> list[str]:
     ]
 
 
+@pytest.mark.gate
 def test_nothing_in_the_package_names_an_answer_type_or_an_implementation_by_a_string():
     homes = _homes()
     named = {
@@ -122,6 +123,7 @@ def _sql_modules_loaded_by(statement: str) -> list[str]:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.gate
 @pytest.mark.parametrize("module", sorted(FIRST_OF_EACH))
 def test_finding_an_operation_loads_only_what_its_module_needs(module):
     found = _sql_modules_loaded_by(f"handler.implementation(wire.{FIRST_OF_EACH[module].name.upper()})")

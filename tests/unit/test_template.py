@@ -76,6 +76,7 @@ def _cfn_lint_command() -> list[str]:
 # ------------------------------------------------------------------------------ lint ------
 
 
+@pytest.mark.gate
 def test_cfn_lint_is_clean():
     result = subprocess.run(
         [*_cfn_lint_command(), "--", str(TEMPLATE)],
@@ -1078,6 +1079,7 @@ def translated(template) -> dict:
     return translator.transform(copy, {}, NoManagedPolicies())["Resources"]
 
 
+@pytest.mark.gate
 def test_the_translated_template_routes_traffic_through_the_aliases_with_rollback(translated):
     for function in ("WebhookFunction", "AgentFunction"):
         alias = translated[f"{function}Aliaslive"]
