@@ -26,7 +26,16 @@ from typing import Any
 
 from bench.agent_harness import TOOL_CALL, found_wines, tool_results
 from bench.common import Context, Figure, figure, log
-from bench.streaming import CHARS_PER_TOKEN, CLOSING, DESCRIPTIONS, FIRST_TOKEN_S, INTRO, TOKENS_PER_S, PacedLLM, Rig
+from bench.streaming import (
+    CHARS_PER_TOKEN,
+    CLOSING,
+    DESCRIPTIONS,
+    FIRST_TOKEN_S,
+    INTRO,
+    TOKENS_PER_S,
+    PacedLLM,
+    shipped_rig,
+)
 
 NAME = "answer_shape"
 SHAPES = ("today", "new")
@@ -72,10 +81,10 @@ def _answer(intro: str, wines: list[dict[str, Any]], closing: str) -> str:
 class ShapedLLM(PacedLLM):
     """The streaming section's paced model, writing its answer in one shape or the other."""
 
-    def __init__(self, database: Any) -> None:
+    def __init__(self) -> None:
         super().__init__()
         self.shape = "new"
-        self.database = database
+        self.database: Any = None  # the rig's catalogue copy, set once it exists
         self.characters: dict[str, int] = {}
 
     def __call__(self, body: dict):
@@ -117,10 +126,6 @@ class ShapedLLM(PacedLLM):
 
 
 def run(ctx: Context) -> list[Figure]:
-    from bench.e2e_local import BOT, bot_environment
-    from tests.fakes.openai_server import FakeOpenAI
-    from tests.fakes.telegram_server import FakeTelegram
-
     today, new = largest_today(), largest_new()
     out = [
         figure(NAME, "largest valid answer: today's limits", "chars", [len(today)]),
@@ -128,37 +133,17 @@ def run(ctx: Context) -> list[Figure]:
         figure(NAME, "largest valid answer: schema / today", "ratio", [len(new) / len(today)], at_most=0.4),
     ]
     turns = 1 if ctx.quick else 3
-    databases = ctx.db()
-    wdb = databases.shipped_copy()
-    shaped = ShapedLLM(wdb.database)
-    shaped.pace = 0.1 if ctx.smoke else 1.0
-    fake_llm = FakeOpenAI().start()
-    fake_llm.default = shaped
-    telegram = FakeTelegram(bot_username=BOT).start()
     results: dict[str, dict[str, list[float]]] = {s: {} for s in SHAPES}
     details: dict[str, Any] = {"streaming": {"drafts_per_turn": [], "telegram_calls_per_turn": []}}
-    rig = Rig(
-        environ={
-            **bot_environment(telegram, fake_llm.base_url, wdb.url, str(databases.photos_dir.parent)),
-            "LLM_TIMEOUT_S": "60",
-        },
-        database=wdb.database,
-        paced=shaped,
-        telegram=telegram,
-        llm_base_url=fake_llm.base_url,
-        details=details,
-    )
-    try:
+    shaped = ShapedLLM()
+    shaped.pace = 0.1 if ctx.smoke else 1.0
+    with shipped_rig(ctx, shaped, details) as rig:
+        shaped.database = rig.database  # the shaped answers name the copy's wines
         for _ in range(ctx.runs if ctx.runs_explicit or not ctx.quick else 1):
             for shape in SHAPES:  # the shapes alternate within each run
                 shaped.shape = shape
                 for metric, value in rig.run_mode("streaming", turns).items():
                     results[shape].setdefault(metric, []).append(value)
-    finally:
-        telegram.stop()
-        fake_llm.stop()
-        wdb.close()
-        databases.postgres.drop_database(wdb.name)
     log(f"answer_shape: answer characters {shaped.characters}")
     for shape in SHAPES:
         for metric in ("first wine card", "last message"):

@@ -24,9 +24,11 @@ card ≤ 60 %, last message ≤ 100 %.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from bench.agent_harness import TOOL_CALL, TURN_TEXT, found_wines, tool_results
@@ -174,45 +176,51 @@ def moments(calls: list, started: float) -> dict[str, float | None]:
 
 
 def run(ctx: Context) -> list[Figure]:
-    from tests.fakes.openai_server import FakeOpenAI
-    from tests.fakes.telegram_server import FakeTelegram
-
     modes = [m for m in MODES if m != "langchain" or langchain_available()]
     if "langchain" not in modes:
         log("streaming: LangChain not installed (pip install -r bench/requirements.txt): its line is skipped")
     turns = 1 if ctx.quick else 3
-    databases = ctx.db()
-    wdb = databases.shipped_copy()
     paced = PacedLLM()
     paced.pace = 0.1 if ctx.smoke else 1.0
-    fake_llm = FakeOpenAI().start()
-    fake_llm.default = paced
-    telegram = FakeTelegram(bot_username=BOT).start()
     results: dict[str, dict[str, list[float]]] = {m: {} for m in modes}
     details: dict[str, Any] = {m: {"drafts_per_turn": [], "telegram_calls_per_turn": []} for m in modes}
-    rig = Rig(
-        environ={
-            **bot_environment(telegram, fake_llm.base_url, wdb.url, str(databases.photos_dir.parent)),
-            "LLM_TIMEOUT_S": "60",
-        },
-        database=wdb.database,
-        paced=paced,
-        telegram=telegram,
-        llm_base_url=fake_llm.base_url,
-        details=details,
-    )
-    try:
+    with shipped_rig(ctx, paced, details) as rig:
         # Each run is ~16 s a mode in real time: quick mode makes one unless --runs asks for more.
         for _ in range(ctx.runs if ctx.runs_explicit or not ctx.quick else 1):
             for mode in modes:  # the modes alternate within each run
                 for metric, value in rig.run_mode(mode, turns).items():
                     results[mode].setdefault(metric, []).append(value)
+    return _figures(results, details)
+
+
+@contextlib.contextmanager
+def shipped_rig(ctx: Context, paced: PacedLLM, details: dict[str, Any]) -> Iterator[Rig]:
+    """A rig on a copy of the shipped catalogue, with the fake model answering by ``paced``; all torn down after."""
+    from tests.fakes.openai_server import FakeOpenAI
+    from tests.fakes.telegram_server import FakeTelegram
+
+    databases = ctx.db()
+    wdb = databases.shipped_copy()
+    fake_llm = FakeOpenAI().start()
+    fake_llm.default = paced
+    telegram = FakeTelegram(bot_username=BOT).start()
+    try:
+        yield Rig(
+            environ={
+                **bot_environment(telegram, fake_llm.base_url, wdb.url, str(databases.photos_dir.parent)),
+                "LLM_TIMEOUT_S": "60",
+            },
+            database=wdb.database,
+            paced=paced,
+            telegram=telegram,
+            llm_base_url=fake_llm.base_url,
+            details=details,
+        )
     finally:
         telegram.stop()
         fake_llm.stop()
         wdb.close()
         databases.postgres.drop_database(wdb.name)
-    return _figures(results, details)
 
 
 class Rig:
