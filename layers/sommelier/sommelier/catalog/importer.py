@@ -33,12 +33,13 @@ from sommelier.catalog.enrich import enrich
 from sommelier.catalog.reader import CatalogFileError, SourceRow, read_rows
 from sommelier.catalog.row_problems import KIND_WORDS, russian_reason, skip_group
 from sommelier.catalog.row_text import flagged_rows
-from sommelier.catalog.shop_rows import MODEL_FIELDS, RowKind, row_kind, shop_row
+from sommelier.catalog.shop_rows import MODEL_FIELDS, RowKind, row_kind, shop_row, volume_of
 from sommelier.domain.catalog import ExportedWine
 from sommelier.domain.catalog_writes import WineEmbedding
 from sommelier.domain.errors import PortError, Unavailable
 from sommelier.domain.records import ImportRow, WineRecord
 from sommelier.embeddings.port import EmbeddingProvider
+from sommelier.language.name_line import volume_in
 from sommelier.photos.store import PhotoStore
 from sommelier.repositories.adapters import LambdaCatalog
 from sommelier.repositories.ports import CatalogRepository
@@ -248,6 +249,8 @@ def _enriched_wine_rows(rows: list[SourceRow], prepared: PreparedRows, errors: l
             prepared.skipped_rows.append(f"{where}, {label or 'без названия'}: {KIND_WORDS.get(kind, kind)}")
             continue
         item = enrich(_relative_photo(item, label, prepared.photo_notes), shaped.category)
+        if not volume_of(item) and (size := volume_in(str(item.get("name") or ""))):
+            item["volume"] = size  # «… 750мл» in the name: kept apart, so another size is another wine
         if source.group:
             item.setdefault("group", source.group)
         wine_rows.append(_WineRow(source, item, shaped.category, label, shaped.columns))
@@ -263,7 +266,7 @@ def _counted(counter: Counter[str]) -> str:
 def _generated_sku(record: WineRecord, taken: dict[str, str]) -> str:
     """A stable article for a row repeating another's name without one (another colour, volume or price):
     the same row gets the same article at the next import."""
-    volume = str(record.extra.get("volume") or record.extra.get("Объем") or "")
+    volume = volume_of(record.extra)
     basis = "|".join(
         str(v) for v in (record.name, record.producer, record.vintage_year, record.wine_type, record.sweetness, volume)
     )
@@ -286,7 +289,7 @@ def _clash(
         )
     key = record.natural_key()
     if not record.sku:
-        same = (record.wine_type, record.sweetness, record.price_rub, record.extra.get("volume"))
+        same = (record.wine_type, record.sweetness, record.price_rub, volume_of(record.extra))
         if key not in seen:
             seen[key] = (where, same)
             return record, None
