@@ -112,7 +112,7 @@ def test_getmywine_seed_with_relative_photos_imports_without_them_and_says_so(em
     report = run_import(DATA / "getmywine_wines_seed.json", empty_db, tmp_path)
     assert report.rows == 50 and report.photos_uploaded == 0
     assert len(report.photos_failed) == 50
-    assert all("/static/images/wines/" in line and "not a web address" in line for line in report.photos_failed)
+    assert all("/static/images/wines/" in line and "не веб-адрес" in line for line in report.photos_failed)
     stored = wines(empty_db)
     assert all(w["image_key"] is None and w["image_url"] is None for w in stored)
     assert all(w["extra"]["image_url_as_written"].startswith("/static/") for w in stored)

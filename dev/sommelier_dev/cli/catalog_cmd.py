@@ -49,7 +49,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         " colour and sweetness the names leave unsaid; validated, cached in the state dir, its cost reported",
     )
     imp.set_defaults(run=run_import)
-    exp = actions.add_parser("export", help='write {"wines": [...]} to FILE, or to stdout')
+    exp = actions.add_parser(
+        "export",
+        help="выгрузить каталог в FILE.xlsx или FILE.csv (в колонках магазина, импортируется обратно) или FILE.json;"
+        " без FILE: JSON в stdout",
+    )
     exp.add_argument("file", type=Path, nargs="?")
     exp.add_argument("--all", action="store_true", help="include unavailable wines (with available: false)")
     exp.set_defaults(run=run_export)
@@ -127,7 +131,7 @@ def run_import(args: argparse.Namespace) -> int:
             console.print(f"  … и ещё {len(exc.errors) - SHOWN_PROBLEMS} строк с ошибками", markup=False)
         return 1
     except Exception as exc:
-        return fail(f"import failed: {exc}")
+        return fail(f"импорт не выполнен: {exc}")
     _print_import_report(report, llm_pass, replaced=args.replace)
     return 0
 
@@ -151,7 +155,9 @@ def _print_import_report(report: ImportReport, llm_pass: LlmEnrichment | None, *
     if report.unknown_fields:
         fields = ", ".join(f"{name} ({count})" for name, count in report.unknown_fields.items())
         console.print(f"сохранено как есть (колонки, которые каталог не использует): {fields}", markup=False)
-    skipped = [f for f in report.photos_failed if "skipped: the host was unreachable" in f]
+    from sommelier.catalog.photo_fetch import HOST_SKIPPED
+
+    skipped = [f for f in report.photos_failed if HOST_SKIPPED in f]
     for failure in report.photos_failed:
         if failure not in skipped:
             console.print(f"  без фото: {failure}", markup=False)
@@ -224,30 +230,31 @@ def _llm_enrichment(settings: Settings) -> LlmEnrichment | None:
     llm = llm_from_settings(settings)
     if llm is None:
         console.print(
-            "[yellow]--enrich-llm needs OPENAI_API_KEY (and SOMMELIER_OFFLINE unset):[/] importing with the rules only"
+            "[yellow]для --enrich-llm нужен OPENAI_API_KEY (и SOMMELIER_OFFLINE не задан):[/] импорт только по правилам"
         )
         return None
     return LlmEnrichment(llm, parse_price(settings.llm.price_per_mtok), settings.state_dir)
 
 
 def _print_llm_report(report: LlmEnrichmentReport) -> None:
-    filled = ", ".join(f"{name} ({count})" for name, count in report.filled.most_common()) or "nothing"
+    filled = ", ".join(f"{name} ({count})" for name, count in report.filled.most_common()) or "ничего"
     console.print(
-        f"LLM enrichment: {report.rows_sent} rows sent in {report.calls} calls, {report.cache_hits} from the cache;"
-        f" filled {filled}; {len(report.dropped)} values dropped (not in the vocabularies);"
-        f" {report.prompt_tokens} prompt + {report.completion_tokens} completion tokens, ${report.cost_usd:.4f}",
+        f"дополнение моделью: отправлено строк {report.rows_sent} за {report.calls} запросов, из кэша"
+        f" {report.cache_hits}; заполнено: {filled}; отброшено значений (нет в словарях): {len(report.dropped)};"
+        f" токенов {report.prompt_tokens} запроса + {report.completion_tokens} ответа, ${report.cost_usd:.4f}",
         markup=False,
     )
     for value in report.dropped[:SHOWN_DROPPED_VALUES]:
-        console.print(f"  dropped {value}", markup=False)
+        console.print(f"  отброшено: {value}", markup=False)
     if len(report.dropped) > SHOWN_DROPPED_VALUES:
-        console.print(f"  … and {len(report.dropped) - SHOWN_DROPPED_VALUES} more dropped", markup=False)
+        console.print(f"  … и ещё {len(report.dropped) - SHOWN_DROPPED_VALUES} отброшено", markup=False)
     if report.cache_error:
         console.print(
-            f"  the LLM cache could not be written (a re-import asks again): {report.cache_error}", markup=False
+            f"  кэш модели не записан (при следующем импорте она будет спрошена снова): {report.cache_error}",
+            markup=False,
         )
     for failure in report.failed_calls:
-        console.print(f"  an LLM call failed (its rows keep the rules' values): {failure}", markup=False)
+        console.print(f"  запрос к модели не удался (у его строк значения по правилам): {failure}", markup=False)
 
 
 def _print_skipped(report: ImportReport) -> None:
@@ -266,18 +273,31 @@ def _print_skipped(report: ImportReport) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    """The catalogue as FILE.xlsx, FILE.csv (the owner's own columns) or FILE.json; JSON to stdout without FILE."""
+    from sommelier.catalog.file_export import ExportTypeError, check_type, write_table
     from sommelier.catalog.importer import CatalogImportError, export_catalog
 
     try:
+        suffix = check_type(args.file) if args.file else ".json"
         _, catalog, _, _ = _context(args)
-        data = export_catalog(catalog, include_unavailable=args.all)
-    except (CatalogImportError, Exception) as exc:
+        wines = catalog.export_wines(include_unavailable=args.all) if suffix != ".json" else []
+        data = export_catalog(catalog, include_unavailable=args.all) if suffix == ".json" else {}
+    except ExportTypeError as exc:
         return fail(str(exc))
-    if args.file:
-        args.file.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        console.print(f"exported {len(data['wines'])} wines to {args.file}")
-    else:
+    except (CatalogImportError, Exception) as exc:
+        return fail(f"выгрузка не выполнена: {exc}")
+    if not args.file:
         print_json(data)
+        return 0
+    try:
+        if suffix == ".json":
+            args.file.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        else:
+            write_table(args.file, wines)
+    except OSError as exc:
+        return fail(f"не удалось записать {args.file}: {exc.strerror or exc}")
+    count = len(data["wines"]) if suffix == ".json" else len(wines)
+    console.print(f"выгружено вин: {count} → {escape(str(args.file))}")
     return 0
 
 
@@ -288,8 +308,8 @@ def run_reembed(args: argparse.Namespace) -> int:
         _, catalog, embedder, _ = _context(args)
         count = reembed_catalog(catalog=catalog, embedder=embedder)
     except Exception as exc:
-        return fail(f"re-embedding failed: {exc}")
-    console.print(f"re-embedded {count} wines with {embedder.model}")
+        return fail(f"пересчёт эмбеддингов не выполнен: {exc}")
+    console.print(f"эмбеддинги пересчитаны для {count} вин моделью {embedder.model}")
     return 0
 
 
@@ -298,7 +318,7 @@ def run_list(args: argparse.Namespace) -> int:
         _, catalog, _, _ = _context(args)
         wines = catalog.list_wines(include_unavailable=args.all, limit=5000)
     except Exception as exc:  # a port error or an unreachable database: one clear line
-        return fail(f"list failed: {exc}")
+        return fail(f"список не получен: {exc}")
     if args.json:
         print_json({"wines": to_wire(wines)})
         return 0
@@ -317,7 +337,7 @@ def run_list(args: argparse.Namespace) -> int:
             *(["yes" if wine.available else "no"] if args.all else []),
         )
     console.print(table)
-    console.print(f"{len(wines)} wines")
+    console.print(f"вин: {len(wines)}")
     return 0
 
 

@@ -45,21 +45,25 @@ def read_rows(path: Path) -> list[SourceRow]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise CatalogFileError(f"cannot read {path}: {exc.strerror}") from exc
+        raise CatalogFileError(f"не удалось прочитать {path}: {exc.strerror}") from exc
     suffix = path.suffix.lower()
     if suffix in EXCEL_TYPES:
         return _excel_rows(raw)
     if suffix == ".xls":
-        raise CatalogFileError("an old Excel .xls file: save it as .xlsx (Excel workbook) or CSV and import that")
+        raise CatalogFileError(
+            "старый формат Excel .xls: сохраните файл как .xlsx (книга Excel) или CSV и импортируйте его"
+        )
     if suffix in YML_TYPES:
         return _yml_rows(raw)
     if suffix not in TEXT_TYPES:
-        raise CatalogFileError(f"unsupported file type {suffix or '(none)'}: use .json, .csv, .xlsx or .yml")
+        raise CatalogFileError(
+            f"неподдерживаемый тип файла {suffix or '(без расширения)'}: нужен .json, .csv, .xlsx или .yml"
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         if suffix == ".json":
-            raise CatalogFileError(f"{path} is not UTF-8 text") from exc
+            raise CatalogFileError(f"{path}: не текст в UTF-8") from exc
         text = raw.decode("cp1251")  # Excel's Russian default; every byte decodes
     if suffix == ".json" or text.lstrip()[:1] in ("[", "{"):
         return _json_rows(text)
@@ -94,18 +98,20 @@ def _json_rows(text: str) -> list[SourceRow]:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CatalogFileError(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", exc.lineno) from exc
+        raise CatalogFileError(
+            f"файл JSON повреждён: {exc.msg} (строка {exc.lineno}, позиция {exc.colno})", exc.lineno
+        ) from exc
     if isinstance(document, list):
         groups: list[tuple[str, list[Any]]] = [("", document)]
     elif isinstance(document, dict):
         groups = _row_lists(document)
         if not groups:
             raise CatalogFileError(
-                "no rows found: a JSON catalogue is a list of wines, or an object with the list under a key"
-                f" such as {', '.join(ROW_KEYS[:5])}"
+                "в файле нет строк: каталог JSON — это список вин или объект со списком под ключом"
+                f" вроде {', '.join(ROW_KEYS[:5])}"
             )
     else:
-        raise CatalogFileError("a JSON catalogue must be a list of wines or an object holding one")
+        raise CatalogFileError("каталог JSON должен быть списком вин или объектом, который его содержит")
     lines = _element_lines(text, groups[0][1]) if len(groups) == 1 and "\n" in text.strip() else []
     rows: list[SourceRow] = []
     for key, items in groups:
@@ -147,7 +153,7 @@ def _csv_rows(text: str) -> Iterator[SourceRow]:
     delimiter = max((",", ";", "\t"), key=header.count)
     reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
     if not reader.fieldnames:
-        raise CatalogFileError("the CSV file has no header row")
+        raise CatalogFileError("в файле CSV нет строки заголовков")
     for index, row in enumerate(reader, start=1):
         if None in row:
             yield SourceRow(index, reader.line_num, {"__error__": "more cells than header columns"})
@@ -178,7 +184,7 @@ def _excel_rows(raw: bytes) -> list[SourceRow]:
     try:
         book = load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises many kinds for a damaged or non-Excel file
-        raise CatalogFileError(f"not a readable Excel .xlsx file ({type(exc).__name__})") from exc
+        raise CatalogFileError(f"файл не читается как Excel .xlsx ({type(exc).__name__})") from exc
     try:
         table = [[_cell(v) for v in row] for row in book.worksheets[0].iter_rows(values_only=True)]
     finally:
@@ -193,7 +199,7 @@ def _excel_rows(raw: bytes) -> list[SourceRow]:
     )
     if header_at is None:
         raise CatalogFileError(
-            f"no header row found in the first {HEADER_SCAN_ROWS} rows of the sheet: name the columns"
+            f"в первых {HEADER_SCAN_ROWS} строках листа нет строки заголовков: назовите колонки"
             " (Наименование, Цена, Артикул…)"
         )
     header = [str(v).strip() if v is not None else "" for v in table[header_at]]
@@ -231,10 +237,10 @@ def _yml_rows(raw: bytes) -> list[SourceRow]:
     try:
         root = ElementTree.fromstring(raw)
     except Exception as exc:  # ParseError and defusedxml's refusals of entities and DTDs
-        raise CatalogFileError(f"not a readable YML/XML file: {exc}") from exc
+        raise CatalogFileError(f"файл не читается как YML/XML: {exc}") from exc
     shop = root.find("shop") if root.tag == "yml_catalog" else root
     if shop is None or shop.find("offers") is None:
-        raise CatalogFileError("a YML catalogue needs <yml_catalog><shop><offers><offer>…")
+        raise CatalogFileError("в каталоге YML нужны <yml_catalog><shop><offers><offer>…")
     categories = {c.get("id"): ((c.text or "").strip(), c.get("parentId")) for c in shop.iter("category")}
     return [
         SourceRow(position, 0, _yml_offer(offer, categories)) for position, offer in enumerate(shop.iter("offer"), 1)

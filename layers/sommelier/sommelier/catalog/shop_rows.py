@@ -21,6 +21,8 @@ from sommelier.domain.records import WineRecord
 MODEL_FIELDS = frozenset(WineRecord.model_fields) - {"extra"}
 # Fields of a shop's row that are not the catalogue's but are read at import (kept in `extra` too).
 STOCK, CATEGORY, VOLUME = "stock", "category", "volume"
+# In `extra`: each catalogue field → the shop's own header it came under, so an export writes the shop's columns.
+SHOP_COLUMNS = "shop_columns"
 FLATTEN_DEPTH = 2  # {"metadata": {"Страна": …}}, {"stock": {"in_stock": …}}: a scraper's nested record
 PLACEHOLDERS = {"-", "—", "–", "n/a", "N/A", "нет данных", "?"}
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
@@ -51,7 +53,7 @@ def flatten(item: dict[str, Any], depth: int = FLATTEN_DEPTH) -> dict[str, Any]:
     nested: list[dict[str, Any]] = []
     for raw_key, value in item.items():
         key = str(raw_key).strip()  # «  Цена  »: a header padded to a fixed width
-        if isinstance(value, dict) and key != "extra" and depth > 0:
+        if isinstance(value, dict) and key not in ("extra", SHOP_COLUMNS) and depth > 0:
             nested.append(flatten(value, depth - 1))
         elif isinstance(value, str) and value.strip() in PLACEHOLDERS:
             out[key] = ""  # «—» or «-» in a price list's cell: nothing said
@@ -142,6 +144,8 @@ def shop_row(raw: dict[str, Any]) -> ShopRow:
         item["sku"] = _text(item["sku"])
     if isinstance(item.get("sku"), str):
         item["sku"] = item["sku"].strip()
+    if isinstance(item.get("inferred"), str):  # «wine_type, sweetness»: an exported table's cell
+        item["inferred"] = [f.strip() for f in item["inferred"].split(",") if f.strip()]
     image = item.get("image")
     if isinstance(image, str) and image.lower().startswith(("http://", "https://")) and not item.get("image_url"):
         item["image_url"] = item.pop("image")  # a web address in the shop's «image» column is a photo to fetch
