@@ -766,7 +766,7 @@ def test_cli_replace_list_and_stats(fresh_db, tmp_path, capsys, cli_env, shipped
     assert main(["catalog", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)["wines"]
     assert [(w["name"], w["sku"]) for w in listed] == [("Второе", "SKU-2"), ("Шато Тест", "SKU-1")]
-    assert main(["catalog", "stats"]) == 0
+    assert main(["catalog", "stats", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["available"] == 2 and stats["unavailable"] == len(shipped_wines)
     assert main(["catalog", "list", "--all"]) == 0

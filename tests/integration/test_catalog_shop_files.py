@@ -162,7 +162,10 @@ def test_the_1c_list_is_enriched_and_the_owner_sees_coverage(empty_db, tmp_path,
     assert coverage["producer"] == {"given": 0, "inferred": 0, "unknown": total}
     assert coverage["wine_type"]["given"] == total - coverage["wine_type"]["inferred"]
     assert coverage["country"]["inferred"] > total * 0.6 and coverage["grape_varieties"]["inferred"] > total * 0.6
-    assert '"coverage"' in output
+    assert "поля вин в продаже (из файла / выведено из названий / неизвестно):" in output
+    assert f"вин в каталоге: {total} — в продаже {total}, нет в продаже 0" in output
+    # what to improve first: the largest gap, the producer no row names
+    assert f"что улучшить первым: 1. производитель: нет у {total} из {total} вин в продаже" in output
 
 
 def test_export_shows_inferred_values_and_carries_the_sku_so_an_edit_round_trips(empty_db, tmp_path):

@@ -57,15 +57,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     exp.add_argument("file", type=Path, nargs="?")
     exp.add_argument("--all", action="store_true", help="include unavailable wines (with available: false)")
     exp.set_defaults(run=run_export)
-    listing = actions.add_parser("list", help="one line per wine: id, sku, producer, name, vintage, price")
+    listing = actions.add_parser(
+        "list", help="по строке на вино: короткий id (его принимают `qr` и другие команды), артикул, название, цена"
+    )
     listing.add_argument("--all", action="store_true", help="include unavailable wines")
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
     listing.set_defaults(run=run_list)
     stats = actions.add_parser(
         "stats",
-        help="counts by availability, type and country; prices; embedding models; per field, how many wines"
-        " have it from the shop, inferred at import, or unknown",
+        help="вина в продаже и нет, по цвету и странам; цены; эмбеддинги; по каждому полю: из файла, выведено"
+        " или неизвестно; и что улучшить первым",
     )
+    stats.add_argument("--json", action="store_true", help="JSON вместо текста")
     stats.set_defaults(run=run_stats)
     reembed = actions.add_parser("reembed", help="recompute every embedding with the configured provider")
     reembed.set_defaults(run=run_reembed)
@@ -314,6 +317,8 @@ def run_reembed(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from sommelier_dev.cli.wine_refs import short_id
+
     try:
         _, catalog, _, _ = _context(args)
         wines = catalog.list_wines(include_unavailable=args.all, limit=5000)
@@ -324,17 +329,18 @@ def run_list(args: argparse.Namespace) -> int:
         return 0
     from rich.table import Table
 
-    table = Table("id", "sku", "producer", "name", "vintage", "type", "price ₽", *(["available"] if args.all else []))
+    columns = ("id", "артикул", "производитель", "название", "год", "цвет/сахар", "цена ₽")
+    table = Table(*columns, *(["в продаже"] if args.all else []))
     for wine in wines:
         table.add_row(
-            wine.id[:8],
+            short_id(wine.id),
             escape(wine.sku or ""),
             escape(wine.producer),
             escape(wine.name),
             str(wine.vintage_year or "NV"),
             f"{wine.wine_type}/{wine.sweetness}",
             f"{wine.price_rub:,}".replace(",", " "),
-            *(["yes" if wine.available else "no"] if args.all else []),
+            *(["да" if wine.available else "нет"] if args.all else []),
         )
     console.print(table)
     console.print(f"вин: {len(wines)}")
@@ -342,10 +348,16 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_stats(args: argparse.Namespace) -> int:
+    from sommelier_dev.catalog_advice import stats_lines
+
     try:
         _, catalog, _, _ = _context(args)
         result = catalog.stats()
     except Exception as exc:  # a port error or an unreachable database: one clear line
-        return fail(f"stats failed: {exc}")
-    print_json(to_wire(result))
+        return fail(f"статистика не получена: {exc}")
+    if args.json:
+        print_json(to_wire(result))
+        return 0
+    for line in stats_lines(result):
+        console.print(line, markup=False)
     return 0

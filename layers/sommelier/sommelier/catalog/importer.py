@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from sommelier import language
 from sommelier.catalog.changes import CatalogChanges, StoredIndex, changes_of
 from sommelier.catalog.enrich import enrich
+from sommelier.catalog.limits import LimitSettingError, ReadLimits
 from sommelier.catalog.photo_fetch import HOST_SKIPPED, PhotoDownloadError, PhotoFetcher
 from sommelier.catalog.reader import CatalogFileError, SourceRow, read_rows
 from sommelier.catalog.row_problems import KIND_WORDS, russian_reason, skip_group
@@ -102,9 +103,12 @@ class PreparedRows:
     problem_items: list[dict[str, Any]] = field(default_factory=list)  # their rows, to keep their stored wines
 
 
-def read_catalog(path: Path) -> list[SourceRow]:
+def read_catalog(path: Path, limits: ReadLimits | None = None) -> list[SourceRow]:
+    """The file's rows within `limits` (by default the CATALOG_MAX_* settings: catalog/limits.py)."""
     try:
-        return read_rows(Path(path))
+        return read_rows(Path(path), limits or ReadLimits.from_environment())
+    except LimitSettingError as exc:
+        raise CatalogImportError(str(exc)) from exc
     except CatalogFileError as exc:
         raise CatalogImportError([RowError(0, str(exc), line=exc.line)] if exc.line else str(exc)) from exc
 
@@ -335,9 +339,10 @@ def import_catalog(
     more_enrichment: MoreEnrichment | None = None,
     strict: bool = False,
     photo_fetcher: PhotoFetcher | None = None,
+    limits: ReadLimits | None = None,
 ) -> ImportReport:
     path = Path(path)
-    prepared = prepare_rows(read_catalog(path), path.parent, more_enrichment, strict=strict)
+    prepared = prepare_rows(read_catalog(path, limits), path.parent, more_enrichment, strict=strict)
     records = prepared.records
     stored = StoredIndex(_stored_wines(catalog))
     kept = _kept_wines(prepared, stored, records)
