@@ -4,6 +4,7 @@ and what to improve first: the gap that costs the most answers, in Russian, with
 from __future__ import annotations
 
 from sommelier.domain.catalog import CatalogStats
+from sommelier.domain.wine import WINE_TYPE_RU
 
 # field → (how the owner calls it, the column to add or fill, what the customers lose without it)
 _FIELDS = {
@@ -65,10 +66,10 @@ def stats_lines(stats: CatalogStats) -> list[str]:
         f"вин в каталоге: {_count(stats.wines)} — в продаже {_count(stats.available)},"
         f" нет в продаже {_count(stats.unavailable)} (закончились или сняты)"
     ]
-    colours = {"red": "красное", "white": "белое", "rose": "розовое", "sparkling": "игристое"}
     if stats.by_type:
         lines.append(
-            "в продаже по цвету: " + ", ".join(f"{colours.get(k, k)} {_count(v)}" for k, v in stats.by_type.items())
+            "в продаже по цвету: "
+            + ", ".join(f"{WINE_TYPE_RU.get(k, k)} {_count(v)}" for k, v in stats.by_type.items())
         )
     if stats.by_country:
         top = list(stats.by_country.items())[:8]

@@ -135,14 +135,19 @@ def test_the_json_export_still_round_trips(empty_db, tmp_path, cli):
     code, output = cli(empty_db, "catalog", "import", tmp_path / "catalogue.json", "--replace")
     assert code == 0 and "изменения:" not in output, output
     assert stored(empty_db) == before
+    code, output = cli(empty_db, "catalog", "export", tmp_path / "again.json", "--all")
+    assert code == 0, output
+    again = (tmp_path / "again.json").read_text("utf-8")
+    assert again == (tmp_path / "catalogue.json").read_text("utf-8")  # the shop's headers carried on too
+    assert '"price_rub": "Цена, руб."' in again
 
 
 def test_export_writes_a_table_importable_by_its_own_headers(tmp_path):
     # Each default header reads back as its field: no column of the export is lost on import.
     from sommelier import language
-    from sommelier.catalog.file_export import _HEADERS
+    from sommelier_dev.catalog_export import _default_headers
 
     technical = {"id", "image_key", "available", "inferred"}
-    assert {f: language.catalog_column(h) for f, h in _HEADERS.items() if f not in technical} == {
-        f: f for f in _HEADERS if f not in technical
+    assert {f: language.catalog_column(h) for f, h in _default_headers().items() if f not in technical} == {
+        f: f for f in _default_headers() if f not in technical
     }

@@ -24,29 +24,31 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("catalog", help="import, export, list or re-embed the shop's wine catalogue")
+    parser = sub.add_parser(
+        "catalog", help="каталог вин магазина: импорт, выгрузка, список, статистика, пересчёт эмбеддингов"
+    )
     actions = parser.add_subparsers(dest="action", required=True)
     imp = actions.add_parser(
         "import",
-        help="validated, all-or-nothing import of a shop's file as it is exported: JSON, CSV, Excel .xlsx or"
-        " Yandex Market YML; rows that are not wine are skipped and counted, missing facts inferred from the names",
+        help="импорт файла магазина как он выгружен: JSON, CSV, Excel .xlsx или YML Яндекс Маркета; каждая"
+        " хорошая строка загружается, остальные перечисляются с причиной; недостающее выводится из названий",
     )
     imp.add_argument("file", type=Path)
     imp.add_argument(
         "--replace",
         action="store_true",
-        help="make the catalogue exactly the file: wines not in it become unavailable (history and feedback stay)",
+        help="каталог становится ровно этим файлом: вина не из файла снимаются с продажи (история и отзывы остаются)",
     )
     imp.add_argument(
         "--strict",
         action="store_true",
-        help="all or nothing: any bad wine row refuses the whole file (by default it is skipped and listed)",
+        help="всё или ничего: любая строка вина с ошибкой отклоняет весь файл (по умолчанию она пропускается)",
     )
     imp.add_argument(
         "--enrich-llm",
         action="store_true",
-        help="after the rules, ask the chat model (OPENAI_API_KEY) for the country, region, appellation, grapes,"
-        " colour and sweetness the names leave unsaid; validated, cached in the state dir, its cost reported",
+        help="после правил спросить модель (OPENAI_API_KEY) о стране, регионе, апелласьоне, сортах, цвете и"
+        " сахаре, которых не сказали названия; ответы проверяются, кэшируются, стоимость показывается",
     )
     imp.set_defaults(run=run_import)
     exp = actions.add_parser(
@@ -55,13 +57,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         " без FILE: JSON в stdout",
     )
     exp.add_argument("file", type=Path, nargs="?")
-    exp.add_argument("--all", action="store_true", help="include unavailable wines (with available: false)")
+    exp.add_argument("--all", action="store_true", help="и вина не в продаже (с available: нет)")
     exp.set_defaults(run=run_export)
     listing = actions.add_parser(
         "list", help="по строке на вино: короткий id (его принимают `qr` и другие команды), артикул, название, цена"
     )
-    listing.add_argument("--all", action="store_true", help="include unavailable wines")
-    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    listing.add_argument("--all", action="store_true", help="и вина не в продаже")
+    listing.add_argument("--json", action="store_true", help="JSON вместо таблицы")
     listing.set_defaults(run=run_list)
     stats = actions.add_parser(
         "stats",
@@ -70,7 +72,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     stats.add_argument("--json", action="store_true", help="JSON вместо текста")
     stats.set_defaults(run=run_stats)
-    reembed = actions.add_parser("reembed", help="recompute every embedding with the configured provider")
+    reembed = actions.add_parser("reembed", help="пересчитать эмбеддинги всех вин заданной моделью")
     reembed.set_defaults(run=run_reembed)
 
 
@@ -277,8 +279,9 @@ def _print_skipped(report: ImportReport) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
     """The catalogue as FILE.xlsx, FILE.csv (the owner's own columns) or FILE.json; JSON to stdout without FILE."""
-    from sommelier.catalog.file_export import ExportTypeError, check_type, write_table
     from sommelier.catalog.importer import CatalogImportError, export_catalog
+
+    from sommelier_dev.catalog_export import ExportTypeError, check_type, write_table
 
     try:
         suffix = check_type(args.file) if args.file else ".json"

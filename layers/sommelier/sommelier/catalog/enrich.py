@@ -185,13 +185,7 @@ def _style_facts(wine_type: str | None, sweetness: str | None, name: str) -> dic
 
 def enrich(item: dict[str, Any], category: str) -> dict[str, Any]:
     """The row with its empty INFERABLE fields filled from its texts, and `inferred` listing them."""
-    out = dict(item)
-    sugar_cell = out.get("sweetness")
-    if isinstance(sugar_cell, int | float | str) and _NUMBER_ONLY.fullmatch(str(sugar_cell).strip()):
-        # a sweetness on the shop's own scale («0»…«5»): no word says which is dry, so it is kept as written and
-        # the sweetness read from the names (and marked inferred)
-        out["sweetness_as_written"] = sugar_cell
-        out["sweetness"] = ""
+    out = _own_sugar_scale(dict(item))
     type_cell = out.get("wine_type")
     if isinstance(type_cell, str) and type_cell.strip():
         # The shop's own colour cell, read as the catalogue's words: «Белое», or a whole legal phrase
@@ -224,6 +218,16 @@ def enrich(item: dict[str, Any], category: str) -> dict[str, Any]:
         # A blend stays a blend: the word first, then the one grape known to be in it, if any.
         out["grape_varieties"] = [blend, *(out.get("grape_varieties") or [])]
     out["inferred"] = inferred
+    return out
+
+
+def _own_sugar_scale(out: dict[str, Any]) -> dict[str, Any]:
+    """A sweetness on the shop's own scale («0»…«5»): no word says which end is dry, so it is kept as written
+    (`sweetness_as_written`) and the sweetness read from the names instead (and marked inferred)."""
+    sugar_cell = out.get("sweetness")
+    if isinstance(sugar_cell, int | float | str) and _NUMBER_ONLY.fullmatch(str(sugar_cell).strip()):
+        out["sweetness_as_written"] = sugar_cell
+        out["sweetness"] = ""
     return out
 
 

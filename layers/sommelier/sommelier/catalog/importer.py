@@ -171,10 +171,12 @@ def prepare_rows(
     for row in wine_rows:
         source = row.source
         known, extra = split_extra(row.item)
-        own = {f: header for f, header in row.columns.items() if header != f and f in known}
-        extra.pop(SHOP_COLUMNS, None)
+        # the shop's headers, for an export in its own columns (a JSON export's row carries them on)
+        before = extra.pop(SHOP_COLUMNS, None)
+        own = {**(before if isinstance(before, dict) else {})}
+        own.update({f: header for f, header in row.columns.items() if header != f and f in known})
         if own:
-            extra[SHOP_COLUMNS] = own  # the shop's headers, for an export in its own columns
+            extra[SHOP_COLUMNS] = own
         try:
             record = WineRecord.model_validate({**known, "extra": extra})
         except ValidationError as exc:

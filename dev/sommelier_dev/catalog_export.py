@@ -1,4 +1,4 @@
-"""`catalog export FILE.xlsx | FILE.csv | FILE.json`: the catalogue back in the owner's format, as a table an
+"""`sommelier catalog export FILE.xlsx | FILE.csv | FILE.json`: the catalogue back in the owner's format, as a table an
 import reads again. The columns are the owner's own where the import kept them (the shop's header for each
 field, in `extra["shop_columns"]`, and the shop's other columns as written), else a Russian header the
 importer reads as that field; colours and sweetness in Russian words; lists joined as the importer splits
@@ -11,44 +11,18 @@ import csv
 import io
 import json
 from collections import Counter
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from sommelier import language
 from sommelier.catalog.shop_rows import SHOP_COLUMNS, STOCK
 from sommelier.domain.catalog import ExportedWine
+from sommelier.domain.wine import SWEETNESS_RU, WINE_TYPE_RU
 
 TABLE_TYPES = (".xlsx", ".csv", ".json")
 
-# The header written for a field the shop's file did not name (each read back as its field by the importer).
-_HEADERS = {
-    "id": "id",
-    "sku": "Артикул",
-    "name": "Наименование",
-    "producer": "Производитель",
-    "country": "Страна",
-    "region": "Регион",
-    "appellation": "Апелласьон",
-    "vintage_year": "Год урожая",
-    "grape_varieties": "Сорт винограда",
-    "wine_type": "Цвет",
-    "sweetness": "Сахар",
-    "body": "Тело",
-    "tannins": "Танины",
-    "acidity": "Кислотность",
-    "price_rub": "Цена",
-    "description": "Описание",
-    "tasting_notes": "Дегустационные заметки",
-    "food_pairings": "Гастрономия",
-    "image_url": "Ссылка на фото",
-    "image_key": "image_key",
-    "available": "available",
-    "inferred": "inferred",
-}
-_WORDS = {
-    "wine_type": {"red": "красное", "white": "белое", "rose": "розовое", "sparkling": "игристое"},
-    "sweetness": {"dry": "сухое", "semi_dry": "полусухое", "semi_sweet": "полусладкое", "sweet": "сладкое"},
-}
+_WORDS = {"wine_type": WINE_TYPE_RU, "sweetness": SWEETNESS_RU}
 _JOINED = {"grape_varieties": ", ", "food_pairings": "; ", "inferred": ", "}  # as the importer splits them
 
 
@@ -66,6 +40,15 @@ def check_type(path: Path) -> str:
     return suffix
 
 
+@cache
+def _default_headers() -> dict[str, str]:
+    """Each exported field → the header written when the shop's file did not name it (catalog_columns.json
+    `export_headers`, each read back as its field by the importer; the technical fields under their names)."""
+    named: dict[str, str] = language.data("catalog_columns.json")["export_headers"]
+    fields = ("id", *named, "image_key", "available", "inferred")
+    return {f: named.get(f, f) for f in fields}
+
+
 def _headers(wines: list[ExportedWine]) -> dict[str, str]:
     """Each field → its header: the shop's own one most wines came with, else the Russian default."""
     own: dict[str, Counter[str]] = {}
@@ -74,7 +57,7 @@ def _headers(wines: list[ExportedWine]) -> dict[str, str]:
         for field, header in columns.items() if isinstance(columns, dict) else ():
             own.setdefault(str(field), Counter())[str(header)] += 1
     headers: dict[str, str] = {}
-    for field, default in _HEADERS.items():
+    for field, default in _default_headers().items():
         chosen = own[field].most_common(1)[0][0] if field in own else default
         if chosen in headers.values():  # a 1C list's «id» was its article: one header, one field
             chosen = default if default not in headers.values() else field
@@ -108,7 +91,7 @@ def _cell(field: str, value: Any) -> Any:
 def table(wines: list[ExportedWine]) -> tuple[list[str], list[list[Any]]]:
     """(the header row, a row per wine)."""
     headers = _headers(wines)
-    fields = [f for f in _HEADERS if f not in ("available",) or any(w.available is not None for w in wines)]
+    fields = [f for f in _default_headers() if f not in ("available",) or any(w.available is not None for w in wines)]
     extra = _extra_columns(wines, set(headers.values()))
     rows: list[list[Any]] = []
     stock_columns = {key for key in extra if language.catalog_column(key) == STOCK}
