@@ -30,6 +30,9 @@ from tests.fakes.telegram_server import FakeTelegram
         ("Шато Тамань 2020", "", 2019, "Шато Тамань 2020"),  # another year than the vintage: the shop's, kept
         ("Шато Тамань", "Шато Тамань", None, "Шато Тамань"),  # the producer is the whole name: kept
         ("2021", "", 2021, "2021"),  # never empty
+        ("Cielo Pinot Grigio Rose", "Cielo", 2022, "Pinot Grigio Rose"),
+        ("Усадьба Мезыбь. Каберне Совиньон", "Мезыбь", None, "Усадьба Мезыбь. Каберне Совиньон"),  # inside the name
+        ("Шабли Гран Крю АОС Водезир", "Шабли Гран Крю", None, "Шабли Гран Крю АОС Водезир"),  # less of a name left
     ],
 )
 def test_the_name_line_leaves_out_what_the_line_says_apart(name, producer, vintage, line):

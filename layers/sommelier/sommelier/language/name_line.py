@@ -25,12 +25,21 @@ def _volume() -> re.Pattern[str]:
 
 
 def _without(text: str, phrase: str) -> str:
-    """The text without `phrase` as a whole phrase (any case), where something is left besides."""
+    """The text without `phrase` as a whole phrase (any case), where what is left still reads as a name: two
+    words or more, and no shorter than the phrase («Шабли Гран Крю АОС Водезир» by «Шабли Гран Крю» would
+    leave «АОС Водезир», less of a name than the whole)."""
     if not phrase.strip():
         return text
-    pattern = re.compile(rf"(?<![\w]){re.escape(phrase.strip())}(?![\w])", re.IGNORECASE)
-    left = pattern.sub(" ", text)
-    return left if left.strip(_TRIM) else text
+    found = re.search(rf"(?<![\w]){re.escape(phrase.strip())}(?![\w])", text, re.IGNORECASE)
+    if found is None:
+        return text
+    before, after = text[: found.start()].strip(_TRIM), text[found.end() :].strip(_TRIM)
+    # at the start, at the end, or followed by style words only («… Ведерниковъ красное сухое»); inside a name
+    # («Усадьба Мезыбь. Каберне…») it is part of the name
+    if before and after and after != after.lower():
+        return text
+    left = " ".join(f"{before} {after}".split()).strip(_TRIM)
+    return left if len(left.split()) >= 2 and len(left) >= len(phrase.strip()) else text
 
 
 def name_line(name: str, producer: str = "", vintage: int | None = None) -> str:
