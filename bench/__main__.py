@@ -30,6 +30,7 @@ BENCHMARKS: dict[str, str] = {
     "tools": "bench.tools",
     "catalog_import": "bench.catalog_import",
     "catalog_import_thin": "bench.catalog_import_thin",
+    "spreadsheet_bomb": "bench.spreadsheet_bomb",
     "offline_reader": "bench.offline_reader",
     "hybrid_search": "bench.hybrid_search",
     "turn_overhead": "bench.turn_overhead",

@@ -1,4 +1,5 @@
-"""`sommelier doctor`: configuration and connectivity, one check per line, each with a fix."""
+"""`sommelier doctor`: configuration and connectivity, one check per line, each with a fix (in Russian: the
+owner reads it)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _safe(name: str, required: bool, probe: Callable[[], Check]) -> Check:
         return probe()
     except Exception as exc:  # a probe that crashes is itself a finding
         first_line = (str(exc).strip().splitlines() or [""])[0][:160]
-        return Check(name, FAIL, f"{type(exc).__name__}: {first_line}", "see the message above", required)
+        return Check(name, FAIL, f"{type(exc).__name__}: {first_line}", "см. сообщение выше", required)
 
 
 def _deployed_catalogue(settings: Settings) -> Check:
@@ -45,18 +46,21 @@ def _deployed_catalogue(settings: Settings) -> Check:
             "tool function",
             FAIL,
             f"{settings.aws.tool_function_name}: {exc}",
-            "check AWS credentials/region, the function name (WineToolsFunctionName output) and its logs",
+            "проверьте ключи и регион AWS, имя функции (вывод WineToolsFunctionName) и её журнал",
         )
     models = stats.embedding_models
-    detail = f"{settings.aws.tool_function_name}: {stats.wines} wines; embeddings {models}"
+    detail = (
+        f"{settings.aws.tool_function_name}: {stats.wines} вин, в продаже {stats.available},"
+        f" нет в продаже {stats.unavailable}; эмбеддинги {models}"
+    )
     if stats.wines == 0:
-        return Check("tool function", FAIL, detail, "import the catalogue: `sommelier catalog import FILE`")
+        return Check("tool function", FAIL, detail, "импортируйте каталог: `sommelier catalog import FILE`")
     if settings.embeddings.model not in models:
         return Check(
             "tool function",
             FAIL,
-            detail + f"; queries use {settings.embeddings.model}",
-            "set EMBEDDING_PROVIDER/EMBEDDING_MODEL like the agent's, or `sommelier catalog reembed`",
+            detail + f"; запросы считаются моделью {settings.embeddings.model}",
+            "задайте EMBEDDING_PROVIDER/EMBEDDING_MODEL как у агента или выполните `sommelier catalog reembed`",
         )
     return Check("tool function", OK, detail)
 
@@ -91,20 +95,24 @@ def run_checks(settings: Settings) -> list[Check]:
             pgdata = settings.state_dir / "pgdata"
             state["embedded_not_running"] = True
             never = not (pgdata / "PG_VERSION").exists()
-            detail = f"no embedded database in {pgdata}" if never else f"the embedded server in {pgdata} is stopped"
-            return Check("database", FAIL, detail, "run `sommelier dev up` (or `make chat`), or set DATABASE_URL")
+            detail = f"встроенной базы в {pgdata} нет" if never else f"встроенный сервер в {pgdata} остановлен"
+            return Check(
+                "database", FAIL, detail, "запустите `sommelier dev up` (или `make chat`) или задайте DATABASE_URL"
+            )
         import psycopg
 
         with psycopg.connect(url, connect_timeout=5) as conn:
             version = first_row(conn.execute("SHOW server_version"))[0]
         state["url"] = url
-        where = "DATABASE_URL" if settings.database.url else f"embedded server in {settings.state_dir / 'pgdata'}"
-        return Check("database", OK, f"PostgreSQL {version} reachable ({where})")
+        where = "DATABASE_URL" if settings.database.url else f"встроенный сервер в {settings.state_dir / 'pgdata'}"
+        return Check("database", OK, f"PostgreSQL {version} отвечает ({where})")
 
     checks.append(_safe("database", True, database))
     if "url" not in state:
         if "embedded_not_running" not in state:  # that check already says how to start it
-            checks[-1].fix = "set DATABASE_URL, or unset it to use the embedded server (`sommelier dev up`)"
+            checks[
+                -1
+            ].fix = "задайте DATABASE_URL или уберите его, чтобы работал встроенный сервер (`sommelier dev up`)"
         return (
             checks
             + _llm_checks(settings)
@@ -121,8 +129,8 @@ def run_checks(settings: Settings) -> list[Check]:
             return Check(
                 "pgvector",
                 FAIL,
-                "the vector extension is not installed",
-                "run `sommelier dev up` (or deploy: the migrate custom resource creates it)",
+                "расширение vector не установлено",
+                "запустите `sommelier dev up` (в AWS его создаёт развёртывание)",
             )
         return Check("pgvector", OK, f"pgvector {row[0]}")
 
@@ -136,32 +144,50 @@ def run_checks(settings: Settings) -> list[Check]:
             return Check(
                 "migrations",
                 FAIL,
-                "pending: " + ", ".join(m.version for m in pending),
-                "run `sommelier dev up` locally; in AWS redeploy (the migrate custom resource applies them)",
+                "не применены: " + ", ".join(m.version for m in pending),
+                "локально запустите `sommelier dev up`; в AWS разверните заново (миграции применит развёртывание)",
             )
-        return Check("migrations", OK, "schema is current")
+        return Check("migrations", OK, "схема базы актуальна")
 
     def catalogue() -> Check:
         import psycopg
+        from sommelier.toolfn.catalog_sql import catalog_stats
+
+        from sommelier_dev.catalog_advice import improvements
 
         with psycopg.connect(state["url"]) as conn:
-            rows = conn.execute("SELECT embedding_model, count(*) FROM wines GROUP BY 1").fetchall()
-        total = sum(count for _, count in rows)
-        if total == 0:
-            return Check("catalogue", FAIL, "no wines", "run `sommelier dev up` or `sommelier catalog import FILE`")
-        models = {model or "none": count for model, count in rows}
-        detail = f"{total} wines; embeddings: " + ", ".join(f"{m} ({c})" for m, c in models.items())
+            stats = catalog_stats(conn, {})
+        if stats.wines == 0:
+            return Check(
+                "catalogue",
+                FAIL,
+                "нет ни одного вина",
+                "запустите `sommelier dev up` или `sommelier catalog import FILE`",
+            )
+        models = stats.embedding_models
+        detail = (
+            f"{stats.wines} вин: в продаже {stats.available}, нет в продаже {stats.unavailable}; эмбеддинги: "
+            + ", ".join(f"{m or 'нет'} ({c})" for m, c in models.items())
+        )
         if settings.embeddings.model not in models:
             return Check(
                 "catalogue",
                 FAIL,
-                detail + f"; queries use {settings.embeddings.model}",
-                "run `sommelier catalog reembed`, or set EMBEDDING_PROVIDER/EMBEDDING_MODEL to the catalogue's model",
+                detail + f"; запросы считаются моделью {settings.embeddings.model}",
+                "выполните `sommelier catalog reembed` или задайте EMBEDDING_PROVIDER/EMBEDDING_MODEL как у каталога",
             )
         if len(models) > 1:
             return Check(
-                "catalogue", WARN, detail, "run `sommelier catalog reembed` so every wine is searchable", required=False
+                "catalogue",
+                WARN,
+                detail,
+                "выполните `sommelier catalog reembed`, чтобы искались все вина",
+                required=False,
             )
+        advice = improvements(stats)
+        if stats.available == 0 or advice:
+            # for sale and not, apart; the largest gap first (`sommelier catalog stats` lists the rest)
+            return Check("catalogue", OK if stats.available else FAIL, detail, "улучшить первым: " + advice[0])
         return Check("catalogue", OK, detail)
 
     for name, probe in (("pgvector", pgvector), ("migrations", migrations)):
@@ -169,7 +195,7 @@ def run_checks(settings: Settings) -> list[Check]:
     if checks[-1].status == OK:
         checks.append(_safe("catalogue", True, catalogue))
     else:
-        checks.append(Check("catalogue", SKIP, "not checked until the migrations are applied", required=False))
+        checks.append(Check("catalogue", SKIP, "не проверен, пока не применены миграции", required=False))
     return (
         checks + _llm_checks(settings) + [_bucket_check(settings)] + _telegram_checks(settings) + [shop_check(settings)]
     )
@@ -181,8 +207,8 @@ def _llm_checks(settings: Settings) -> list[Check]:
             Check(
                 "llm",
                 WARN,
-                "SOMMELIER_OFFLINE=1: the rule-based offline responder answers",
-                "unset SOMMELIER_OFFLINE to use the LLM",
+                "SOMMELIER_OFFLINE=1: отвечает офлайн-сомелье по правилам",
+                "уберите SOMMELIER_OFFLINE, чтобы отвечала модель",
                 required=False,
             )
         ]
@@ -191,8 +217,8 @@ def _llm_checks(settings: Settings) -> list[Check]:
             Check(
                 "llm",
                 WARN,
-                "no OPENAI_API_KEY: offline mode (rule-based answers, no LLM)",
-                "export OPENAI_API_KEY (and OPENAI_BASE_URL for OpenRouter) to use the LLM",
+                "нет OPENAI_API_KEY: офлайн-режим (ответы по правилам, без модели)",
+                "задайте OPENAI_API_KEY (и OPENAI_BASE_URL для OpenRouter), чтобы отвечала модель",
                 required=False,
             )
         ]
@@ -205,15 +231,15 @@ def _llm_checks(settings: Settings) -> list[Check]:
         return Check(
             "llm",
             OK,
-            f"key set; {settings.llm.base_url or 'api.openai.com'} answers; model {settings.llm.model}",
+            f"ключ задан; {settings.llm.base_url or 'api.openai.com'} отвечает; модель {settings.llm.model}",
             required=False,
         )
 
     check = _safe("llm", False, endpoint)
     if check.status == FAIL:
         check.status = WARN
-        check.detail = f"key set but the endpoint did not answer ({check.detail}); turns will fall back to offline"
-        check.fix = "check OPENAI_BASE_URL, the key, and the network"
+        check.detail = f"ключ задан, но сервер модели не ответил ({check.detail}); ответы пойдут офлайн"
+        check.fix = "проверьте OPENAI_BASE_URL, ключ и сеть"
     return [check]
 
 
@@ -221,18 +247,18 @@ def _bucket_check(settings: Settings) -> Check:
     name = settings.aws.images_bucket
     if not name:
         return Check(
-            "photos", OK, f"local photo folder {settings.state_dir / 'photos'} (IMAGES_BUCKET unset)", required=False
+            "photos", OK, f"папка фото {settings.state_dir / 'photos'} (IMAGES_BUCKET не задан)", required=False
         )
 
     def bucket() -> Check:
         import boto3
 
         boto3.client("s3").head_bucket(Bucket=name)
-        return Check("photos", OK, f"bucket {name} reachable", required=False)
+        return Check("photos", OK, f"бакет {name} доступен", required=False)
 
     check = _safe("photos", False, bucket)
     if check.status == FAIL:
-        check.fix = "check IMAGES_BUCKET, AWS credentials and region (or AWS_ENDPOINT_URL for moto)"
+        check.fix = "проверьте IMAGES_BUCKET, ключи и регион AWS (или AWS_ENDPOINT_URL для moto)"
     return check
 
 
@@ -242,8 +268,8 @@ def _telegram_checks(settings: Settings) -> list[Check]:
             Check(
                 "telegram",
                 WARN,
-                "no TELEGRAM_BOT_TOKEN: only the terminal chat works",
-                "export TELEGRAM_BOT_TOKEN from @BotFather for `sommelier poll` or a deploy",
+                "нет TELEGRAM_BOT_TOKEN: работает только чат в терминале",
+                "задайте TELEGRAM_BOT_TOKEN от @BotFather для `sommelier poll` или развёртывания",
                 required=False,
             )
         ]
@@ -254,18 +280,18 @@ def _telegram_checks(settings: Settings) -> list[Check]:
         with TelegramClient.from_settings(settings.telegram) as client:
             me = client.get_me()
             info = client.get_webhook_info()
-        webhook = info.url or "none (use `sommelier poll`, or `sommelier webhook set URL`)"
-        extra = f"; last error: {info.last_error_message}" if getattr(info, "last_error_message", None) else ""
+        webhook = info.url or "нет (используйте `sommelier poll` или `sommelier webhook set URL`)"
+        extra = f"; последняя ошибка: {info.last_error_message}" if getattr(info, "last_error_message", None) else ""
         return Check(
             "telegram",
             OK,
-            f"bot @{me.username}; webhook: {webhook}; pending {info.pending_update_count}{extra}",
+            f"бот @{me.username}; вебхук: {webhook}; в очереди {info.pending_update_count}{extra}",
             required=False,
         )
 
     check = _safe("telegram", False, bot)
     if check.status == FAIL:
-        check.fix = "check TELEGRAM_BOT_TOKEN (from @BotFather) and TELEGRAM_API_BASE_URL"
+        check.fix = "проверьте TELEGRAM_BOT_TOKEN (от @BotFather) и TELEGRAM_API_BASE_URL"
     return [check]
 
 
@@ -290,17 +316,18 @@ def shop_check(settings: Settings) -> Check:
         except errors as exc:
             problems.append(str(exc))
     if problems:
-        return Check("shop", FAIL, "; ".join(problems), "correct the setting named above", required=False)
+        return Check("shop", FAIL, "; ".join(problems), "исправьте названную настройку", required=False)
     detail = (
-        f"age gate {'on' if shop.age_gate else 'OFF'}; health warning {'on' if shop.health_warning else 'OFF'}; "
-        f"messages kept {values['days']} days; catalogue drops {'replace' if values['replace'] else 'merge'}"
+        f"вопрос о возрасте {'вкл.' if shop.age_gate else 'ВЫКЛ.'}; предупреждение о вреде"
+        f" {'вкл.' if shop.health_warning else 'ВЫКЛ.'}; переписка хранится {values['days']} дней;"
+        f" файлы каталога {'заменяют каталог' if values['replace'] else 'добавляются'}"
     )
     if values["admin"] is None:
         return Check(
             "shop",
             WARN,
-            detail + "; no admin chat",
-            "set ADMIN_CHAT_ID for the weekly report, catalogue-drop reports, /stats and /report",
+            detail + "; чат администратора не задан",
+            "задайте ADMIN_CHAT_ID: туда приходят недельный отчёт, отчёты о загрузке каталога, /stats и /report",
             required=False,
         )
-    return Check("shop", OK, f"{detail}; admin chat {values['admin']}", required=False)
+    return Check("shop", OK, f"{detail}; чат администратора {values['admin']}", required=False)

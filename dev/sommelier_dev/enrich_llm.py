@@ -47,7 +47,7 @@ CALL_TIMEOUT_S = 120.0
 def _known_country(value: str) -> str:
     found = language.country(value, fuzzy=False)
     if found is None:
-        raise ValueError("not a country the language layer knows")
+        raise ValueError("такой страны нет в словаре")
     return found.name
 
 
@@ -58,7 +58,7 @@ def _known_region(value: str) -> str:
     place = knowledge.appellation(value)  # a model may name the appellation's wider region by a place in it
     if place is not None and place.region:
         return place.region
-    raise ValueError("not a region the language layer knows")
+    raise ValueError("такого региона нет в словаре")
 
 
 def _known_appellation(value: str) -> str:
@@ -71,7 +71,7 @@ def _known_appellation(value: str) -> str:
 def _known_grape(value: str) -> str:
     found = language.grape(value, fuzzy=False)
     if found is None:
-        raise ValueError("not a grape the language layer knows")
+        raise ValueError("такого сорта нет в словаре")
     return found.name
 
 
@@ -136,7 +136,7 @@ def _agreeing(facts: dict[str, Any], own_country: str, dropped: list[str]) -> di
     for name in ("region", "appellation"):
         value = facts.get(name)
         if value and _place_country(name, value) not in (None, country.code):
-            dropped.append(f"{name} {value!r}: not in {country.name}, the wine's country")
+            dropped.append(f"{name} {value!r}: не в стране вина ({country.name})")
             del facts[name]
     return facts
 
@@ -258,7 +258,7 @@ class LlmEnrichment:
             )
             answers = _Answer.model_validate_json(_json_text(reply.content or "")).wines
         except (LLMError, ValidationError, ValueError) as exc:
-            self.report.failed_calls.append(f"rows {len(batch)}: {str(exc)[:200]}")
+            self.report.failed_calls.append(f"строк {len(batch)}: {str(exc)[:200]}")
             return
         finally:
             self._count(ledger)

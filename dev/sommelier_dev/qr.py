@@ -101,8 +101,8 @@ def label_png(url: str, caption: str) -> bytes:
 
 
 def label_filename(ref: str, name: str) -> str:
-    """A safe file name: the sku/id and a transliteration-free slug of the name."""
+    """A safe file name: the sku/id (Cyrillic kept) and a transliteration-free slug of the name."""
     slug = unicodedata.normalize("NFKC", name).casefold()
     slug = re.sub(r"[^\w]+", "-", slug).strip("-")[:60] or "wine"
-    safe_ref = re.sub(r"[^A-Za-z0-9_-]+", "-", ref)[:64]
+    safe_ref = re.sub(r"[^\w-]+", "-", unicodedata.normalize("NFKC", ref)).strip("-")[:64] or "wine"  # «ВЛ-0101» kept
     return f"{safe_ref}-{slug}.png"

@@ -215,6 +215,16 @@ def test_a_shelf_code_with_a_sku_and_a_sold_out_wine(bot, telegram, fresh_memory
     assert all(not t.startswith(name) for t in shown[1:])
 
 
+def test_a_shelf_code_with_the_shops_cyrillic_article(bot, telegram, fresh_memory):
+    # A label printed for «ВЛ-0101 кр.» (the deep link carries it in base64url): the bot opens that wine.
+    confirm(bot, telegram)
+    shelved = min(fresh_memory.wines.values(), key=lambda w: (w.name, w.id))
+    shelved.sku, name = "ВЛ-0101 кр.", shelved.name
+    payload = wine_payload(shelved.sku)
+    assert payload.startswith("wb_") and payload.isascii()
+    assert texts(say(bot, telegram, f"/start {payload}"))[0].startswith(name)
+
+
 def test_admin_commands_answer_only_in_the_admin_chat(bot, telegram, monkeypatch, fresh_memory):
     monkeypatch.setenv("ADMIN_CHAT_ID", str(ADMIN_CHAT))
     restart(bot)

@@ -43,15 +43,15 @@ def test_enrich_llm_fills_reports_its_cost_and_a_second_import_costs_nothing(emp
         fake.default = answer
         code, output = cli(empty_db, "catalog", "import", path, "--enrich-llm", llm=fake)
         assert code == 0, output
-        assert "LLM enrichment: 3 rows sent in 1 calls, 0 from the cache" in output
-        assert "4 values dropped" in output and "dropped country 'Атлантида'" in output
-        assert "1000 prompt + 200 completion tokens, $0.0060" in output
+        assert "дополнение моделью: отправлено строк 3 за 1 запросов, из кэша 0" in output
+        assert "отброшено значений (нет в словарях): 4" in output and "отброшено: country 'Атлантида'" in output
+        assert "токенов 1000 запроса + 200 ответа, $0.0060" in output
         assert inferred_of(empty_db, "A-1")[0] == "Ливан" and "country" in inferred_of(empty_db, "A-1")[1]
 
         code, output = cli(empty_db, "catalog", "import", path, "--enrich-llm", llm=fake)
         assert code == 0, output
         assert len(fake.chat_requests) == 1  # the second import asked nothing
-        assert "0 rows sent in 0 calls, 3 from the cache" in output and "$0.0000" in output
+        assert "отправлено строк 0 за 0 запросов, из кэша 3" in output and "$0.0000" in output
         assert "country" in inferred_of(empty_db, "A-1")[1]
 
 
@@ -60,6 +60,6 @@ def test_without_a_key_enrich_llm_says_so_and_imports_with_the_rules(empty_db, c
     path.write_text("\n".join(THIN.splitlines()[:3]) + "\n", encoding="utf-8")
     code, output = cli(empty_db, "catalog", "import", path, "--enrich-llm")
     assert code == 0, output
-    assert "--enrich-llm needs OPENAI_API_KEY" in output and "importing with the rules only" in output
-    assert "импортировано вин: 2" in output and "LLM enrichment" not in output
+    assert "для --enrich-llm нужен OPENAI_API_KEY" in output and "импорт только по правилам" in output
+    assert "импортировано вин: 2" in output and "дополнение моделью" not in output
     assert inferred_of(empty_db, "A-1") == ("", ["wine_type", "sweetness"])

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
+import ipaddress
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 from sommelier.catalog.importer import CatalogImportError, export_catalog, import_catalog
+from sommelier.catalog.photo_fetch import PhotoFetcher
 from sommelier.embeddings.local import LOCAL_MODEL_NAME, LocalHashingEmbeddings
 from sommelier.photos.store import LocalPhotoStore
 from sommelier.repositories.adapters import in_process_repositories
@@ -70,13 +72,14 @@ def fingerprint(db) -> tuple:
         ).fetchone()
 
 
-def run_import(path: Path, db, photo_root: Path, *, strict: bool = False):
+def run_import(path: Path, db, photo_root: Path, *, strict: bool = False, photo_fetcher=None):
     return import_catalog(
         path,
         catalog=in_process_repositories(db).catalog,
         embedder=LocalHashingEmbeddings(),
         photos=LocalPhotoStore(photo_root),
         strict=strict,
+        photo_fetcher=photo_fetcher,
     )
 
 
@@ -242,15 +245,15 @@ def test_unknown_columns_are_kept_in_extra_and_reported(empty_db, tmp_path):
 @pytest.mark.parametrize(
     "name,content,fragment",
     [
-        ("broken.json", '{"wines": [\n  {"name": "x",\n', "invalid JSON"),
+        ("broken.json", '{"wines": [\n  {"name": "x",\n', "файл JSON повреждён"),
         ("object.json", '{"vines": []}', "wines"),
-        ("number.json", "42", "wines"),
+        ("number.json", "42", "списком вин"),
         ("empty.json", '{"wines": []}', "нет ни одной строки"),
-        ("empty.csv", "", "header"),
+        ("empty.csv", "", "заголовков"),
         ("header-only.csv", ",".join(CSV_HEADER) + "\n", "нет ни одной строки"),
-        ("catalogue.xlsx", "binary", "not a readable Excel"),
-        ("catalogue.xls", "binary", "save it as .xlsx"),
-        ("catalogue.pdf", "binary", "unsupported"),
+        ("catalogue.xlsx", "binary", "не читается как Excel"),
+        ("catalogue.xls", "binary", "сохраните файл как .xlsx"),
+        ("catalogue.pdf", "binary", "неподдерживаемый тип"),
     ],
 )
 def test_unreadable_files_are_refused(empty_db, tmp_path, name, content, fragment):
@@ -273,7 +276,7 @@ def test_not_utf8_json_and_missing_file(empty_db, tmp_path):
     (tmp_path / "latin1.json").write_bytes('{"wines": [{"name": "Côte"}]}'.encode("latin-1"))
     with pytest.raises(CatalogImportError, match="UTF-8"):
         run_import(tmp_path / "latin1.json", empty_db, tmp_path / "store")
-    with pytest.raises(CatalogImportError, match="cannot read"):
+    with pytest.raises(CatalogImportError, match="не удалось прочитать"):
         run_import(tmp_path / "nope.json", empty_db, tmp_path / "store")
 
 
@@ -478,7 +481,7 @@ def test_cli_import_prints_every_bad_row(fresh_db, tmp_path, capsys, cli_env):
         wine(name="Плохой тип", wine_type="purple"),
         wine(name="Тело", body=7),
         {k: v for k, v in wine().items() if k != "name"},
-        wine(name="Длинное", description="Очень длинное описание. " * 1000),
+        wine(name="Длинное", description="Очень длинное описание. " * 1000),  # 23 999 once its padding is cut
     ]
     lines = write_json_one_per_line(tmp_path / "bad.json", items)
     before = fingerprint(fresh_db)
@@ -494,7 +497,7 @@ def test_cli_import_prints_every_bad_row(fresh_db, tmp_path, capsys, cli_env):
         (3, ": колонка «название»: пусто"),
         (
             4,
-            "«Длинное» (Тестовая винодельня, 2021): колонка «description»: слишком длинно (24 000 символов, можно 20 000)",
+            "«Длинное» (Тестовая винодельня, 2021): колонка «description»: слишком длинно (23 999 символов, можно 20 000)",
         ),
     ):
         assert f"строка {lines[index]}{'' if fragment.startswith(':') else ', '}{fragment}" in output, output
@@ -676,7 +679,8 @@ def test_duplicate_sku_in_a_file_names_both_rows(empty_db, tmp_path):
 
 
 class _PhotoServer:
-    """A real HTTP server on loopback: /label.png is a photo, /page is HTML, /big is over the size limit."""
+    """A real HTTP server on 127.0.0.2 (the web, for the fetcher these tests trust it to): /label.png is a photo,
+    /page is HTML, /big is over the size limit."""
 
     def __init__(self, photo: bytes):
         import http.server
@@ -703,8 +707,8 @@ class _PhotoServer:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.2", 0), Handler)
+        self.url = f"http://127.0.0.2:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -721,8 +725,8 @@ def test_image_url_is_downloaded_and_failures_are_reported(empty_db, tmp_path):
         import socket
 
         with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            closed = f"http://127.0.0.1:{probe.getsockname()[1]}/x.png"
+            probe.bind(("127.0.0.2", 0))
+            closed = f"http://127.0.0.2:{probe.getsockname()[1]}/x.png"
         items = [
             shop_wine(name="С фото", sku="A", image_url=f"{server.url}/label.png"),
             shop_wine(name="Нет файла", sku="B", image_url=f"{server.url}/missing.png"),
@@ -731,13 +735,14 @@ def test_image_url_is_downloaded_and_failures_are_reported(empty_db, tmp_path):
             shop_wine(name="Недоступно", sku="E", image_url=closed),
         ]
         write_json_one_per_line(tmp_path / "photos.json", items)
-        report = run_import(tmp_path / "photos.json", empty_db, tmp_path / "store")
+        web = PhotoFetcher(trusted=frozenset({ipaddress.ip_address("127.0.0.2")}))
+        report = run_import(tmp_path / "photos.json", empty_db, tmp_path / "store", photo_fetcher=web)
     finally:
         server.close()
     assert report.inserted == 5 and report.photos_uploaded == 1
     failures = "\n".join(report.photos_failed)
     assert len(report.photos_failed) == 4
-    for fragment in ("«Нет файла»", "HTTP 404", "not a PNG", "larger than 5 MB", "«Недоступно»", "unreachable"):
+    for fragment in ("«Нет файла»", "HTTP 404", "не картинка PNG", "больше 5 МБ", "«Недоступно»", "сервер недоступен"):
         assert fragment in failures, fragment
     with empty_db.connection() as conn:
         keys = dict(conn.execute("SELECT name, image_key FROM wines").fetchall())
@@ -761,11 +766,11 @@ def test_cli_replace_list_and_stats(fresh_db, tmp_path, capsys, cli_env, shipped
     assert main(["catalog", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)["wines"]
     assert [(w["name"], w["sku"]) for w in listed] == [("Второе", "SKU-2"), ("Шато Тест", "SKU-1")]
-    assert main(["catalog", "stats"]) == 0
+    assert main(["catalog", "stats", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["available"] == 2 and stats["unavailable"] == len(shipped_wines)
     assert main(["catalog", "list", "--all"]) == 0
-    assert f"{len(shipped_wines) + 2} wines" in " ".join(capsys.readouterr().err.split())
+    assert f"вин: {len(shipped_wines) + 2}" in " ".join(capsys.readouterr().err.split())
 
 
 def test_rows_written_before_the_normalised_columns_are_filled_after_migrating(fresh_db, shipped_wines):

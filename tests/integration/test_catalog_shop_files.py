@@ -112,7 +112,7 @@ def test_getmywine_seed_with_relative_photos_imports_without_them_and_says_so(em
     report = run_import(DATA / "getmywine_wines_seed.json", empty_db, tmp_path)
     assert report.rows == 50 and report.photos_uploaded == 0
     assert len(report.photos_failed) == 50
-    assert all("/static/images/wines/" in line and "not a web address" in line for line in report.photos_failed)
+    assert all("/static/images/wines/" in line and "не веб-адрес" in line for line in report.photos_failed)
     stored = wines(empty_db)
     assert all(w["image_key"] is None and w["image_url"] is None for w in stored)
     assert all(w["extra"]["image_url_as_written"].startswith("/static/") for w in stored)
@@ -162,7 +162,10 @@ def test_the_1c_list_is_enriched_and_the_owner_sees_coverage(empty_db, tmp_path,
     assert coverage["producer"] == {"given": 0, "inferred": 0, "unknown": total}
     assert coverage["wine_type"]["given"] == total - coverage["wine_type"]["inferred"]
     assert coverage["country"]["inferred"] > total * 0.6 and coverage["grape_varieties"]["inferred"] > total * 0.6
-    assert '"coverage"' in output
+    assert "поля вин в продаже (из файла / выведено из названий / неизвестно):" in output
+    assert f"вин в каталоге: {total} — в продаже {total}, нет в продаже 0" in output
+    # what to improve first: the largest gap, the producer no row names
+    assert f"что улучшить первым: 1. производитель: нет у {total} из {total} вин в продаже" in output
 
 
 def test_export_shows_inferred_values_and_carries_the_sku_so_an_edit_round_trips(empty_db, tmp_path):

@@ -53,7 +53,7 @@ def test_yml_with_entities_is_refused(tmp_path):
         '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><yml_catalog><shop><offers>'
         "<offer id='1'><name>&a;</name></offer></offers></shop></yml_catalog>"
     )
-    with pytest.raises(CatalogFileError, match="not a readable YML"):
+    with pytest.raises(CatalogFileError, match="не читается как YML"):
         read_rows(path)
 
 

@@ -120,6 +120,13 @@ def test_a_shops_own_column_names_are_read(tmp_path):
     assert (record.wine_type, record.sweetness, str(record.price_rub)) == ("red", "dry", "1590")
     assert record.grape_varieties == ["Темпранильо 85%", "Гарнача 15%"]
     assert record.food_pairings == ["Красное мясо", "Паста и пицца"]
+    own = record.extra.pop("shop_columns")  # the shop's headers, kept for an export in its own columns
+    assert (own["sku"], own["name"], own["price_rub"], own["wine_type"]) == (
+        "Артикул",
+        "Наименование",
+        "Цена, руб.",
+        "Цвет",
+    )
     assert record.extra == {"Объём, л": "0,75"}  # a column the catalogue does not model is kept as written
 
 

@@ -80,7 +80,7 @@ def test_valid_values_fill_empty_fields_marked_inferred_and_hallucinations_are_d
     assert (report.rows_sent, report.calls, report.cache_hits) == (3, 1, 0)
     assert report.filled["grape_varieties"] == 3 and report.filled["country"] == 1
     assert sorted(d.split(" ")[0] for d in report.dropped) == ["country", "grape", "region", "region"]
-    assert "region 'Мальборо': not in Франция, the wine's country" in report.dropped
+    assert "region 'Мальборо': не в стране вина (Франция)" in report.dropped
     assert any("Атлантида" in d for d in report.dropped) and any("Blorpberry" in d for d in report.dropped)
     assert (report.prompt_tokens, report.completion_tokens) == (1000, 200)
     assert report.cost_usd == pytest.approx((1000 * 3 + 200 * 15) / 1e6)

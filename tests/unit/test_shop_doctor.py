@@ -18,7 +18,8 @@ def test_defaults_warn_about_the_missing_admin_chat(monkeypatch):
     check = shop_check()
     assert check.status == WARN and not check.blocking
     assert (
-        check.detail == "age gate on; health warning on; messages kept 180 days; catalogue drops merge; no admin chat"
+        check.detail == "вопрос о возрасте вкл.; предупреждение о вреде вкл.; переписка хранится 180 дней;"
+        " файлы каталога добавляются; чат администратора не задан"
     )
     assert "ADMIN_CHAT_ID" in check.fix
 
@@ -30,8 +31,8 @@ def test_configured(monkeypatch):
     check = shop_check()  # the test suite runs with SOMMELIER_AGE_GATE=0
     assert check.status == OK
     assert (
-        check.detail
-        == "age gate OFF; health warning OFF; messages kept 90 days; catalogue drops merge; admin chat -100123"
+        check.detail == "вопрос о возрасте ВЫКЛ.; предупреждение о вреде ВЫКЛ.; переписка хранится 90 дней;"
+        " файлы каталога добавляются; чат администратора -100123"
     )
 
 

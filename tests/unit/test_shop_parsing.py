@@ -50,9 +50,15 @@ def test_malformed_button_data_is_none(data):
 def test_deep_links():
     assert wine_link("@Shop_bot", "AB-12") == "https://t.me/Shop_bot?start=w_AB-12"
     assert wine_ref_from_start("w_AB-12") == "AB-12"
-    for argument in ("", "w_", "hello", "w_a b", "w_" + "x" * 63, None):
+    for argument in ("", "w_", "hello", "w_a b", "w_" + "x" * 63, None, "wb_", "wb_!!", "wb_" + "_" * 8):
         assert wine_ref_from_start(argument) is None
-    for ref in ("", "a b", "ящик", "x" * 63):
+    # a shop's article as written: Cyrillic, spaces, dots, slashes go through base64url, within 64 characters
+    for ref in ("ВЛ-0101", "a b", "12.345/A", "ящик", "Артикул-22-буквы-ровно"[:22], "x" * 62):
+        payload = wine_payload(ref)
+        assert len(payload) <= 64 and all(c.isascii() and (c.isalnum() or c in "_-") for c in payload)
+        assert wine_ref_from_start(payload) == ref
+    assert wine_payload("ВЛ-0101").startswith("wb_") and wine_payload("x" * 62) == "w_" + "x" * 62
+    for ref in ("", "   ", "x" * 63 + "я", "Я" * 23):  # nothing, or too long for a link once encoded
         with pytest.raises(DeepLinkError):
             wine_payload(ref)
     with pytest.raises(DeepLinkError):

@@ -24,46 +24,55 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("catalog", help="import, export, list or re-embed the shop's wine catalogue")
+    parser = sub.add_parser(
+        "catalog", help="каталог вин магазина: импорт, выгрузка, список, статистика, пересчёт эмбеддингов"
+    )
     actions = parser.add_subparsers(dest="action", required=True)
     imp = actions.add_parser(
         "import",
-        help="validated, all-or-nothing import of a shop's file as it is exported: JSON, CSV, Excel .xlsx or"
-        " Yandex Market YML; rows that are not wine are skipped and counted, missing facts inferred from the names",
+        help="импорт файла магазина как он выгружен: JSON, CSV, Excel .xlsx или YML Яндекс Маркета; каждая"
+        " хорошая строка загружается, остальные перечисляются с причиной; недостающее выводится из названий",
     )
     imp.add_argument("file", type=Path)
     imp.add_argument(
         "--replace",
         action="store_true",
-        help="make the catalogue exactly the file: wines not in it become unavailable (history and feedback stay)",
+        help="каталог становится ровно этим файлом: вина не из файла снимаются с продажи (история и отзывы остаются)",
     )
     imp.add_argument(
         "--strict",
         action="store_true",
-        help="all or nothing: any bad wine row refuses the whole file (by default it is skipped and listed)",
+        help="всё или ничего: любая строка вина с ошибкой отклоняет весь файл (по умолчанию она пропускается)",
     )
     imp.add_argument(
         "--enrich-llm",
         action="store_true",
-        help="after the rules, ask the chat model (OPENAI_API_KEY) for the country, region, appellation, grapes,"
-        " colour and sweetness the names leave unsaid; validated, cached in the state dir, its cost reported",
+        help="после правил спросить модель (OPENAI_API_KEY) о стране, регионе, апелласьоне, сортах, цвете и"
+        " сахаре, которых не сказали названия; ответы проверяются, кэшируются, стоимость показывается",
     )
     imp.set_defaults(run=run_import)
-    exp = actions.add_parser("export", help='write {"wines": [...]} to FILE, or to stdout')
+    exp = actions.add_parser(
+        "export",
+        help="выгрузить каталог в FILE.xlsx или FILE.csv (в колонках магазина, импортируется обратно) или FILE.json;"
+        " без FILE: JSON в stdout",
+    )
     exp.add_argument("file", type=Path, nargs="?")
-    exp.add_argument("--all", action="store_true", help="include unavailable wines (with available: false)")
+    exp.add_argument("--all", action="store_true", help="и вина не в продаже (с available: нет)")
     exp.set_defaults(run=run_export)
-    listing = actions.add_parser("list", help="one line per wine: id, sku, producer, name, vintage, price")
-    listing.add_argument("--all", action="store_true", help="include unavailable wines")
-    listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    listing = actions.add_parser(
+        "list", help="по строке на вино: короткий id (его принимают `qr` и другие команды), артикул, название, цена"
+    )
+    listing.add_argument("--all", action="store_true", help="и вина не в продаже")
+    listing.add_argument("--json", action="store_true", help="JSON вместо таблицы")
     listing.set_defaults(run=run_list)
     stats = actions.add_parser(
         "stats",
-        help="counts by availability, type and country; prices; embedding models; per field, how many wines"
-        " have it from the shop, inferred at import, or unknown",
+        help="вина в продаже и нет, по цвету и странам; цены; эмбеддинги; по каждому полю: из файла, выведено"
+        " или неизвестно; и что улучшить первым",
     )
+    stats.add_argument("--json", action="store_true", help="JSON вместо текста")
     stats.set_defaults(run=run_stats)
-    reembed = actions.add_parser("reembed", help="recompute every embedding with the configured provider")
+    reembed = actions.add_parser("reembed", help="пересчитать эмбеддинги всех вин заданной моделью")
     reembed.set_defaults(run=run_reembed)
 
 
@@ -127,7 +136,7 @@ def run_import(args: argparse.Namespace) -> int:
             console.print(f"  … и ещё {len(exc.errors) - SHOWN_PROBLEMS} строк с ошибками", markup=False)
         return 1
     except Exception as exc:
-        return fail(f"import failed: {exc}")
+        return fail(f"импорт не выполнен: {exc}")
     _print_import_report(report, llm_pass, replaced=args.replace)
     return 0
 
@@ -151,7 +160,9 @@ def _print_import_report(report: ImportReport, llm_pass: LlmEnrichment | None, *
     if report.unknown_fields:
         fields = ", ".join(f"{name} ({count})" for name, count in report.unknown_fields.items())
         console.print(f"сохранено как есть (колонки, которые каталог не использует): {fields}", markup=False)
-    skipped = [f for f in report.photos_failed if "skipped: the host was unreachable" in f]
+    from sommelier.catalog.photo_fetch import HOST_SKIPPED
+
+    skipped = [f for f in report.photos_failed if HOST_SKIPPED in f]
     for failure in report.photos_failed:
         if failure not in skipped:
             console.print(f"  без фото: {failure}", markup=False)
@@ -224,30 +235,31 @@ def _llm_enrichment(settings: Settings) -> LlmEnrichment | None:
     llm = llm_from_settings(settings)
     if llm is None:
         console.print(
-            "[yellow]--enrich-llm needs OPENAI_API_KEY (and SOMMELIER_OFFLINE unset):[/] importing with the rules only"
+            "[yellow]для --enrich-llm нужен OPENAI_API_KEY (и SOMMELIER_OFFLINE не задан):[/] импорт только по правилам"
         )
         return None
     return LlmEnrichment(llm, parse_price(settings.llm.price_per_mtok), settings.state_dir)
 
 
 def _print_llm_report(report: LlmEnrichmentReport) -> None:
-    filled = ", ".join(f"{name} ({count})" for name, count in report.filled.most_common()) or "nothing"
+    filled = ", ".join(f"{name} ({count})" for name, count in report.filled.most_common()) or "ничего"
     console.print(
-        f"LLM enrichment: {report.rows_sent} rows sent in {report.calls} calls, {report.cache_hits} from the cache;"
-        f" filled {filled}; {len(report.dropped)} values dropped (not in the vocabularies);"
-        f" {report.prompt_tokens} prompt + {report.completion_tokens} completion tokens, ${report.cost_usd:.4f}",
+        f"дополнение моделью: отправлено строк {report.rows_sent} за {report.calls} запросов, из кэша"
+        f" {report.cache_hits}; заполнено: {filled}; отброшено значений (нет в словарях): {len(report.dropped)};"
+        f" токенов {report.prompt_tokens} запроса + {report.completion_tokens} ответа, ${report.cost_usd:.4f}",
         markup=False,
     )
     for value in report.dropped[:SHOWN_DROPPED_VALUES]:
-        console.print(f"  dropped {value}", markup=False)
+        console.print(f"  отброшено: {value}", markup=False)
     if len(report.dropped) > SHOWN_DROPPED_VALUES:
-        console.print(f"  … and {len(report.dropped) - SHOWN_DROPPED_VALUES} more dropped", markup=False)
+        console.print(f"  … и ещё {len(report.dropped) - SHOWN_DROPPED_VALUES} отброшено", markup=False)
     if report.cache_error:
         console.print(
-            f"  the LLM cache could not be written (a re-import asks again): {report.cache_error}", markup=False
+            f"  кэш модели не записан (при следующем импорте она будет спрошена снова): {report.cache_error}",
+            markup=False,
         )
     for failure in report.failed_calls:
-        console.print(f"  an LLM call failed (its rows keep the rules' values): {failure}", markup=False)
+        console.print(f"  запрос к модели не удался (у его строк значения по правилам): {failure}", markup=False)
 
 
 def _print_skipped(report: ImportReport) -> None:
@@ -266,18 +278,32 @@ def _print_skipped(report: ImportReport) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    """The catalogue as FILE.xlsx, FILE.csv (the owner's own columns) or FILE.json; JSON to stdout without FILE."""
     from sommelier.catalog.importer import CatalogImportError, export_catalog
 
+    from sommelier_dev.catalog_export import ExportTypeError, check_type, write_table
+
     try:
+        suffix = check_type(args.file) if args.file else ".json"
         _, catalog, _, _ = _context(args)
-        data = export_catalog(catalog, include_unavailable=args.all)
-    except (CatalogImportError, Exception) as exc:
+        wines = catalog.export_wines(include_unavailable=args.all) if suffix != ".json" else []
+        data = export_catalog(catalog, include_unavailable=args.all) if suffix == ".json" else {}
+    except ExportTypeError as exc:
         return fail(str(exc))
-    if args.file:
-        args.file.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        console.print(f"exported {len(data['wines'])} wines to {args.file}")
-    else:
+    except (CatalogImportError, Exception) as exc:
+        return fail(f"выгрузка не выполнена: {exc}")
+    if not args.file:
         print_json(data)
+        return 0
+    try:
+        if suffix == ".json":
+            args.file.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        else:
+            write_table(args.file, wines)
+    except OSError as exc:
+        return fail(f"не удалось записать {args.file}: {exc.strerror or exc}")
+    count = len(data["wines"]) if suffix == ".json" else len(wines)
+    console.print(f"выгружено вин: {count} → {escape(str(args.file))}")
     return 0
 
 
@@ -288,44 +314,53 @@ def run_reembed(args: argparse.Namespace) -> int:
         _, catalog, embedder, _ = _context(args)
         count = reembed_catalog(catalog=catalog, embedder=embedder)
     except Exception as exc:
-        return fail(f"re-embedding failed: {exc}")
-    console.print(f"re-embedded {count} wines with {embedder.model}")
+        return fail(f"пересчёт эмбеддингов не выполнен: {exc}")
+    console.print(f"эмбеддинги пересчитаны для {count} вин моделью {embedder.model}")
     return 0
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from sommelier_dev.cli.wine_refs import short_id
+
     try:
         _, catalog, _, _ = _context(args)
         wines = catalog.list_wines(include_unavailable=args.all, limit=5000)
     except Exception as exc:  # a port error or an unreachable database: one clear line
-        return fail(f"list failed: {exc}")
+        return fail(f"список не получен: {exc}")
     if args.json:
         print_json({"wines": to_wire(wines)})
         return 0
     from rich.table import Table
 
-    table = Table("id", "sku", "producer", "name", "vintage", "type", "price ₽", *(["available"] if args.all else []))
+    columns = ("id", "артикул", "производитель", "название", "год", "цвет/сахар", "цена ₽")
+    table = Table(*columns, *(["в продаже"] if args.all else []))
     for wine in wines:
         table.add_row(
-            wine.id[:8],
+            short_id(wine.id),
             escape(wine.sku or ""),
             escape(wine.producer),
             escape(wine.name),
             str(wine.vintage_year or "NV"),
             f"{wine.wine_type}/{wine.sweetness}",
             f"{wine.price_rub:,}".replace(",", " "),
-            *(["yes" if wine.available else "no"] if args.all else []),
+            *(["да" if wine.available else "нет"] if args.all else []),
         )
     console.print(table)
-    console.print(f"{len(wines)} wines")
+    console.print(f"вин: {len(wines)}")
     return 0
 
 
 def run_stats(args: argparse.Namespace) -> int:
+    from sommelier_dev.catalog_advice import stats_lines
+
     try:
         _, catalog, _, _ = _context(args)
         result = catalog.stats()
     except Exception as exc:  # a port error or an unreachable database: one clear line
-        return fail(f"stats failed: {exc}")
-    print_json(to_wire(result))
+        return fail(f"статистика не получена: {exc}")
+    if args.json:
+        print_json(to_wire(result))
+        return 0
+    for line in stats_lines(result):
+        console.print(line, markup=False)
     return 0

@@ -11,7 +11,7 @@ MARKS = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("doctor", help="check configuration and connectivity")
+    parser = sub.add_parser("doctor", help="проверить настройки и связь: база, модель, Telegram, каталог")
     parser.set_defaults(run=run, tolerates_bad_settings=True)
 
 
@@ -28,11 +28,13 @@ def run(args: argparse.Namespace) -> int:
         line = Text(f"{mark} {check.name:<11}", style=colour)
         line.append(check.detail, style="default")
         console.print(line)
-        if check.status in ("fail", "warn") and check.fix:
+        if check.fix and (check.status in ("fail", "warn") or check.name == "catalogue"):
             console.print(Text(f"  → {check.fix}", style="dim"))
     blocking = [c.name for c in checks if c.blocking]
     if blocking:
-        console.print(Text(f"\n{len(blocking)} required check(s) failed: {', '.join(blocking)}", style="bold red"))
+        console.print(
+            Text(f"\nне пройдено обязательных проверок: {len(blocking)} ({', '.join(blocking)})", style="bold red")
+        )
         return 1
-    console.print(Text("\nall required checks passed", style="bold green"))
+    console.print(Text("\nвсе обязательные проверки пройдены", style="bold green"))
     return 0

@@ -12,10 +12,15 @@ from sommelier_dev.cli.output import console, fail
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("qr", help="write printable PNG QR codes that open a wine's card in the bot")
-    parser.add_argument("refs", nargs="+", metavar="SKU", help="the wines' skus (or catalogue ids)")
-    parser.add_argument("--out", type=Path, required=True, help="folder for the PNG files (created if missing)")
-    parser.add_argument("--bot", help="the bot's @username (default: TELEGRAM_BOT_USERNAME, or getMe with the token)")
+    parser = sub.add_parser("qr", help="напечатать PNG-метки с QR-кодом, который открывает карточку вина в боте")
+    parser.add_argument(
+        "refs",
+        nargs="+",
+        metavar="SKU",
+        help="артикулы вин как в файле магазина (кириллица тоже), короткие id из `catalog list` или id вин",
+    )
+    parser.add_argument("--out", type=Path, required=True, help="папка для PNG-файлов (создаётся, если её нет)")
+    parser.add_argument("--bot", help="@имя бота (по умолчанию TELEGRAM_BOT_USERNAME или getMe по токену)")
     parser.set_defaults(run=run)
 
 
@@ -26,11 +31,11 @@ def _bot_username(explicit: str | None, settings: TelegramSettings) -> str:
     if name:
         return name.lstrip("@")
     if not settings.bot_token:
-        raise ValueError("the bot's username is unknown: pass --bot @name or set TELEGRAM_BOT_USERNAME")
+        raise ValueError("имя бота неизвестно: укажите --bot @имя или задайте TELEGRAM_BOT_USERNAME")
     with TelegramClient.from_settings(settings) as client:
         username = client.get_me().username
     if not username:
-        raise ValueError("getMe returned no username: pass --bot @name")
+        raise ValueError("getMe не вернул имя бота: укажите --bot @имя")
     return username
 
 
@@ -38,29 +43,44 @@ def run(args: argparse.Namespace) -> int:
     from sommelier.domain.errors import PortError
     from sommelier.shop.deeplinks import DeepLinkError, wine_link
 
+    from sommelier_dev.cli.wine_refs import resolve_refs
     from sommelier_dev.qr import label_filename, label_png
 
     try:
         bot = _bot_username(args.bot, args.context.settings.telegram)
-        links = {ref: wine_link(bot, ref) for ref in args.refs}  # bad refs fail before any file is written
-        result = args.context.repositories().shop.find_wines(args.refs)
+        wine_link(bot, "w")  # a bad bot name fails before anything is read or written
+        repositories = args.context.repositories()
+        every = repositories.catalog.export_wines(include_unavailable=True)
+        refs = resolve_refs(args.refs, every)
+        skus = {w.id: w.sku for w in every if w.sku}
+        result = repositories.shop.find_wines(list(refs.values()))
     except PortError as exc:
-        return fail(f"the catalogue could not be read: {exc}")
+        return fail(f"каталог не прочитан: {exc}")
     except (DeepLinkError, ValueError) as exc:
         return fail(str(exc))
     except Exception as exc:
-        return fail(f"qr failed: {exc}")
+        return fail(f"метки не напечатаны: {exc}")
     if result.missing:
-        return fail("not in the catalogue: " + ", ".join(result.missing) + " (no files written)")
+        unknown = [ref for ref, found in refs.items() if found in result.missing]
+        return fail("нет в каталоге: " + ", ".join(unknown) + " (файлы не записаны)")
+    from sommelier.language.name_line import name_line
+
+    by_ref = {found.ref: found.wine for found in result.wines}
     try:
         args.out.mkdir(parents=True, exist_ok=True)
-        for found in result.wines:
-            wine = found.wine
+        for asked, ref in refs.items():
+            wine = by_ref[ref]
+            try:
+                link = wine_link(bot, skus.get(wine.id) or wine.id)
+            except DeepLinkError:  # an article too long for a link: the label links the wine by its id
+                link = wine_link(bot, wine.id)
             vintage = f", {wine.vintage_year}" if wine.vintage_year else ""
-            caption = f"{wine.name} — {wine.producer}{vintage}"
-            target = args.out / label_filename(found.ref, wine.name)
-            target.write_bytes(label_png(links[found.ref], caption))
-            console.print(f"{escape(str(target))}  {escape(links[found.ref])}")
+            caption = f"{name_line(wine.name, wine.producer, wine.vintage_year)} — {wine.producer}{vintage}".replace(
+                " — ,", " —"
+            ).rstrip(" —")
+            target = args.out / label_filename(asked, wine.name)
+            target.write_bytes(label_png(link, caption))
+            console.print(f"{escape(str(target))}  {escape(link)}")
     except OSError as exc:
-        return fail(f"could not write to {args.out}: {exc.strerror}")
+        return fail(f"не удалось записать в {args.out}: {exc.strerror}")
     return 0

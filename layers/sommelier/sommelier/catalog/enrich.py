@@ -17,11 +17,13 @@ import re
 from typing import Any
 
 from sommelier import language
+from sommelier.language.name_line import without_size
 
 INFERABLE = ("wine_type", "sweetness", "country", "region", "appellation", "grape_varieties", "vintage_year")
 _TRAILING_YEAR = re.compile(r"(?:^|[\s,(])((?:19|20)\d{2})\s*(?:г\.?|год)?\s*\)?\s*$", re.IGNORECASE)
 _LEADING_YEAR = re.compile(r"^((?:19|20)\d{2})\s")  # «2024 Riesling QbA feinherb»
 ASSUMED_SWEETNESS = "dry"
+_NUMBER_ONLY = re.compile(r"-?\d+(?:[.,]\d+)?")
 _COLOUR_GRAPES = {"red": ("red",), "rose": ("red", "rose"), "white": ("white",), "sparkling": ("white", "red")}
 
 
@@ -75,6 +77,7 @@ def _style(texts: list[str]) -> tuple[str | None, str | None]:
     """(wine_type, sweetness) the legal name, the category or a colour cell says: the first text that says
     each, read by the legal words, then by the style words anywhere in it (shorthand written out first)."""
     wine_type = sweetness = None
+    sparkling = False
     for text in texts:
         if not text:
             continue
@@ -82,12 +85,16 @@ def _style(texts: list[str]) -> tuple[str | None, str | None]:
         reading = language.legal_reading(text)
         said_type = "sparkling" if reading.sparkling else reading.colour
         said_sugar = _said("sweetness", reading.sweetness.replace("_", " ")) if reading.sweetness else None
-        wine_type = wine_type or (said_type if said_type in _COLOUR_GRAPES else None) or _said("wine_types", text)
+        said = (said_type if said_type in _COLOUR_GRAPES else None) or _said("wine_types", text)
+        wine_type = wine_type or said
+        sparkling = sparkling or said == "sparkling"
         sweetness = sweetness or said_sugar or _said("sweetness", text)
-    return wine_type, sweetness
+    # «Blanc de Blancs» filed under «Mehurčki» (bubbles): the catalogue's types put sparkling before colour
+    return ("sparkling" if sparkling else wine_type), sweetness
 
 
 def _vintage(name: str) -> int | None:
+    name = without_size(name)  # «… 2021 0,75 л»: the year is last once the size is left out
     found = language.harvest_year_pattern().search(name) or _TRAILING_YEAR.search(name) or _LEADING_YEAR.search(name)
     return int(found.group(1)) if found else None
 
@@ -178,7 +185,7 @@ def _style_facts(wine_type: str | None, sweetness: str | None, name: str) -> dic
 
 def enrich(item: dict[str, Any], category: str) -> dict[str, Any]:
     """The row with its empty INFERABLE fields filled from its texts, and `inferred` listing them."""
-    out = dict(item)
+    out = _own_sugar_scale(dict(item))
     type_cell = out.get("wine_type")
     if isinstance(type_cell, str) and type_cell.strip():
         # The shop's own colour cell, read as the catalogue's words: «Белое», or a whole legal phrase
@@ -211,6 +218,16 @@ def enrich(item: dict[str, Any], category: str) -> dict[str, Any]:
         # A blend stays a blend: the word first, then the one grape known to be in it, if any.
         out["grape_varieties"] = [blend, *(out.get("grape_varieties") or [])]
     out["inferred"] = inferred
+    return out
+
+
+def _own_sugar_scale(out: dict[str, Any]) -> dict[str, Any]:
+    """A sweetness on the shop's own scale («0»…«5»): no word says which end is dry, so it is kept as written
+    (`sweetness_as_written`) and the sweetness read from the names instead (and marked inferred)."""
+    sugar_cell = out.get("sweetness")
+    if isinstance(sugar_cell, int | float | str) and _NUMBER_ONLY.fullmatch(str(sugar_cell).strip()):
+        out["sweetness_as_written"] = sugar_cell
+        out["sweetness"] = ""
     return out
 
 

@@ -15,10 +15,7 @@ recommended; their history and feedback stay).
 from __future__ import annotations
 
 import hashlib
-import re
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,15 +27,18 @@ from pydantic import ValidationError
 from sommelier import language
 from sommelier.catalog.changes import CatalogChanges, StoredIndex, changes_of
 from sommelier.catalog.enrich import enrich
+from sommelier.catalog.limits import LimitSettingError, ReadLimits
+from sommelier.catalog.photo_fetch import HOST_SKIPPED, PhotoDownloadError, PhotoFetcher
 from sommelier.catalog.reader import CatalogFileError, SourceRow, read_rows
 from sommelier.catalog.row_problems import KIND_WORDS, russian_reason, skip_group
 from sommelier.catalog.row_text import flagged_rows
-from sommelier.catalog.shop_rows import MODEL_FIELDS, RowKind, row_kind, shop_row
+from sommelier.catalog.shop_rows import MODEL_FIELDS, SHOP_COLUMNS, RowKind, row_kind, shop_row, volume_of
 from sommelier.domain.catalog import ExportedWine
 from sommelier.domain.catalog_writes import WineEmbedding
 from sommelier.domain.errors import PortError, Unavailable
 from sommelier.domain.records import ImportRow, WineRecord
 from sommelier.embeddings.port import EmbeddingProvider
+from sommelier.language.name_line import volume_in
 from sommelier.photos.store import PhotoStore
 from sommelier.repositories.adapters import LambdaCatalog
 from sommelier.repositories.ports import CatalogRepository
@@ -47,10 +47,6 @@ EMBED_BATCH = 32
 # Rows per tool call through Lambda (6 MB payload limit); in-process imports use one call.
 LAMBDA_IMPORT_CHUNK = 150
 IN_PROCESS_IMPORT_CHUNK = 5000
-
-
-PHOTO_DOWNLOAD_TIMEOUT_S = 10
-PHOTO_MAX_BYTES = 5 * 1024 * 1024  # Telegram's limit for photos it fetches by URL
 
 
 class RowError(NamedTuple):
@@ -107,9 +103,12 @@ class PreparedRows:
     problem_items: list[dict[str, Any]] = field(default_factory=list)  # their rows, to keep their stored wines
 
 
-def read_catalog(path: Path) -> list[SourceRow]:
+def read_catalog(path: Path, limits: ReadLimits | None = None) -> list[SourceRow]:
+    """The file's rows within `limits` (by default the CATALOG_MAX_* settings: catalog/limits.py)."""
     try:
-        return read_rows(Path(path))
+        return read_rows(Path(path), limits or ReadLimits.from_environment())
+    except LimitSettingError as exc:
+        raise CatalogImportError(str(exc)) from exc
     except CatalogFileError as exc:
         raise CatalogImportError([RowError(0, str(exc), line=exc.line)] if exc.line else str(exc)) from exc
 
@@ -142,7 +141,7 @@ def _relative_photo(item: dict[str, Any], label: str, notes: list[str]) -> dict[
         return item
     out = {k: v for k, v in item.items() if k != "image_url"}
     out["image_url_as_written"] = url
-    notes.append(f"{label}: {url}: not a web address (http:// or https://), so not fetched")
+    notes.append(f"{label}: {url}: не веб-адрес (http:// или https://) — фото не скачано")
     return out
 
 
@@ -172,6 +171,12 @@ def prepare_rows(
     for row in wine_rows:
         source = row.source
         known, extra = split_extra(row.item)
+        # the shop's headers, for an export in its own columns (a JSON export's row carries them on)
+        before = extra.pop(SHOP_COLUMNS, None)
+        own = {**(before if isinstance(before, dict) else {})}
+        own.update({f: header for f, header in row.columns.items() if header != f and f in known})
+        if own:
+            extra[SHOP_COLUMNS] = own
         try:
             record = WineRecord.model_validate({**known, "extra": extra})
         except ValidationError as exc:
@@ -248,6 +253,8 @@ def _enriched_wine_rows(rows: list[SourceRow], prepared: PreparedRows, errors: l
             prepared.skipped_rows.append(f"{where}, {label or 'без названия'}: {KIND_WORDS.get(kind, kind)}")
             continue
         item = enrich(_relative_photo(item, label, prepared.photo_notes), shaped.category)
+        if not volume_of(item) and (size := volume_in(str(item.get("name") or ""))):
+            item["volume"] = size  # «… 750мл» in the name: kept apart, so another size is another wine
         if source.group:
             item.setdefault("group", source.group)
         wine_rows.append(_WineRow(source, item, shaped.category, label, shaped.columns))
@@ -263,7 +270,7 @@ def _counted(counter: Counter[str]) -> str:
 def _generated_sku(record: WineRecord, taken: dict[str, str]) -> str:
     """A stable article for a row repeating another's name without one (another colour, volume or price):
     the same row gets the same article at the next import."""
-    volume = str(record.extra.get("volume") or record.extra.get("Объем") or "")
+    volume = volume_of(record.extra)
     basis = "|".join(
         str(v) for v in (record.name, record.producer, record.vintage_year, record.wine_type, record.sweetness, volume)
     )
@@ -286,7 +293,7 @@ def _clash(
         )
     key = record.natural_key()
     if not record.sku:
-        same = (record.wine_type, record.sweetness, record.price_rub, record.extra.get("volume"))
+        same = (record.wine_type, record.sweetness, record.price_rub, volume_of(record.extra))
         if key not in seen:
             seen[key] = (where, same)
             return record, None
@@ -302,10 +309,10 @@ def _clash(
 
 def _photo_file_problem(record: WineRecord, base_dir: Path) -> str | None:
     if record.image and not (base_dir / record.image).is_file():
-        return f"image: file not found: {record.image}"
+        return f"колонка «image»: файл не найден: {record.image}"
     if record.image and Path(record.image).suffix.lower() not in PHOTO_TYPES:
-        suffix = Path(record.image).suffix or "no extension"
-        return f"image: use PNG, JPEG or WebP, not {suffix} (value: {record.image!r})"
+        suffix = Path(record.image).suffix or "без расширения"
+        return f"колонка «image»: нужен PNG, JPEG или WebP, а не {suffix} («{record.image}»)"
     return None
 
 
@@ -323,40 +330,6 @@ def photo_key(name: str, data: bytes) -> str:
     return f"wines/{hashlib.sha256(data).hexdigest()[:12]}-{Path(name).name}"
 
 
-_CONTENT_TYPES = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
-
-
-class PhotoDownloadError(Exception):
-    def __init__(self, reason: str, *, host_down: bool = False):
-        super().__init__(reason)
-        self.host_down = host_down  # the host itself can't be reached: skip its other photos
-
-
-def download_photo(url: str) -> tuple[bytes, str, str]:
-    """(bytes, content type, file name) of a photo on the web, within a timeout and a size limit."""
-    request = urllib.request.Request(url, headers={"User-Agent": "sommelier-catalog-import"})
-    try:
-        with urllib.request.urlopen(request, timeout=PHOTO_DOWNLOAD_TIMEOUT_S) as response:  # nosec B310 - http(s) only, checked by the model
-            content_type = (response.headers.get_content_type() or "").lower()
-            if content_type not in _CONTENT_TYPES:
-                raise PhotoDownloadError(f"not a PNG, JPEG or WebP image ({content_type or 'no content type'})")
-            declared = response.headers.get("Content-Length")
-            if declared and declared.isdigit() and int(declared) > PHOTO_MAX_BYTES:
-                raise PhotoDownloadError(f"larger than {PHOTO_MAX_BYTES // (1024 * 1024)} MB")
-            data = response.read(PHOTO_MAX_BYTES + 1)
-    except urllib.error.HTTPError as exc:
-        raise PhotoDownloadError(f"HTTP {exc.code}") from None
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise PhotoDownloadError(f"unreachable ({reason})", host_down=True) from None
-    if len(data) > PHOTO_MAX_BYTES:
-        raise PhotoDownloadError(f"larger than {PHOTO_MAX_BYTES // (1024 * 1024)} MB")
-    if not data:
-        raise PhotoDownloadError("empty response")
-    stem = Path(urllib.parse.urlsplit(url).path).stem or "photo"
-    return data, content_type, re.sub(r"[^A-Za-z0-9._-]+", "-", stem)[:80] + _CONTENT_TYPES[content_type]
-
-
 def import_catalog(
     path: Path,
     *,
@@ -367,18 +340,26 @@ def import_catalog(
     on_progress: Callable[[str, int, int], None] | None = None,
     more_enrichment: MoreEnrichment | None = None,
     strict: bool = False,
+    photo_fetcher: PhotoFetcher | None = None,
+    limits: ReadLimits | None = None,
 ) -> ImportReport:
     path = Path(path)
-    prepared = prepare_rows(read_catalog(path), path.parent, more_enrichment, strict=strict)
+    prepared = prepare_rows(read_catalog(path, limits), path.parent, more_enrichment, strict=strict)
     records = prepared.records
     stored = StoredIndex(_stored_wines(catalog))
     kept = _kept_wines(prepared, stored, records)
     changes = changes_of(records, stored, kept, replace=replace)
     progress = on_progress or (lambda stage, done, total: None)
-    unknown_fields = Counter(key for record in records for key in record.extra)
+    unknown_fields = Counter(key for record in records for key in record.extra if key != SHOP_COLUMNS)
     vectors = _embed(records, embedder, progress)
 
-    uploads = _PhotoUploads(photos, path.parent, sum(1 for r in records if r.image or r.image_url), progress)
+    uploads = _PhotoUploads(
+        photos,
+        path.parent,
+        sum(1 for r in records if r.image or r.image_url),
+        progress,
+        photo_fetcher or PhotoFetcher(),
+    )
     payload: list[ImportRow] = []
     for record, vector in zip(records, vectors, strict=True):
         image_key = uploads.image_key(record)
@@ -455,6 +436,7 @@ class _PhotoUploads:
     base_dir: Path
     total: int  # wines with a photo file or an image_url
     progress: Callable[[str, int, int], None]
+    fetcher: PhotoFetcher
     uploaded: int = 0
     failed: list[str] = field(default_factory=list)
     hosts_down: set[str] = field(default_factory=set)
@@ -483,8 +465,8 @@ class _PhotoUploads:
         host = urllib.parse.urlsplit(url).netloc
         try:
             if host in self.hosts_down:
-                raise PhotoDownloadError("skipped: the host was unreachable for an earlier photo")
-            data, content_type, name = download_photo(url)
+                raise PhotoDownloadError(HOST_SKIPPED)
+            data, content_type, name = self.fetcher.fetch(url)
         except PhotoDownloadError as exc:
             if exc.host_down:
                 self.hosts_down.add(host)
@@ -515,8 +497,8 @@ def _write(
             # with replace, the last chunk retires every wine this import did not write
             result = catalog.import_wines(part, replace=replace and last, replace_since=first_started_at)
         except PortError as exc:
-            verb = "could not be reached" if isinstance(exc, Unavailable) else "refused the import"
-            raise CatalogImportError(f"the catalogue database {verb}: {exc}") from exc
+            verb = "недоступна" if isinstance(exc, Unavailable) else "не приняла импорт"
+            raise CatalogImportError(f"база каталога {verb}: {exc}") from exc
         inserted += result.inserted
         updated += result.updated
         retired += result.retired
@@ -528,7 +510,7 @@ def _write(
 def _country_warnings(records: list[WineRecord]) -> list[str]:
     """Countries the language layer does not know: filters by country match them only as written."""
     return [
-        f"country {country!r} is not in the language layer: country filters match it only as written"
+        f"страна «{country}» не известна словарю: фильтр по стране найдёт её только написанной так же"
         for country in sorted(
             {r.country for r in records if r.country and language.country(r.country, fuzzy=False) is None}
         )
@@ -540,7 +522,7 @@ def export_catalog(catalog: CatalogRepository, *, include_unavailable: bool = Fa
     try:
         return {"wines": [w.as_file_row() for w in catalog.export_wines(include_unavailable=include_unavailable)]}
     except PortError as exc:
-        raise CatalogImportError(f"export failed: {exc}") from exc
+        raise CatalogImportError(f"выгрузка не выполнена: {exc}") from exc
 
 
 def reembed_catalog(

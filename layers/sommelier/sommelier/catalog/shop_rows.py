@@ -20,7 +20,9 @@ from sommelier.domain.records import WineRecord
 
 MODEL_FIELDS = frozenset(WineRecord.model_fields) - {"extra"}
 # Fields of a shop's row that are not the catalogue's but are read at import (kept in `extra` too).
-STOCK, CATEGORY = "stock", "category"
+STOCK, CATEGORY, VOLUME = "stock", "category", "volume"
+# In `extra`: each catalogue field → the shop's own header it came under, so an export writes the shop's columns.
+SHOP_COLUMNS = "shop_columns"
 FLATTEN_DEPTH = 2  # {"metadata": {"Страна": …}}, {"stock": {"in_stock": …}}: a scraper's nested record
 PLACEHOLDERS = {"-", "—", "–", "n/a", "N/A", "нет данных", "?"}
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
@@ -49,13 +51,16 @@ def flatten(item: dict[str, Any], depth: int = FLATTEN_DEPTH) -> dict[str, Any]:
     """Nested objects' keys at the top (a key the row already has stays the row's); lists of words joined."""
     out: dict[str, Any] = {}
     nested: list[dict[str, Any]] = []
-    for key, value in item.items():
-        if isinstance(value, dict) and key != "extra" and depth > 0:
+    for raw_key, value in item.items():
+        key = str(raw_key).strip()  # «  Цена  »: a header padded to a fixed width
+        if isinstance(value, dict) and key not in ("extra", SHOP_COLUMNS) and depth > 0:
             nested.append(flatten(value, depth - 1))
         elif isinstance(value, str) and value.strip() in PLACEHOLDERS:
-            out[str(key)] = ""  # «—» or «-» in a price list's cell: nothing said
+            out[key] = ""  # «—» or «-» in a price list's cell: nothing said
+        elif isinstance(value, str):
+            out[key] = value.strip()  # a cell padded with spaces (no-break ones too)
         else:
-            out[str(key)] = value
+            out[key] = value
     for inner in nested:
         for key, value in inner.items():
             out.setdefault(key, value)
@@ -139,6 +144,8 @@ def shop_row(raw: dict[str, Any]) -> ShopRow:
         item["sku"] = _text(item["sku"])
     if isinstance(item.get("sku"), str):
         item["sku"] = item["sku"].strip()
+    if isinstance(item.get("inferred"), str):  # «wine_type, sweetness»: an exported table's cell
+        item["inferred"] = [f.strip() for f in item["inferred"].split(",") if f.strip()]
     image = item.get("image")
     if isinstance(image, str) and image.lower().startswith(("http://", "https://")) and not item.get("image_url"):
         item["image_url"] = item.pop("image")  # a web address in the shop's «image» column is a photo to fetch
@@ -159,6 +166,11 @@ def _categories(item: dict[str, Any]) -> str:
         if value not in (None, "", []) and key not in MODEL_FIELDS and language.catalog_column(str(key)) == CATEGORY
     ]
     return " / ".join(dict.fromkeys(c for c in cells if c))
+
+
+def volume_of(extra: dict[str, Any]) -> str:
+    """The bottle's size as the shop wrote it («0,75», «1,5 л», «750»), from a column meaning `volume`."""
+    return _text(_read_as(extra, VOLUME))
 
 
 def _read_as(item: dict[str, Any], meaning: str) -> Any:
@@ -226,8 +238,8 @@ def _kind_by_category(
         return RowKind.FORTIFIED  # «Ароматизированный напиток … Вермут»: filed under food or not
     if category_not_wine:
         return RowKind.NOT_WINE
-    if styled or _names_a_style(category):
-        return RowKind.WINE
+    if styled or _names_a_style(category) or language.style_cues("sweetness").find(language.normalize(category)):
+        return RowKind.WINE  # a shop's section «Белое», «Sladko» (sweet), «Cabernet»
     if said.is_wine and (language.appellations_in(name) or language.grapes_in(name)):
         return RowKind.WINE
     return RowKind.UNKNOWN  # «Другое», or «Вино / Прочее» holding a smoking gun: listed in the report

@@ -31,11 +31,20 @@ def catalog_column(header: str) -> str | None:
     many bottles the shop has) and `category` (the shop's own section, read to tell wine from the rest)."""
     key = _header_key(header)
     found = _catalog_columns().get(key)
-    if found is None and " " in key and key.rsplit(" ", 1)[1] in _money_words():  # «Цена, руб.»
-        found = _catalog_columns().get(key.rsplit(" ", 1)[0])
-    if found is None and " " in key and key.rsplit(" ", 1)[1].isdigit():  # «Остаток-1», «Цена 2»
-        found = _catalog_columns().get(key.rsplit(" ", 1)[0])
+    # «Цена, руб.», «Остаток, шт.», «Остаток-1», «Цена розн., руб.»: a unit, a currency or a number after the name
+    for _ in range(2):
+        if found is not None or " " not in key:
+            break
+        key, last = key.rsplit(" ", 1)
+        if not (last.isdigit() or last in _money_words() or last in _header_units()):
+            break
+        found = _catalog_columns().get(key)
     return found
+
+
+@cache
+def _header_units() -> frozenset[str]:
+    return frozenset(normalize(w) for w in data("catalog_columns.json")["header_unit_words"])
 
 
 def stock_word(cell: str) -> bool | None:

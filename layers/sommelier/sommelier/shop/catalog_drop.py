@@ -31,6 +31,8 @@ CATALOG_TYPES = {".json", ".csv", ".xlsx", ".yml", ".xml"}
 MAX_DROP_BYTES = 200 * 1024 * 1024  # a catalogue of thousands of wines with photos fits easily
 MAX_ZIP_MEMBERS = 20_000
 MAX_UNZIPPED_BYTES = 1024 * 1024 * 1024
+MAX_MEMBER_BYTES = 100 * 1024 * 1024  # one file of the archive unpacked: a photo or the catalogue file
+COPY_CHUNK = 1024 * 1024
 
 
 @dataclass
@@ -69,6 +71,7 @@ def _safe_extract(archive: Path, target: Path) -> None:
                 raise DropError(f"в архиве больше {MAX_ZIP_MEMBERS} файлов")
             if sum(m.file_size for m in members) > MAX_UNZIPPED_BYTES:
                 raise DropError("архив слишком велик в распакованном виде (больше 1 ГБ)")
+            written = 0
             for member in members:
                 name = PurePosixPath(member.filename)
                 if name.is_absolute() or ".." in name.parts or "\\" in member.filename:
@@ -77,10 +80,27 @@ def _safe_extract(archive: Path, target: Path) -> None:
                     continue  # macOS resource forks, not photos
                 destination = target.joinpath(*name.parts)
                 destination.parent.mkdir(parents=True, exist_ok=True)
-                with bundle.open(member) as source, destination.open("wb") as out:
-                    out.write(source.read())
+                written += _copy_member(bundle, member, destination, MAX_UNZIPPED_BYTES - written)
     except zipfile.BadZipFile as exc:
         raise DropError("файл .zip повреждён или это не ZIP-архив") from exc
+
+
+def _copy_member(bundle: zipfile.ZipFile, member: zipfile.ZipInfo, destination: Path, room: int) -> int:
+    """One member unpacked in chunks (never whole in memory), within MAX_MEMBER_BYTES and the archive's room
+    left; the bytes written."""
+    written = 0
+    with bundle.open(member) as source, destination.open("wb") as out:
+        while chunk := source.read(COPY_CHUNK):
+            written += len(chunk)
+            if written > MAX_MEMBER_BYTES:
+                raise DropError(
+                    f"файл архива «{member.filename[:80]}» больше {MAX_MEMBER_BYTES // (1024 * 1024)} МБ"
+                    " в распакованном виде (предел одного файла архива): ничего не импортировано"
+                )
+            if written > room:
+                raise DropError("архив слишком велик в распакованном виде (больше 1 ГБ): ничего не импортировано")
+            out.write(chunk)
+    return written
 
 
 def _catalog_in(folder: Path) -> Path:

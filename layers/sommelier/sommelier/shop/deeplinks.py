@@ -1,15 +1,21 @@
 """Deep links to a wine: ``https://t.me/<bot>?start=w_<sku or id>`` (the shelf QR codes point here).
 
 Telegram passes the part after ``start=`` to the bot as ``/start <payload>``; a payload is 1-64
-characters of A-Z, a-z, 0-9, _ and -.
+characters of A-Z, a-z, 0-9, _ and -. A shop's article written otherwise («ВЛ-0101», «12.345/A») is sent
+as ``wb_`` and its UTF-8 in unpadded base64url, which uses only those characters: up to 45 bytes (about 22
+Cyrillic letters) fit. A longer one does not fit at all; the label then links the wine by its catalogue id.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 
 WINE_PREFIX = "w_"
-_PAYLOAD = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ENCODED_PREFIX = "wb_"  # the sku in base64url (Cyrillic, spaces, dots…)
+MAX_PAYLOAD = 64
+_PAYLOAD = re.compile(rf"^[A-Za-z0-9_-]{{1,{MAX_PAYLOAD}}}$")
 
 
 class DeepLinkError(ValueError):
@@ -17,19 +23,26 @@ class DeepLinkError(ValueError):
 
 
 def wine_payload(ref: str) -> str:
-    """The /start payload for a wine's sku or id."""
-    payload = f"{WINE_PREFIX}{ref.strip()}"
-    if not ref.strip() or not _PAYLOAD.match(payload):
+    """The /start payload for a wine's sku or id: as written when Telegram allows it, else base64url."""
+    ref = ref.strip()
+    if not ref:
+        raise DeepLinkError("пустой артикул: нужен артикул магазина или id вина")
+    payload = f"{WINE_PREFIX}{ref}"
+    if _PAYLOAD.match(payload):
+        return payload
+    encoded = ENCODED_PREFIX + base64.urlsafe_b64encode(ref.encode("utf-8")).decode("ascii").rstrip("=")
+    if len(encoded) > MAX_PAYLOAD:
         raise DeepLinkError(
-            f"{ref!r} can't be put in a Telegram link: use 1-62 letters, digits, '_' or '-' (a sku or a wine id)"
+            f"артикул «{ref[:40]}» слишком длинный для ссылки Telegram (до {MAX_PAYLOAD} знаков в ссылке):"
+            " метка сошлётся на вино по его id"
         )
-    return payload
+    return encoded
 
 
 def wine_link(bot_username: str, ref: str) -> str:
     bot = bot_username.strip().lstrip("@")
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{3,31}", bot):
-        raise DeepLinkError(f"{bot_username!r} is not a Telegram bot username")
+        raise DeepLinkError(f"«{bot_username}» — не имя бота в Telegram (латиница, цифры и _, 5–32 знака)")
     return f"https://t.me/{bot}?start={wine_payload(ref)}"
 
 
@@ -38,7 +51,15 @@ def wine_ref_from_start(argument: str | None) -> str | None:
     if not argument:
         return None
     argument = argument.strip()
-    if not _PAYLOAD.match(argument) or not argument.startswith(WINE_PREFIX):
+    if not _PAYLOAD.match(argument):
         return None
-    ref = argument[len(WINE_PREFIX) :]
-    return ref or None
+    if argument.startswith(ENCODED_PREFIX):
+        body = argument[len(ENCODED_PREFIX) :]
+        try:
+            ref = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode("utf-8").strip()
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            return None
+        return ref or None
+    if not argument.startswith(WINE_PREFIX):
+        return None
+    return argument[len(WINE_PREFIX) :] or None

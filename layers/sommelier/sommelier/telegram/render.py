@@ -21,6 +21,7 @@ from typing import Any, Literal, NamedTuple
 from sommelier import language
 from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.wine import Wine
+from sommelier.language.name_line import name_line
 from sommelier.telegram.callback_data import CallbackData
 
 TEXT_LIMIT = 4096
@@ -235,7 +236,8 @@ def _field(value: Any) -> str:
 
 def _wine_header(wine: Wine, fallback_name: str) -> tuple[list[tuple[str, str]], list[str]]:
     """The caption's first two lines as (html, plain) pairs."""
-    name = _field(wine.name) or _field(fallback_name)
+    # the shop's name without the vintage, producer, size and strength the line says apart (language/name_line.py)
+    name = _field(name_line(wine.name, wine.producer, wine.vintage_year) if wine.name else "") or _field(fallback_name)
     producer = _field(wine.producer)
     vintage = wine.vintage_year
     vintage_text = str(vintage) if vintage else "NV"
