@@ -233,6 +233,7 @@ class RequestFit(NamedTuple):
         grape, an exclusion, or a budget in the customer's own figures. To a bare «вино», «расскажи про сыр»
         or a «подешевле» with nothing before it (a budget the reader inferred from a word) a question back or
         a story is a fair answer."""
+        searches = [s for s in searches if "name" not in s]  # a wine asked for by name binds no filter
         if not searches:
             return cls()
         constraints = RequestConstraints.from_arguments(searches[-1])

@@ -95,20 +95,42 @@ def _not_name_words() -> frozenset[str]:
 
 def bears_name(name: str, *texts: str) -> bool:
     """Whether the texts (a wine's name, producer, places, grapes) hold every word of a name as a customer
-    wrote it, in either script, by its sound: «Cloudy Bay» is not borne by «Cloudy Ridge», though the
-    catalogue's name search (which reads words of three sounded letters or more) finds it. A word of two
-    letters must be a word of the texts; numbers and the small words around a name are not its words."""
+    wrote it, in either script, by its sound: «Cloudy Bay» is not borne by «Cloudy Ridge», nor «Петрюс» by
+    «Петроний», though the catalogue's name search (looser: its prefixes and skeletons find misspellings)
+    finds them. Numbers and the small words around a name are not its words."""
     skip = _not_name_words()
     words = [sound(t) for t in tokens(name) if not t.isdigit() and t.replace("ё", "е") not in skip]
     words = [w for w in words if w and " " not in w]
     if not words:
         return False
-    sounded = sound(" ".join(texts)).split()
-    have = {*sounded, *skeleton(" ".join(sounded)).split()}
-    for word in words:
-        if len(word) < 3:
-            if word not in have:
-                return False
-        elif not any(h.startswith(p) for h in have for p in word_prefixes(word)):
-            return False
-    return True
+    have = sound(" ".join(texts)).split()
+    return all(any(_same_word(word, other) for other in have) for word in words)
+
+
+MIN_INFLECTED = 6  # «шумринки» is «Шумринка»: a word this long may end in another vowel
+MIN_MISSPELT = 4  # «крик» is «Creek» (krik, krek): a word this long may differ in one letter
+
+
+def _same_word(word: str, other: str) -> bool:
+    """One sounded word of a name and one of a wine's: the same word, its beginning, the same word in
+    another case, or the same word with one letter misspelt."""
+    if len(word) < 3:
+        return word == other
+    if other.startswith(word):
+        return True
+    if len(word) >= MIN_INFLECTED and other.startswith(_LAST_VOWEL.sub(r"\1", word)):
+        return True
+    return len(word) >= MIN_MISSPELT and abs(len(word) - len(other)) <= 1 and _one_edit(word, other)
+
+
+def _one_edit(left: str, right: str) -> bool:
+    """Whether two words differ by at most one letter changed, added or left out (written by hand: the
+    Lambda layer ships without rapidfuzz)."""
+    if len(left) > len(right):
+        left, right = right, left
+    i = 0
+    while i < len(left) and left[i] == right[i]:
+        i += 1
+    if len(left) == len(right):
+        return left[i + 1 :] == right[i + 1 :]
+    return left[i:] == right[i + 1 :]

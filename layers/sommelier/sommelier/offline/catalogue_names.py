@@ -30,6 +30,7 @@ _PLAIN_WORD_FILES = (
     "regions.json",
     "countries.json",
     "appellations.json",
+    "legal_words.json",
     "dialogue.json",
     "budget.json",
     "occasions.json",
@@ -47,6 +48,9 @@ class NameRun(NamedTuple):
 
     words: tuple[str, ...]
     free: tuple[str, ...]
+
+
+WHOLE_REGION = "region"  # appellations.json `level` of a region, not an appellation
 
 
 def _walk(node: Any, into: set[str]) -> None:
@@ -82,7 +86,8 @@ def _house_words() -> frozenset[str]:
 def _name_spans(t: str) -> list[tuple[int, int]]:
     """Where the vocabulary knows a name: grapes, appellations, regions, famous wines."""
     spans = [(m.start_char, m.end_char) for m in language.grape_names_in(t)]
-    spans += [(m.start_char, m.end_char) for m, _ in language.appellations_in(t)]
+    # A place the table lists as a whole region («Балаклава») names wines as a producer's word does: free.
+    spans += [(m.start_char, m.end_char) for m, a in language.appellations_in(t) if a.level != WHOLE_REGION]
     spans += [(m.start_char, m.end_char) for m, _, _ in language.regions_in(t)]
     spans += [(m.start_char, m.end_char) for m, _ in language.named_wines_in(t)]
     return spans
@@ -103,14 +108,18 @@ def name_runs(t: str) -> list[NameRun]:
     """The runs of name words and free words in a prepared message, each with a free word of
     MIN_FREE_WORD letters or more; none when the message has more runs than a message names wines."""
     names, explained = _name_spans(t), _explained_spans(t)
+    regions = [(m.start_char, m.end_char) for m, a in language.appellations_in(t) if a.level == WHOLE_REGION]
     plain, house = _plain_stems(), _house_words()
     runs: list[NameRun] = []
     words: list[str] = []
     free: list[str] = []
 
     def close() -> None:
-        if words and any(len(w) >= MIN_FREE_WORD for w in free) and len(words) <= MAX_NAME_WORDS:
-            runs.append(NameRun(tuple(words), tuple(free)))
+        if words and any(len(w) >= MIN_FREE_WORD for w in free):
+            if len(words) <= MAX_NAME_WORDS:
+                runs.append(NameRun(tuple(words), tuple(free)))
+            elif len(free) <= MAX_NAME_WORDS:  # «мангуп мерло каберне совиньон каберне фран»: «мангуп»
+                runs.append(NameRun(tuple(free), tuple(free)))
         words.clear()
         free.clear()
 
@@ -124,7 +133,7 @@ def name_runs(t: str) -> list[NameRun]:
             close()
         elif _inside(start, end, names) or word in house:
             words.append(word)
-        elif language.stem(word) in plain or len(word) < 3:
+        elif (language.stem(word) in plain and not _inside(start, end, regions)) or len(word) < 3:
             close()
         else:
             words.append(word)

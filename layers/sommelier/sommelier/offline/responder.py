@@ -38,7 +38,7 @@ from sommelier.offline.follow_ups import offered
 from sommelier.offline.history import Exchange, exchanges, excluded, valid_ids
 from sommelier.offline.intent import QueryIntent, describe_filters, relaxable
 from sommelier.offline.menu_answers import menu
-from sommelier.offline.named_answers import by_name, catalogue_named, named
+from sommelier.offline.named_answers import by_name, catalogue_named, name_searches, named
 from sommelier.offline.places import REGION_COUNTRY
 from sommelier.offline.reader import read_query
 from sommelier.offline.selection import rank, select
@@ -117,16 +117,18 @@ class OfflineResponder:
         embedded: bool = True,
     ) -> list[ToolRequest]:
         """The searches this responder would start a wine request with, not run: the agent's prefetch sends them
-        together (one tool-function invocation). None for anything but a recommendation (a greeting, a question,
-        a wine asked for by name: the model handles those). ``embedded`` False: the semantic search without its
-        vector (the reading alone, which the agent compares and embeds itself)."""
+        together (one tool-function invocation). None for anything but a recommendation (a greeting, a
+        question); a wine asked for by name, or words that may be a name of the shop's, are searched by name
+        first. ``embedded`` False: the semantic search without its vector (the reading alone, which the agent
+        compares and embeds itself)."""
         text = text or ""
         if guards.precheck(text) is not None or self.table_ids(text, history):
             return []  # an attack, or a question about the wines on the table (they go before the model)
         previous, _, chain = self._replay(_Turn(), exchanges(history or []), resolve=False)
         intent = read_query(text, previous)
+        names = name_searches(text, intent)  # «есть Cloudy Bay?», «trapiche sauvignon blanc»: the name first
         if intent.kind != "recommendation" or intent.wine_name:
-            return []
+            return names
         exclude = excluded(valid_ids(exclude_ids or []), chain, intent)
         filters = describe_filters(intent.filters)
         requests: list[ToolRequest] = []
@@ -154,7 +156,7 @@ class OfflineResponder:
         if filters or not requests:
             structured: dict[str, Any] = {**filters, "limit": CANDIDATE_LIMIT}
             requests.append(ToolRequest("search_wines", structured | ({"exclude_ids": exclude} if exclude else {})))
-        return requests
+        return [*names, *requests]
 
     def table_ids(self, text: str, history: list[ChatMessage] | None = None) -> list[str]:
         """The last shown wines, in order, when the message asks about them (offline/table.py); else []."""

@@ -11,6 +11,7 @@ from typing import Any
 
 from sommelier import language
 from sommelier.language.filter_words import value_cues
+from sommelier.offline.catalogue_names import WHOLE_REGION
 from sommelier.offline.filters import read_filters
 from sommelier.offline.intent import FILTER_KEYS, MAX_READ_CHARS, QueryIntent, Reading
 from sommelier.offline.message import WORD
@@ -25,7 +26,6 @@ _QUOTED = re.compile(r"[«\"“]([^»\"”]{2,60})[»\"”]")
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 _VINTAGE_AFTER = re.compile(r"^[ \t,]*((?:19|20)\d\d)(?!\d)")
 MIN_NAME_LETTERS = 4
-WHOLE_REGION = "region"  # appellations.json `level` of a region, not an appellation
 
 
 def _is_vocabulary(phrase: str) -> bool:
@@ -165,6 +165,7 @@ def _known_wine_filters(wine: language.NamedWine | None) -> dict[str, Any]:
 
 
 _STYLE_KEYS = ("wine_type", "sweetness", "grape_variety")
+_STILL_COLOURS = ("white", "rose")
 
 
 def named_request(reading: Reading, name: str, vintage: int | None, known: language.NamedWine | None) -> QueryIntent:
@@ -173,12 +174,15 @@ def named_request(reading: Reading, name: str, vintage: int | None, known: langu
     совиньон»: a Sauvignon Blanc, not the white the name alone would mean; «trapiche sauvignon blanc» is no
     red Malbec)."""
     told = _known_wine_filters(known)
-    if any(k in reading.filters for k in _STYLE_KEYS):
+    said = dict(reading.filters)
+    if told.get("wine_type") == "sparkling" and said.get("wine_type") in _STILL_COLOURS:
+        said.pop("wine_type")  # «моэт розовое»: a rosé of the house's sparkling wines, no still rosé
+    if any(k in said for k in _STYLE_KEYS):
         told = {k: v for k, v in told.items() if k not in _STYLE_KEYS}
     return QueryIntent(
         kind="recommendation",
-        filters={**told, **reading.filters},
-        stated=tuple(k for k in FILTER_KEYS if k in reading.filters),
+        filters={**told, **said},
+        stated=tuple(k for k in FILTER_KEYS if k in said),
         wine_name=name,
         wine_vintage=vintage,
         known_wine=known,
