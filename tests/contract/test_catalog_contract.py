@@ -67,6 +67,14 @@ def semantic(store, query: str, **arguments):
             {"wine_type": "red", "exclude_country": "Франция"},
             lambda w: w["wine_type"] == "red" and w["country"] != "Франция",
         ),
+        (  # «кроме Италии и Франции»: every country of the list (issue 38)
+            {"wine_type": "red", "exclude_country": "Италия, Франция"},
+            lambda w: w["wine_type"] == "red" and w["country"] not in ("Италия", "Франция"),
+        ),
+        (
+            {"exclude_country": "Italy and France"},
+            lambda w: w["country"] not in ("Италия", "Франция"),
+        ),
         (
             {"wine_type": "sparkling", "exclude_grape": "шардоне"},
             lambda w: w["wine_type"] == "sparkling" and "Шардоне" not in w["grape_varieties"],

@@ -150,8 +150,10 @@ def _exclusions(filters: SearchFilters, applied: Applied) -> list[Predicate]:
         keys = frozenset(matching.grape_keys(filters.exclude_grape))
         tests.append(lambda w: keys.isdisjoint(w.grape_keys))
         applied["exclude_grape"] = filters.exclude_grape
-    if filters.exclude_country:
-        tests.append(_country(filters.exclude_country, "exclude_country", applied, exclude=True))
+    if filters.exclude_country:  # every country of the list («Италия, Франция»)
+        listed = matching.countries_listed(filters.exclude_country)
+        tests += [_country(country, "exclude_country", applied, exclude=True) for country in listed]
+        applied["exclude_country"] = ", ".join(listed)
     if filters.exclude_region:
         region = _region(filters.exclude_region, "exclude_region", applied, exclude=True)
         if region is not None:

@@ -1,74 +1,20 @@
-"""How a name sounds: the sound key of migrations 0010 and 0011 (`sommelier_sound`, its skeleton and the
-name query), in Python, so that the in-memory catalogue finds «Шато Латур» under «Château Latour» as the
-SQL does. The SQL functions are the definition; tests/contract checks the two against each other.
+"""How a name sounds, for the in-memory catalogue: the words and the name query of migrations 0010 and 0011
+(`sommelier_sound_words`, `sommelier_sound_query`) on the sound key the layer defines (sommelier.language.sound),
+so that it finds «Шато Латур» under «Château Latour» as the SQL does. The SQL functions are the definition;
+tests/contract checks the two against each other.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from functools import cache
 from typing import NamedTuple
 
+from sommelier.language.sound import skeleton, sound, word_prefixes
+
 from sommelier_dev.memory.text_search import tokens
 
-_ACCENTED = "àáâãäåāèéêëēìíîïòóôõöøùúûüýÿçñšžё"
-_PLAIN = "aaaaaaaeeeeeiiiiooooooouuuuyycnsze"
-# translate() drops a character that has no partner: PostgreSQL's does the same.
-_FOLD_ACCENTS = {ord(a): p for a, p in zip(_ACCENTED, _PLAIN, strict=False)} | {
-    ord(a): None for a in _ACCENTED[len(_PLAIN) :]
-}
-_CYRILLIC_PAIRS = (("щ", "sh"), ("ш", "sh"), ("ч", "ch"), ("ж", "zh"), ("ц", "ts"), ("х", "h"), ("ю", "u"), ("я", "ia"))
-_CYRILLIC = "абвгдезийклмнопрстуфыэьъ"
-_LATIN = "abvgdeziiklmnoprstufie"
-_TRANSLITERATE = {ord(c): p for c, p in zip(_CYRILLIC, _LATIN, strict=False)} | {
-    ord(c): None for c in _CYRILLIC[len(_LATIN) :]
-}
-
-# PostgreSQL's \M (the end of a word) is a lookahead for a character that is not a letter, digit or underscore.
-_END = r"(?!\w)"
-_SILENT_ENDING = re.compile(rf"([aeiou])[tsdx]{_END}|(n)c{_END}")
-# The folding steps of sommelier_spelling_sound, in order, on text that is only a-z, digits and spaces.
-_SPELLING = tuple(
-    (re.compile(pattern), replacement)
-    for pattern, replacement in (
-        (r"[^a-z0-9 ]+", " "),
-        (r"([tgrk])h", r"\1"),
-        (r"(eau|au)", "o"),
-        (r"ou", "u"),
-        (r"oi", "ua"),
-        (r"(ier(?![a-z0-9_])|a[iy](?![a-z0-9_]))", "e"),
-        (r"(cch|ch(?=i[aeou]))", "k"),
-        (r"(dzh|dj|zh|g(?=[eiy]))", "j"),
-        (r"(tsch|tsh|sch|ch|sh|ts|tz|z|ci(?=[aou])|c(?=[eiy]))", "s"),
-        (r"(ck|kh|c|q|x)", "k"),
-        (r"gn", "n"),
-        (r"ph", "f"),
-        (r"[yj]", "i"),
-        (r"w", "v"),
-        (r"([a-z])\1+", r"\1"),
-    )
-)
-_SILENT_T = re.compile(r"nt(?=[b-df-hj-np-tv-x])")
-_VOWELS_AFTER = re.compile(r"([a-z0-9])[aeiou]+")
-_LAST_VOWEL = re.compile(r"(...)[aeiou]$")
-
-
-@cache
-def sound(value: str) -> str:
-    """`sommelier_sound`: a name in a small Latin alphabet, alike in either script and in common misspellings."""
-    text = _SILENT_ENDING.sub(r"\1\2", value.lower().translate(_FOLD_ACCENTS))
-    for cyrillic, latin in _CYRILLIC_PAIRS:
-        text = text.replace(cyrillic, latin)
-    text = text.translate(_TRANSLITERATE)
-    for pattern, replacement in _SPELLING:
-        text = pattern.sub(replacement, text)
-    return _SILENT_T.sub("n", text.strip())
-
-
-def skeleton(sounded: str) -> str:
-    """`sommelier_skeleton`: each word's consonants after its first letter, marked with a z."""
-    return " ".join(f"z{word}" for word in _VOWELS_AFTER.sub(r"\1", sounded).split())
+__all__ = ["has_sound_phrase", "name_query", "skeleton", "sound", "sound_phrase", "sound_sequence", "sound_words"]
 
 
 @cache
@@ -122,10 +68,7 @@ def name_query(value: str) -> NameQuery:
     for sounded in sorted({sound(token) for token in tokens(value)}):
         if len(sounded) < 3 or " " in sounded:
             continue
-        prefix = _LAST_VOWEL.sub(r"\1", sounded)
-        consonants = skeleton(sounded)
-        prefixes = (prefix, consonants) if len(consonants) >= 4 else (prefix,)
-        terms.append(NameTerm(sounded, prefixes))
+        terms.append(NameTerm(sounded, word_prefixes(sounded)))
     return NameQuery(tuple(terms))
 
 

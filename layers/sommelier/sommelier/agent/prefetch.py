@@ -20,7 +20,7 @@ from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
 from sommelier.domain.request_fit import RequestFit
 from sommelier.domain.search import SearchResult, ToolRequest
-from sommelier.domain.wine import Wine
+from sommelier.domain.wine import Wine, wine_bears_name
 
 logger = logging.getLogger(__name__)
 
@@ -91,12 +91,21 @@ def from_answers(requests: Sequence[ToolRequest], answers: Sequence[SearchResult
     beginning)."""
     fit = RequestFit.of_searches([request.arguments for request in requests], text)
     found: dict[str, list[Wine]] = {}
+    named: list[Wine] = []  # the wines that bear a name asked for: first
     searches: list[dict[str, Any]] = []
     for request, answer in zip(requests, answers, strict=True):
         if isinstance(answer, PortError):
             logger.warning("prefetch: %s failed: %s", request.tool, answer)
             continue
-        found[request.tool] = [replace(w, found_by=request.tool) for w in answer.wines_with_photos() if w.id]
+        rows = [replace(w, found_by=request.tool) for w in answer.wines_with_photos() if w.id]
+        name = request.arguments.get("name")
+        if isinstance(name, str):  # the name search (offline/named_answers.py): only a wine that bears it
+            bearing = [w for w in rows if wine_bears_name(w, name)]
+            named += bearing
+            if not bearing and any("name" not in r.arguments for r in requests):
+                continue  # the message's other words were no name of the shop's: say nothing of it
+        else:
+            found[request.tool] = rows
         shown = {
             k: v
             for k, v in request.arguments.items()
@@ -105,7 +114,10 @@ def from_answers(requests: Sequence[ToolRequest], answers: Sequence[SearchResult
         searches.append({"name": request.tool, "arguments": shown})
     if not searches:
         return Prefetched(fit=fit)
-    wines = _ranked(found.get("search_wines", []), found.get("semantic_search", []))
+    wines = {w.id: w for w in named[:PREFETCH_ROWS]}
+    for wine in _ranked(found.get("search_wines", []), found.get("semantic_search", [])).values():
+        if len(wines) < PREFETCH_ROWS:
+            wines.setdefault(wine.id, wine)
     return Prefetched(wines=wines, searches=searches, fit=fit)
 
 

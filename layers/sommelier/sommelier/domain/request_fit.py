@@ -69,12 +69,25 @@ def _same(key: str, left: Any, right: Any) -> bool:
         return _enum(key, left) == _enum(key, right)
     if not isinstance(left, str) or not isinstance(right, str):
         return False
-    if key in ("country", "exclude_country"):
-        code = matching.country_code(left)
-        return code is not None and code == matching.country_code(right) or normalize(left) == normalize(right)
+    if key == "exclude_country":  # the same countries ruled out, in any order
+        return {_country_key(c) for c in matching.countries_listed(left)} == {
+            _country_key(c) for c in matching.countries_listed(right)
+        }
+    if key == "country":
+        return _country_key(left) == _country_key(right)
     if key in ("grape_variety", "exclude_grape"):
         return set(matching.grape_keys(left)) == set(matching.grape_keys(right))
     return normalize(left) == normalize(right)
+
+
+def _country_key(country: str) -> str:
+    """A country by its code, or as written when the vocabulary does not know it."""
+    return matching.country_code(country) or normalize(country)
+
+
+def _rules_out(excluded: str, ruled_out: Any, wanted: str, value: Any) -> bool:
+    """Whether a value asked for is one the customer ruled out («Франция» of «кроме Италии и Франции»)."""
+    return any(_same(wanted, value, item) for item in matching.listed(excluded, ruled_out))
 
 
 def _grape_keys(wine: Wine) -> set[str]:
@@ -160,8 +173,8 @@ class RequestConstraints:
             return not set(matching.grape_keys(value)).isdisjoint(_grape_keys(wine))
         if key == "country":
             return _from_country(wine, value) is False
-        if key == "exclude_country":
-            return _from_country(wine, value) is True
+        if key == "exclude_country":  # «кроме Италии и Франции»: from none of them
+            return any(_from_country(wine, country) is True for country in matching.countries_listed(value))
         if key == "region":
             return _names_place(wine, value) is False
         if key == "exclude_region":
@@ -197,7 +210,7 @@ class RequestConstraints:
             if (
                 excluded in self.values
                 and bound.get(wanted) is not None
-                and _same(wanted, bound[wanted], self.values[excluded])
+                and _rules_out(excluded, self.values[excluded], wanted, bound[wanted])
             ):
                 changes.append(f"{wanted} {bound.pop(wanted)!r} dropped: ruled out")
         return bound, changes
@@ -220,6 +233,7 @@ class RequestFit(NamedTuple):
         grape, an exclusion, or a budget in the customer's own figures. To a bare «вино», «расскажи про сыр»
         or a «подешевле» with nothing before it (a budget the reader inferred from a word) a question back or
         a story is a fair answer."""
+        searches = [s for s in searches if "name" not in s]  # a wine asked for by name binds no filter
         if not searches:
             return cls()
         constraints = RequestConstraints.from_arguments(searches[-1])

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from sommelier.domain.wire import LOCAL, OMIT_NONE
+from sommelier.language.sound import bears_name
 
 WINE_TYPES: tuple[str, ...] = ("red", "white", "rose", "sparkling")
 SWEETNESS_LEVELS: tuple[str, ...] = ("dry", "semi_dry", "semi_sweet", "sweet")
@@ -75,3 +76,11 @@ class WineListing(NamedTuple):
     country: str
     price_rub: int | float
     available: bool
+
+
+def wine_bears_name(wine: Wine, name: str) -> bool:
+    """Whether the wine's name, producer, places or grapes hold every word of a name a customer asked for
+    («паддл крик» is Paddle Creek; «Cloudy Bay» is not Cloudy Ridge): «есть» is said only of such a wine."""
+    return bears_name(
+        name, wine.name, wine.producer, wine.appellation or "", wine.region_name or wine.region, *wine.grape_varieties
+    )

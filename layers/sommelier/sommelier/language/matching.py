@@ -16,6 +16,7 @@ into what the SQL compares:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +32,24 @@ def canonical_country(value: str) -> str:
 def country_code(value: str) -> str | None:
     known = language.country(value)
     return known.code if known else None
+
+
+def countries_listed(value: str) -> list[str]:
+    """The countries a value lists, each by the catalogue's name («Италия, Франция», «Italy and France» →
+    Италия, Франция); a value that names one country, or none the vocabulary knows, is one item as written
+    («Босния и Герцеговина»)."""
+    parts = [p.strip() for p in re.split(r"[,;/]+", value or "") if p.strip()]
+    if len(parts) == 1:
+        named = list(dict.fromkeys(c.name for _, c in language.countries_in(parts[0])))
+        parts = named if len(named) > 1 else parts
+    return list(dict.fromkeys(canonical_country(p) for p in parts))
+
+
+def listed(key: str, value: Any) -> list[Any]:
+    """The values one filter's value stands for: every country of an exclude_country list, else itself."""
+    if key in ("country", "exclude_country") and isinstance(value, str):
+        return countries_listed(value)
+    return [value]
 
 
 def grape_keys(value: str) -> list[str]:

@@ -15,7 +15,7 @@ class NamedWine(NamedTuple):
     """A famous wine and what its name tells: the attributes of the nearest wines to offer instead."""
 
     name: str
-    wine_type: str
+    wine_type: str | None  # None: a place known for more than one colour
     sweetness: str | None
     grape: str | None
     region: str | None

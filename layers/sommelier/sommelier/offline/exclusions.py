@@ -8,7 +8,7 @@ from typing import Any
 from sommelier import language
 from sommelier.language.filter_words import value_cues
 from sommelier.offline.intent import EXCLUSIONS
-from sommelier.offline.negations import negated
+from sommelier.offline.negations import negated, negated_in_list
 from sommelier.offline.places import subregion_title
 
 # The words of the enum filters (the filters' table: wine_words.json), matched on stems.
@@ -16,31 +16,36 @@ _TYPE_CUES = value_cues("wine_type")
 _SWEETNESS_CUES = value_cues("sweetness")
 
 
+def _ruled_out(t: str, found: list[tuple[tuple[int, int], Any]], *, commas: bool = False) -> dict[tuple[int, int], Any]:
+    """The values a negation rules out among the words of one kind, a list after it included."""
+    ruled_out = negated_in_list(t, [span for span, _ in found], commas=commas)
+    return {span: value for span, value in found if span in ruled_out}
+
+
 def read_exclusions(t: str, filters: dict[str, Any]) -> dict[str, Any]:
     """What a negation rules out: «но не сухое», «только не итальянское», «кроме розового», «без шардоне»,
     «но не кьянти». A word that is both a colour and a sweetness («брют») rules out only the sweetness; a
-    place that is also a grape's name rules out the grape."""
-    sweet = {
-        (m.start_char, m.end_char): m.value for m in _SWEETNESS_CUES.find(t) if negated(t, m.start_char, m.end_char)
-    }
+    place that is also a grape's name rules out the grape. Every country of a list is ruled out («кроме
+    Италии и Франции» → exclude_country «Италия, Франция»); of other kinds, the first."""
+    sweet = _ruled_out(t, [((m.start_char, m.end_char), m.value) for m in _SWEETNESS_CUES.find(t)])
     types = {
-        (m.start_char, m.end_char): m.value
-        for m in _TYPE_CUES.find(t)
-        if negated(t, m.start_char, m.end_char) and (m.start_char, m.end_char) not in sweet
+        span: value
+        for span, value in _ruled_out(t, [((m.start_char, m.end_char), m.value) for m in _TYPE_CUES.find(t)]).items()
+        if span not in sweet
     }
-    countries = {
-        (m.start_char, m.end_char): c.name for m, c in language.countries_in(t) if negated(t, m.start_char, m.end_char)
-    }
-    grapes = {
-        (m.start_char, m.end_char): m.value for m in language.grape_names_in(t) if negated(t, m.start_char, m.end_char)
-    }
+    named = [((m.start_char, m.end_char), c.name) for m, c in language.countries_in(t)]
+    countries = _ruled_out(t, named, commas=True)
+    grapes = _ruled_out(t, [((m.start_char, m.end_char), m.value) for m in language.grape_names_in(t)])
     places = _ruled_out_places(t, taken=[*countries, *grapes])
     found: dict[str, Any] = {}
-    kinds = (("wine_type", types), ("sweetness", sweet), ("country", countries), ("grape_variety", grapes))
+    kinds = (("wine_type", types), ("sweetness", sweet), ("grape_variety", grapes))
     for key, hits in (*kinds, ("region", places)):
         values = [v for _, v in sorted(hits.items()) if v != filters.get(key)]
         if values:
             found[EXCLUSIONS[key]] = values[0]
+    ruled_out_countries = list(dict.fromkeys(v for _, v in sorted(countries.items()) if v != filters.get("country")))
+    if ruled_out_countries:
+        found[EXCLUSIONS["country"]] = ", ".join(ruled_out_countries)
     return found
 
 

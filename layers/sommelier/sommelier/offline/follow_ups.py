@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from sommelier import language
+from sommelier.language import matching
 from sommelier.offline.budget import CHEAP_PRICE_MAX, SOLID_PRICE_MIN, round_price
 from sommelier.offline.intent import EXCLUSIONS, FILTER_KEYS, Kind, PriceDirection, QueryIntent, Reading
 from sommelier.offline.message import words_of
@@ -90,9 +91,12 @@ def _merge(previous: QueryIntent, reading: Reading) -> dict[str, Any]:
     for key, excluded in EXCLUSIONS.items():
         if key in new:
             merged.pop(excluded, None)  # «а сухое?» after «не сухое»
-        if excluded in new and merged.get(key) == new[excluded]:
-            merged.pop(key, None)  # «а не красное?» after «красное»
+        if excluded in new and merged.get(key) in matching.listed(key, new[excluded]):
+            merged.pop(key, None)  # «а не красное?» after «красное», «а не из Италии?» after «итальянское»
+    ruled_out = [str(v) for v in (merged.get("exclude_country"), new.get("exclude_country")) if v]
     merged.update(new)
+    if len(ruled_out) > 1:  # «только не из Аргентины» … «а не из Чили?»: neither
+        merged["exclude_country"] = ", ".join(dict.fromkeys(c for v in ruled_out for c in matching.countries_listed(v)))
     return merged
 
 

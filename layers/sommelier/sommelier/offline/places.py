@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sommelier import language
 from sommelier.offline.message import Spans, first_named
-from sommelier.offline.negations import negated
+from sommelier.offline.negations import negated, negated_in_list
 
 
 def _region_values() -> tuple[dict[str, str], dict[str, str]]:
@@ -49,8 +49,10 @@ def read_appellation(t: str, spans: Spans) -> str | None:
 def read_region(t: str, spans: Spans) -> str | None:
     """The region named first and not negated: a region by its name, a subregion by its own («Болгери»)."""
     hits: list[tuple[int, str]] = []
-    for m, region, subregion in language.regions_in(t):
-        if spans.covers(m.start_char, m.end_char) or negated(t, m.start_char):
+    named = language.regions_in(t)
+    ruled_out = negated_in_list(t, [(m.start_char, m.end_char) for m, _, _ in named], commas=True)
+    for m, region, subregion in named:
+        if spans.covers(m.start_char, m.end_char) or (m.start_char, m.end_char) in ruled_out:
             continue
         spans.add(m.start_char, m.end_char)
         hits.append((m.start_char, subregion_title(m.phrase) if subregion else region.name))
@@ -60,10 +62,12 @@ def read_region(t: str, spans: Spans) -> str | None:
 def read_country(t: str, spans: Spans) -> str | None:
     """The country named first and not negated («Франция или Италия» → Франция), by its Russian name."""
     hits: list[tuple[int, str]] = []
-    for m, country in language.countries_in(t):
+    named = language.countries_in(t)
+    ruled_out = negated_in_list(t, [(m.start_char, m.end_char) for m, _ in named], commas=True)
+    for m, country in named:
         if spans.covers(m.start_char, m.end_char):
             continue
         spans.add(m.start_char, m.end_char)
-        if not negated(t, m.start_char):
+        if (m.start_char, m.end_char) not in ruled_out:
             hits.append((m.start_char, country.name))
     return first_named(hits)  # "Франция или Италия": keep the first one named

@@ -101,7 +101,9 @@ def _exclusion_phrases(f: dict[str, Any]) -> list[str]:
     if any(ruled_out):
         phrases.append("но не " + " и не ".join(word for word in ruled_out if word))
     if f.get("exclude_country"):
-        phrases.append(f"не из {country_genitive(matching.canonical_country(str(f['exclude_country'])))}")
+        countries = [country_genitive(c) for c in matching.countries_listed(str(f["exclude_country"]))]
+        listed = ", ".join(countries[:-1]) + f" и {countries[-1]}" if len(countries) > 1 else countries[0]
+        phrases.append(f"не из {listed}")  # «не из Италии и Франции»
     if f.get("exclude_grape"):
         phrases.append(f"без {grape_genitive(str(f['exclude_grape']))}")
     return phrases

@@ -38,6 +38,7 @@ from sommelier.offline.follow_ups import offered
 from sommelier.offline.history import Exchange, exchanges, excluded, valid_ids
 from sommelier.offline.intent import QueryIntent, describe_filters, relaxable
 from sommelier.offline.menu_answers import menu
+from sommelier.offline.named_answers import by_name, catalogue_named, name_searches, named
 from sommelier.offline.places import REGION_COUNTRY
 from sommelier.offline.reader import read_query
 from sommelier.offline.selection import rank, select
@@ -116,16 +117,18 @@ class OfflineResponder:
         embedded: bool = True,
     ) -> list[ToolRequest]:
         """The searches this responder would start a wine request with, not run: the agent's prefetch sends them
-        together (one tool-function invocation). None for anything but a recommendation (a greeting, a question,
-        a wine asked for by name: the model handles those). ``embedded`` False: the semantic search without its
-        vector (the reading alone, which the agent compares and embeds itself)."""
+        together (one tool-function invocation). None for anything but a recommendation (a greeting, a
+        question); a wine asked for by name, or words that may be a name of the shop's, are searched by name
+        first. ``embedded`` False: the semantic search without its vector (the reading alone, which the agent
+        compares and embeds itself)."""
         text = text or ""
         if guards.precheck(text) is not None or self.table_ids(text, history):
             return []  # an attack, or a question about the wines on the table (they go before the model)
         previous, _, chain = self._replay(_Turn(), exchanges(history or []), resolve=False)
         intent = read_query(text, previous)
+        names = name_searches(text, intent)  # «есть Cloudy Bay?», «trapiche sauvignon blanc»: the name first
         if intent.kind != "recommendation" or intent.wine_name:
-            return []
+            return names
         exclude = excluded(valid_ids(exclude_ids or []), chain, intent)
         filters = describe_filters(intent.filters)
         requests: list[ToolRequest] = []
@@ -153,7 +156,7 @@ class OfflineResponder:
         if filters or not requests:
             structured: dict[str, Any] = {**filters, "limit": CANDIDATE_LIMIT}
             requests.append(ToolRequest("search_wines", structured | ({"exclude_ids": exclude} if exclude else {})))
-        return requests
+        return [*names, *requests]
 
     def table_ids(self, text: str, history: list[ChatMessage] | None = None) -> list[str]:
         """The last shown wines, in order, when the message asks about them (offline/table.py); else []."""
@@ -194,6 +197,7 @@ class OfflineResponder:
             if answered is not None:
                 return answered
         intent, chain = self._read_request(turn, text, pairs)
+        intent = catalogue_named(text, intent, self._look_up) or intent
         without_wines = writer.answer_without_wines(intent.kind, intent.topic, text)
         if without_wines is not None:
             return OfflineAnswer(without_wines, [], [], intent)
@@ -271,7 +275,7 @@ class OfflineResponder:
         answered = like(
             text,
             exclude_ids,
-            lambda name: self._by_name(turn, [name], {}),
+            lambda name: by_name(lambda a: self._search(turn, "search_wines", a), [name], {}),
             lambda a: self._search(turn, "search_wines", a),
         )
         if answered is None:
@@ -391,6 +395,14 @@ class OfflineResponder:
                 turn.found[wine.id] = replace(known, similarity_score=wine.similarity_score)
         return [turn.found[w.id] for w in wines]
 
+    def _look_up(self, arguments: dict[str, Any]) -> list[Wine]:
+        """A search that is no part of the answer unless it finds something (the answer then searches again)."""
+        try:
+            return self._run_search("search_wines", arguments).wines
+        except Exception:  # an unreachable catalogue knows no names
+            logger.warning("offline responder could not look a name up", exc_info=True)
+            return []
+
     def _run_search(self, name: str, arguments: dict[str, Any]) -> SearchResult:
         if name == "semantic_search":
             return self.catalog.semantic_search(semantic_request(arguments))
@@ -487,56 +499,15 @@ class OfflineResponder:
     # ----------------------------------------------------------------- a wine asked for by name
 
     def _named(self, turn: _Turn, text: str, intent: QueryIntent, exclude: list[str]) -> OfflineAnswer:
-        """«Есть у вас Petrus 2010?»: the wine itself when the catalogue has it; else say it is not there and
-        offer the nearest wines by what its name tells (the reader's filters: type, sweetness, grape, region,
-        country), loosening grape, then region, then country, never what the customer stated; a name that
-        tells nothing gets a question back."""
-        name = str(intent.wine_name)
-        # A famous wine is looked up by its own name too («Сассикайю» → Sassicaia, as a shop writes it).
-        names = list(dict.fromkeys([name, *([intent.known_wine.name] if intent.known_wine else [])]))
-        hits = [] if intent.more else self._by_name(turn, names, {})
-        stated = describe_filters({k: intent.filters[k] for k in intent.stated if k in intent.filters})
-        if hits and stated:  # «Есть Sassicaia до 5000?»: the SQL says whether it also meets the rest
-            fitting = self._by_name(turn, names, stated)
-            unmet = None if fitting else replace(intent, filters=stated)
-            hits = fitting or hits
-        else:
-            unmet = None
-        if hits:
-            response = writer.named_found(intent, hits, query=text, unmet=unmet)
-            return OfflineAnswer(response, list(turn.found.values()), turn.calls, intent)
-        wanted = describe_filters(intent.filters)  # what the name tells (reader), and what the customer said
-        if not wanted:
-            return OfflineAnswer(writer.named_unknown(name, query=text), [], turn.calls, intent)
-        # A famous name is mostly a place (a Bordeaux château, a Champagne house, a Super Tuscan): its region
-        # is kept longer than its grape.
-        for loosen in (
-            (),
-            ("grape_variety",),
-            ("region",),
-            ("region", "grape_variety"),
-            ("region", "grape_variety", "country"),
-        ):
-            filters = {k: v for k, v in wanted.items() if k not in loosen or k in intent.stated}
-            wines = self._structured(turn, filters, exclude)
-            if wines:
-                near = replace(intent, filters=filters)
-                picks = select(wines, diversify=False)
-                if intent.more:  # «ещё»: the name was answered already
-                    response = writer.recommendation(near, picks, query=text)
-                else:
-                    response = writer.named_absent(near, picks, query=text, name=name)
-                return OfflineAnswer(response, list(turn.found.values()), turn.calls, near)
-        return OfflineAnswer(writer.named_unknown(name, query=text), list(turn.found.values()), turn.calls, intent)
-
-    def _by_name(self, turn: _Turn, names: list[str], filters: dict[str, Any]) -> list[Wine]:
-        """The wines the catalogue has under a name, in Latin or Cyrillic, misspelt or not (search_wines `name`:
-        the database decides), best match first; the first of `names` that finds any."""
-        for name in names:
-            wines = self._search(turn, "search_wines", {**filters, "name": name, "limit": CANDIDATE_LIMIT})
-            if wines:
-                return wines
-        return []
+        """«Есть у вас Petrus 2010?», «trapiche sauvignon blanc»: answered honestly (offline/named_answers.py)."""
+        response, answered = named(
+            text,
+            intent,
+            exclude,
+            lambda a: self._search(turn, "search_wines", a),
+            lambda filters, leave_out: self._structured(turn, filters, leave_out),
+        )
+        return OfflineAnswer(response, list(turn.found.values()), turn.calls, answered)
 
     # ----------------------------------------------------------------- recommendation
 

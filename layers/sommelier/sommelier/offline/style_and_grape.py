@@ -6,7 +6,7 @@ from __future__ import annotations
 from sommelier import language
 from sommelier.language.filter_words import value_cues
 from sommelier.offline.message import Spans, first_named
-from sommelier.offline.negations import negated
+from sommelier.offline.negations import negated_in_list
 
 # The words of the enum filters (the filters' table: wine_words.json), matched on stems.
 _TYPE_CUES = value_cues("wine_type")
@@ -20,11 +20,13 @@ def read_wine_type(t: str, spans: Spans) -> str | None:
 
 def _pick_enum(t: str, cues: language.Cues, spans: Spans) -> str | None:
     found: list[tuple[int, str]] = []
-    for m in cues.find(t):
+    named = cues.find(t)
+    ruled_out = negated_in_list(t, [(m.start_char, m.end_char) for m in named])  # «кроме красного и розового»
+    for m in named:
         if spans.covers(m.start_char, m.end_char):
             continue
         spans.add(m.start_char, m.end_char)
-        if not negated(t, m.start_char, m.end_char):
+        if (m.start_char, m.end_char) not in ruled_out:
             found.append((m.start_char, m.value))
     values = {v for _, v in found}
     if not values:
@@ -39,12 +41,14 @@ def _pick_enum(t: str, cues: language.Cues, spans: Spans) -> str | None:
 def read_grape(t: str, spans: Spans) -> str | None:
     """The grape named first and not negated; its words are claimed unless they name a type too («просекко»)."""
     hits: list[tuple[int, str]] = []
-    for m in language.grape_names_in(t):
+    named = language.grape_names_in(t)
+    ruled_out = negated_in_list(t, [(m.start_char, m.end_char) for m in named])  # «без шардоне и совиньона»
+    for m in named:
         if spans.covers(m.start_char, m.end_char):
             continue
         if not _TYPE_CUES.find(m.phrase):  # "просекко" also says "sparkling"
             spans.add(m.start_char, m.end_char)
-        if not negated(t, m.start_char):
+        if (m.start_char, m.end_char) not in ruled_out:
             hits.append((m.start_char, m.value))
     return first_named(hits)
 

@@ -204,5 +204,7 @@ def cards(wines: list[Wine], intent: QueryIntent, query: str) -> list[WineRecomm
 
 
 def wine_label(wine: Wine) -> str:
-    year = wine.vintage_year
-    return f"{plain(wine.name)} ({plain(wine.producer or '')}{f', {year}' if year else ''})"
+    """«Pure Malbec (Trapiche, 2024)»; a row without a producer or a year says only what it has."""
+    said = [plain(wine.producer or ""), str(wine.vintage_year or "")]
+    said = [s for s in said if s.strip()]
+    return f"{plain(wine.name)} ({', '.join(said)})" if said else plain(wine.name)

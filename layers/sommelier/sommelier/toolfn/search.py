@@ -219,8 +219,12 @@ def _exclusions(filters: SearchFilters, conditions: list[str], params: dict[str,
         conditions.append("NOT (w.grape_keys && %(exclude_grape_keys)s::text[])")
         params["exclude_grape_keys"] = matching.grape_keys(filters.exclude_grape)
         applied["exclude_grape"] = filters.exclude_grape
-    if filters.exclude_country:
-        _country(filters.exclude_country, "exclude_country", conditions, params, applied, exclude=True)
+    if filters.exclude_country:  # «кроме Италии и Франции»: every country of the list
+        listed = matching.countries_listed(filters.exclude_country)
+        for i, country in enumerate(listed):
+            _country(country, f"exclude_country_{i}", conditions, params, applied, exclude=True)
+            applied.pop(f"exclude_country_{i}", None)
+        applied["exclude_country"] = ", ".join(listed)
     if filters.exclude_region:
         _region(filters.exclude_region, "exclude_region", conditions, params, applied, exclude=True)
 
