@@ -97,3 +97,18 @@ def test_the_profile_round_trips_as_json_and_bad_rows_are_skipped():
     assert note_from_json({"liked": ["x", MUKUZANI.id], "traits": {"acidity": -1, "colour": 1}}) == TasteNote(
         liked=[MUKUZANI.id], traits={"acidity": -1}
     )
+
+
+def test_the_profile_and_the_note_cross_the_tool_functions_wire():
+    """The Lambda adapter reads the profile back with from_wire; the tool function reads the note from JSON."""
+    from sommelier.domain.conversation import TurnRecord, TurnStart
+    from sommelier.domain.wire import from_wire, to_wire
+
+    profile = learn(None, TasteNote(liked=[MUKUZANI.id], traits={"acidity": -1}), {MUKUZANI.id: MUKUZANI})
+    start = TurnStart(user=None, history=[], taste=profile)
+    assert from_wire(TurnStart, to_wire(start)) == start
+    assert from_wire(TurnStart, {"user": None, "history": []}).taste is None  # a tool function that predates it
+    record = TurnRecord(
+        chat_id=1, user_text="не люблю кислое", answer_text="Учту.", taste=TasteNote(traits={"acidity": -1})
+    )
+    assert note_from_json(to_wire(record)["taste"]) == TasteNote(traits={"acidity": -1})

@@ -52,6 +52,7 @@ from sommelier.domain.errors import PortError
 from sommelier.domain.pricing import DEFAULT_PRICE, LLMPrice
 from sommelier.domain.search import ToolRequest
 from sommelier.domain.taste import describe, prefer
+from sommelier.domain.variety import spread
 from sommelier.domain.wine import Wine
 from sommelier.embeddings import EmbeddingProvider
 from sommelier.observability.telemetry import record_turn
@@ -197,8 +198,8 @@ class SommelierAgent:
             if self.prefetch
             else None
         )
-        if candidates is not None and request.taste is not None:  # the remembered taste ranks the candidates
-            candidates.wines = {w.id: w for w in prefer(request.taste, candidates.wines.values())}
+        if candidates is not None:  # the remembered taste ranks them; no near-copies among the first three
+            candidates.wines = {w.id: w for w in spread(prefer(request.taste, candidates.wines.values()))}
         table = table_for_prompt(self._offline_responder, self.catalog, text, history, trace)
         found = {**(candidates.wines if candidates is not None else {}), **{w.id: w for w in table}}
         positions = {wine_id: i for i, wine_id in enumerate(found)}  # a ref is a position in the found wines
