@@ -136,4 +136,6 @@ def rows_mentioning(store, value: int) -> dict[str, int]:
                 if isinstance(cell, int) and not isinstance(cell, bool) and cell == value:
                     key = f"{table}.{column.name}"
                     found[key] = found.get(key, 0) + 1
+    if value in store.taste_profiles:  # table taste_profiles: the user id is its key (migration 0013)
+        found["taste_profiles.telegram_user_id"] = 1
     return found

@@ -56,12 +56,18 @@ def test_forgetting_a_customer_deletes_everything_kept_about_them(backend):
     backend.shop.save_age_answer(CUSTOMER, True)
     result = backend.shop.forget_user(CUSTOMER)
     # both messages of each of their turns (a turn's answer carries the customer's id too)
-    assert result.deleted == {"feedback": 1, "messages": 4, "age_answers": 1, "users": 1}
+    assert result.deleted == {"feedback": 1, "messages": 4, "age_answers": 1, "taste_profiles": 0, "users": 1}
     assert backend.chat.history(CUSTOMER) == [] and backend.shop.get_age_answer(CUSTOMER) is None
     assert [m.content for m in backend.chat.history(-300)] == ["другой", "Ответ на «другой»"]
     assert backend.chat.chat_state(CUSTOMER) == []
     assert backend.shop.admin_stats().customers == 1
-    assert backend.shop.forget_user(CUSTOMER).deleted == {"feedback": 0, "messages": 0, "age_answers": 0, "users": 0}
+    assert backend.shop.forget_user(CUSTOMER).deleted == {
+        "feedback": 0,
+        "messages": 0,
+        "age_answers": 0,
+        "taste_profiles": 0,
+        "users": 0,
+    }
 
 
 def test_old_messages_are_purged_and_their_votes_kept_unlinked(backend):

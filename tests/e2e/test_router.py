@@ -70,6 +70,7 @@ def test_group_start_and_topic_help_with_the_bots_username_are_answered(
         monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
     else:
         monkeypatch.delenv("TELEGRAM_BOT_USERNAME", raising=False)
+    telegram.open_forum(FORUM["id"], 7)  # Telegram knows the chat is a forum with topic 7
     bot = make_bot(fresh_memory, telegram)
 
     response = deliver(bot, group_command(9001, f"/start@{TEST_BOT}"))
@@ -179,6 +180,7 @@ def test_group_start_and_topic_help_are_answered_by_serve(environment, fresh_mem
     from sommelier_dev.cli.serve_cmd import build_local_server
 
     monkeypatch.setenv("TELEGRAM_BOT_USERNAME", TEST_BOT)
+    telegram.open_forum(FORUM["id"], 7)  # Telegram knows the chat is a forum with topic 7
     bot = make_bot(fresh_memory, telegram)
     server, workers = build_local_server(bot.settings, process=bot.process, workers=2)
     server.start()

@@ -36,6 +36,10 @@ POLICY = {
     "guest_message.json": ("silent", "guest mode is off"),
     "stopped_message_generation.json": ("silent", "not in allowed_updates"),
     "callback_query.json": ("callback", "an unknown button: the toast only"),
+    "checklist.json": (
+        "reply",
+        "a checklist sent to the bot is a request: its title and tasks are read as text (issue 37)",
+    ),
 }
 
 
@@ -172,8 +176,10 @@ def _behaviour(name: str, expect: str, update: dict, calls) -> list[str]:
         p = call.params
         if p.get("chat_id") != chat:
             problems.append(f"{name}: {call.method} to chat {p.get('chat_id')}, not {chat}")
-        if p.get("message_thread_id") != (thread or comment):
-            problems.append(f"{name}: {call.method} outside the thread {thread or comment}")
+        # A comment thread is no forum topic: the Bot API takes message_thread_id for the topics of a forum
+        # supergroup and of a bot's private chat only, so the answer goes under the comment (reply_parameters).
+        if p.get("message_thread_id") != thread:
+            problems.append(f"{name}: {call.method} outside the thread {thread}")
         if p.get("business_connection_id") != business and call.method != "sendMessageDraft":
             problems.append(f"{name}: {call.method} without the business connection {business}")
         if call.method != "sendChatAction" and p.get("direct_messages_topic_id") != topic:

@@ -1092,7 +1092,18 @@ class FakeTelegram:
             return call.http_status, call.response, reset, delay
 
     # ---------------- helpers for handlers ----------------
-    def _chat(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _chat(self, params: dict[str, Any], *, thread_in_any_supergroup: bool = False) -> dict[str, Any]:
+        """The chat a call names, as Telegram would refuse it. ``message_thread_id`` is for a forum's topics only
+        (sendMessage, sendPhoto…: "for forum supergroups and private chats of bots with forum topic mode enabled
+        only"); sendChatAction takes one in any supergroup (``thread_in_any_supergroup``)."""
+        chat = self._target_chat(params)
+        thread = params.get("message_thread_id")
+        if thread not in (None, "") and chat.get("type") in ("group", "supergroup") and not chat.get("is_forum"):
+            if chat.get("type") == "group" or not thread_in_any_supergroup:
+                raise _bad("Bad Request: message thread not found")
+        return chat
+
+    def _target_chat(self, params: dict[str, Any]) -> dict[str, Any]:
         chat_id = params.get("chat_id")
         if chat_id is None or chat_id == "":
             raise _bad("Bad Request: chat_id is empty")
@@ -1324,7 +1335,7 @@ class FakeTelegram:
     def _m_sendChatAction(self, call: Call) -> tuple[Any, str | None]:
         if call.params.get("chat_id") in self._direct_chats:  # "channel direct messages chats aren't supported"
             raise _bad("Bad Request: chat actions can't be sent to channel direct messages chats")
-        self._chat(call.params)
+        self._chat(call.params, thread_in_any_supergroup=True)
         action = call.params.get("action")
         if not action:
             raise _bad("Bad Request: action is empty")

@@ -64,7 +64,17 @@ KEYS = {
     "get_wines": ["ids"],
     "get_list": ["limit", "wine_type", "price_max", "exclude_ids"],
     "load_history": ["chat_id", "limit"],
-    "save_turn": ["chat_id", "user_id", "update_id", "user_text", "answer_text", "wine_ids", "response_type", "stats"],
+    "save_turn": [
+        "chat_id",
+        "user_id",
+        "update_id",
+        "user_text",
+        "answer_text",
+        "wine_ids",
+        "response_type",
+        "stats",
+        "taste",
+    ],
     "reset_history": ["chat_id"],
     "move_chat": ["from_chat_id", "to_chat_id"],
     "upsert_user": ["telegram_user_id", "chat_id", "username", "first_name", "last_name", "language_code", "profile"],
@@ -81,6 +91,7 @@ KEYS = {
     "get_age_answer": ["telegram_user_id"],
     "save_age_answer": ["telegram_user_id", "is_adult"],
     "forget_user": ["telegram_user_id"],
+    "taste_profile": ["telegram_user_id"],
     "purge_old_messages": ["days"],
     "find_wines": ["refs"],
     "wine_card": ["ref"],
@@ -91,7 +102,7 @@ KEYS = {
     "end_turn": ["turn", "wine_ids", "photos"],
     "run_tools": ["calls"],
 }
-TABLES = ("wines", "users", "messages", "feedback", "age_answers", "turn_stats", "schema_migrations")
+TABLES = ("wines", "users", "messages", "feedback", "age_answers", "turn_stats", "taste_profiles", "schema_migrations")
 CATALOG = json.loads((ROOT / "data" / "catalog" / "wines.json").read_text("utf-8"))["wines"]
 
 
@@ -317,6 +328,7 @@ def plausible(name: str, ids: list[str]) -> dict:
         "get_age_answer": {"telegram_user_id": 7700001},
         "save_age_answer": {"telegram_user_id": 7700001, "is_adult": True},
         "forget_user": {"telegram_user_id": 7700001},
+        "taste_profile": {"telegram_user_id": 7700001},
         "purge_old_messages": {"days": 180},
         "find_wines": {"refs": ids[:2]},
         "wine_card": {"ref": ids[0]},

@@ -689,6 +689,7 @@ def test_app_user_runs_every_tool_but_no_ddl(app_user, fresh_db):
         "admin_stats": {},
         "purge_old_messages": {"days": 180},
         "forget_user": {"telegram_user_id": 1},
+        "taste_profile": {"telegram_user_id": 1},  # migration 0013
         # The owner's shop file (migration 0012).
         "put_shop_facts": {
             "facts": {

@@ -26,7 +26,7 @@ def test_webhook_set_registers_the_update_kinds_and_the_menu(monkeypatch):
         commands = telegram.calls_of("setMyCommands")
         assert len(commands) == 1 and commands[0].delivered  # the fake checks Telegram's command rules
         assert commands[0].params["commands"] == menu_commands()
-        assert [c["command"] for c in menu_commands()] == ["start", "help", "reset", "privacy", "forget"]
+        assert [c["command"] for c in menu_commands()] == ["start", "help", "reset", "profile", "privacy", "forget"]
 
 
 def test_every_menu_command_has_a_route():

@@ -210,7 +210,7 @@ def test_allowed_updates_and_the_menu_come_from_the_registration_module(app, ser
     assert (
         [c["command"] for c in server.calls[1]["body"]["commands"]]
         == list(MENU)
-        == ["start", "help", "reset", "privacy", "forget"]
+        == ["start", "help", "reset", "profile", "privacy", "forget"]
     )
     assert all(c["description"] and not c["description"].isascii() for c in server.calls[1]["body"]["commands"])
     assert "menu /start /help /reset" in _only_response(server)["Reason"]

@@ -101,5 +101,7 @@ def test_a_channels_direct_messages_answer_in_the_customers_topic_without_chat_a
 def test_a_comment_under_a_channel_post_is_answered_under_it():
     update = load("discussion_comment.json")
     place = routed(update).place
-    assert place.thread_id == 512 and place.reply_to == update["message"]["message_id"]
+    # A comment thread is no forum topic: no message_thread_id (forum supergroups and bots' private topics only).
+    assert place.thread_id is None and place.reply_to == update["message"]["message_id"]
     assert place.send_params()["reply_parameters"] == {"message_id": 515, "allow_sending_without_reply": True}
+    assert place.send_params().get("message_thread_id") is None

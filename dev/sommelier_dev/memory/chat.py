@@ -22,6 +22,8 @@ from sommelier.domain.conversation import (
 )
 from sommelier.domain.errors import ArgumentError, InvalidArgument, PortError
 from sommelier.domain.search import SearchResult, ToolRequest, optional_limit, optional_text, single_uuid, uuid_list
+from sommelier.domain.taste import TasteNote, TasteProfile, from_json, learn, note_from_json, to_json
+from sommelier.domain.wire import to_wire
 from sommelier.repositories.ports import InvocationCounter
 
 from sommelier_dev.memory.catalog import llm_tool, wines_by_id
@@ -68,9 +70,10 @@ class MemoryChat:
             upsert = _upsert_user(store, user) if user is not None else None
             history = _history(store, chat_id, history_limit)
             shop = store.shop_facts
+            taste = _taste(store, upsert.user.telegram_user_id) if upsert is not None else None
         if upsert is None:
             return TurnStart(user=None, history=history, shop=shop)
-        return TurnStart(user=upsert.user, history=history, created=upsert.created, shop=shop)
+        return TurnStart(user=upsert.user, history=history, created=upsert.created, shop=shop, taste=taste)
 
     def open_turn(
         self, chat_id: int, *, user: UserInfo | None, history_limit: int, searches: Sequence[ToolRequest]
@@ -86,7 +89,12 @@ class MemoryChat:
             except PortError as exc:
                 results.append(exc)
         return TurnOpening(
-            user=start.user, history=start.history, created=start.created, results=results, shop=start.shop
+            user=start.user,
+            history=start.history,
+            created=start.created,
+            results=results,
+            shop=start.shop,
+            taste=start.taste,
         )
 
     def end_turn(self, record: TurnRecord | None, *, wine_ids: Sequence[str]) -> TurnEnd:
@@ -182,6 +190,12 @@ class MemoryChat:
         wine = single_uuid({"wine_id": wine_id}, "wine_id", required=False)
         with self.store.transaction() as store:
             return _vote(store, chat, user, rating, message_id, wine)
+
+    def taste_profile(self, user_id: int) -> TasteProfile:
+        self.counter.count += 1
+        checked = telegram_id(user_id, "telegram_user_id")
+        with self.store.transaction() as store:
+            return _taste(store, checked) or TasteProfile()
 
     def remember_photo(self, wine_id: str, file_id: str) -> None:
         # As in process: stored at once and not counted; a bad id is only a missed shortcut.
@@ -296,6 +310,8 @@ def _save_turn(store: MemoryStore, record: TurnRecord) -> SavedTurn:
         store.turn_stats[key] = TurnStatsRow(
             key, stats.mode, stats.llm_calls, stats.prompt_tokens, stats.completion_tokens, len(wine_ids), now
         )
+    if user_id is not None and first_delivery and record.taste is not None:
+        _learn(store, user_id, note_from_json(to_wire(record.taste)))  # checked as the wire would be
     return SavedTurn(saved=True, user_message_id=ids[0], assistant_message_id=ids[1])
 
 
@@ -338,14 +354,39 @@ def _vote(
         if earlier is None:
             key = store.feedback_ids.next()
             store.feedback[key] = FeedbackRow(key, chat_id, user_id, message_id, wine_id, rating, now)
+            _learn_vote(store, user_id, rating, message, times=1)
             return FeedbackResult(saved=True, rating=rating, previous_rating=None, changed=False)
         if earlier.rating != rating:
             earlier.changed_at = now
         earlier.previous_rating, earlier.rating, earlier.presses = earlier.rating, rating, earlier.presses + 1
         previous = earlier.previous_rating
+        if previous != rating:  # a changed vote: learnt twice, the first undoes the old one
+            _learn_vote(store, user_id, rating, message, times=2)
         return FeedbackResult(
             saved=True, rating=rating, previous_rating=previous, changed=previous not in (None, rating)
         )
     key = store.feedback_ids.next()
     store.feedback[key] = FeedbackRow(key, chat_id, user_id, None, wine_id, rating, now)
     return FeedbackResult(saved=True, rating=rating, previous_rating=None, changed=False)
+
+
+def _taste(store: MemoryStore, user_id: int) -> TasteProfile | None:
+    kept = store.taste_profiles.get(user_id)
+    return None if kept is None else from_json(kept)
+
+
+def _learn(store: MemoryStore, user_id: int, note: TasteNote) -> None:
+    """toolfn/taste_sql.learn: the note folded into the user's profile (the same domain function)."""
+    if note.empty:
+        return
+    wines = wines_by_id(store, list(dict.fromkeys([*note.liked, *note.disliked])))
+    learned = learn(_taste(store, user_id), note, {w.id: w for w in wines.wines})
+    if not learned.empty:
+        store.taste_profiles[user_id] = to_json(learned)
+
+
+def _learn_vote(store: MemoryStore, user_id: int, rating: int, message: MessageRow | None, *, times: int) -> None:
+    shown = list(message.wine_ids) if message is not None else []
+    note = TasteNote(liked=shown) if rating > 0 else TasteNote(disliked=shown)
+    for _ in range(times):
+        _learn(store, user_id, note)

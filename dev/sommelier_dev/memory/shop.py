@@ -90,13 +90,20 @@ class MemoryShop:
             messages = [k for k, m in store.messages.items() if checked in (m.user_id, m.chat_id)]
             _delete_messages(store, messages)
             age = 1 if store.age_answers.pop(checked, None) else 0
+            taste = 1 if store.taste_profiles.pop(checked, None) is not None else 0
             users = [k for k, u in store.users.items() if checked in (u.telegram_user_id, u.chat_id)]
             for key in users:
                 del store.users[key]
             for member in [m for m in store.user_chats if m[0] in users]:  # ON DELETE CASCADE
                 del store.user_chats[member]
         return ForgetResult(
-            {"feedback": len(votes), "messages": len(messages), "age_answers": age, "users": len(users)}
+            {
+                "feedback": len(votes),
+                "messages": len(messages),
+                "age_answers": age,
+                "taste_profiles": taste,
+                "users": len(users),
+            }
         )
 
     def purge_old_messages(self, days: int) -> int:

@@ -7,6 +7,7 @@ would compute from them (the generated columns of migrations 0007, 0010 and 0011
 
 from __future__ import annotations
 
+import copy
 import threading
 from array import array
 from collections.abc import Iterator
@@ -265,6 +266,7 @@ class MemoryStore:
         self.age_answers: dict[int, AgeAnswerRow] = {}
         self.shop_facts: ShopFacts | None = None  # table shop_facts: its one row (immutable facts)
         self.turn_stats: dict[int, TurnStatsRow] = {}
+        self.taste_profiles: dict[int, dict[str, object]] = {}  # table taste_profiles: user id → the JSON
         self.message_ids = Serial()
         self.feedback_ids = Serial()
         self.turn_stats_ids = Serial()
@@ -287,6 +289,7 @@ class MemoryStore:
             other.age_answers = {key: replace(row) for key, row in self.age_answers.items()}
             other.shop_facts = self.shop_facts
             other.turn_stats = {key: replace(row) for key, row in self.turn_stats.items()}
+            other.taste_profiles = {key: copy.deepcopy(row) for key, row in self.taste_profiles.items()}
             other.message_ids = Serial(self.message_ids.last)
             other.feedback_ids = Serial(self.feedback_ids.last)
             other.turn_stats_ids = Serial(self.turn_stats_ids.last)

@@ -51,6 +51,8 @@ from sommelier.domain.conversation import ChatMessage, Deadline, SavedTurn, Turn
 from sommelier.domain.errors import PortError
 from sommelier.domain.pricing import DEFAULT_PRICE, LLMPrice
 from sommelier.domain.search import ToolRequest
+from sommelier.domain.taste import describe, prefer
+from sommelier.domain.variety import spread
 from sommelier.domain.wine import Wine
 from sommelier.embeddings import EmbeddingProvider
 from sommelier.observability.telemetry import record_turn
@@ -196,6 +198,8 @@ class SommelierAgent:
             if self.prefetch
             else None
         )
+        if candidates is not None:  # the remembered taste ranks them; no near-copies among the first three
+            candidates.wines = {w.id: w for w in spread(prefer(request.taste, candidates.wines.values()))}
         table = table_for_prompt(self._offline_responder, self.catalog, text, history, trace)
         found = {**(candidates.wines if candidates is not None else {}), **{w.id: w for w in table}}
         positions = {wine_id: i for i, wine_id in enumerate(found)}  # a ref is a position in the found wines
@@ -243,7 +247,12 @@ class SommelierAgent:
         )
         catalog = [model_row(w, ref_of(i)) for i, w in enumerate(turn.found.values())]
         prompt = prompts.build_user_prompt(
-            text, moment=moment, history=history, profile=request.profile, catalog=catalog
+            text,
+            moment=moment,
+            history=history,
+            profile=request.profile,
+            catalog=catalog,
+            taste=describe(request.taste) if request.taste else None,
         )
         turn.messages = [{"role": "system", "content": prompts.SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
         return (yield from final_call(turn, tools=None))
@@ -254,7 +263,7 @@ class SommelierAgent:
     ) -> tuple[SommelierResponse, Found]:
         started = time.perf_counter()
         try:
-            answer = self.offline.respond(text, history, exclude_ids=request.exclude_ids)
+            answer = self.offline.respond(text, history, exclude_ids=request.exclude_ids, taste=request.taste)
         except Exception as exc:  # the last link of the chain: an apology, never a traceback
             logger.exception("offline responder failed")
             trace.errors.append(f"offline: {type(exc).__name__}")
@@ -297,6 +306,7 @@ class SommelierAgent:
                 prompt_tokens=trace.ledger.usage.prompt_tokens,
                 completion_tokens=trace.ledger.usage.completion_tokens,
             ),
+            taste=request.taste_note,
         )
 
     def _end_turn(
@@ -333,6 +343,7 @@ def _opening(
         candidates=found.rows() if found is not None and found.searched else None,
         filters=found.filters() if found is not None else None,
         table=table or None,
+        taste=describe(request.taste) if request.taste else None,
     )
     user_prompt += shop_prompt(request.shop)  # the shop's facts, fenced as data (agent.shop_desk)
     content: str | list[ContentPart] = user_prompt

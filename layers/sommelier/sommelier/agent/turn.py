@@ -18,6 +18,7 @@ from sommelier.domain.conversation import ChatMessage, Deadline, SavedTurn
 from sommelier.domain.request_fit import RequestFit
 from sommelier.domain.search import ToolRequest
 from sommelier.domain.shop_facts import ShopFacts
+from sommelier.domain.taste import TasteNote, TasteProfile
 from sommelier.domain.wine import Wine
 
 Found = dict[str, Wine]  # the wines the tools returned this turn, by id (each with found_by)
@@ -36,7 +37,12 @@ class Fallback(Protocol):
     """The rule-based responder that answers when the LLM cannot (sommelier.offline.OfflineResponder)."""
 
     def respond(
-        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
+        self,
+        text: str,
+        history: list[ChatMessage] | None = None,
+        exclude_ids: list[str] | None = None,
+        *,
+        taste: TasteProfile | None = None,
     ) -> FallbackAnswer: ...
 
     def candidate_searches(
@@ -68,6 +74,8 @@ class TurnRequest:
     shop: ShopFacts | None = None  # the owner's shop file (begin_turn/open_turn load it); None: none is set
     opening: Opening | None = None  # the prefetch's searches, run with the caller's open_turn
     use_llm: bool = True  # False: a spending limit was reached (telegram/limits.py), the offline responder answers
+    taste: TasteProfile | None = None  # the customer's remembered taste: ranks the wines that fit (domain/taste.py)
+    taste_note: TasteNote | None = None  # what this message says of their taste, learnt when the turn is saved
 
 
 @dataclass

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from sommelier.domain.shop_facts import ShopFacts
+from sommelier.domain.taste import TasteNote, TasteProfile
 from sommelier.domain.wine import Wine
 
 Role = Literal["user", "assistant"]
@@ -79,6 +80,7 @@ class TurnRecord:
     wine_ids: list[str] = field(default_factory=list)
     response_type: str | None = None
     stats: TurnStats | None = None
+    taste: TasteNote | None = None  # what the customer's message said of their taste (learnt with the turn)
 
 
 class SavedTurn(NamedTuple):
@@ -99,6 +101,7 @@ class TurnStart(NamedTuple):
     history: list[ChatMessage]
     created: bool = False
     shop: ShopFacts | None = None  # the shop's own facts (docs/shop.md), None: the owner set none
+    taste: TasteProfile | None = None  # the customer's remembered taste (domain/taste.py), None: none kept
 
 
 class TurnOpening(NamedTuple):
@@ -112,6 +115,7 @@ class TurnOpening(NamedTuple):
     created: bool = False
     results: list[Any] | None = None
     shop: ShopFacts | None = None  # as TurnStart's
+    taste: TasteProfile | None = None  # as TurnStart's
 
 
 class TurnEnd(NamedTuple):

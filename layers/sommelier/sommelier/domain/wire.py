@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # the answer types load with the first answer read (the handl
         WineCard,
     )
     from sommelier.domain.shop_facts import ShopFacts
+    from sommelier.domain.taste import TasteProfile
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -251,6 +252,12 @@ def _feedback_result() -> type[FeedbackResult]:
     from sommelier.domain.conversation import FeedbackResult
 
     return FeedbackResult
+
+
+def _taste_profile() -> type[TasteProfile]:
+    from sommelier.domain.taste import TasteProfile
+
+    return TasteProfile
 
 
 def _listing() -> type[Listing]:
@@ -469,6 +476,7 @@ SET_USER_ACTIVE = Operation("set_user_active", _reachable, _updated)
 CHAT_STATE = Operation("chat_state", _telegram_user, _chat_states)
 CACHE_PHOTO = Operation("cache_photo", _photo, _updated)
 SAVE_FEEDBACK = Operation("save_feedback", _vote, _feedback_result)
+TASTE_PROFILE = Operation("taste_profile", _telegram_user, _taste_profile)  # /profile (migration 0013)
 
 GET_AGE_ANSWER = Operation("get_age_answer", _telegram_user, _age_answer)
 SAVE_AGE_ANSWER = Operation("save_age_answer", _age, _saved)
@@ -510,6 +518,7 @@ OPERATIONS: dict[str, Operation[..., Any]] = {
         CHAT_STATE,
         CACHE_PHOTO,
         SAVE_FEEDBACK,
+        TASTE_PROFILE,
         GET_AGE_ANSWER,
         SAVE_AGE_ANSWER,
         FORGET_USER,

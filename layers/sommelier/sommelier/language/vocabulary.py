@@ -21,6 +21,7 @@ DATA_FILES = (
     "table.json",
     "similar.json",
     "party.json",
+    "taste.json",
     "glossary.json",
     "structure.json",
     "catalog_columns.json",

@@ -31,6 +31,7 @@ from sommelier.domain.answer import SommelierResponse
 from sommelier.domain.conversation import ChatMessage
 from sommelier.domain.errors import PortError
 from sommelier.domain.search import SearchResult, ToolRequest, search_filters, semantic_request
+from sommelier.domain.taste import TasteProfile
 from sommelier.domain.wine import Wine
 from sommelier.embeddings.port import EmbeddingProvider, embed_one
 from sommelier.offline import table, writer
@@ -40,10 +41,12 @@ from sommelier.offline.intent import QueryIntent, describe_filters, relaxable
 from sommelier.offline.menu_answers import menu
 from sommelier.offline.named_answers import by_name, catalogue_named, name_searches, named
 from sommelier.offline.places import REGION_COUNTRY
+from sommelier.offline.probe import probe
 from sommelier.offline.reader import read_query
 from sommelier.offline.selection import rank, select
 from sommelier.offline.similar_answers import like
 from sommelier.offline.table_answers import on_table
+from sommelier.offline.taste_answers import said, with_taste
 from sommelier.repositories.ports import CatalogRepository
 
 logger = logging.getLogger(__name__)
@@ -51,8 +54,6 @@ logger = logging.getLogger(__name__)
 CANDIDATE_LIMIT = 10
 _AFFIRMATIVE = language.cues("dialogue.json", "affirmative")  # «да», «покажи»: a bare yes to an offer
 RELAX_ORDER = ("food_pairing", "region", "grape_variety", "country")
-PROBE_ORDER = ("price", "sweetness", "grape_variety", "country", "region", "food_pairing", "wine_type")
-MAX_PROBES = 3
 
 
 @dataclass
@@ -83,6 +84,7 @@ class _Turn:
     found: dict[str, Wine] = field(default_factory=dict)
     prices: dict[str, float] = field(default_factory=dict)
     vectors: dict[str, list[float]] = field(default_factory=dict)  # the mood embedded once per turn
+    taste: TasteProfile | None = None  # the customer's remembered taste: ranks the wines that fit
 
 
 # --------------------------------------------------------------------------- the responder
@@ -96,9 +98,14 @@ class OfflineResponder:
     # ----------------------------------------------------------------- entry point
 
     def respond(
-        self, text: str, history: list[ChatMessage] | None = None, exclude_ids: list[str] | None = None
+        self,
+        text: str,
+        history: list[ChatMessage] | None = None,
+        exclude_ids: list[str] | None = None,
+        *,
+        taste: TasteProfile | None = None,
     ) -> OfflineAnswer:
-        turn = _Turn()
+        turn = _Turn(taste=taste)
         text = text or ""
         try:
             return self._respond(turn, text, history or [], valid_ids(exclude_ids or []))
@@ -438,42 +445,6 @@ class OfflineResponder:
             # e.g. the catalogue is embedded with another model: structured search still answers
             return None
 
-    def _probe(self, turn: _Turn, filters: dict[str, Any], exclude: list[str]) -> tuple[str | None, float | None]:
-        """Which single constraint keeps the request empty? Up to MAX_PROBES one-wine searches, price first.
-
-        Without price_max, a positive price_min makes search_wines list the cheapest first, so the
-        probe also finds the nearest price; with only price_max it lists the most expensive first.
-        """
-        probes = 0
-        for key in PROBE_ORDER:
-            if probes >= MAX_PROBES:
-                break
-            if key == "price":
-                if filters.get("price_max") is not None:
-                    loose = {k: v for k, v in filters.items() if k not in ("price_max", "price_min")}
-                    loose["price_min"] = max(float(filters["price_max"]), 1.0)
-                    blocker = "price_max"
-                elif filters.get("price_min") is not None:
-                    loose = {k: v for k, v in filters.items() if k != "price_min"}
-                    loose["price_max"] = float(filters["price_min"])
-                    blocker = "price_min"
-                else:
-                    continue
-            elif filters.get(key):
-                loose = {k: v for k, v in filters.items() if k != key}
-                blocker = key
-            else:
-                continue
-            probes += 1
-            arguments: dict[str, Any] = {**loose, "limit": 1}
-            if exclude:
-                arguments["exclude_ids"] = exclude
-            wines = self._search(turn, "search_wines", arguments)
-            if wines:
-                nearest = float(wines[0].price_rub) if key == "price" else None
-                return blocker, nearest
-        return None, None
-
     def _can_keep(
         self, offer: writer.Offer, intent: QueryIntent, picks: list[Wine], shown: list[str], candidates: int
     ) -> bool:
@@ -523,10 +494,12 @@ class OfflineResponder:
         wording_intent = replace(intent, filters=filters)
         found = list(turn.found.values())
         if not candidates:
-            blocker, nearest = (None, None) if intent.more else self._probe(turn, filters, exclude)
+            search = lambda a: self._search(turn, "search_wines", a)  # noqa: E731
+            blocker, nearest = (None, None) if intent.more else probe(search, filters, exclude)
             response = writer.nothing_found(intent, query=text, blocker=blocker, nearest_price=nearest)
             return OfflineAnswer(response, list(turn.found.values()), turn.calls, intent)
-        picks = select(candidates, diversify=not filters.get("wine_type") and not intent.mood)
+        diversify = not filters.get("wine_type") and not intent.mood
+        picks, because = with_taste(turn.taste, candidates, lambda c: select(c, diversify=diversify))
         shown = [*exclude, *(w.id for w in picks)]
         response = writer.recommendation(
             wording_intent,
@@ -536,6 +509,7 @@ class OfflineResponder:
             ask=ask,
             can_offer=lambda offer: self._can_keep(offer, wording_intent, picks, shown, len(candidates)),
         )
+        response = said(response, because)  # the remembered taste, when it chose (offline/taste_answers.py)
         return OfflineAnswer(response, found, turn.calls, wording_intent, relaxed=relaxed[0] if relaxed else None)
 
     def _candidates(self, turn: _Turn, mood: str | None, filters: dict[str, Any], exclude: list[str]) -> list[Wine]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from sommelier.domain.variety import near_copies
 from sommelier.domain.wine import Wine
 
 MAX_PICKS = 3
@@ -27,7 +28,8 @@ def rank(structured: list[Wine], semantic: list[Wine], ran_structured: bool) -> 
 
 
 def select(candidates: list[Wine], *, diversify: bool, count: int = MAX_PICKS) -> list[Wine]:
-    """Up to `count` wines: distinct names, preferably distinct producers (and types, for open requests)."""
+    """Up to `count` wines: distinct names, preferably distinct producers (and types, for open requests), and no
+    near-copies of each other while the candidates allow (domain/variety.py)."""
     picked: list[Wine] = []
     names: set[str] = set()
 
@@ -41,15 +43,21 @@ def select(candidates: list[Wine], *, diversify: bool, count: int = MAX_PICKS) -
             picked.append(wine)
             names.add(name)
 
+    def fresh(wine: Wine) -> bool:
+        return not any(near_copies(wine, p) for p in picked)
+
     head = candidates[:8]
     if diversify:
         take(
             lambda w: (
-                w.wine_type not in {p.wine_type for p in picked} and w.producer not in {p.producer for p in picked}
+                w.wine_type not in {p.wine_type for p in picked}
+                and w.producer not in {p.producer for p in picked}
+                and fresh(w)
             ),
             head,
         )
-    take(lambda w: w.producer not in {p.producer for p in picked}, head)
+    take(lambda w: w.producer not in {p.producer for p in picked} and fresh(w), head)
+    take(fresh, candidates)
     take(lambda w: True, candidates)
     order = {id(w): i for i, w in enumerate(candidates)}
     return sorted(picked, key=lambda w: order[id(w)])

@@ -226,3 +226,15 @@ def sweetness_replayed(text: str, previous: QueryIntent | None) -> QueryIntent |
         return None
     level = stepped_sweetness([str(previous.filters.get("sweetness") or "dry")], sweetness_step(text))
     return offered(previous, filters={"sweetness": level}) if level else None
+
+
+def points_at(text: str, shown: list[Wine]) -> list[Wine]:
+    """The shown wines a message points at by position or by a word of their name, whatever it asks or says
+    («беру второе», «понравился Мукузани»); [] when it points at none of them."""
+    _, t = prepare(text or "")
+    positions = [_INDEX[m.value] for m in _free(t, _POSITION.find(t))]
+    positions = [p for p in dict.fromkeys(positions) if p == -1 or p < len(shown)]
+    if positions and shown:
+        return list({shown[p].id: shown[p] for p in positions}.values())
+    named = _named(t, shown)
+    return [w for w in shown if w.id in named]

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
     from sommelier.domain.shop import AdminStats, ForgetResult, FoundWines, ReportData, WineCard
     from sommelier.domain.shop_facts import ShopFacts
+    from sommelier.domain.taste import TasteProfile
     from sommelier.domain.wine import Wine, WineListing
     from sommelier.settings import Settings
 
@@ -137,6 +138,9 @@ class _OverChat(_Runner):
         return self._run(
             wire.SAVE_FEEDBACK, chat_id=chat_id, user_id=user_id, rating=rating, message_id=message_id, wine_id=wine_id
         )
+
+    def taste_profile(self, user_id: int) -> TasteProfile:
+        return self._run(wire.TASTE_PROFILE, user_id)
 
     def _pending_photos(self) -> list[PhotoId]:
         return []

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from sommelier.domain.search import SearchFilters, SearchResult, SemanticRequest, ToolRequest, WineList
     from sommelier.domain.shop import AdminStats, ForgetResult, FoundWines, ReportData, WineCard
     from sommelier.domain.shop_facts import ShopFacts
+    from sommelier.domain.taste import TasteProfile
     from sommelier.domain.wine import Wine, WineListing
 
 
@@ -104,6 +105,10 @@ class ChatRepository(Protocol):
     def save_feedback(
         self, *, chat_id: int, user_id: int, rating: int, message_id: int | None, wine_id: str | None = None
     ) -> FeedbackResult: ...
+
+    def taste_profile(self, user_id: int) -> TasteProfile:
+        """What the customer's votes and words taught of their taste (domain/taste.py); empty when nothing."""
+        ...
 
     def remember_photo(self, wine_id: str, file_id: str) -> None:
         """A Telegram file id learned while delivering; may be written later (with the next end_turn)."""

@@ -21,6 +21,7 @@ from sommelier.domain.conversation import ChatMessage, Deadline, UserInfo
 from sommelier.domain.errors import PortError
 from sommelier.domain.search import ToolRequest
 from sommelier.domain.shop_facts import ShopFacts
+from sommelier.domain.taste import TasteNote, TasteProfile, describe
 from sommelier.domain.wine import Wine
 from sommelier.repositories.adapters import Repositories
 from sommelier.telegram.limits import Admission, SpendingLimits
@@ -41,9 +42,19 @@ HELP = (
     "• уточняйте: «а подешевле?», «а белое?», «ещё варианты»;\n"
     "• спрашивайте о вине: «что такое танины?».\n\n"
     "Команды: /start — начать заново, /help — эта подсказка, /reset — забыть наш разговор, "
-    "/privacy — что я о вас храню, /forget — удалить всё это.\n"
+    "/profile — что я помню о вашем вкусе, /privacy — что я о вас храню, /forget — удалить всё это.\n"
     "Под подборкой есть кнопки 👍 / 👎 и «Ещё варианты»."
 )
+PROFILE_HEAD = "Что я помню о вашем вкусе:"
+PROFILE_TAIL = (
+    "Это помогает подбирать вина под вас, но то, что вы просите сейчас, всегда важнее. "
+    "Понравилось вино — так и напишите или нажмите 👍; /forget сотрёт всё это."
+)
+PROFILE_EMPTY = (
+    "Пока я ничего не знаю о вашем вкусе. Нажимайте 👍 / 👎 под подборками или пишите, что понравилось, "
+    "а что нет («не люблю кислое»), — и я буду учитывать это в следующих советах."
+)
+PROFILE_FAILED = "Не получилось открыть ваш профиль вкуса, попробуйте чуть позже."
 RESET_DONE = "Готово, я забыл наш разговор. С чего начнём?"
 FEEDBACK_THANKS = {1: "Спасибо! Рад, что понравилось 🍷", -1: "Спасибо за честность — учту и подберу лучше."}
 MORE_REQUEST = "Покажи другие варианты по моему предыдущему запросу"
@@ -195,7 +206,9 @@ class Dialog:
         customer already has from this update, updated as pieces go out; None: the answer comes whole)."""
         if invocations_at_start is None:
             invocations_at_start = self.repositories.counter.count
-        profile, history, opening, shop = self._begin(sender, self.agent.opening_searches(text, exclude_ids or []))
+        profile, history, opening, shop, taste = self._begin(
+            sender, self.agent.opening_searches(text, exclude_ids or [])
+        )
         request = TurnRequest(
             text=text,
             chat_id=sender.chat_id,
@@ -210,6 +223,8 @@ class Dialog:
             image=image,
             opening=opening,
             shop=shop,
+            taste=taste,
+            taste_note=self._taste_note(text, history),
         )
         admission = self._admit(sender)
         if admission is not None and not admission.llm:
@@ -334,9 +349,36 @@ class Dialog:
                 wines = {wid: known[wid] for wid in ids if wid in known}
         return render_answer(response, wines or {}, answer_ref, footer=self.health_warning)
 
+    def _taste_note(self, text: str, history: list[ChatMessage]) -> TasteNote | None:
+        """What the message says of the customer's taste (offline/taste.py), learnt when the turn is saved; the
+        shown wines are loaded only for a message that speaks of taste."""
+        from sommelier.offline.taste import read_taste
+
+        def shown() -> list[Wine]:
+            ids = next((m.wine_ids for m in reversed(history) if m.role == "assistant" and m.wine_ids), [])
+            return self.catalog.get_wines(ids).wines if ids else []
+
+        try:
+            return read_taste(text, shown)
+        except PortError as exc:
+            logger.warning("the shown wines were not read for the taste: %s", exc)
+            return read_taste(text, list)
+
+    def profile(self, sender: Author) -> Reply:
+        """/profile: what the bot remembers of the customer's taste, and how to erase it."""
+        try:
+            kept = self.chat.taste_profile(sender.user_id)
+        except PortError as exc:
+            logger.warning("taste profile not read: %s", exc)
+            return Reply(parts=render_text(PROFILE_FAILED))
+        lines = describe(kept)
+        if not lines:
+            return Reply(parts=render_text(PROFILE_EMPTY))
+        return Reply(parts=render_text("\n".join([PROFILE_HEAD, *(f"• {line}" for line in lines), "", PROFILE_TAIL])))
+
     def _begin(
         self, sender: Author, searches: list[ToolRequest]
-    ) -> tuple[dict[str, object] | None, list[ChatMessage], Opening | None, ShopFacts | None]:
+    ) -> tuple[dict[str, object] | None, list[ChatMessage], Opening | None, ShopFacts | None, TasteProfile | None]:
         """Upsert the user and load the history and the shop's facts in one call, with the prefetch's
         ``searches`` when there are any (open_turn); the profile the prompt greets by, the history, the
         searches' answers and the facts."""
@@ -346,20 +388,20 @@ class Dialog:
             user_info, limit = sender.as_user(), self.agent.history_messages
             if searches:
                 opened = self.chat.open_turn(sender.chat_id, user=user_info, history_limit=limit, searches=searches)
-                user, history, shop = opened.user, opened.history, opened.shop
+                user, history, shop, taste = opened.user, opened.history, opened.shop, opened.taste
                 opening = Opening(searches, opened.results) if opened.results is not None else None
             else:
                 begun = self.chat.begin_turn(sender.chat_id, user=user_info, history_limit=limit)
-                user, history, shop = begun.user, begun.history, begun.shop
+                user, history, shop, taste = begun.user, begun.history, begun.shop, begun.taste
         except PortError as exc:
             logger.warning("turn not begun (user not saved, no history): %s", exc)
-            return fallback, [], None, None
+            return fallback, [], None, None, None
         if user is None:
-            return fallback, history, opening, shop
+            return fallback, history, opening, shop, None
         profile: dict[str, object] = dict(user.profile)
         if user.first_name:
             profile.setdefault("имя", user.first_name)
-        return profile, history, opening, shop
+        return profile, history, opening, shop, taste
 
 
 def _answer_position(messages: list[ChatMessage], ref: str) -> int | None:

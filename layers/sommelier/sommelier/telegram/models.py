@@ -77,6 +77,7 @@ class Message(_BotApiObject):
     direct_messages_topic: DirectMessagesTopic | None = None
     voice: dict[str, Any] | None = None
     video_note: dict[str, Any] | None = None
+    checklist: dict[str, Any] | None = None  # read by updates.checklist_text: a bad one is no request, no failure
 
     @property
     def largest_file_id(self) -> str | None:

@@ -1,6 +1,6 @@
 """Where an answer goes in Telegram: the chat and everything a send there must carry.
 
-A plain chat needs only its id. A forum topic or a comment thread needs ``message_thread_id``; a chat of a
+A plain chat needs only its id. A forum topic needs ``message_thread_id`` (a comment thread takes none); a chat of a
 connected Business account needs ``business_connection_id`` on every call (chat actions too); a channel's
 direct-messages chat needs ``direct_messages_topic_id`` and takes no chat actions; a comment under a channel
 post is answered as a reply to it. One value carries all of it, from the update to every send.
@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 class Place(NamedTuple):
     chat_id: int
-    thread_id: int | None = None  # message_thread_id: a forum topic, a private topic or a comment thread
+    thread_id: int | None = None  # message_thread_id: a forum topic or a private topic (a comment thread: reply_to)
     business_connection_id: str | None = None
     direct_messages_topic_id: int | None = None
     reply_to: int | None = None  # the message answered under (a comment in a channel's discussion group)

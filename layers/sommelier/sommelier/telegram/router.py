@@ -219,6 +219,7 @@ def customer_router() -> Router:
     router.command("/start")(start)
     router.command("/help", rate_limited=False, typing=False)(help_)
     router.command("/reset")(reset)
+    router.command("/profile", typing=False)(profile)
     router.on("command")(unknown_command)
     router.on("text")(text)
     router.on("voice", typing=False)(voice)  # typing only while it is heard: no transcriber, no wait
@@ -239,6 +240,10 @@ def help_(turn: Turn) -> Reply:
 
 def reset(turn: Turn) -> Reply:
     return turn.dialog.reset(turn.sender)
+
+
+def profile(turn: Turn) -> Reply:
+    return turn.dialog.profile(turn.sender)
 
 
 def unknown_command(turn: Turn) -> Reply:
@@ -265,30 +270,39 @@ def text(turn: Turn) -> Reply | ReplyStream:
 
 
 def voice(turn: Turn) -> Reply:
-    """A voice message or a video note: what was said (and the caption) is answered like a typed message, and
-    the answer begins with what was heard. With no transcription configured: a request to type it."""
+    """A voice message or a video note: what was said and its caption together are answered like a typed message,
+    and the answer begins with what was heard. Nothing heard (silence, no transcription configured, too long, the
+    day's minutes spent): the caption alone is the request; with no caption either, a polite word about it."""
+    routed = turn.routed
+    caption = routed.text
+    heard, refusal = _heard(turn)
+    if not heard and not caption:
+        return Reply(parts=render_text(refusal))
+    request = "\n".join(part for part in (heard, caption) if part)
+    reply = turn.dialog.message(turn.sender, request, update_id=routed.update_id, deadline=turn.deadline)
+    if heard:
+        reply.parts = render_text(HEARD.format(text=shorten(heard, HEARD_SHOWN))) + reply.parts
+    return reply
+
+
+def _heard(turn: Turn) -> tuple[str, str]:
+    """What the voice note said ("" when nothing was heard) and, for that case, why (the reply without a caption)."""
     routed, transcriber, limits = turn.routed, turn.dialog.transcriber, turn.settings.speech
     if transcriber is None or routed.file_id is None:
-        return Reply(parts=render_text(VOICE_AS_TEXT))
+        return "", VOICE_AS_TEXT
     if (routed.duration or 0) > limits.max_seconds or (routed.file_size or 0) > limits.max_bytes:
-        return Reply(parts=render_text(VOICE_TOO_LONG.format(minutes=max(1, limits.max_seconds // 60))))
+        return "", VOICE_TOO_LONG.format(minutes=max(1, limits.max_seconds // 60))
     spending = turn.dialog.limits
     if spending is not None and not spending.admit_voice(turn.sender.user_id, routed.duration or 0):
-        return Reply(parts=render_text(VOICE_LIMIT_REPLY))  # the day's minutes are heard: typed, it is answered
+        return "", VOICE_LIMIT_REPLY  # the day's minutes are heard: typed, it is answered
     turn.channel.typing()
     audio = turn.channel.file(routed.file_id, limits.max_bytes)
-    heard = ""
     if audio:
         try:
-            heard = transcriber.transcribe(audio, VOICE_FILES.get(routed.media or "", "voice.ogg"))
+            return transcriber.transcribe(audio, VOICE_FILES.get(routed.media or "", "voice.ogg")).strip(), ""
         except TranscriptionError as exc:
             logger.warning("voice message not transcribed: %s", exc)
-    if not heard:
-        return Reply(parts=render_text(VOICE_NOT_HEARD))
-    request = f"{heard}\n{routed.text}" if routed.text else heard
-    reply = turn.dialog.message(turn.sender, request, update_id=routed.update_id, deadline=turn.deadline)
-    reply.parts = render_text(HEARD.format(text=shorten(heard, HEARD_SHOWN))) + reply.parts
-    return reply
+    return "", VOICE_NOT_HEARD
 
 
 def photo(turn: Turn) -> Reply:

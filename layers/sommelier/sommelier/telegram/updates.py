@@ -39,7 +39,7 @@ Kind = Literal["text", "command", "voice", "photo", "non_text", "callback", "mem
 # message with none of them is a service message (a join, a pin, a gift, a topic, a payment...) or a kind
 # added to the Bot API after this list: silence. Listing what is understood, not what is not, keeps the
 # next Bot API version's service messages silent instead of answered.
-TEXT_FIELDS = frozenset({"text", "caption"})
+TEXT_FIELDS = frozenset({"text", "caption", "checklist"})  # a checklist's title and tasks are read as its text
 MEDIA_FIELDS = frozenset(
     {
         "photo",
@@ -176,7 +176,9 @@ def _comment_on_channel_post(message: Message) -> bool:
 
 
 def _comment_thread(message: Message) -> int | None:
-    """The comment thread (the channel post's copy in the discussion group) a message was written in."""
+    """The comment thread (the channel post's copy in the discussion group) a message was written in. The answer
+    goes under the comment by ``reply_parameters``, never with ``message_thread_id``: the Bot API takes that for
+    the topics of a forum supergroup and of a bot's private chat only, and this group is no forum."""
     thread = message.message_thread_id
     if message.chat.type != "supergroup" or message.is_topic_message or message.chat.is_forum:
         return None
@@ -193,6 +195,21 @@ def _strip_mention(text: str, bot_username: str | None) -> str:
     if bot_username:
         text = re.sub(rf"@{re.escape(bot_username)}\b", " ", text, flags=re.IGNORECASE)
     return " ".join(text.split())
+
+
+def checklist_text(checklist: dict[str, Any]) -> str:
+    """A checklist (Bot API 9.1: a title and tasks) as the customer's request: «title: task, task»; "" when it
+    carries no text. Its ticked and added tasks come as service messages, which stay silent."""
+    title = checklist.get("title")
+    tasks = checklist.get("tasks")
+    said = (
+        [t["text"].strip() for t in tasks if isinstance(t, dict) and isinstance(t.get("text"), str)]
+        if isinstance(tasks, list)
+        else []
+    )
+    head = title.strip().rstrip(":").strip() if isinstance(title, str) else ""
+    body = ", ".join(t for t in said if t)
+    return f"{head}: {body}" if head and body else (head or body)
 
 
 def _fields(message: Message) -> set[str]:
@@ -301,7 +318,7 @@ def _message(update: Update, message: Message, bot_username: str | None, *, edit
         message_id=message.message_id,
         chat_type=message.chat.type,
         edited=edited,
-        thread_id=topic_of(message) or comment_thread,
+        thread_id=topic_of(message),
         media_group_id=message.media_group_id,
         business_connection_id=message.business_connection_id,
         direct_messages_topic_id=dm_topic.topic_id if dm_topic is not None else None,
@@ -319,6 +336,8 @@ def _message(update: Update, message: Message, bot_username: str | None, *, edit
     if not _addressed(message, bot_username):
         return ignored._replace(addressed=False)
     text = (message.text if message.text is not None else message.caption or "").strip()
+    if not text and message.checklist is not None:  # «к новогоднему столу: игристое, белое к рыбе»
+        text = checklist_text(message.checklist)
     if media in SPOKEN_FIELDS:
         return ignored._replace(kind="voice", text=_strip_mention(text, bot_username))
     if not text:

@@ -35,8 +35,9 @@ from sommelier.domain.search import (
     single_uuid,
     uuid_list,
 )
+from sommelier.domain.taste import TasteNote, note_from_json
 from sommelier.domain.wire import Updated
-from sommelier.toolfn import catalog_sql
+from sommelier.toolfn import catalog_sql, taste_sql
 from sommelier.toolfn.facts_sql import load_facts
 
 MAX_MESSAGE_CHARS = 2000
@@ -128,6 +129,8 @@ def save_turn(conn: psycopg.Connection, arguments: Any) -> SavedTurn:
                 " VALUES (%(mode)s, %(llm_calls)s, %(prompt_tokens)s, %(completion_tokens)s, %(wines_shown)s)",
                 {**stats, "wines_shown": len(wine_ids)},
             )
+        if user_id is not None and first_delivery and args.get("taste") is not None:
+            taste_sql.learn(conn, user_id, note_from_json(args["taste"]))  # what the message said of taste
     return SavedTurn(saved=True, user_message_id=ids[0], assistant_message_id=ids[1])
 
 
@@ -314,6 +317,13 @@ def save_feedback(conn: psycopg.Connection, arguments: Any) -> FeedbackResult:
                 )
             )
             previous = row[0] if row[1] > 1 else None
+            if (
+                previous != rating and user_id is not None and chat_id is not None
+            ):  # a first vote, or a changed one (learnt twice: the first undoes the old)
+                shown = taste_sql.answer_wine_ids(conn, message_id, chat_id)
+                note = TasteNote(liked=shown) if rating > 0 else TasteNote(disliked=shown)
+                for _ in range(1 if previous is None else 2):
+                    taste_sql.learn(conn, user_id, note)
             return FeedbackResult(
                 saved=True, rating=rating, previous_rating=previous, changed=previous not in (None, rating)
             )
@@ -341,7 +351,8 @@ def begin_turn(conn: psycopg.Connection, arguments: Any) -> TurnStart:
     shop = load_facts(conn)
     if upsert is None:
         return TurnStart(user=None, history=history.messages, shop=shop)
-    return TurnStart(user=upsert.user, history=history.messages, created=upsert.created, shop=shop)
+    taste = taste_sql.load(conn, upsert.user.telegram_user_id)
+    return TurnStart(user=upsert.user, history=history.messages, created=upsert.created, shop=shop, taste=taste)
 
 
 MAX_SEARCHES = 8  # as run_tools
@@ -375,7 +386,14 @@ def open_turn(conn: psycopg.Connection, arguments: Any) -> TurnOpening:
             results.append(InvalidArgument(str(exc)).as_payload())
         except psycopg.errors.DataError as exc:
             results.append(InvalidArgument(f"{name}: invalid value ({exc.diag.message_primary})").as_payload())
-    return TurnOpening(user=start.user, history=start.history, created=start.created, results=results, shop=start.shop)
+    return TurnOpening(
+        user=start.user,
+        history=start.history,
+        created=start.created,
+        results=results,
+        shop=start.shop,
+        taste=start.taste,
+    )
 
 
 def end_turn(conn: psycopg.Connection, arguments: Any) -> TurnEnd:

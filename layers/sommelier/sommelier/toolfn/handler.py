@@ -84,7 +84,7 @@ def _catalog() -> Implementations:
 
 @cache
 def _chat() -> Implementations:
-    from sommelier.toolfn import chat_sql
+    from sommelier.toolfn import chat_sql, taste_sql
 
     return dict(
         (
@@ -100,6 +100,7 @@ def _chat() -> Implementations:
             _served(wire.CHAT_STATE, chat_sql.chat_state),
             _served(wire.CACHE_PHOTO, chat_sql.cache_photo),
             _served(wire.SAVE_FEEDBACK, chat_sql.save_feedback),
+            _served(wire.TASTE_PROFILE, taste_sql.taste_profile),
         )
     )
 

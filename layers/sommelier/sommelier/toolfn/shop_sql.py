@@ -64,7 +64,7 @@ def save_age_answer(conn: psycopg.Connection, arguments: Any) -> Saved:
 
 # --------------------------------------------------------------------------- privacy
 def forget_user(conn: psycopg.Connection, arguments: Any) -> ForgetResult:
-    """Delete everything kept about one Telegram user: messages, votes, profile, age answer, user row.
+    """Delete everything kept about one Telegram user: messages, votes, profile, taste, age answer, user row.
 
     In a private chat the chat id is the user's id, so that chat's messages go too.
     """
@@ -78,6 +78,9 @@ def forget_user(conn: psycopg.Connection, arguments: Any) -> ForgetResult:
             "DELETE FROM messages WHERE user_id = %(u)s OR chat_id = %(u)s", {"u": user_id}
         ).rowcount
         deleted["age_answers"] = cur.execute("DELETE FROM age_answers WHERE telegram_user_id = %s", (user_id,)).rowcount
+        deleted["taste_profiles"] = cur.execute(
+            "DELETE FROM taste_profiles WHERE telegram_user_id = %s", (user_id,)
+        ).rowcount
         deleted["users"] = cur.execute(
             "DELETE FROM users WHERE telegram_user_id = %(u)s OR chat_id = %(u)s", {"u": user_id}
         ).rowcount
