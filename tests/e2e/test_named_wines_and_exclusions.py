@@ -48,8 +48,11 @@ CARD = re.compile(r"^<b>(.+?)</b> — ", re.M)
 
 
 def _row(name: str) -> dict:
-    """The shop file's row a card names."""
-    named = [w for w in ROWS if _norm(w["name"]) == _norm(name)]
+    """The shop file's row a card names (the card's name line may leave out the vintage, size and producer the
+    row's name carries: every word the card shows is a word of the row's name)."""
+    named = [w for w in ROWS if _norm(w["name"]) == _norm(name)] or [
+        w for w in ROWS if set(re.findall(r"\w+", _norm(name))) <= set(re.findall(r"\w+", _norm(w["name"])))
+    ]
     assert named, name
     return named[0]
 

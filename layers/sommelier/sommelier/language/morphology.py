@@ -51,6 +51,15 @@ def known_word(word: str) -> bool | None:
 
 
 @lru_cache(maxsize=4096)
+def parts_of_speech(word: str) -> tuple[str, ...]:
+    """The parts of speech the dictionary reads the word as (OpenCorpora tags: NOUN, INFN, ADVB…); () without it."""
+    morph = analyser()
+    if morph is None:
+        return ()
+    return tuple(dict.fromkeys(str(p.tag.POS) for p in morph.parse(word) if p.tag.POS))
+
+
+@lru_cache(maxsize=4096)
 def lemmas(word: str) -> tuple[str, ...]:
     """A word's dictionary forms (its two likeliest readings), once per word: several indices ask."""
     morph = analyser()

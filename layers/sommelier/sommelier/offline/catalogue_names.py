@@ -17,6 +17,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from sommelier import language
+from sommelier.language.morphology import known_word, parts_of_speech
 from sommelier.offline.message import WORD
 
 MAX_NAME_WORDS = 5  # a longer run is a sentence, not a wine's name
@@ -142,11 +143,26 @@ def name_runs(t: str) -> list[NameRun]:
     return runs if len(runs) <= MAX_RUNS else []
 
 
+def _may_be_a_name(word: str) -> bool:
+    """A free word that the Russian dictionary knows only as a verb, an adverb or a function word («умножить»,
+    «сколько») names no wine; nouns and adjectives may («Красная Горка»), and so may a Latin word or one the
+    dictionary does not know («паддл», «шумринка»). Without the dictionary (the Lambda layer): any word."""
+    if not _CYRILLIC_WORD.fullmatch(word) or known_word(word) is not True:
+        return True
+    return bool(set(parts_of_speech(word)) & _NAME_PARTS)
+
+
+_NAME_PARTS = frozenset({"NOUN", "ADJF", "ADJS", "PRTF"})
+_CYRILLIC_WORD = re.compile(r"[а-яё]+")
+
+
 def candidate_names(t: str) -> list[str]:
     """What to ask the catalogue's name search for, most words first: each run, then its free words alone
     («trapiche sauvignon blanc», then «trapiche»)."""
     found: list[str] = []
     for run in name_runs(t):
+        if not any(_may_be_a_name(w) for w in run.free):
+            continue
         for words in (run.words, run.free):
             phrase = " ".join(words)
             if words and phrase not in found:

@@ -25,6 +25,7 @@ from sommelier.offline.catalogue_names import as_written, candidate_names
 from sommelier.offline.filters import read_filters
 from sommelier.offline.intent import FILTER_KEYS, QueryIntent, describe_filters
 from sommelier.offline.message import prepare
+from sommelier.offline.message_kind import OFF_TOPIC
 from sommelier.offline.selection import select
 
 CANDIDATE_LIMIT = 10
@@ -47,6 +48,11 @@ _LOOSENING: tuple[tuple[str, ...], ...] = (
 )
 
 
+def _asks_another_subject(text: str) -> bool:
+    """The message says it is about something else (the weather, code, football): its words are no wine's name."""
+    return bool(OFF_TOPIC.search(prepare(text)[1]))
+
+
 def bearing(name: str, wines: list[Wine]) -> list[Wine]:
     """The wines whose name, producer, places or grapes hold every word of the name."""
     return [w for w in wines if wine_bears_name(w, name)]
@@ -58,6 +64,8 @@ def name_searches(text: str, intent: QueryIntent) -> list[ToolRequest]:
     if intent.wine_name:
         names = [intent.wine_name, *([intent.known_wine.name] if intent.known_wine else [])]
     elif intent.follow_up or intent.more or intent.kind not in ("recommendation", "off_topic"):
+        return []
+    elif _asks_another_subject(text):
         return []
     else:
         names = candidate_names(prepare(text)[1])[:PREFETCH_NAMES]
@@ -124,6 +132,8 @@ def catalogue_named(text: str, intent: QueryIntent, look_up: Search) -> QueryInt
     if intent.wine_name or intent.follow_up or intent.more or intent.kind not in ("recommendation", "off_topic"):
         return None
     raw, t = prepare(text)
+    if _asks_another_subject(text):
+        return None
     for phrase in candidate_names(t):
         if bearing(phrase, look_up({"name": phrase, "limit": CANDIDATE_LIMIT})):
             reading = read_filters(raw, t)
