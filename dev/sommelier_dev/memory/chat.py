@@ -88,14 +88,7 @@ class MemoryChat:
                 results.append(llm_tool(self.store, call))
             except PortError as exc:
                 results.append(exc)
-        return TurnOpening(
-            user=start.user,
-            history=start.history,
-            created=start.created,
-            results=results,
-            shop=start.shop,
-            taste=start.taste,
-        )
+        return TurnOpening.of(start, results)
 
     def end_turn(self, record: TurnRecord | None, *, wine_ids: Sequence[str]) -> TurnEnd:
         self.counter.count += 1

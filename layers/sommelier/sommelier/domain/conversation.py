@@ -117,6 +117,11 @@ class TurnOpening(NamedTuple):
     shop: ShopFacts | None = None  # as TurnStart's
     taste: TasteProfile | None = None  # as TurnStart's
 
+    @classmethod
+    def of(cls, start: TurnStart, results: list[Any] | None) -> TurnOpening:
+        """begin_turn's answer with the searches' answers (every field of the start carried over)."""
+        return cls(**start._asdict(), results=results)
+
 
 class TurnEnd(NamedTuple):
     saved: SavedTurn | None

@@ -341,9 +341,7 @@ class LambdaChat(_LambdaRunner, _OverChat):
             from sommelier.domain.conversation import TurnOpening
 
             start = self.begin_turn(chat_id, user=user, history_limit=history_limit)
-            return TurnOpening(
-                user=start.user, history=start.history, created=start.created, results=None, shop=start.shop
-            )
+            return TurnOpening.of(start, None)
 
     def remember_photo(self, wine_id: str, file_id: str) -> None:
         # Written by the next end_turn: a photo id is a cache, not worth a blocking round trip.

@@ -386,14 +386,7 @@ def open_turn(conn: psycopg.Connection, arguments: Any) -> TurnOpening:
             results.append(InvalidArgument(str(exc)).as_payload())
         except psycopg.errors.DataError as exc:
             results.append(InvalidArgument(f"{name}: invalid value ({exc.diag.message_primary})").as_payload())
-    return TurnOpening(
-        user=start.user,
-        history=start.history,
-        created=start.created,
-        results=results,
-        shop=start.shop,
-        taste=start.taste,
-    )
+    return TurnOpening.of(start, results)
 
 
 def end_turn(conn: psycopg.Connection, arguments: Any) -> TurnEnd:
