@@ -9,28 +9,14 @@ file (data/catalog/wines.json), never from the code under test.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from tests.bot_harness import configure_bot, make_bot, rows_mentioning
+from tests.e2e.shipped_rows import norm, row
 from tests.e2e.test_telegram_buttons import Chat
 from tests.fakes.openai_server import reply
 from tests.fakes.telegram_updates import TEST_CHAT
-
-ROOT = Path(__file__).resolve().parents[2]
-CATALOGUE = json.loads((ROOT / "data" / "catalog" / "wines.json").read_text("utf-8"))["wines"]
-
-
-def _norm(text: str) -> str:
-    return " ".join((text or "").replace("\u00a0", " ").lower().replace("ё", "е").split())
-
-
-def _row(caption: str) -> dict:
-    head = _norm(caption.split("\n", 1)[0])
-    named = [w for w in CATALOGUE if _norm(w["name"]) in head]
-    assert named, caption
-    return max(named, key=lambda w: len(w["name"]))
 
 
 class TasteChat(Chat):
@@ -40,7 +26,7 @@ class TasteChat(Chat):
         self.say(text)
         new = self.telegram.sent_messages(TEST_CHAT)[before:]
         said = "\n".join(c.params.get("text") or c.params.get("caption") or "" for c in new)
-        return said, [_row(c.params["caption"]) for c in new if c.method == "sendPhoto"]
+        return said, [row(c.params["caption"]) for c in new if c.method == "sendPhoto"]
 
 
 @pytest.fixture
@@ -66,7 +52,7 @@ def test_a_liked_wine_ranks_a_later_answer_in_a_new_conversation_and_the_answer_
     said, ranked = offline.answer("красное сухое до 2000")
     assert {w["name"] for w in ranked[:2]} == SAPERAVI_UP_TO_2000, said
     assert all(w["wine_type"] == "red" and w["sweetness"] == "dry" and w["price_rub"] <= 2000 for w in ranked)
-    assert "вам понравился мукузани" in _norm(said), said
+    assert "вам понравился мукузани" in norm(said), said
     profile, _ = offline.answer("/profile")
     assert "Мукузани (красное сухое)" in profile and "Саперави" in profile, profile
 
@@ -84,7 +70,7 @@ def test_a_thumbs_down_and_a_disliked_trait_push_wines_down(offline):
     offline.press("👎")
     offline.answer("не люблю кислое")
     profile, _ = offline.answer("/profile")
-    assert "не нравится: кислое" in _norm(profile) and all(w["name"] in profile for w in shown), profile
+    assert "не нравится: кислое" in norm(profile) and all(w["name"] in profile for w in shown), profile
     offline.answer("/reset")
     said, again = offline.answer("белое сухое")
     # The catalogue has 14 dry whites: three disliked leave plenty, so none of them comes back.
@@ -92,22 +78,22 @@ def test_a_thumbs_down_and_a_disliked_trait_push_wines_down(offline):
     acid = [(w.get("acidity") or 0) >= 4 for w in again]
     assert acid == sorted(acid), "a wine of high acidity never before one without"
     # Gewurztraminer is the catalogue's one dry white of acidity 3 (the others are 4 or 5): it leads, and says why.
-    assert again[0]["name"] == "Gewurztraminer" and "не любите кислое" in _norm(said), said
+    assert again[0]["name"] == "Gewurztraminer" and "не любите кислое" in norm(said), said
 
 
 def test_profile_and_forget_and_privacy(offline, fresh_memory):
     empty, _ = offline.answer("/profile")
-    assert "пока я ничего не знаю о вашем вкусе" in _norm(empty)
+    assert "пока я ничего не знаю о вашем вкусе" in norm(empty)
     offline.answer("красное сухое к стейку")
     offline.press("👍")
     assert rows_mentioning(fresh_memory, TEST_CHAT).get("taste_profiles.telegram_user_id") == 1
     privacy, _ = offline.answer("/privacy")
-    assert "профиль вкуса" in _norm(privacy) and "/profile" in privacy
+    assert "профиль вкуса" in norm(privacy) and "/profile" in privacy
     offline.answer("/forget")
     offline.press("Да, удалить")
     assert rows_mentioning(fresh_memory, TEST_CHAT) == {}
     after, _ = offline.answer("/profile")
-    assert "пока я ничего не знаю о вашем вкусе" in _norm(after)
+    assert "пока я ничего не знаю о вашем вкусе" in norm(after)
 
 
 def _first_candidates(body: dict):

@@ -8,36 +8,21 @@ file (data/catalog/wines.json), never from the code under test."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import httpx2 as httpx
 import pytest
 from sommelier.telegram.router import VOICE_NOT_HEARD
 
 from tests.bot_harness import configure_bot, deliver, make_bot
+from tests.e2e.shipped_rows import row
 from tests.e2e.test_voice_messages import AUDIO, voice_update
 from tests.fakes.telegram_updates import TEST_CHAT, private_chat, user
 
-ROOT = Path(__file__).resolve().parents[2]
-CATALOGUE = json.loads((ROOT / "data" / "catalog" / "wines.json").read_text("utf-8"))["wines"]
 GROUP = -1001234567890  # the shop channel's discussion group: a supergroup, not a forum
 SENDS = {"sendMessage", "sendPhoto", "sendChatAction", "sendMessageDraft", "sendMediaGroup"}
 
 
-def _norm(text: str) -> str:
-    return " ".join((text or "").replace("\u00a0", " ").lower().replace("ё", "е").split())
-
-
-def _row(caption: str) -> dict:
-    head = _norm(caption.split("\n", 1)[0])
-    named = [w for w in CATALOGUE if _norm(w["name"]) in head]
-    assert named, caption
-    return max(named, key=lambda w: len(w["name"]))
-
-
 def _shown(telegram, chat: int = TEST_CHAT) -> list[dict]:
-    return [_row(c.params["caption"]) for c in telegram.sent_messages(chat) if c.method == "sendPhoto"]
+    return [row(c.params["caption"]) for c in telegram.sent_messages(chat) if c.method == "sendPhoto"]
 
 
 def _texts(telegram, chat: int = TEST_CHAT) -> list[str]:
